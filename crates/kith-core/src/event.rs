@@ -1,0 +1,412 @@
+//! Events: immutable source messages, and the caller input they are built from.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::canon;
+use crate::ids::{self, OwnerId, ScopeId, SessionId, SourceId, Speaker};
+use crate::model::{NodeType, Role};
+use crate::timestamp::Timestamp;
+use crate::validate::{self, ValidationError, ValidationErrorKind};
+
+/// One immutable source message. Append-only: never updated or deleted by
+/// normal operation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// [`ids::event_id`] of owner and source id.
+    pub id: Uuid,
+    /// Whose memory this is.
+    pub owner_id: OwnerId,
+    /// Namespace inside the owner.
+    pub scope: ScopeId,
+    /// The conversation, when known.
+    pub session_id: Option<SessionId>,
+    /// Who produced the message.
+    pub role: Role,
+    /// The named person behind the turn, when the caller knows it.
+    pub speaker: Option<Speaker>,
+    /// The message text, exactly as given.
+    pub content: String,
+    /// Lower-case hex SHA-256 of the UTF-8 content.
+    pub content_sha256: String,
+    /// When the message was said (source time), when known.
+    pub event_time: Option<Timestamp>,
+    /// When kith received it.
+    pub ingested_at: Timestamp,
+    /// Caller metadata (a finite JSON object).
+    pub metadata: Option<Value>,
+    /// The caller's message id, or a generated `kith:…` one.
+    pub source_id: SourceId,
+    /// [`Event::compute_checksum`] at write time.
+    pub checksum: String,
+}
+
+impl Event {
+    /// The checksum body: every field but `checksum`, as a JSON object.
+    pub fn checksum_body(&self) -> Value {
+        json!({
+            "id": self.id.to_string(),
+            "owner_id": self.owner_id,
+            "scope": self.scope,
+            "session_id": self.session_id,
+            "role": self.role,
+            "speaker": self.speaker,
+            "content": self.content,
+            "content_sha256": self.content_sha256,
+            "event_time": self.event_time,
+            "ingested_at": self.ingested_at,
+            "metadata": self.metadata,
+            "source_id": self.source_id,
+        })
+    }
+
+    /// SHA-256 of the canonical JSON of [`Event::checksum_body`].
+    pub fn compute_checksum(&self) -> String {
+        canon::checksum(&self.checksum_body())
+    }
+
+    /// The event time if known, else the ingestion time: the instant used for
+    /// ordering and time-range filters.
+    pub fn effective_time(&self) -> Timestamp {
+        self.event_time.unwrap_or(self.ingested_at)
+    }
+}
+
+/// A message as a caller hands it to `store()` or as one line of an import
+/// file: plain data, validated by [`EventInput::validate`].
+///
+/// `event_id` and `checksum` are optional checks written by `export`: when
+/// present they must equal what kith computes, so a tampered export is
+/// refused. `ingested_at` restores the original ingestion time on import.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventInput {
+    /// The message text.
+    pub content: String,
+    /// `user`, `participant`, `assistant`, `tool` or `system`.
+    pub role: String,
+    /// Owner; falls back to the caller's default owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<String>,
+    /// Scope; falls back to the default scope (`personal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Conversation id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Named person behind the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+    /// RFC 3339 with offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_time: Option<String>,
+    /// The caller's message id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_id: Option<String>,
+    /// A JSON object of caller metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    /// Type of the note node (default `note`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_type: Option<String>,
+    /// Original ingestion time (restore from an export).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingested_at: Option<String>,
+    /// Expected event id (written by export, checked on import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<String>,
+    /// Expected checksum (written by export, checked on import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+}
+
+/// Values used where an [`EventInput`] leaves a field out.
+#[derive(Debug, Clone)]
+pub struct InputDefaults {
+    /// Owner for inputs without `owner_id`.
+    pub owner_id: Option<OwnerId>,
+    /// Scope for inputs without `scope`.
+    pub scope: ScopeId,
+    /// Ingestion time for inputs without `ingested_at`.
+    pub now: Timestamp,
+}
+
+/// A validated input: the event to append and the type of its note node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidEvent {
+    /// The event record, checksum included.
+    pub event: Event,
+    /// The note node's type.
+    pub node_type: NodeType,
+}
+
+impl EventInput {
+    /// Parses one line of JSON (an import line). NaN and Infinity are named
+    /// with their path; unknown and missing fields are refused.
+    pub fn from_json(text: &str) -> Result<Self, ValidationError> {
+        if let Some((path, token)) = canon::find_non_finite(text) {
+            let field = path.trim_start_matches('.').to_string();
+            return Err(ValidationError::new(
+                if field.is_empty() {
+                    "line".into()
+                } else {
+                    field
+                },
+                ValidationErrorKind::NonFinite { value: token },
+            ));
+        }
+        serde_json::from_str(text).map_err(|err| {
+            ValidationError::new(
+                "line",
+                ValidationErrorKind::InvalidJson {
+                    reason: err.to_string(),
+                },
+            )
+        })
+    }
+
+    /// Validates every field and builds the event. Nothing is written.
+    pub fn validate(self, defaults: &InputDefaults) -> Result<ValidEvent, ValidationError> {
+        validate::check_content(&self.content)?;
+        let role = Role::parse("role", &self.role)?;
+        let owner_id = match self.owner_id {
+            Some(o) => OwnerId::new(o)?,
+            None => defaults
+                .owner_id
+                .clone()
+                .ok_or_else(|| ValidationError::new("owner_id", ValidationErrorKind::Empty))?,
+        };
+        let scope = match self.scope {
+            Some(s) => ScopeId::new(s)?,
+            None => defaults.scope.clone(),
+        };
+        let session_id = self.session_id.map(SessionId::new).transpose()?;
+        let speaker = self.speaker.map(Speaker::new).transpose()?;
+        let event_time = self
+            .event_time
+            .as_deref()
+            .map(|t| Timestamp::parse("event_time", t))
+            .transpose()?;
+        let ingested_at = match self.ingested_at.as_deref() {
+            Some(t) => Timestamp::parse("ingested_at", t)?,
+            None => defaults.now,
+        };
+        if let Some(metadata) = &self.metadata {
+            validate::check_metadata(metadata)?;
+        }
+        let node_type = match self.node_type.as_deref() {
+            Some(t) => NodeType::parse("node_type", t)?,
+            None => NodeType::Note,
+        };
+        let source_id = match self.source_id {
+            Some(s) => SourceId::new(s)?,
+            None => ids::generated_source_id(),
+        };
+        let id = ids::event_id(&owner_id, &source_id);
+        if let Some(expected) = &self.event_id {
+            if expected != &id.to_string() {
+                return Err(ValidationError::new(
+                    "event_id",
+                    ValidationErrorKind::Mismatch {
+                        expected: id.to_string(),
+                        actual: expected.clone(),
+                    },
+                ));
+            }
+        }
+        let content_sha256 = canon::sha256_hex(self.content.as_bytes());
+        let mut event = Event {
+            id,
+            owner_id,
+            scope,
+            session_id,
+            role,
+            speaker,
+            content: self.content,
+            content_sha256,
+            event_time,
+            ingested_at,
+            metadata: self.metadata,
+            source_id,
+            checksum: String::new(),
+        };
+        event.checksum = event.compute_checksum();
+        if let Some(expected) = &self.checksum {
+            if expected != &event.checksum {
+                return Err(ValidationError::new(
+                    "checksum",
+                    ValidationErrorKind::Mismatch {
+                        expected: event.checksum.clone(),
+                        actual: expected.clone(),
+                    },
+                ));
+            }
+        }
+        Ok(ValidEvent { event, node_type })
+    }
+}
+
+impl Event {
+    /// The export form of this event: an [`EventInput`] that validates back
+    /// into an identical event (same id, same checksum).
+    pub fn to_input(&self, node_type: NodeType) -> EventInput {
+        EventInput {
+            content: self.content.clone(),
+            role: self.role.as_str().to_string(),
+            owner_id: Some(self.owner_id.as_str().to_string()),
+            scope: Some(self.scope.as_str().to_string()),
+            session_id: self.session_id.as_ref().map(|s| s.as_str().to_string()),
+            speaker: self.speaker.as_ref().map(|s| s.as_str().to_string()),
+            event_time: self.event_time.map(|t| t.to_rfc3339()),
+            source_id: Some(self.source_id.as_str().to_string()),
+            metadata: self.metadata.clone(),
+            node_type: (node_type != NodeType::Note).then(|| node_type.as_str().to_string()),
+            ingested_at: Some(self.ingested_at.to_rfc3339()),
+            event_id: Some(self.id.to_string()),
+            checksum: Some(self.checksum.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> InputDefaults {
+        InputDefaults {
+            owner_id: Some(OwnerId::new("alice").unwrap()),
+            scope: ScopeId::personal(),
+            now: Timestamp::parse("now", "2025-01-01T00:00:00Z").unwrap(),
+        }
+    }
+
+    fn input(content: &str) -> EventInput {
+        EventInput {
+            content: content.into(),
+            role: "user".into(),
+            source_id: Some("m1".into()),
+            ..EventInput::default()
+        }
+    }
+
+    #[test]
+    fn validated_event_has_ids_and_checksums() {
+        let v = input("I moved to Lisbon.").validate(&defaults()).unwrap();
+        let e = &v.event;
+        assert_eq!(e.id, ids::event_id(&e.owner_id, &e.source_id));
+        assert_eq!(e.content_sha256, canon::sha256_hex(b"I moved to Lisbon."));
+        assert_eq!(e.checksum, e.compute_checksum());
+        assert_eq!(v.node_type, NodeType::Note);
+        assert_eq!(e.scope.as_str(), "personal");
+    }
+
+    #[test]
+    fn export_form_validates_back_to_the_same_event() {
+        let mut i = input("hello");
+        i.metadata = Some(serde_json::json!({"b": 1, "a": [true, null]}));
+        i.event_time = Some("2024-05-08T13:56:00+02:00".into());
+        i.speaker = Some("Maya".into());
+        let e = i.validate(&defaults()).unwrap().event;
+        let back = e.to_input(NodeType::Note);
+        let line = serde_json::to_string(&back).unwrap();
+        let again = EventInput::from_json(&line)
+            .unwrap()
+            .validate(&InputDefaults {
+                owner_id: None,
+                ..defaults()
+            })
+            .unwrap()
+            .event;
+        assert_eq!(again, e);
+    }
+
+    #[test]
+    fn checksum_covers_every_field() {
+        let e = input("hello").validate(&defaults()).unwrap().event;
+        let mut changed = e.clone();
+        changed.content.push('!');
+        assert_ne!(changed.compute_checksum(), e.checksum);
+        let mut changed = e.clone();
+        changed.role = Role::Assistant;
+        assert_ne!(changed.compute_checksum(), e.checksum);
+    }
+
+    #[test]
+    fn tampered_export_is_refused() {
+        let e = input("hello").validate(&defaults()).unwrap().event;
+        let mut back = e.to_input(NodeType::Note);
+        back.content = "hullo".into();
+        let err = back.validate(&defaults()).unwrap_err();
+        assert_eq!(err.field, "checksum");
+    }
+
+    #[test]
+    fn bad_inputs_are_typed() {
+        let cases: Vec<(EventInput, &str)> = vec![
+            (input(""), "content"),
+            (
+                EventInput {
+                    role: "robot".into(),
+                    ..input("x")
+                },
+                "role",
+            ),
+            (
+                EventInput {
+                    event_time: Some("2024-05-08T13:56:00".into()),
+                    ..input("x")
+                },
+                "event_time",
+            ),
+            (
+                EventInput {
+                    scope: Some("bad scope".into()),
+                    ..input("x")
+                },
+                "scope",
+            ),
+            (
+                EventInput {
+                    metadata: Some(serde_json::json!("text")),
+                    ..input("x")
+                },
+                "metadata",
+            ),
+            (
+                EventInput {
+                    node_type: Some("memo".into()),
+                    ..input("x")
+                },
+                "node_type",
+            ),
+        ];
+        for (i, field) in cases {
+            assert_eq!(i.validate(&defaults()).unwrap_err().field, field);
+        }
+        let no_owner = InputDefaults {
+            owner_id: None,
+            ..defaults()
+        };
+        assert_eq!(
+            input("x").validate(&no_owner).unwrap_err().field,
+            "owner_id"
+        );
+    }
+
+    #[test]
+    fn json_lines_are_strict() {
+        let err =
+            EventInput::from_json(r#"{"content":"x","role":"user","colour":"red"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `colour`"), "{err}");
+        let err =
+            EventInput::from_json(r#"{"content":"x","role":"user","metadata":{"score":NaN}}"#)
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "metadata.score is NaN; JSON numbers must be finite"
+        );
+        let err = EventInput::from_json(r#"{"role":"user"}"#).unwrap_err();
+        assert!(err.to_string().contains("missing field `content`"), "{err}");
+    }
+}

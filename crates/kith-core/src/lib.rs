@@ -1,0 +1,33 @@
+//! kith's model: the types every other crate speaks, and the pure rules that
+//! need no I/O.
+//!
+//! - [`model`]: the enums the specification uses (roles, node and edge types,
+//!   lifecycle, epistemic and source types, operation kinds).
+//! - [`event`], [`node`], [`edge`], [`operation`]: the records kith keeps.
+//! - [`ids`]: identifier newtypes and the UUIDv5 formulas behind every
+//!   deterministic id.
+//! - [`canon`]: canonical JSON and SHA-256 checksums.
+//! - [`timestamp`]: RFC 3339 timestamps that always carry an offset.
+//! - [`validate`]: typed validation errors and the limits they enforce.
+//!
+//! Architecture invariant: this crate knows nothing of SQL, HTTP or models.
+//! Nothing here can fail because of the outside world; it only judges data.
+
+pub mod canon;
+pub mod edge;
+pub mod event;
+pub mod ids;
+pub mod model;
+pub mod node;
+pub mod operation;
+pub mod timestamp;
+pub mod validate;
+
+pub use edge::Edge;
+pub use event::{Event, EventInput};
+pub use ids::{OwnerId, ScopeId, SessionId, SourceId, Speaker};
+pub use model::{EdgeType, EpistemicType, Lifecycle, NodeType, OperationKind, Role, SourceType};
+pub use node::Node;
+pub use operation::Operation;
+pub use timestamp::Timestamp;
+pub use validate::{ValidationError, ValidationErrorKind};
