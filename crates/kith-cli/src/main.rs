@@ -1,1 +1,41 @@
-fn main() {}
+//! `kith`: the command-line tool.
+//!
+//! Architecture invariant: this is the only crate that knows clap, anyhow and
+//! terminals. Every command is a thin call into the `kith` facade.
+
+mod args;
+mod bench;
+mod cmd;
+mod demo;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    init_logging(cli.verbose);
+    match cmd::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // One readable line: the error and its causes, joined.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KITH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -142,6 +142,16 @@ pub struct ValidEvent {
 }
 
 impl EventInput {
+    /// An input with just a role and content; set the other fields with
+    /// struct update syntax (`EventInput { speaker: …, ..EventInput::new(…) }`).
+    pub fn new(role: &str, content: &str) -> Self {
+        EventInput {
+            content: content.to_string(),
+            role: role.to_string(),
+            ..EventInput::default()
+        }
+    }
+
     /// Parses one line of JSON (an import line). NaN and Infinity are named
     /// with their path; unknown and missing fields are refused.
     pub fn from_json(text: &str) -> Result<Self, ValidationError> {

@@ -264,8 +264,6 @@ pub fn base_confidence(epistemic: EpistemicType, source: SourceType) -> f64 {
 text_enum!(
     /// The kinds of journal records.
     OperationKind, "op_type" {
-        /// `store()` wrote an event and its note.
-        EventStored = "EVENT_STORED",
         /// An extraction was validated and saved.
         ExtractionValidated = "EXTRACTION_VALIDATED",
         /// A derivation plan was prepared.

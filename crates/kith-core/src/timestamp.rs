@@ -70,6 +70,12 @@ impl Timestamp {
         format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
     }
 
+    /// `YYYY-MM-DD HH:MM` in the timestamp's own offset, for people.
+    pub fn short(&self) -> String {
+        let t = self.0.time();
+        format!("{} {:02}:{:02}", self.date(), t.hour(), t.minute())
+    }
+
     /// The inner `time` value.
     pub fn as_offset_date_time(&self) -> OffsetDateTime {
         self.0
@@ -132,6 +138,7 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2024-05-08T13:56:00+02:00");
         assert_eq!(t.unix_millis(), 1_715_169_360_000);
         assert_eq!(t.date(), "2024-05-08");
+        assert_eq!(t.short(), "2024-05-08 13:56");
         Timestamp::parse("event_time", "2024-05-08T11:56:00Z").unwrap();
 
         let err = Timestamp::parse("event_time", "2024-05-08T13:56:00").unwrap_err();

@@ -1,1 +1,103 @@
-//! kith-store
+//! The `Store` trait and its backends.
+//!
+//! kith's engine talks to storage only through [`Store`] and [`Tx`]: explicit
+//! transactions whose operations speak kith's model types. A backend maps its
+//! own errors to a [`StoreErrorKind`] at its edge, so no `rusqlite` (or, later,
+//! `postgres`) type appears in the trait.
+//!
+//! Backends:
+//! - [`sqlite::SqliteStore`], the embedded default: one SQLite database in WAL
+//!   mode, FTS5 for BM25.
+//! - PostgreSQL arrives in a later issue behind the same trait.
+//!
+//! Architecture invariants:
+//! - Events are never updated or deleted through this trait (the SQLite schema
+//!   also refuses it with triggers).
+//! - Every query that returns memory content takes an owner.
+//! - A transaction that is dropped without [`Tx::commit`] rolls back.
+
+pub mod error;
+pub mod query;
+pub mod sqlite;
+
+pub use error::{StoreError, StoreErrorKind};
+pub use query::{EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, StoredEvent};
+
+use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
+use uuid::Uuid;
+
+/// Whether a transaction will write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxMode {
+    /// Reads only: sees one consistent snapshot, never blocks writers.
+    Read,
+    /// Reads and writes: takes the write lock when it begins, so it never
+    /// fails half-way for lack of it.
+    Write,
+}
+
+/// A storage backend. Cheap to share between threads.
+pub trait Store: Send + Sync {
+    /// A short name for messages and `kith stats` (`sqlite`, `postgres`).
+    fn backend_name(&self) -> &'static str;
+
+    /// Starts a transaction. Waits (bounded) for the write lock in
+    /// [`TxMode::Write`]; reports [`StoreErrorKind::Busy`] if it stays taken.
+    fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError>;
+}
+
+/// One transaction. All reads see the transaction's own writes.
+pub trait Tx {
+    /// Appends an event; returns its ingestion sequence number.
+    /// Fails with [`StoreErrorKind::Conflict`] if its id or
+    /// `(owner, source_id)` already exists.
+    fn insert_event(&mut self, event: &Event) -> Result<i64, StoreError>;
+
+    /// The id of the event an owner stored under `source_id`, if any.
+    fn event_id_by_source(
+        &mut self,
+        owner: &OwnerId,
+        source_id: &SourceId,
+    ) -> Result<Option<Uuid>, StoreError>;
+
+    /// One event by id.
+    fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError>;
+
+    /// Events in ingestion order (see [`EventQuery`]).
+    fn list_events(&mut self, query: &EventQuery) -> Result<Vec<StoredEvent>, StoreError>;
+
+    /// Writes a node and its lexical index row.
+    fn insert_node(&mut self, node: &Node) -> Result<(), StoreError>;
+
+    /// One node by id.
+    fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
+
+    /// Nodes in creation order (see [`NodeQuery`]).
+    fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<Node>, StoreError>;
+
+    /// Writes an edge.
+    fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError>;
+
+    /// Edges that start or end at `node`.
+    fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
+
+    /// Appends a journal record. Fails with [`StoreErrorKind::Conflict`] if
+    /// its id exists.
+    fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError>;
+
+    /// One journal record by id.
+    fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError>;
+
+    /// BM25 search over node text, filtered as [`LexicalQuery`] says.
+    fn search_lexical(&mut self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;
+
+    /// Counts, for one owner or the whole store.
+    fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError>;
+
+    /// Problems the backend finds in its own structures (page damage, index
+    /// rows out of step, dangling references). Empty when healthy.
+    fn check_integrity(&mut self) -> Result<Vec<String>, StoreError>;
+
+    /// Makes every write of the transaction durable, or none of them.
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}

@@ -1,1 +1,44 @@
-//! kith
+//! kith: long-term memory for LLM agents.
+//!
+//! [`Memory`] is the engine facade. It owns a [`Store`](kith_store::Store) and
+//! speaks plain, serialisable data: an [`EventInput`] in, a [`StoreReceipt`]
+//! out; a [`SearchRequest`] in, [`SearchHit`]s with provenance out.
+//!
+//! ```no_run
+//! use kith::{EventInput, Memory, SearchRequest};
+//! # fn main() -> Result<(), kith::Error> {
+//! let memory = Memory::init(std::path::Path::new("my.kith"))?;
+//! let receipt = memory.store(EventInput {
+//!     owner_id: Some("alice".into()),
+//!     session_id: Some("2025-03-04".into()),
+//!     speaker: Some("Alice".into()),
+//!     event_time: Some("2025-03-04T19:02:00+00:00".into()),
+//!     ..EventInput::new("user", "I moved to Lisbon in September.")
+//! })?;
+//! let hits = memory.search(&SearchRequest::new("alice", "Where does Alice live?")?)?;
+//! assert_eq!(hits[0].provenance.event_id, receipt.event_id);
+//! # Ok(()) }
+//! ```
+//!
+//! API boundary: everything a caller needs is re-exported here; the CLI and
+//! (later) the HTTP and MCP servers use nothing else.
+
+mod doctor;
+mod error;
+mod jsonl;
+mod memory;
+mod pack;
+mod search;
+
+pub use doctor::DoctorReport;
+pub use error::{Error, ErrorKind, PackError};
+pub use jsonl::{ImportOptions, ImportReport};
+pub use kith_core::event::InputDefaults;
+pub use kith_core::{
+    EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
+    Timestamp, ValidationError,
+};
+pub use kith_store::{EventQuery, NodeQuery, Stats, StoredEvent};
+pub use memory::{Memory, StoreReceipt};
+pub use pack::{Manifest, PACK_FORMAT_VERSION};
+pub use search::{Provenance, SearchHit, SearchRequest};

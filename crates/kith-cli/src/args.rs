@@ -1,0 +1,200 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// kith: long-term memory for LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "kith", version, about, long_about = None)]
+pub struct Cli {
+    /// The memory pack directory.
+    #[arg(long, global = true, env = "KITH_PACK", default_value = "memory.kith")]
+    pub pack: PathBuf,
+    /// Whose memory to read or write.
+    #[arg(long, global = true, env = "KITH_OWNER", default_value = "default")]
+    pub owner: String,
+    /// Print JSON instead of text (read commands).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More log output (-v info, -vv debug); KITH_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new memory pack (DIR defaults to --pack).
+    Init {
+        /// Where to create it.
+        dir: Option<PathBuf>,
+    },
+    /// Store one message.
+    Store(StoreArgs),
+    /// Import messages from JSONL (one message a line; `-` reads stdin).
+    Import(ImportArgs),
+    /// Search memory (BM25 over stored text).
+    Search(SearchArgs),
+    /// List or show events (source messages).
+    Events {
+        /// list or show.
+        #[command(subcommand)]
+        action: ListShow,
+    },
+    /// List or show nodes.
+    Nodes {
+        /// list or show.
+        #[command(subcommand)]
+        action: ListShow,
+    },
+    /// Count what the pack holds.
+    Stats {
+        /// Count every owner, not just --owner.
+        #[arg(long)]
+        all_owners: bool,
+    },
+    /// Verify every event checksum and the pack's integrity (exit 1 on damage).
+    Doctor,
+    /// Write events as JSONL that `import` turns back into an identical log.
+    Export {
+        /// Output file (default stdout).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Export every owner, not just --owner.
+        #[arg(long)]
+        all_owners: bool,
+    },
+    /// Build a pack from a shipped conversation and answer questions from it.
+    Demo {
+        /// Keep the demo pack here (default: a temporary directory).
+        #[arg(long)]
+        keep: Option<PathBuf>,
+    },
+    /// Benchmarks.
+    Bench {
+        /// Which benchmark.
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+/// `store` arguments.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// The message text.
+    pub content: String,
+    /// user, participant, assistant, tool or system.
+    #[arg(long, default_value = "user")]
+    pub role: String,
+    /// The named person behind the turn.
+    #[arg(long)]
+    pub speaker: Option<String>,
+    /// The conversation id.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The scope.
+    #[arg(long, default_value = "personal")]
+    pub scope: String,
+    /// When it was said (RFC 3339 with offset).
+    #[arg(long)]
+    pub event_time: Option<String>,
+    /// Your id for the message (makes the call idempotent).
+    #[arg(long)]
+    pub source_id: Option<String>,
+    /// A JSON object of metadata.
+    #[arg(long)]
+    pub metadata: Option<String>,
+    /// The note node's type.
+    #[arg(long)]
+    pub node_type: Option<String>,
+}
+
+/// `import` arguments.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The JSONL file, or `-` for stdin.
+    pub file: PathBuf,
+    /// Scope for lines without one.
+    #[arg(long, default_value = "personal")]
+    pub scope: String,
+    /// Messages per transaction.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+}
+
+/// `search` arguments.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Free text.
+    pub query: String,
+    /// At most this many hits.
+    #[arg(long, short = 'k', default_value_t = 10)]
+    pub limit: usize,
+    /// Only this scope.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Only these roles (repeatable).
+    #[arg(long)]
+    pub role: Vec<String>,
+    /// Only these node types (repeatable).
+    #[arg(long)]
+    pub node_type: Vec<String>,
+    /// Only what was said at or after this time (RFC 3339).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Only what was said before this time (RFC 3339).
+    #[arg(long)]
+    pub to: Option<String>,
+}
+
+/// `events` / `nodes` actions.
+#[derive(Debug, Subcommand)]
+pub enum ListShow {
+    /// List in ingestion order.
+    List {
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this scope.
+        #[arg(long)]
+        scope: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Start after this position (the `seq` of the last one you saw).
+        #[arg(long, default_value_t = 0)]
+        after: i64,
+    },
+    /// Show one by id.
+    Show {
+        /// The id.
+        id: String,
+    },
+}
+
+/// Benchmarks.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// store() throughput and search latency at several pack sizes.
+    Ingest {
+        /// Pack sizes (notes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+        notes: Vec<usize>,
+        /// Single store() calls timed per size (each its own transaction).
+        #[arg(long, default_value_t = 2000)]
+        single: usize,
+        /// Search queries timed per size.
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        /// Where to build the packs (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}

@@ -1,0 +1,236 @@
+//! `kith bench ingest`: store() throughput and search latency at several
+//! pack sizes, on synthetic conversation-like text.
+//!
+//! For each size N it builds a fresh pack: the first `single` messages go
+//! through `store()` one call (one durable transaction) at a time, the rest
+//! through `store_batch` in transactions of 1,000; then it times `queries`
+//! searches of two or three words drawn from the same vocabulary.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use kith::{EventInput, Memory, SearchRequest};
+use serde::Serialize;
+
+use crate::args::BenchCommand;
+
+/// Figures for one pack size.
+#[derive(Debug, Serialize)]
+struct IngestFigures {
+    notes: usize,
+    single_calls: usize,
+    single_per_sec: f64,
+    batched_per_sec: f64,
+    search_queries: usize,
+    search_p50_ms: f64,
+    search_p95_ms: f64,
+    search_mean_hits: f64,
+    pack_bytes: u64,
+}
+
+pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
+    let BenchCommand::Ingest {
+        notes,
+        single,
+        queries,
+        dir,
+    } = which;
+    let tmp;
+    let root: PathBuf = match dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let mut all = Vec::new();
+    for &n in notes {
+        let figures = run_size(&root.join(format!("bench-{n}.kith")), n, *single, *queries)?;
+        if !json {
+            print_row(&figures);
+        }
+        all.push(figures);
+    }
+    if json {
+        crate::render::json(&all)?;
+    }
+    Ok(())
+}
+
+fn print_row(f: &IngestFigures) {
+    println!(
+        "notes {:>7}: store() {:>7.0}/s single ({} calls), {:>7.0}/s batched; \
+         search p50 {:.2} ms p95 {:.2} ms ({} queries, {:.1} hits avg); pack {:.1} MB",
+        f.notes,
+        f.single_per_sec,
+        f.single_calls,
+        f.batched_per_sec,
+        f.search_p50_ms,
+        f.search_p95_ms,
+        f.search_queries,
+        f.search_mean_hits,
+        f.pack_bytes as f64 / 1e6
+    );
+}
+
+fn run_size(
+    dir: &std::path::Path,
+    n: usize,
+    single: usize,
+    queries: usize,
+) -> Result<IngestFigures> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    let memory = Memory::init(dir)?;
+    let mut text = TextGen::new(0x5eed ^ n as u64);
+    let bar = ProgressBar::new(n as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("bench {n}"));
+    let single = single.min(n);
+    let started = Instant::now();
+    for i in 0..single {
+        memory.store(text.message(i))?;
+        bar.inc(1);
+    }
+    let single_secs = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let mut i = single;
+    while i < n {
+        let end = (i + 1000).min(n);
+        let batch: Vec<EventInput> = (i..end).map(|k| text.message(k)).collect();
+        memory.store_batch(batch)?;
+        bar.inc((end - i) as u64);
+        i = end;
+    }
+    let batched_secs = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let mut latencies = Vec::with_capacity(queries);
+    let mut hits_total = 0usize;
+    for _ in 0..queries {
+        let query = text.query();
+        let started = Instant::now();
+        let hits = memory.search(&SearchRequest::new("bench", &query)?)?;
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        hits_total += hits.len();
+    }
+    latencies.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return 0.0;
+        }
+        let idx = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+        latencies[idx]
+    };
+    let pack_bytes = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    Ok(IngestFigures {
+        notes: n,
+        single_calls: single,
+        single_per_sec: if single_secs > 0.0 {
+            single as f64 / single_secs
+        } else {
+            0.0
+        },
+        batched_per_sec: if batched_secs > 0.0 {
+            (n - single) as f64 / batched_secs
+        } else {
+            0.0
+        },
+        search_queries: queries,
+        search_p50_ms: pct(0.50),
+        search_p95_ms: pct(0.95),
+        search_mean_hits: hits_total as f64 / queries.max(1) as f64,
+        pack_bytes,
+    })
+}
+
+/// Deterministic conversation-like text: a Zipf-distributed vocabulary of
+/// made-up words plus a few names, so BM25 sees realistic term statistics.
+struct TextGen {
+    state: u64,
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+const NAMES: &[&str] = &[
+    "Maya", "Jordan", "Sam", "Priya", "Tomas", "Lena", "Kofi", "Ines",
+];
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ra", "ten", "su", "vo", "del", "an", "pri", "go", "ne", "tor", "li", "sha",
+    "mo", "ber", "ti", "qua", "zen",
+];
+
+impl TextGen {
+    fn new(seed: u64) -> Self {
+        let mut g = TextGen {
+            state: seed | 1,
+            words: Vec::new(),
+            cumulative: Vec::new(),
+        };
+        let mut total = 0.0;
+        for rank in 0..5000 {
+            let syllables = 2 + g.next() as usize % 3;
+            let word: String = (0..syllables)
+                .map(|_| SYLLABLES[g.next() as usize % SYLLABLES.len()])
+                .collect();
+            g.words.push(word);
+            total += 1.0 / (rank as f64 + 1.0);
+            g.cumulative.push(total);
+        }
+        g
+    }
+
+    /// xorshift64*.
+    fn next(&mut self) -> u64 {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn word(&mut self) -> &str {
+        let total = *self.cumulative.last().unwrap_or(&1.0);
+        let x = (self.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        let idx = self.cumulative.partition_point(|&c| c < x);
+        &self.words[idx.min(self.words.len() - 1)]
+    }
+
+    fn message(&mut self, i: usize) -> EventInput {
+        let len = 8 + self.next() as usize % 25;
+        let mut words: Vec<String> = (0..len).map(|_| self.word().to_string()).collect();
+        let name = NAMES[self.next() as usize % NAMES.len()];
+        words.insert(self.next() as usize % words.len(), name.to_string());
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        EventInput {
+            owner_id: Some("bench".into()),
+            session_id: Some(format!("s{}", i / 40)),
+            speaker: (role == "user").then(|| "Maya".to_string()),
+            source_id: Some(format!("bench-{i}")),
+            event_time: Some(format!(
+                "2025-01-{:02}T{:02}:{:02}:00Z",
+                1 + (i / 1440) % 28,
+                (i / 60) % 24,
+                i % 60
+            )),
+            ..EventInput::new(role, &format!("{}.", words.join(" ")))
+        }
+    }
+
+    fn query(&mut self) -> String {
+        let n = 2 + self.next() as usize % 2;
+        (0..n)
+            .map(|_| self.word().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -1,0 +1,300 @@
+//! Command implementations: parse arguments into facade calls, render results.
+
+use std::fs;
+use std::io::{self, BufWriter, Read, Write};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use kith::{
+    EventInput, EventQuery, ImportOptions, Memory, NodeQuery, NodeType, OwnerId, Role, ScopeId,
+    SearchRequest, SessionId, Timestamp,
+};
+use uuid::Uuid;
+
+use crate::args::{Cli, Command, ListShow};
+use crate::render;
+
+/// Runs one command; returns the process exit code.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let json = cli.json;
+    match cli.command {
+        Command::Init { ref dir } => {
+            let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
+            Memory::init(&dir)?;
+            println!("created memory pack {}", dir.display());
+        }
+        Command::Store(ref a) => {
+            let memory = open(&cli)?;
+            let metadata = a
+                .metadata
+                .as_deref()
+                .map(|m| kith_core::canon::parse_finite("metadata", m))
+                .transpose()?;
+            let receipt = memory.store(EventInput {
+                owner_id: Some(cli.owner.clone()),
+                scope: Some(a.scope.clone()),
+                session_id: a.session.clone(),
+                speaker: a.speaker.clone(),
+                event_time: a.event_time.clone(),
+                source_id: a.source_id.clone(),
+                metadata,
+                node_type: a.node_type.clone(),
+                ..EventInput::new(&a.role, &a.content)
+            })?;
+            if json {
+                render::json(&receipt)?;
+            } else {
+                let state = if receipt.created {
+                    "stored"
+                } else {
+                    "already stored"
+                };
+                println!(
+                    "{state}: event {} note {}",
+                    receipt.event_id, receipt.node_id
+                );
+            }
+        }
+        Command::Import(ref a) => import(&cli, a)?,
+        Command::Search(ref a) => {
+            let memory = open(&cli)?;
+            let req = SearchRequest {
+                scope: a.scope.clone().map(ScopeId::new).transpose()?,
+                session: a.session.clone().map(SessionId::new).transpose()?,
+                roles: a
+                    .role
+                    .iter()
+                    .map(|r| Role::parse("--role", r))
+                    .collect::<Result<_, _>>()?,
+                node_types: a
+                    .node_type
+                    .iter()
+                    .map(|t| NodeType::parse("--node-type", t))
+                    .collect::<Result<_, _>>()?,
+                time_from: a
+                    .from
+                    .as_deref()
+                    .map(|t| Timestamp::parse("--from", t))
+                    .transpose()?,
+                time_to: a
+                    .to
+                    .as_deref()
+                    .map(|t| Timestamp::parse("--to", t))
+                    .transpose()?,
+                limit: a.limit,
+                ..SearchRequest::new(&cli.owner, &a.query)?
+            };
+            let hits = memory.search(&req)?;
+            if json {
+                render::json(&hits)?;
+            } else if hits.is_empty() {
+                println!("no matches");
+            } else {
+                for hit in &hits {
+                    println!("{}", render::hit_line(hit));
+                }
+            }
+        }
+        Command::Events { ref action } => {
+            let memory = open(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            match action {
+                ListShow::List {
+                    session,
+                    scope,
+                    limit,
+                    after,
+                } => {
+                    let events = memory.events(&EventQuery {
+                        owner: Some(owner),
+                        scope: scope.clone().map(ScopeId::new).transpose()?,
+                        session: session.clone().map(SessionId::new).transpose()?,
+                        after_seq: *after,
+                        limit: *limit,
+                    })?;
+                    if json {
+                        render::json(&events)?;
+                    } else {
+                        for e in &events {
+                            println!("{}", render::event_line(e));
+                        }
+                    }
+                }
+                ListShow::Show { id } => {
+                    let event = memory.event(&owner, parse_id(id)?)?;
+                    if json {
+                        render::json(&event)?;
+                    } else {
+                        render::event_detail(&event);
+                    }
+                }
+            }
+        }
+        Command::Nodes { ref action } => {
+            let memory = open(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            match action {
+                ListShow::List {
+                    session,
+                    scope,
+                    limit,
+                    after,
+                } => {
+                    if session.is_some() {
+                        bail!("--session is not a node filter; use `kith events list --session`");
+                    }
+                    let nodes = memory.nodes(&NodeQuery {
+                        owner: Some(owner),
+                        scope: scope.clone().map(ScopeId::new).transpose()?,
+                        after_position: *after,
+                        limit: *limit,
+                        ..NodeQuery::default()
+                    })?;
+                    if json {
+                        render::json(&nodes)?;
+                    } else {
+                        for n in &nodes {
+                            println!("{}", render::node_line(n));
+                        }
+                    }
+                }
+                ListShow::Show { id } => {
+                    let node = memory.node(&owner, parse_id(id)?)?;
+                    if json {
+                        render::json(&node)?;
+                    } else {
+                        render::node_detail(&node);
+                    }
+                }
+            }
+        }
+        Command::Stats { all_owners } => {
+            let memory = open(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            let stats = memory.stats((!all_owners).then_some(&owner))?;
+            if json {
+                render::json(&stats)?;
+            } else {
+                render::stats(&stats, memory.pack_dir(), (!all_owners).then_some(&owner));
+            }
+        }
+        Command::Doctor => {
+            let memory = open(&cli)?;
+            let report = memory.doctor()?;
+            if json {
+                render::json(&report)?;
+            } else if report.healthy() {
+                println!("healthy: {} events verified", report.events_checked);
+            } else {
+                println!(
+                    "DAMAGED: {} problem(s) after checking {} events",
+                    report.problems.len(),
+                    report.events_checked
+                );
+                for p in &report.problems {
+                    println!("  {p}");
+                }
+            }
+            if !report.healthy() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Export {
+            ref out,
+            all_owners,
+        } => {
+            let memory = open(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            let owner = (!all_owners).then_some(&owner);
+            let lines = match out {
+                Some(path) => {
+                    let file = fs::File::create(path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
+                    let mut w = BufWriter::new(file);
+                    let n = memory.export_jsonl(owner, &mut w)?;
+                    w.into_inner()
+                        .map_err(|e| e.into_error())
+                        .and_then(|f| f.sync_all())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    n
+                }
+                None => {
+                    let stdout = io::stdout();
+                    let mut w = BufWriter::new(stdout.lock());
+                    memory.export_jsonl(owner, &mut w)?
+                }
+            };
+            if out.is_some() {
+                eprintln!("exported {lines} events");
+            }
+        }
+        Command::Demo { ref keep } => crate::demo::run(keep.as_deref())?,
+        Command::Bench { ref which } => crate::bench::run(which, json)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open(cli: &Cli) -> Result<Memory> {
+    Memory::open(&cli.pack).map_err(Into::into)
+}
+
+fn parse_id(text: &str) -> Result<Uuid> {
+    Uuid::parse_str(text).with_context(|| format!("{text:?} is not a UUID"))
+}
+
+fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
+    let memory = open(cli)?;
+    let text = if a.file.as_os_str() == "-" {
+        let mut s = String::new();
+        io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read stdin")?;
+        s
+    } else {
+        fs::read_to_string(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?
+    };
+    let options = ImportOptions {
+        owner: Some(OwnerId::new(&cli.owner)?),
+        scope: ScopeId::new(&a.scope)?,
+        batch_size: a.batch_size,
+    };
+    let total = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} importing [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let json = cli.json;
+    let stdout = io::stdout();
+    let mut failure: Option<io::Error> = None;
+    let report = memory.import_jsonl(&text, &options, |receipts| {
+        bar.inc(receipts.len() as u64);
+        if json {
+            // Acknowledge each committed batch as it lands, so a caller that
+            // is cut off knows exactly which events are durable.
+            let ids: Vec<String> = receipts.iter().map(|r| r.event_id.to_string()).collect();
+            let line = serde_json::json!({ "committed": ids });
+            let mut out = stdout.lock();
+            if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+                failure.get_or_insert(e);
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e).context("cannot write acknowledgements");
+    }
+    if json {
+        render::json(&serde_json::json!({ "report": report }))?;
+    } else {
+        println!(
+            "imported {} messages: {} stored, {} already present",
+            report.messages, report.created, report.existing
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! `kith demo`: builds a pack from the conversation shipped in `demo/` and
+//! answers questions from memory, showing each answer's evidence with who
+//! said it and when.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use kith::{ImportOptions, Memory, OwnerId, SearchRequest};
+use serde::Deserialize;
+
+use crate::render;
+
+/// The conversation: four sessions between Maya (the owner), her partner
+/// Jordan, her friend Sam and an assistant. Written for kith.
+pub const CONVERSATION: &str = include_str!("../demo/conversation.jsonl");
+/// Questions about it, with the source ids of the turns that answer them.
+pub const QUESTIONS: &str = include_str!("../demo/questions.json");
+/// The demo's owner.
+pub const OWNER: &str = "maya";
+
+/// A demo question and the turns that answer it.
+#[derive(Debug, Deserialize)]
+pub struct Question {
+    /// The question.
+    pub question: String,
+    /// Source ids of the turns that answer it.
+    pub evidence: Vec<String>,
+}
+
+/// Runs the demo; keeps the pack at `keep` if given.
+pub fn run(keep: Option<&Path>) -> Result<()> {
+    let tmp;
+    let dir = match keep {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+            tmp.path().join("demo.kith")
+        }
+    };
+    let memory = Memory::init(&dir)?;
+    let started = Instant::now();
+    let report = memory.import_jsonl(
+        CONVERSATION,
+        &ImportOptions {
+            owner: Some(OwnerId::new(OWNER)?),
+            ..ImportOptions::default()
+        },
+        |_| {},
+    )?;
+    let owner = OwnerId::new(OWNER)?;
+    let stats = memory.stats(Some(&owner))?;
+    println!(
+        "kith demo: stored {} messages from {} sessions in {:.1} ms (pack: {})\n",
+        report.created,
+        stats.sessions,
+        started.elapsed().as_secs_f64() * 1000.0,
+        dir.display()
+    );
+    let questions: Vec<Question> =
+        serde_json::from_str(QUESTIONS).context("demo/questions.json is not valid")?;
+    let mut answered = 0;
+    for q in &questions {
+        let started = Instant::now();
+        let hits = memory.search(&SearchRequest {
+            limit: 3,
+            ..SearchRequest::new(OWNER, &q.question)?
+        })?;
+        let took = started.elapsed().as_secs_f64() * 1000.0;
+        println!("Q: {}", q.question);
+        let Some(best) = hits.first() else {
+            println!("   (nothing in memory matches)\n");
+            continue;
+        };
+        let mut found = false;
+        for hit in &hits {
+            let event = memory.event(&owner, hit.provenance.event_id)?;
+            let is_evidence = q
+                .evidence
+                .contains(&event.event.source_id.as_str().to_string());
+            found |= is_evidence;
+            let p = &hit.provenance;
+            let marker = if std::ptr::eq(hit, best) { "A:" } else { "  " };
+            println!(
+                "{marker} [{}] {}: \"{}\"{}",
+                p.event_time.unwrap_or(p.ingested_at).short(),
+                render::who(p.speaker.as_deref(), p.role.as_str()),
+                render::clip(&hit.content, 110),
+                if is_evidence { "  ✓ evidence" } else { "" }
+            );
+        }
+        if found {
+            answered += 1;
+        }
+        println!("   ({took:.2} ms)\n");
+    }
+    println!(
+        "labelled evidence in the top 3 for {answered} of {} questions",
+        questions.len()
+    );
+    if keep.is_some() {
+        println!(
+            "explore it: kith --pack {} --owner {OWNER} search \"Lisbon\"",
+            dir.display()
+        );
+    }
+    Ok(())
+}

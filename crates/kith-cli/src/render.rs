@@ -1,0 +1,146 @@
+//! Text and JSON output for people and scripts.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Result;
+use kith::{Node, OwnerId, SearchHit, Stats, StoredEvent};
+use serde::Serialize;
+
+/// Prints `value` as pretty JSON on stdout.
+pub fn json<T: Serialize>(value: &T) -> Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Shortens text to `max` characters on one line.
+pub fn clip(text: &str, max: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// `who` for a turn: the speaker's name, else the role.
+pub fn who(speaker: Option<&str>, role: &str) -> String {
+    match speaker {
+        Some(s) => format!("{s} ({role})"),
+        None => role.to_string(),
+    }
+}
+
+/// One search hit on one line.
+pub fn hit_line(hit: &SearchHit) -> String {
+    let p = &hit.provenance;
+    let when = p.event_time.unwrap_or(p.ingested_at).short();
+    format!(
+        "{:>2}. [{when}] {}: {}  (score {:.2}, event {})",
+        hit.rank,
+        who(p.speaker.as_deref(), p.role.as_str()),
+        clip(&hit.content, 100),
+        hit.score,
+        p.event_id
+    )
+}
+
+/// One event on one line.
+pub fn event_line(e: &StoredEvent) -> String {
+    let ev = &e.event;
+    format!(
+        "{:>6} {} [{}] {}{}: {}",
+        e.seq,
+        ev.id,
+        ev.effective_time().short(),
+        who(ev.speaker.as_ref().map(|s| s.as_str()), ev.role.as_str()),
+        ev.session_id
+            .as_ref()
+            .map(|s| format!(" in {s}"))
+            .unwrap_or_default(),
+        clip(&ev.content, 80)
+    )
+}
+
+/// Every field of an event.
+pub fn event_detail(e: &StoredEvent) {
+    let ev = &e.event;
+    println!("event       {}", ev.id);
+    println!("seq         {}", e.seq);
+    println!("owner       {}", ev.owner_id);
+    println!("scope       {}", ev.scope);
+    println!("session     {}", opt(ev.session_id.as_ref()));
+    println!("role        {}", ev.role);
+    println!("speaker     {}", opt(ev.speaker.as_ref()));
+    println!("event time  {}", opt(ev.event_time.as_ref()));
+    println!("ingested at {}", ev.ingested_at);
+    println!("source id   {}", ev.source_id);
+    println!("sha256      {}", ev.content_sha256);
+    println!("checksum    {}", ev.checksum);
+    if let Some(m) = &ev.metadata {
+        println!("metadata    {m}");
+    }
+    println!("content\n{}", ev.content);
+}
+
+/// One node on one line.
+pub fn node_line(n: &Node) -> String {
+    format!(
+        "{} {:<11} {:<10} {:.2} {}",
+        n.id,
+        n.node_type.as_str(),
+        n.lifecycle.as_str(),
+        n.confidence,
+        clip(&n.content, 80)
+    )
+}
+
+/// Every field of a node.
+pub fn node_detail(n: &Node) {
+    println!("node        {}", n.id);
+    println!("type        {}", n.node_type);
+    println!("owner       {}", n.owner_id);
+    println!("scope       {}", n.scope);
+    println!("session     {}", opt(n.session_id.as_ref()));
+    println!("lifecycle   {}", n.lifecycle);
+    println!("confidence  {:.2}", n.confidence);
+    println!("epistemic   {}", n.epistemic_type);
+    println!("source type {}", n.source_type);
+    println!("valid from  {}", n.valid_from);
+    println!("valid to    {}", opt(n.valid_to.as_ref()));
+    let refs: Vec<String> = n.evidence_refs.iter().map(|r| r.to_string()).collect();
+    println!("evidence    {}", refs.join(", "));
+    if let Some(m) = &n.metadata {
+        println!("metadata    {m}");
+    }
+    println!("content\n{}", n.content);
+}
+
+/// Counts, for people.
+pub fn stats(s: &Stats, pack: Option<&Path>, owner: Option<&OwnerId>) {
+    if let Some(p) = pack {
+        println!("pack        {}", p.display());
+    }
+    println!(
+        "owner       {}",
+        owner.map_or("(all owners)".to_string(), |o| o.to_string())
+    );
+    println!("events      {}", s.events);
+    println!("sessions    {}", s.sessions);
+    println!("nodes       {}", s.nodes());
+    for (t, n) in &s.nodes_by_type {
+        println!("  {:<10}{n}", t.as_str());
+    }
+    println!("edges       {}", s.edges);
+    println!("journal     {}", s.operations);
+    if owner.is_none() {
+        println!("owners      {}", s.owners);
+    }
+}
+
+fn opt<T: std::fmt::Display>(v: Option<&T>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}

@@ -1,0 +1,168 @@
+//! BM25 over node text with SQLite FTS5.
+//!
+//! The query text is cut into words (Unicode letters and digits), lower-cased,
+//! stripped of a short English stopword list, and each remaining word becomes
+//! a quoted FTS5 term joined by `OR`, so punctuation in a question can never
+//! be read as FTS5 syntax. Scores are `-bm25()` (FTS5 ranks lower-is-better;
+//! kith reports higher-is-better).
+
+use kith_core::{Lifecycle, Role, SessionId, Timestamp};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::Connection;
+use uuid::Uuid;
+
+use super::{map_err, push_filter, push_in, query_all};
+use crate::{LexicalHit, LexicalQuery, StoreError};
+
+/// Words that carry no meaning for matching.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
+    "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that", "the",
+    "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+];
+
+/// The FTS5 match expression for free text, or `None` when no word is left.
+pub fn match_expression(text: &str) -> Option<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_lowercase();
+        if STOPWORDS.contains(&word.as_str()) || terms.contains(&word) {
+            continue;
+        }
+        terms.push(word);
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+    let Some(expr) = match_expression(&q.text) else {
+        return Ok(Vec::new());
+    };
+    let mut sql = String::from(
+        "SELECT n.id, -bm25(node_fts) AS score, n.node_type, n.content, n.scope, e.id,
+                e.session_id, e.role, e.speaker, e.event_time, e.ingested_at
+         FROM node_fts
+         JOIN nodes n ON n.seq = node_fts.rowid
+         LEFT JOIN events e ON e.id = n.source_event_id
+         WHERE node_fts MATCH ? AND n.owner_id = ?",
+    );
+    let mut args = vec![
+        SqlValue::Text(expr),
+        SqlValue::Text(q.owner.as_str().to_string()),
+    ];
+    push_filter(
+        &mut sql,
+        &mut args,
+        "n.scope",
+        q.scope.as_ref().map(|s| s.as_str()),
+    );
+    push_filter(
+        &mut sql,
+        &mut args,
+        "e.session_id",
+        q.session.as_ref().map(|s| s.as_str()),
+    );
+    push_in(
+        &mut sql,
+        &mut args,
+        "e.role",
+        q.roles.iter().map(|r| r.as_str()),
+    );
+    push_in(
+        &mut sql,
+        &mut args,
+        "n.node_type",
+        q.node_types.iter().map(|t| t.as_str()),
+    );
+    let lifecycles: Vec<Lifecycle> = if q.lifecycles.is_empty() {
+        Lifecycle::ALL
+            .iter()
+            .copied()
+            .filter(|l| l.is_active())
+            .collect()
+    } else {
+        q.lifecycles.clone()
+    };
+    push_in(
+        &mut sql,
+        &mut args,
+        "n.lifecycle",
+        lifecycles.iter().map(|l| l.as_str()),
+    );
+    if let Some(from) = q.time_from {
+        sql.push_str(" AND coalesce(e.event_time_ms, e.ingested_at_ms) >= ?");
+        args.push(SqlValue::Integer(from.unix_millis()));
+    }
+    if let Some(to) = q.time_to {
+        sql.push_str(" AND coalesce(e.event_time_ms, e.ingested_at_ms) < ?");
+        args.push(SqlValue::Integer(to.unix_millis()));
+    }
+    sql.push_str(" ORDER BY bm25(node_fts), n.seq LIMIT ?");
+    args.push(SqlValue::Integer(super::limit(q.limit)));
+    query_all(conn, &sql, &args, |r| {
+        let damaged = |what: String| StoreError::corrupted(format!("lexical hit: {what}"));
+        let text = |i: usize| r.get::<_, Option<String>>(i).map_err(map_err);
+        let id: String = r.get(0).map_err(map_err)?;
+        let time = |i: usize| -> Result<Option<Timestamp>, StoreError> {
+            text(i)?
+                .map(|t| Timestamp::parse("time", &t).map_err(|e| damaged(e.to_string())))
+                .transpose()
+        };
+        Ok(LexicalHit {
+            node_id: Uuid::parse_str(&id).map_err(|e| damaged(e.to_string()))?,
+            score: r.get(1).map_err(map_err)?,
+            node_type: kith_core::NodeType::parse(
+                "node_type",
+                &r.get::<_, String>(2).map_err(map_err)?,
+            )
+            .map_err(|e| damaged(e.to_string()))?,
+            content: r.get(3).map_err(map_err)?,
+            scope: kith_core::ScopeId::new(r.get::<_, String>(4).map_err(map_err)?)
+                .map_err(|e| damaged(e.to_string()))?,
+            event_id: text(5)?
+                .map(|t| Uuid::parse_str(&t).map_err(|e| damaged(e.to_string())))
+                .transpose()?,
+            session_id: text(6)?
+                .map(|s| SessionId::new(s).map_err(|e| damaged(e.to_string())))
+                .transpose()?,
+            role: text(7)?
+                .map(|s| Role::parse("role", &s).map_err(|e| damaged(e.to_string())))
+                .transpose()?,
+            speaker: text(8)?,
+            event_time: time(9)?,
+            ingested_at: time(10)?,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_expression;
+
+    #[test]
+    fn questions_become_quoted_or_terms() {
+        assert_eq!(
+            match_expression("Where does Maya work now?").as_deref(),
+            Some("\"maya\" OR \"work\" OR \"now\"")
+        );
+        assert_eq!(
+            match_expression("NEAR(\"x\" AND y*) -- drop").as_deref(),
+            Some("\"near\" OR \"x\" OR \"y\" OR \"drop\"")
+        );
+        assert_eq!(match_expression("what is it?"), None);
+    }
+}

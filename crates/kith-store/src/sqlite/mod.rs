@@ -1,0 +1,681 @@
+//! The embedded backend: one SQLite database in WAL mode.
+//!
+//! Assumptions (also in ARCHITECTURE.md): WAL journaling with
+//! `synchronous=FULL`, so a transaction that returned from `COMMIT` survives
+//! `kill -9` and power loss; writers take the lock at `BEGIN IMMEDIATE` and
+//! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue
+//! instead of failing; readers never block writers.
+
+mod lexical;
+mod rows;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use uuid::Uuid;
+
+pub use schema::SCHEMA_VERSION;
+
+use crate::{
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, Store, StoreError, StoreErrorKind,
+    StoredEvent, Tx, TxMode,
+};
+
+/// How long a writer waits for another process's write lock before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whether [`SqliteStore::open`] may create the database file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file and schema if missing.
+    CreateIfMissing,
+    /// The file must exist.
+    MustExist,
+}
+
+/// A SQLite-backed [`Store`]. Connections are pooled; each transaction uses
+/// one connection for its whole life.
+pub struct SqliteStore {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the database at `path` and brings its schema up to
+    /// [`SCHEMA_VERSION`], refusing a newer one.
+    pub fn open(path: &Path, mode: OpenMode) -> Result<Self, StoreError> {
+        if mode == OpenMode::MustExist && !path.exists() {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("no database at {}", path.display()),
+            ));
+        }
+        let store = SqliteStore {
+            path: path.to_path_buf(),
+            pool: Mutex::new(Vec::new()),
+        };
+        let conn = store.connect()?;
+        migrate(&conn)?;
+        store.release(conn);
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version stored in the database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let conn = self.take()?;
+        let v = read_version(&conn);
+        self.release(conn);
+        v
+    }
+
+    fn connect(&self) -> Result<Connection, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
+            map_err(e).with_context(&format!("cannot open {}", self.path.display()))
+        })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        // WAL is persistent in the file; setting it again is cheap. It needs
+        // the lock briefly, which the busy timeout covers.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(map_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::new(
+                StoreErrorKind::Io,
+                format!(
+                    "{} cannot use WAL journaling (got {mode}); put the pack on a local file system",
+                    self.path.display()
+                ),
+            ));
+        }
+        conn.execute_batch(
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(map_err)?;
+        Ok(conn)
+    }
+
+    fn take(&self) -> Result<Connection, StoreError> {
+        let pooled = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
+        match pooled {
+            Some(c) => Ok(c),
+            None => self.connect(),
+        }
+    }
+
+    fn release(&self, conn: Connection) {
+        if let Ok(mut pool) = self.pool.lock() {
+            if pool.len() < 8 {
+                pool.push(conn);
+            }
+        }
+    }
+}
+
+fn read_version(conn: &Connection) -> Result<i64, StoreError> {
+    let has_meta: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            [],
+            |r| r.get::<_, i64>(0).map(|n| n > 0),
+        )
+        .map_err(map_err)?;
+    if !has_meta {
+        return Ok(0);
+    }
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(map_err)?;
+    match v {
+        None => Ok(0),
+        Some(text) => text.parse().map_err(|_| {
+            StoreError::corrupted(format!("meta.schema_version is {text:?}, not a number"))
+        }),
+    }
+}
+
+/// Applies missing migrations in one transaction. The version is re-read
+/// under the write lock, so two processes opening a new pack at once migrate
+/// it once.
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current = read_version(conn)?;
+    if current > SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(map_err)?;
+    let result = (|| {
+        let current = read_version(conn)?;
+        if current > SCHEMA_VERSION {
+            return Err(too_new(current));
+        }
+        for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
+            conn.execute_batch(step).map_err(|e| {
+                map_err(e).with_context(&format!("schema migration to version {}", i + 1))
+            })?;
+        }
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![SCHEMA_VERSION.to_string()],
+        )
+        .map_err(map_err)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(map_err),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn too_new(found: i64) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::TooNew,
+        format!(
+            "database schema version {found} is newer than this kith (reads 1–{SCHEMA_VERSION}); upgrade kith"
+        ),
+    )
+}
+
+impl Store for SqliteStore {
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
+        let conn = self.take()?;
+        let sql = match mode {
+            TxMode::Read => "BEGIN DEFERRED",
+            TxMode::Write => "BEGIN IMMEDIATE",
+        };
+        if let Err(e) = conn.execute_batch(sql) {
+            let err = map_err(e);
+            self.release(conn);
+            return Err(err);
+        }
+        Ok(Box::new(SqliteTx {
+            store: self,
+            conn: Some(conn),
+        }))
+    }
+}
+
+struct SqliteTx<'a> {
+    store: &'a SqliteStore,
+    conn: Option<Connection>,
+}
+
+impl SqliteTx<'_> {
+    fn conn(&self) -> &Connection {
+        // Present from `begin` until `commit` or drop takes it.
+        self.conn.as_ref().expect("transaction connection is live")
+    }
+}
+
+impl Drop for SqliteTx<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            // Not committed: undo everything. If even ROLLBACK fails the
+            // connection is in an unknown state, so it is not reused.
+            if conn.execute_batch("ROLLBACK").is_ok() {
+                self.store.release(conn);
+            }
+        }
+    }
+}
+
+fn uuid_text(id: Uuid) -> String {
+    id.to_string()
+}
+
+impl Tx for SqliteTx<'_> {
+    fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
+        self.conn()
+            .execute(
+                "INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
+                    content_sha256, event_time, event_time_ms, ingested_at, ingested_at_ms,
+                    metadata, source_id, checksum)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                params![
+                    uuid_text(e.id),
+                    e.owner_id.as_str(),
+                    e.scope.as_str(),
+                    e.session_id.as_ref().map(|s| s.as_str()),
+                    e.role.as_str(),
+                    e.speaker.as_ref().map(|s| s.as_str()),
+                    e.content,
+                    e.content_sha256,
+                    e.event_time.map(|t| t.to_rfc3339()),
+                    e.event_time.map(|t| t.unix_millis()),
+                    e.ingested_at.to_rfc3339(),
+                    e.ingested_at.unix_millis(),
+                    rows::json_text(&e.metadata),
+                    e.source_id.as_str(),
+                    e.checksum,
+                ],
+            )
+            .map_err(|err| map_err(err).with_context(&format!("event {}", e.id)))?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    fn event_id_by_source(
+        &mut self,
+        owner: &OwnerId,
+        source_id: &SourceId,
+    ) -> Result<Option<Uuid>, StoreError> {
+        let id: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT id FROM events WHERE owner_id = ?1 AND source_id = ?2",
+                params![owner.as_str(), source_id.as_str()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(map_err)?;
+        id.map(|t| {
+            Uuid::parse_str(&t).map_err(|e| StoreError::corrupted(format!("event id {t:?}: {e}")))
+        })
+        .transpose()
+    }
+
+    fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError> {
+        let sql = format!("SELECT {} FROM events WHERE id = ?1", rows::EVENT_COLUMNS);
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(id))],
+            rows::event,
+        )
+        .map(|mut v| v.pop())
+    }
+
+    fn list_events(&mut self, q: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut sql = format!("SELECT {} FROM events WHERE seq > ?", rows::EVENT_COLUMNS);
+        let mut args = vec![SqlValue::Integer(q.after_seq)];
+        push_filter(
+            &mut sql,
+            &mut args,
+            "owner_id",
+            q.owner.as_ref().map(|o| o.as_str()),
+        );
+        push_filter(
+            &mut sql,
+            &mut args,
+            "scope",
+            q.scope.as_ref().map(|s| s.as_str()),
+        );
+        push_filter(
+            &mut sql,
+            &mut args,
+            "session_id",
+            q.session.as_ref().map(|s| s.as_str()),
+        );
+        sql.push_str(" ORDER BY seq LIMIT ?");
+        args.push(SqlValue::Integer(limit(q.limit)));
+        query_all(self.conn(), &sql, &args, rows::event)
+    }
+
+    fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
+        let refs = serde_json::to_string(&n.evidence_refs)
+            .map_err(|e| StoreError::new(StoreErrorKind::Other, e.to_string()))?;
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO nodes (id, owner_id, scope, session_id, node_type, content, metadata,
+                confidence, lifecycle, epistemic_type, source_type, valid_from, valid_to,
+                event_time, superseded_by, evidence_refs, source_event_id, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                ?18, ?19)",
+            params![
+                uuid_text(n.id),
+                n.owner_id.as_str(),
+                n.scope.as_str(),
+                n.session_id.as_ref().map(|s| s.as_str()),
+                n.node_type.as_str(),
+                n.content,
+                rows::json_text(&n.metadata),
+                n.confidence,
+                n.lifecycle.as_str(),
+                n.epistemic_type.as_str(),
+                n.source_type.as_str(),
+                n.valid_from.to_rfc3339(),
+                n.valid_to.map(|t| t.to_rfc3339()),
+                n.event_time.map(|t| t.to_rfc3339()),
+                n.superseded_by.map(uuid_text),
+                refs,
+                n.evidence_refs.first().copied().map(uuid_text),
+                n.created_at.to_rfc3339(),
+                n.updated_at.to_rfc3339(),
+            ],
+        )
+        .map_err(|err| map_err(err).with_context(&format!("node {}", n.id)))?;
+        let rowid = conn.last_insert_rowid();
+        conn.execute(
+            "INSERT INTO node_fts (rowid, content) VALUES (?1, ?2)",
+            params![rowid, n.content],
+        )
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError> {
+        let sql = format!("SELECT {} FROM nodes WHERE id = ?1", rows::NODE_COLUMNS);
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(id))],
+            rows::node,
+        )
+        .map(|mut v| v.pop())
+    }
+
+    fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<Node>, StoreError> {
+        let mut sql = format!("SELECT {} FROM nodes WHERE seq > ?", rows::NODE_COLUMNS);
+        let mut args = vec![SqlValue::Integer(q.after_position)];
+        push_filter(
+            &mut sql,
+            &mut args,
+            "owner_id",
+            q.owner.as_ref().map(|o| o.as_str()),
+        );
+        push_filter(
+            &mut sql,
+            &mut args,
+            "scope",
+            q.scope.as_ref().map(|s| s.as_str()),
+        );
+        let event = q.event_id.map(uuid_text);
+        push_filter(&mut sql, &mut args, "source_event_id", event.as_deref());
+        push_in(
+            &mut sql,
+            &mut args,
+            "node_type",
+            q.node_types.iter().map(|t| t.as_str()),
+        );
+        sql.push_str(" ORDER BY seq LIMIT ?");
+        args.push(SqlValue::Integer(limit(q.limit)));
+        query_all(self.conn(), &sql, &args, rows::node)
+    }
+
+    fn insert_edge(&mut self, e: &Edge) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT INTO edges (id, owner_id, scope, source_id, target_id, edge_type,
+                    confidence, valid_from, valid_to, provenance_event_id, metadata, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    uuid_text(e.id),
+                    e.owner_id.as_str(),
+                    e.scope.as_str(),
+                    uuid_text(e.source_id),
+                    uuid_text(e.target_id),
+                    e.edge_type.as_str(),
+                    e.confidence,
+                    e.valid_from.to_rfc3339(),
+                    e.valid_to.map(|t| t.to_rfc3339()),
+                    e.provenance_event_id.map(uuid_text),
+                    rows::json_text(&e.metadata),
+                    e.created_at.to_rfc3339(),
+                ],
+            )
+            .map_err(|err| map_err(err).with_context(&format!("edge {}", e.id)))?;
+        Ok(())
+    }
+
+    fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM edges WHERE source_id = ?1 OR target_id = ?1 ORDER BY seq",
+            rows::EDGE_COLUMNS
+        );
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(node))],
+            rows::edge,
+        )
+    }
+
+    fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT INTO operations (id, kind, owner_id, scope, target_id, payload,
+                    created_at, checksum)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    uuid_text(op.id),
+                    op.kind.as_str(),
+                    op.owner_id.as_str(),
+                    op.scope.as_str(),
+                    op.target_id.map(uuid_text),
+                    kith_core::canon::to_canonical_string(&op.payload),
+                    op.created_at.to_rfc3339(),
+                    op.checksum,
+                ],
+            )
+            .map_err(|err| map_err(err).with_context(&format!("operation {}", op.id)))?;
+        Ok(())
+    }
+
+    fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM operations WHERE id = ?1",
+            rows::OPERATION_COLUMNS
+        );
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(id))],
+            rows::operation,
+        )
+        .map(|mut v| v.pop())
+    }
+
+    fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        lexical::search(self.conn(), q)
+    }
+
+    fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError> {
+        let conn = self.conn();
+        let o = owner.map(|o| o.as_str().to_string());
+        let count = |sql: &str| -> Result<u64, StoreError> {
+            conn.query_row(sql, params![o], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(map_err)
+        };
+        let events = count("SELECT count(*) FROM events WHERE ?1 IS NULL OR owner_id = ?1")?;
+        let edges = count("SELECT count(*) FROM edges WHERE ?1 IS NULL OR owner_id = ?1")?;
+        let operations =
+            count("SELECT count(*) FROM operations WHERE ?1 IS NULL OR owner_id = ?1")?;
+        let owners =
+            count("SELECT count(DISTINCT owner_id) FROM events WHERE ?1 IS NULL OR owner_id = ?1")?;
+        let sessions = count(
+            "SELECT count(*) FROM (SELECT DISTINCT owner_id, session_id FROM events
+             WHERE session_id IS NOT NULL AND (?1 IS NULL OR owner_id = ?1))",
+        )?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT node_type, count(*) FROM nodes WHERE ?1 IS NULL OR owner_id = ?1
+                 GROUP BY node_type ORDER BY node_type",
+            )
+            .map_err(map_err)?;
+        let mut nodes_by_type = Vec::new();
+        let mut rows = stmt.query(params![o]).map_err(map_err)?;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            let t: String = row.get(0).map_err(map_err)?;
+            let n: i64 = row.get(1).map_err(map_err)?;
+            let t = NodeType::parse("node_type", &t)
+                .map_err(|e| StoreError::corrupted(format!("nodes: {e}")))?;
+            nodes_by_type.push((t, n as u64));
+        }
+        Ok(Stats {
+            events,
+            nodes_by_type,
+            edges,
+            operations,
+            owners,
+            sessions,
+        })
+    }
+
+    fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut problems = Vec::new();
+        let mut stmt = conn.prepare("PRAGMA quick_check").map_err(map_err)?;
+        let mut rows = stmt.query([]).map_err(map_err)?;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            let line: String = row.get(0).map_err(map_err)?;
+            if line != "ok" {
+                problems.push(format!("sqlite: {line}"));
+            }
+        }
+        drop(rows);
+        drop(stmt);
+        if let Err(e) = conn.execute(
+            "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        ) {
+            problems.push(format!("lexical index does not match the nodes: {e}"));
+        }
+        let dangling: [(&str, &str); 3] = [
+            (
+                "SELECT n.id FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
+                "node {} cites an event that does not exist",
+            ),
+            (
+                "SELECT g.id FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
+                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL LIMIT 20",
+                "edge {} points at a node that does not exist",
+            ),
+            (
+                "SELECT n.id FROM nodes n JOIN events e ON e.id = n.source_event_id
+                 WHERE e.owner_id <> n.owner_id LIMIT 20",
+                "node {} belongs to another owner than its source event",
+            ),
+        ];
+        for (sql, message) in dangling {
+            let ids = query_all(conn, sql, &[], |r| r.get::<_, String>(0).map_err(map_err))?;
+            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
+        }
+        Ok(problems)
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
+        let conn = self.conn.take().expect("transaction connection is live");
+        match conn.execute_batch("COMMIT") {
+            Ok(()) => {
+                self.store.release(conn);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(map_err(e).with_context("commit"))
+            }
+        }
+    }
+}
+
+fn limit(n: usize) -> i64 {
+    if n == 0 {
+        i64::MAX
+    } else {
+        n as i64
+    }
+}
+
+fn push_filter(sql: &mut String, args: &mut Vec<SqlValue>, column: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        sql.push_str(&format!(" AND {column} = ?"));
+        args.push(SqlValue::Text(v.to_string()));
+    }
+}
+
+fn push_in<'a>(
+    sql: &mut String,
+    args: &mut Vec<SqlValue>,
+    column: &str,
+    values: impl Iterator<Item = &'a str>,
+) {
+    let values: Vec<&str> = values.collect();
+    if values.is_empty() {
+        return;
+    }
+    let marks = vec!["?"; values.len()].join(", ");
+    sql.push_str(&format!(" AND {column} IN ({marks})"));
+    args.extend(values.into_iter().map(|v| SqlValue::Text(v.to_string())));
+}
+
+/// Runs `sql` and decodes every row with `decode`.
+fn query_all<T>(
+    conn: &Connection,
+    sql: &str,
+    args: &[SqlValue],
+    decode: impl Fn(&rusqlite::Row<'_>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(map_err)?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(args.iter()))
+        .map_err(map_err)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(map_err)? {
+        out.push(decode(row)?);
+    }
+    Ok(out)
+}
+
+/// Sorts a SQLite error into a [`StoreErrorKind`] with a readable sentence.
+fn map_err(err: rusqlite::Error) -> StoreError {
+    let kind = match &err {
+        rusqlite::Error::SqliteFailure(e, _) => match e.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreErrorKind::Busy,
+            ErrorCode::ConstraintViolation => StoreErrorKind::Conflict,
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => StoreErrorKind::Corrupted,
+            ErrorCode::CannotOpen
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::DiskFull
+            | ErrorCode::ReadOnly
+            | ErrorCode::PermissionDenied => StoreErrorKind::Io,
+            _ => StoreErrorKind::Other,
+        },
+        _ => StoreErrorKind::Other,
+    };
+    let message = match kind {
+        StoreErrorKind::Busy => format!(
+            "the pack is busy: another process held its write lock for more than {} s ({err}); try again",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        StoreErrorKind::Corrupted => format!("the database is damaged: {err}"),
+        _ => err.to_string(),
+    };
+    StoreError::new(kind, message)
+}
+
+impl StoreError {
+    /// Prefixes the message with what was being done.
+    fn with_context(self, what: &str) -> StoreError {
+        let message = format!("{what}: {}", self.message());
+        StoreError::new(self.kind(), message)
+    }
+}

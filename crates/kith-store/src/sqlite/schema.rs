@@ -1,0 +1,112 @@
+//! The SQLite schema and its migrations.
+//!
+//! `MIGRATIONS[i]` takes a database from schema version `i` to `i + 1`; the
+//! version lives in `meta.schema_version`. Opening a database applies the
+//! missing steps in one transaction, and refuses one whose version is newer
+//! than [`SCHEMA_VERSION`].
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Each step, in order. Never edit a released step; add a new one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: events, nodes (+ FTS5), edges, operations.
+    r#"
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE events (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id             TEXT NOT NULL UNIQUE,
+    owner_id       TEXT NOT NULL,
+    scope          TEXT NOT NULL,
+    session_id     TEXT,
+    role           TEXT NOT NULL,
+    speaker        TEXT,
+    content        TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    event_time     TEXT,
+    event_time_ms  INTEGER,
+    ingested_at    TEXT NOT NULL,
+    ingested_at_ms INTEGER NOT NULL,
+    metadata       TEXT,
+    source_id      TEXT NOT NULL,
+    checksum       TEXT NOT NULL,
+    UNIQUE (owner_id, source_id)
+);
+CREATE INDEX events_owner_scope ON events (owner_id, scope, seq);
+CREATE INDEX events_owner_session ON events (owner_id, session_id, seq);
+
+-- The log is append-only: normal operation never rewrites or removes an event.
+CREATE TRIGGER events_are_immutable BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never updated'); END;
+CREATE TRIGGER events_are_permanent BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never deleted'); END;
+
+CREATE TABLE nodes (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              TEXT NOT NULL UNIQUE,
+    owner_id        TEXT NOT NULL,
+    scope           TEXT NOT NULL,
+    session_id      TEXT,
+    node_type       TEXT NOT NULL,
+    content         TEXT NOT NULL,
+    metadata        TEXT,
+    confidence      REAL NOT NULL,
+    lifecycle       TEXT NOT NULL,
+    epistemic_type  TEXT NOT NULL,
+    source_type     TEXT NOT NULL,
+    valid_from      TEXT NOT NULL,
+    valid_to        TEXT,
+    event_time      TEXT,
+    superseded_by   TEXT,
+    evidence_refs   TEXT NOT NULL,
+    source_event_id TEXT,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL
+);
+CREATE INDEX nodes_owner_scope_type ON nodes (owner_id, scope, node_type);
+CREATE INDEX nodes_source_event ON nodes (source_event_id);
+
+-- BM25 over node text; external content keeps one copy of the text.
+CREATE VIRTUAL TABLE node_fts USING fts5 (
+    content,
+    content = 'nodes',
+    content_rowid = 'seq',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE edges (
+    seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                  TEXT NOT NULL UNIQUE,
+    owner_id            TEXT NOT NULL,
+    scope               TEXT NOT NULL,
+    source_id           TEXT NOT NULL,
+    target_id           TEXT NOT NULL,
+    edge_type           TEXT NOT NULL,
+    confidence          REAL NOT NULL,
+    valid_from          TEXT NOT NULL,
+    valid_to            TEXT,
+    provenance_event_id TEXT,
+    metadata            TEXT,
+    created_at          TEXT NOT NULL
+);
+CREATE INDEX edges_source ON edges (source_id);
+CREATE INDEX edges_target ON edges (target_id);
+
+CREATE TABLE operations (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         TEXT NOT NULL UNIQUE,
+    kind       TEXT NOT NULL,
+    owner_id   TEXT NOT NULL,
+    scope      TEXT NOT NULL,
+    target_id  TEXT,
+    payload    TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    checksum   TEXT NOT NULL
+);
+CREATE INDEX operations_owner ON operations (owner_id, kind, seq);
+"#,
+];

@@ -1,0 +1,93 @@
+//! `doctor`: verifies every event checksum and the store's referential
+//! integrity.
+
+use kith_core::{canon, ids};
+use kith_store::{EventQuery, TxMode};
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::memory::Memory;
+
+/// What `doctor` found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DoctorReport {
+    /// Events whose checksums were recomputed.
+    pub events_checked: u64,
+    /// Problems, one sentence each. Empty means healthy.
+    pub problems: Vec<String>,
+}
+
+impl DoctorReport {
+    /// True when nothing is wrong.
+    pub fn healthy(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Events read per page.
+const PAGE: usize = 1000;
+/// Problems reported at most (a badly damaged pack would otherwise print
+/// millions of lines).
+const MAX_PROBLEMS: usize = 200;
+
+impl Memory {
+    /// Recomputes every event's content hash, checksum and id, checks that
+    /// each has its note node, and runs the backend's own integrity checks.
+    /// Reads one consistent snapshot; changes nothing.
+    pub fn doctor(&self) -> Result<DoctorReport, Error> {
+        let mut report = DoctorReport::default();
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let mut after = 0;
+        loop {
+            let page = match tx.list_events(&EventQuery {
+                after_seq: after,
+                limit: PAGE,
+                ..EventQuery::default()
+            }) {
+                Ok(page) => page,
+                Err(e) => {
+                    report.problems.push(format!("events cannot be read: {e}"));
+                    break;
+                }
+            };
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for stored in &page {
+                report.events_checked += 1;
+                let e = &stored.event;
+                if canon::sha256_hex(e.content.as_bytes()) != e.content_sha256 {
+                    report.problems.push(format!(
+                        "event {}: content does not match its SHA-256",
+                        e.id
+                    ));
+                }
+                if e.compute_checksum() != e.checksum {
+                    report.problems.push(format!(
+                        "event {}: checksum does not match its fields",
+                        e.id
+                    ));
+                }
+                if ids::event_id(&e.owner_id, &e.source_id) != e.id {
+                    report.problems.push(format!(
+                        "event {}: id does not match its owner and source id",
+                        e.id
+                    ));
+                }
+                if tx.get_node(ids::note_node_id(e.id))?.is_none() {
+                    report
+                        .problems
+                        .push(format!("event {}: its note node is missing", e.id));
+                }
+            }
+            if report.problems.len() >= MAX_PROBLEMS {
+                break;
+            }
+        }
+        match tx.check_integrity() {
+            Ok(problems) => report.problems.extend(problems),
+            Err(e) => report.problems.push(format!("integrity check failed: {e}")),
+        }
+        report.problems.truncate(MAX_PROBLEMS);
+        Ok(report)
+    }
+}

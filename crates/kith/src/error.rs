@@ -1,0 +1,131 @@
+//! The facade's error: one type, a `kind()` to act on, and a sentence to show.
+
+use std::path::PathBuf;
+
+use kith_core::ValidationError;
+use kith_store::{StoreError, StoreErrorKind};
+use thiserror::Error as ThisError;
+
+/// What kind of failure an [`Error`] is, for callers that branch on it
+/// (an HTTP server maps these to status codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The caller's input was refused; nothing was written.
+    InvalidInput,
+    /// The thing asked for does not exist.
+    NotFound,
+    /// It exists already, or contradicts what exists.
+    Conflict,
+    /// The pack was busy for too long; retry.
+    Busy,
+    /// Stored data is damaged.
+    Corrupted,
+    /// The file system failed.
+    Io,
+    /// The pack was written by a format this kith cannot read.
+    Unsupported,
+}
+
+/// Problems with a memory pack directory.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum PackError {
+    /// `init` on a directory that already holds something.
+    #[error("{path} already exists and is not empty; choose a new directory for the pack")]
+    AlreadyExists {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// No manifest.
+    #[error("{path} is not a kith pack (no manifest.json); create one with `kith init {path}`")]
+    NotAPack {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A manifest kith cannot read at all.
+    #[error("{path} has a manifest kith cannot read: {reason}")]
+    UnknownFormat {
+        /// The manifest file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A newer pack format.
+    #[error("pack format {found} is newer than this kith (reads 1–{supported}); upgrade kith to open {path}")]
+    TooNew {
+        /// The directory.
+        path: PathBuf,
+        /// The format it has.
+        found: u64,
+        /// The newest this build reads.
+        supported: u64,
+    },
+}
+
+/// Every way a [`crate::Memory`] call can fail.
+#[derive(Debug, ThisError)]
+#[non_exhaustive]
+pub enum Error {
+    /// Input refused.
+    #[error("{0}")]
+    Invalid(#[from] ValidationError),
+    /// One line of an import refused.
+    #[error("line {line}: {error}")]
+    Line {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        error: ValidationError,
+    },
+    /// The store failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// The pack directory is wrong.
+    #[error("{0}")]
+    Pack(#[from] PackError),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Something asked for by id does not exist.
+    #[error("{what} not found")]
+    NotFound {
+        /// What was asked for ("event 1f0…").
+        what: String,
+    },
+}
+
+impl Error {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Invalid(_) | Error::Line { .. } => ErrorKind::InvalidInput,
+            Error::Store(e) => match e.kind() {
+                StoreErrorKind::Conflict => ErrorKind::Conflict,
+                StoreErrorKind::Busy => ErrorKind::Busy,
+                StoreErrorKind::NotFound => ErrorKind::NotFound,
+                StoreErrorKind::Corrupted => ErrorKind::Corrupted,
+                StoreErrorKind::Io => ErrorKind::Io,
+                StoreErrorKind::TooNew => ErrorKind::Unsupported,
+                _ => ErrorKind::Io,
+            },
+            Error::Pack(PackError::AlreadyExists { .. }) => ErrorKind::Conflict,
+            Error::Pack(PackError::NotAPack { .. }) => ErrorKind::NotFound,
+            Error::Pack(_) => ErrorKind::Unsupported,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! [`Memory`]: the engine facade over one store.
+
+use std::path::{Path, PathBuf};
+
+use kith_core::event::{InputDefaults, ValidEvent};
+use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
+use kith_store::sqlite::{OpenMode, SqliteStore};
+use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, TxMode};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::pack::{self, Manifest};
+
+/// What `store()` returns: the ids of the event and its note node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StoreReceipt {
+    /// The event's id.
+    pub event_id: Uuid,
+    /// The note node's id.
+    pub node_id: Uuid,
+    /// False when the `(owner, source_id)` was stored before and nothing was
+    /// written: the ids are the first call's.
+    pub created: bool,
+}
+
+/// Long-term memory over one store (a pack directory, or any [`Store`]).
+pub struct Memory {
+    store: Box<dyn Store>,
+    pack: Option<(PathBuf, Manifest)>,
+}
+
+impl Memory {
+    /// Creates a new pack at `dir` (which must be missing or empty).
+    pub fn init(dir: &Path) -> Result<Memory, Error> {
+        let manifest = pack::create(dir)?;
+        let store = SqliteStore::open(&dir.join(&manifest.database), OpenMode::CreateIfMissing)?;
+        Ok(Memory {
+            store: Box::new(store),
+            pack: Some((dir.to_path_buf(), manifest)),
+        })
+    }
+
+    /// Opens the pack at `dir`, migrating an older format.
+    pub fn open(dir: &Path) -> Result<Memory, Error> {
+        let (manifest, db) = pack::open(dir)?;
+        let store = SqliteStore::open(&db, OpenMode::MustExist)?;
+        Ok(Memory {
+            store: Box::new(store),
+            pack: Some((dir.to_path_buf(), manifest)),
+        })
+    }
+
+    /// Wraps any store (tests, other backends).
+    pub fn with_store(store: Box<dyn Store>) -> Memory {
+        Memory { store, pack: None }
+    }
+
+    /// The pack's manifest, when this memory is a pack.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.pack.as_ref().map(|(_, m)| m)
+    }
+
+    /// The pack's directory, when this memory is a pack.
+    pub fn pack_dir(&self) -> Option<&Path> {
+        self.pack.as_ref().map(|(d, _)| d.as_path())
+    }
+
+    /// The store, for layers built on the facade.
+    pub fn store_backend(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// Stores one message: the event and its note node (with its lexical
+    /// row) in one transaction. `input.owner_id` is required. The same
+    /// `(owner, source_id)` again returns the first ids and writes nothing.
+    pub fn store(&self, input: EventInput) -> Result<StoreReceipt, Error> {
+        let mut receipts = self.store_batch(vec![input])?;
+        Ok(receipts.remove(0))
+    }
+
+    /// Stores several messages in one transaction: all are validated first,
+    /// and either every new one is written or none is.
+    pub fn store_batch(&self, inputs: Vec<EventInput>) -> Result<Vec<StoreReceipt>, Error> {
+        let defaults = InputDefaults {
+            owner_id: None,
+            scope: ScopeId::personal(),
+            now: Timestamp::now(),
+        };
+        let valid = inputs
+            .into_iter()
+            .map(|i| i.validate(&defaults))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.write_valid(&valid)
+    }
+
+    /// Writes already validated events in one transaction.
+    pub(crate) fn write_valid(&self, valid: &[ValidEvent]) -> Result<Vec<StoreReceipt>, Error> {
+        let mut tx = self.store.begin(TxMode::Write)?;
+        let mut receipts = Vec::with_capacity(valid.len());
+        for v in valid {
+            let event = &v.event;
+            if let Some(existing) = tx.event_id_by_source(&event.owner_id, &event.source_id)? {
+                receipts.push(StoreReceipt {
+                    event_id: existing,
+                    node_id: ids::note_node_id(existing),
+                    created: false,
+                });
+                continue;
+            }
+            tx.insert_event(event)?;
+            let node = Node::note_for(event, v.node_type);
+            tx.insert_node(&node)?;
+            receipts.push(StoreReceipt {
+                event_id: event.id,
+                node_id: node.id,
+                created: true,
+            });
+        }
+        tx.commit()?;
+        Ok(receipts)
+    }
+
+    /// One event by id, only if it belongs to `owner`.
+    pub fn event(&self, owner: &OwnerId, id: Uuid) -> Result<StoredEvent, Error> {
+        let mut tx = self.store.begin(TxMode::Read)?;
+        match tx.get_event(id)? {
+            Some(e) if &e.event.owner_id == owner => Ok(e),
+            _ => Err(Error::NotFound {
+                what: format!("event {id} of owner {owner}"),
+            }),
+        }
+    }
+
+    /// Events in ingestion order.
+    pub fn events(&self, query: &EventQuery) -> Result<Vec<StoredEvent>, Error> {
+        let mut tx = self.store.begin(TxMode::Read)?;
+        Ok(tx.list_events(query)?)
+    }
+
+    /// One node by id, only if it belongs to `owner`.
+    pub fn node(&self, owner: &OwnerId, id: Uuid) -> Result<Node, Error> {
+        let mut tx = self.store.begin(TxMode::Read)?;
+        match tx.get_node(id)? {
+            Some(n) if &n.owner_id == owner => Ok(n),
+            _ => Err(Error::NotFound {
+                what: format!("node {id} of owner {owner}"),
+            }),
+        }
+    }
+
+    /// Nodes in creation order.
+    pub fn nodes(&self, query: &NodeQuery) -> Result<Vec<Node>, Error> {
+        let mut tx = self.store.begin(TxMode::Read)?;
+        Ok(tx.list_nodes(query)?)
+    }
+
+    /// Counts for one owner, or for the whole store.
+    pub fn stats(&self, owner: Option<&OwnerId>) -> Result<Stats, Error> {
+        let mut tx = self.store.begin(TxMode::Read)?;
+        Ok(tx.stats(owner)?)
+    }
+}

@@ -1,0 +1,136 @@
+//! Search v0: BM25 over node text with provenance. Vectors, fusion and
+//! packing arrive with the retrieval issue.
+
+use kith_core::{Lifecycle, NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
+use kith_store::{LexicalQuery, TxMode};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::memory::Memory;
+
+/// A search: always one owner; every other filter optional.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// Whose memory to search.
+    pub owner: OwnerId,
+    /// Free text.
+    pub query: String,
+    /// Only this scope.
+    pub scope: Option<ScopeId>,
+    /// Only this session.
+    pub session: Option<SessionId>,
+    /// Only turns by these roles (empty: all).
+    pub roles: Vec<Role>,
+    /// Only these node types (empty: all).
+    pub node_types: Vec<NodeType>,
+    /// Only these lifecycle states (empty: the active ones).
+    pub lifecycles: Vec<Lifecycle>,
+    /// Only what was said at or after this time (event time, else ingestion).
+    pub time_from: Option<Timestamp>,
+    /// Only what was said before this time.
+    pub time_to: Option<Timestamp>,
+    /// At most this many hits (default 10).
+    pub limit: usize,
+}
+
+impl SearchRequest {
+    /// A search of `owner`'s memory with default filters.
+    pub fn new(owner: &str, query: &str) -> Result<Self, Error> {
+        Ok(SearchRequest {
+            owner: OwnerId::new(owner)?,
+            query: query.to_string(),
+            scope: None,
+            session: None,
+            roles: Vec::new(),
+            node_types: Vec::new(),
+            lifecycles: Vec::new(),
+            time_from: None,
+            time_to: None,
+            limit: 10,
+        })
+    }
+}
+
+/// Where a hit came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Provenance {
+    /// The source event.
+    pub event_id: Uuid,
+    /// Its session.
+    pub session_id: Option<SessionId>,
+    /// Its role.
+    pub role: Role,
+    /// Its speaker.
+    pub speaker: Option<String>,
+    /// When it was said.
+    pub event_time: Option<Timestamp>,
+    /// When kith received it.
+    pub ingested_at: Timestamp,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// 1-based rank.
+    pub rank: usize,
+    /// BM25 score (higher is better).
+    pub score: f64,
+    /// The node found.
+    pub node_id: Uuid,
+    /// Its type.
+    pub node_type: NodeType,
+    /// Its scope.
+    pub scope: ScopeId,
+    /// Its text.
+    pub content: String,
+    /// Where it came from.
+    pub provenance: Provenance,
+}
+
+impl Memory {
+    /// BM25 search over node text, filtered by owner and the request's filters.
+    pub fn search(&self, req: &SearchRequest) -> Result<Vec<SearchHit>, Error> {
+        let query = LexicalQuery {
+            owner: req.owner.clone(),
+            text: req.query.clone(),
+            scope: req.scope.clone(),
+            session: req.session.clone(),
+            roles: req.roles.clone(),
+            node_types: req.node_types.clone(),
+            lifecycles: req.lifecycles.clone(),
+            time_from: req.time_from,
+            time_to: req.time_to,
+            limit: if req.limit == 0 { 10 } else { req.limit },
+        };
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let hits = tx.search_lexical(&query)?;
+        let mut out = Vec::with_capacity(hits.len());
+        for (i, h) in hits.into_iter().enumerate() {
+            // Nodes written by store() always have a source event; a node
+            // without one (none exist yet) carries no provenance to show.
+            let (Some(event_id), Some(role), Some(ingested_at)) =
+                (h.event_id, h.role, h.ingested_at)
+            else {
+                continue;
+            };
+            out.push(SearchHit {
+                rank: i + 1,
+                score: h.score,
+                node_id: h.node_id,
+                node_type: h.node_type,
+                scope: h.scope,
+                content: h.content,
+                provenance: Provenance {
+                    event_id,
+                    session_id: h.session_id,
+                    role,
+                    speaker: h.speaker,
+                    event_time: h.event_time,
+                    ingested_at,
+                },
+            });
+        }
+        Ok(out)
+    }
+}
