@@ -196,5 +196,9 @@ pub enum BenchCommand {
         /// Where to build the packs (default: a temporary directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Real text: a LoCoMo JSON file (turns cycled to each size; its
+        /// questions are the queries). Default: synthetic text.
+        #[arg(long)]
+        data: Option<PathBuf>,
     },
 }

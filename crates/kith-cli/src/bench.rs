@@ -4,7 +4,13 @@
 //! For each size N it builds a fresh pack: the first `single` messages go
 //! through `store()` one call (one durable transaction) at a time, the rest
 //! through `store_batch` in transactions of 1,000; then it times `queries`
-//! searches of two or three words drawn from the same vocabulary.
+//! searches.
+//!
+//! Text comes from `--data` (a LoCoMo JSON file: its turns, cycled to reach
+//! N, and its questions as queries) or, without it, from a synthetic
+//! generator: a Zipf-distributed made-up vocabulary whose 100 most frequent
+//! words play the part of English function words — they fill the messages
+//! but, as real stopwords are, are left out of queries.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -36,7 +42,12 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         single,
         queries,
         dir,
+        data,
     } = which;
+    let corpus = match data {
+        Some(path) => Some(Corpus::load(path)?),
+        None => None,
+    };
     let tmp;
     let root: PathBuf = match dir {
         Some(d) => d.clone(),
@@ -47,7 +58,17 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
     };
     let mut all = Vec::new();
     for &n in notes {
-        let figures = run_size(&root.join(format!("bench-{n}.kith")), n, *single, *queries)?;
+        let mut source = match &corpus {
+            Some(c) => Source::Corpus(c),
+            None => Source::Synthetic(Box::new(TextGen::new(0x5eed ^ n as u64))),
+        };
+        let figures = run_size(
+            &root.join(format!("bench-{n}.kith")),
+            n,
+            *single,
+            *queries,
+            &mut source,
+        )?;
         if !json {
             print_row(&figures);
         }
@@ -80,12 +101,12 @@ fn run_size(
     n: usize,
     single: usize,
     queries: usize,
+    text: &mut Source<'_>,
 ) -> Result<IngestFigures> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
     let memory = Memory::init(dir)?;
-    let mut text = TextGen::new(0x5eed ^ n as u64);
     let bar = ProgressBar::new(n as u64);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec}")
@@ -113,8 +134,8 @@ fn run_size(
 
     let mut latencies = Vec::with_capacity(queries);
     let mut hits_total = 0usize;
-    for _ in 0..queries {
-        let query = text.query();
+    for q in 0..queries {
+        let query = text.query(q);
         let started = Instant::now();
         let hits = memory.search(&SearchRequest::new("bench", &query)?)?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -161,6 +182,9 @@ struct TextGen {
     words: Vec<String>,
     cumulative: Vec<f64>,
 }
+
+/// How many of the most frequent synthetic words act as function words.
+const FUNCTION_WORDS: usize = 100;
 
 const NAMES: &[&str] = &[
     "Maya", "Jordan", "Sam", "Priya", "Tomas", "Lena", "Kofi", "Ines",
@@ -228,9 +252,102 @@ impl TextGen {
 
     fn query(&mut self) -> String {
         let n = 2 + self.next() as usize % 2;
-        (0..n)
-            .map(|_| self.word().to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
+        let mut words: Vec<String> = Vec::new();
+        while words.len() < n {
+            let w = self.word().to_string();
+            // The most frequent words stand for function words.
+            if self.words[..FUNCTION_WORDS].iter().all(|f| f != &w) {
+                words.push(w);
+            }
+        }
+        words.join(" ")
+    }
+}
+
+/// Where benchmark text comes from.
+enum Source<'a> {
+    /// Real turns and questions.
+    Corpus(&'a Corpus),
+    /// Generated text.
+    Synthetic(Box<TextGen>),
+}
+
+impl Source<'_> {
+    fn message(&mut self, i: usize) -> EventInput {
+        match self {
+            Source::Corpus(c) => c.message(i),
+            Source::Synthetic(g) => g.message(i),
+        }
+    }
+
+    fn query(&mut self, i: usize) -> String {
+        match self {
+            Source::Corpus(c) => c.questions[i % c.questions.len()].clone(),
+            Source::Synthetic(g) => g.query(),
+        }
+    }
+}
+
+/// LoCoMo turns and questions (benchmark data, read by path, never shipped).
+struct Corpus {
+    /// (session key, speaker, text)
+    turns: Vec<(String, String, String)>,
+    questions: Vec<String>,
+}
+
+impl Corpus {
+    fn load(path: &std::path::Path) -> Result<Corpus> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let data: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        let mut turns = Vec::new();
+        let mut questions = Vec::new();
+        for (ci, conv) in data.as_array().into_iter().flatten().enumerate() {
+            let Some(sessions) = conv["conversation"].as_object() else {
+                continue;
+            };
+            for (key, value) in sessions {
+                let Some(list) = value.as_array() else {
+                    continue;
+                };
+                if !key.starts_with("session_") {
+                    continue;
+                }
+                for turn in list {
+                    if let (Some(speaker), Some(text)) =
+                        (turn["speaker"].as_str(), turn["text"].as_str())
+                    {
+                        if !text.trim().is_empty() {
+                            turns.push((format!("c{ci}-{key}"), speaker.into(), text.into()));
+                        }
+                    }
+                }
+            }
+            for qa in conv["qa"].as_array().into_iter().flatten() {
+                if let Some(q) = qa["question"].as_str() {
+                    questions.push(q.to_string());
+                }
+            }
+        }
+        if turns.is_empty() || questions.is_empty() {
+            anyhow::bail!(
+                "{} has no LoCoMo turns or questions (expected a list of {{conversation, qa}})",
+                path.display()
+            );
+        }
+        Ok(Corpus { turns, questions })
+    }
+
+    fn message(&self, i: usize) -> EventInput {
+        let (session, speaker, text) = &self.turns[i % self.turns.len()];
+        let copy = i / self.turns.len();
+        EventInput {
+            owner_id: Some("bench".into()),
+            session_id: Some(format!("{session}-{copy}")),
+            speaker: Some(speaker.clone()),
+            source_id: Some(format!("bench-{i}")),
+            ..EventInput::new("user", text)
+        }
     }
 }

@@ -52,12 +52,13 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     let Some(expr) = match_expression(&q.text) else {
         return Ok(Vec::new());
     };
+    // The inner query ranks and filters using only the FTS index and the
+    // nodes table (role and time are copied onto nodes at insert); the
+    // source event is joined for the top hits only.
     let mut sql = String::from(
-        "SELECT n.id, -bm25(node_fts) AS score, n.node_type, n.content, n.scope, e.id,
-                e.session_id, e.role, e.speaker, e.event_time, e.ingested_at
-         FROM node_fts
-         JOIN nodes n ON n.seq = node_fts.rowid
-         LEFT JOIN events e ON e.id = n.source_event_id
+        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+                bm25(node_fts) AS r
+         FROM node_fts JOIN nodes n ON n.seq = node_fts.rowid
          WHERE node_fts MATCH ? AND n.owner_id = ?",
     );
     let mut args = vec![
@@ -73,13 +74,13 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     push_filter(
         &mut sql,
         &mut args,
-        "e.session_id",
+        "n.session_id",
         q.session.as_ref().map(|s| s.as_str()),
     );
     push_in(
         &mut sql,
         &mut args,
-        "e.role",
+        "n.source_role",
         q.roles.iter().map(|r| r.as_str()),
     );
     push_in(
@@ -104,15 +105,21 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
         lifecycles.iter().map(|l| l.as_str()),
     );
     if let Some(from) = q.time_from {
-        sql.push_str(" AND coalesce(e.event_time_ms, e.ingested_at_ms) >= ?");
+        sql.push_str(" AND n.effective_ms >= ?");
         args.push(SqlValue::Integer(from.unix_millis()));
     }
     if let Some(to) = q.time_to {
-        sql.push_str(" AND coalesce(e.event_time_ms, e.ingested_at_ms) < ?");
+        sql.push_str(" AND n.effective_ms < ?");
         args.push(SqlValue::Integer(to.unix_millis()));
     }
-    sql.push_str(" ORDER BY bm25(node_fts), n.seq LIMIT ?");
+    sql.push_str(" ORDER BY r, n.seq LIMIT ?");
     args.push(SqlValue::Integer(super::limit(q.limit)));
+    let sql = format!(
+        "SELECT t.id, -t.r, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,
+                e.speaker, e.event_time, e.ingested_at
+         FROM ({sql}) t LEFT JOIN events e ON e.id = t.source_event_id
+         ORDER BY t.r, t.seq"
+    );
     query_all(conn, &sql, &args, |r| {
         let damaged = |what: String| StoreError::corrupted(format!("lexical hit: {what}"));
         let text = |i: usize| r.get::<_, Option<String>>(i).map_err(map_err);

@@ -102,7 +102,8 @@ impl SqliteStore {
             ));
         }
         conn.execute_batch(
-            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;
+             PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
         )
         .map_err(map_err)?;
         Ok(conn)
@@ -345,9 +346,12 @@ impl Tx for SqliteTx<'_> {
         conn.execute(
             "INSERT INTO nodes (id, owner_id, scope, session_id, node_type, content, metadata,
                 confidence, lifecycle, epistemic_type, source_type, valid_from, valid_to,
-                event_time, superseded_by, evidence_refs, source_event_id, created_at, updated_at)
+                event_time, superseded_by, evidence_refs, source_event_id, created_at, updated_at,
+                source_role, effective_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19)",
+                ?18, ?19,
+                (SELECT role FROM events WHERE id = ?17),
+                (SELECT coalesce(event_time_ms, ingested_at_ms) FROM events WHERE id = ?17))",
             params![
                 uuid_text(n.id),
                 n.owner_id.as_str(),

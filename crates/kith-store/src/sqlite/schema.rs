@@ -65,7 +65,11 @@ CREATE TABLE nodes (
     evidence_refs   TEXT NOT NULL,
     source_event_id TEXT,
     created_at      TEXT NOT NULL,
-    updated_at      TEXT NOT NULL
+    updated_at      TEXT NOT NULL,
+    -- Copied from the source event at insert so that search filters on
+    -- role and time without joining events for every match.
+    source_role     TEXT,
+    effective_ms    INTEGER
 );
 CREATE INDEX nodes_owner_scope_type ON nodes (owner_id, scope, node_type);
 CREATE INDEX nodes_source_event ON nodes (source_event_id);
