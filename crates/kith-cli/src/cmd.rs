@@ -147,7 +147,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     let nodes = memory.nodes(&NodeQuery {
                         owner: Some(owner),
                         scope: scope.clone().map(ScopeId::new).transpose()?,
-                        after_position: *after,
+                        after_seq: *after,
                         limit: *limit,
                         ..NodeQuery::default()
                     })?;

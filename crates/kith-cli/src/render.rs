@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Result;
-use kith::{Node, OwnerId, SearchHit, Stats, StoredEvent};
+use kith::{Node, OwnerId, SearchHit, Stats, StoredEvent, StoredNode};
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
@@ -87,9 +87,11 @@ pub fn event_detail(e: &StoredEvent) {
 }
 
 /// One node on one line.
-pub fn node_line(n: &Node) -> String {
+pub fn node_line(stored: &StoredNode) -> String {
+    let n = &stored.node;
     format!(
-        "{} {:<11} {:<10} {:.2} {}",
+        "{:>6} {} {:<11} {:<10} {:.2} {}",
+        stored.seq,
         n.id,
         n.node_type.as_str(),
         n.lifecycle.as_str(),

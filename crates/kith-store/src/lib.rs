@@ -21,7 +21,7 @@ pub mod query;
 pub mod sqlite;
 
 pub use error::{StoreError, StoreErrorKind};
-pub use query::{EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, StoredEvent};
+pub use query::{EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, StoredEvent, StoredNode};
 
 use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
 use uuid::Uuid;
@@ -46,7 +46,8 @@ pub trait Store: Send + Sync {
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError>;
 }
 
-/// One transaction. All reads see the transaction's own writes.
+/// One transaction. All reads see the transaction's own writes. Writes in a
+/// [`TxMode::Read`] transaction are refused.
 pub trait Tx {
     /// Appends an event; returns its ingestion sequence number.
     /// Fails with [`StoreErrorKind::Conflict`] if its id or
@@ -73,7 +74,7 @@ pub trait Tx {
     fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
 
     /// Nodes in creation order (see [`NodeQuery`]).
-    fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<Node>, StoreError>;
+    fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError>;
 
     /// Writes an edge.
     fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError>;
@@ -95,7 +96,9 @@ pub trait Tx {
     fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError>;
 
     /// Problems the backend finds in its own structures (page damage, index
-    /// rows out of step, dangling references). Empty when healthy.
+    /// rows out of step, dangling references). Empty when healthy. Needs a
+    /// [`TxMode::Write`] transaction (some checks are issued as writes on
+    /// SQLite); it changes nothing, and the caller should drop it after.
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError>;
 
     /// Makes every write of the transaction durable, or none of them.

@@ -1,6 +1,6 @@
 //! Query and result types shared by every backend.
 
-use kith_core::{Event, Lifecycle, NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
+use kith_core::{Event, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -12,6 +12,17 @@ pub struct StoredEvent {
     /// The event.
     #[serde(flatten)]
     pub event: Event,
+}
+
+/// A node with its place in creation order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredNode {
+    /// Creation order across the whole store (gaps are possible); pass the
+    /// last one seen as [`NodeQuery::after_seq`] to get the next page.
+    pub seq: i64,
+    /// The node.
+    #[serde(flatten)]
+    pub node: Node,
 }
 
 /// Which events to list, in ingestion order.
@@ -38,11 +49,10 @@ pub struct NodeQuery {
     pub scope: Option<ScopeId>,
     /// Only these types (empty: all).
     pub node_types: Vec<NodeType>,
-    /// Only nodes derived from this event.
+    /// Only nodes derived from this event (their first evidence reference).
     pub event_id: Option<Uuid>,
-    /// Only nodes created after this node's position (paging by id order is
-    /// backend-specific, so paging uses an opaque position).
-    pub after_position: i64,
+    /// Only nodes with `seq` greater than this (paging).
+    pub after_seq: i64,
     /// At most this many.
     pub limit: usize,
 }

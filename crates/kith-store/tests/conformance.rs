@@ -320,8 +320,8 @@ fn dropped_write_transaction_leaves_nothing(store: &dyn Store) {
         assert_eq!(tx.get_operation(op.id).unwrap(), None);
         assert!(search(&mut *tx, &lexical("alice", "Lisbon")).is_empty());
         assert_eq!(tx.stats(None).unwrap(), Stats::default());
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
     }
+    assert_eq!(integrity(store), Vec::<String>::new());
 
     // The ids are free again: the same writes now succeed and persist.
     write(store, |tx| {
@@ -574,7 +574,7 @@ fn node_round_trip_is_identical(store: &dyn Store) {
         );
         assert_eq!(got.created_at.to_rfc3339(), full.created_at.to_rfc3339());
         assert_eq!(tx.get_node(Uuid::new_v4()).unwrap(), None);
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
+        assert_eq!(integrity(store), Vec::<String>::new());
     });
 }
 
@@ -594,7 +594,7 @@ fn duplicate_node_conflicts_and_keeps_the_first(store: &dyn Store) {
             hit_ids(&search(tx, &lexical("alice", "original"))),
             vec![n.id]
         );
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
+        assert_eq!(integrity(store), Vec::<String>::new());
     });
 }
 
@@ -708,7 +708,7 @@ fn list_nodes_filters_by_owner_scope_type_event(store: &dyn Store) {
             })
             .unwrap();
         assert_eq!(listed.len(), 1);
-        assert_same(&listed[0], &tw);
+        assert_same(&listed[0].node, &tw);
     });
 }
 
@@ -738,7 +738,7 @@ fn list_nodes_limit_takes_the_oldest_first(store: &dyn Store) {
                 })
                 .unwrap();
             assert_eq!(
-                page.iter().map(|n| n.id).collect::<Vec<_>>(),
+                page.iter().map(|n| n.node.id).collect::<Vec<_>>(),
                 nodes[..limit].iter().map(|n| n.id).collect::<Vec<_>>()
             );
         }
@@ -1324,7 +1324,7 @@ fn edge_round_trip(store: &dyn Store) {
         let of_c = of(tx, c.id);
         assert_same(&of_c, &sorted_edges(vec![full.clone(), self_loop.clone()]));
         assert_eq!(of(tx, Uuid::new_v4()), vec![]);
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
+        assert_eq!(integrity(store), Vec::<String>::new());
     });
 }
 
@@ -1476,7 +1476,7 @@ fn empty_store_has_zero_stats_and_no_problems(store: &dyn Store) {
     read(store, |tx| {
         assert_eq!(tx.stats(None).unwrap(), Stats::default());
         assert_eq!(tx.stats(Some(&owner("alice"))).unwrap(), Stats::default());
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
+        assert_eq!(integrity(store), Vec::<String>::new());
         assert!(list_events(tx, EventQuery::default()).is_empty());
         assert!(search(tx, &lexical("alice", "anything")).is_empty());
     });
@@ -1497,10 +1497,10 @@ fn healthy_store_passes_integrity_check(store: &dyn Store) {
         }
         assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
     });
-    for mode in [TxMode::Read, TxMode::Write] {
-        let mut tx = store.begin(mode).unwrap();
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
-    }
+    assert_eq!(integrity(store), Vec::<String>::new());
+    // The check needs the write lock, so a read transaction refuses it.
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.check_integrity().is_err());
 }
 
 /// A fully populated event for `owner` with message id `m{i}`.
@@ -1511,4 +1511,40 @@ fn full_event_for(owner_id: &str, i: usize) -> Event {
     input.event_id = None;
     input.checksum = None;
     event(input)
+}
+
+store_test!(search_filters_a_node_written_before_its_event);
+/// Role and time filters see a node's source event even when the node was
+/// written first in the transaction.
+fn search_filters_a_node_written_before_its_event(store: &dyn Store) {
+    let e = event(EventInput {
+        event_time: Some("2025-06-01T12:00:00+02:00".into()),
+        ..input("alice", "m1", "I moved to Lisbon")
+    });
+    let n = note(&e);
+    write(store, |tx| {
+        tx.insert_node(&n).unwrap();
+        tx.insert_event(&e).unwrap();
+    });
+    read(store, |tx| {
+        let mut q = lexical("alice", "Lisbon");
+        q.roles = vec![kith_core::Role::User];
+        q.time_from = Some(kith_core::Timestamp::parse("t", "2025-06-01T09:00:00Z").unwrap());
+        q.time_to = Some(kith_core::Timestamp::parse("t", "2025-06-01T11:00:00Z").unwrap());
+        assert_eq!(hit_ids(&search(tx, &q)), vec![n.id]);
+        q.roles = vec![kith_core::Role::Assistant];
+        assert!(search(tx, &q).is_empty());
+    });
+}
+
+store_test!(read_transactions_refuse_writes);
+fn read_transactions_refuse_writes(store: &dyn Store) {
+    let e = event(input("alice", "m1", "hello"));
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.insert_event(&e).is_err());
+    assert!(tx.insert_node(&note(&e)).is_err());
+    drop(tx);
+    read(store, |tx| {
+        assert_eq!(tx.stats(None).unwrap(), Stats::default())
+    });
 }

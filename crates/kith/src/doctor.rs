@@ -32,8 +32,8 @@ const MAX_PROBLEMS: usize = 200;
 
 impl Memory {
     /// Recomputes every event's content hash, checksum and id, checks that
-    /// each has its note node, and runs the backend's own integrity checks.
-    /// Reads one consistent snapshot; changes nothing.
+    /// each has its note node (one read snapshot), then runs the backend's
+    /// own integrity checks. Changes nothing.
     pub fn doctor(&self) -> Result<DoctorReport, Error> {
         let mut report = DoctorReport::default();
         let mut tx = self.store_backend().begin(TxMode::Read)?;
@@ -83,10 +83,13 @@ impl Memory {
                 break;
             }
         }
-        match tx.check_integrity() {
-            Ok(problems) => report.problems.extend(problems),
-            Err(e) => report.problems.push(format!("integrity check failed: {e}")),
-        }
+        drop(tx);
+        // The backend's own checks run under the write lock (SQLite's FTS
+        // check is a write command); the transaction is dropped, so nothing
+        // changes.
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        report.problems.extend(tx.check_integrity()?);
+        drop(tx);
         report.problems.truncate(MAX_PROBLEMS);
         Ok(report)
     }

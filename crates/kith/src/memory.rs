@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use kith_core::event::{InputDefaults, ValidEvent};
 use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
 use kith_store::sqlite::{OpenMode, SqliteStore};
-use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, TxMode};
+use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, StoredNode, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -150,7 +150,7 @@ impl Memory {
     }
 
     /// Nodes in creation order.
-    pub fn nodes(&self, query: &NodeQuery) -> Result<Vec<Node>, Error> {
+    pub fn nodes(&self, query: &NodeQuery) -> Result<Vec<StoredNode>, Error> {
         let mut tx = self.store.begin(TxMode::Read)?;
         Ok(tx.list_nodes(query)?)
     }

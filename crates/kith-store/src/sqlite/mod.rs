@@ -23,7 +23,7 @@ pub use schema::SCHEMA_VERSION;
 
 use crate::{
     EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, Store, StoreError, StoreErrorKind,
-    StoredEvent, Tx, TxMode,
+    StoredEvent, StoredNode, Tx, TxMode,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -59,6 +59,17 @@ impl SqliteStore {
             path: path.to_path_buf(),
             pool: Mutex::new(Vec::new()),
         };
+        // Refuse a newer schema before anything (even the WAL switch) can
+        // touch the file.
+        if path.exists() {
+            let probe = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+                .map_err(|e| map_err(e).with_context(&format!("cannot open {}", path.display())))?;
+            probe.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+            let version = read_version(&probe)?;
+            if version > SCHEMA_VERSION {
+                return Err(too_new(version));
+            }
+        }
         let conn = store.connect()?;
         migrate(&conn)?;
         store.release(conn);
@@ -220,6 +231,7 @@ impl Store for SqliteStore {
         Ok(Box::new(SqliteTx {
             store: self,
             conn: Some(conn),
+            mode,
         }))
     }
 }
@@ -227,12 +239,25 @@ impl Store for SqliteStore {
 struct SqliteTx<'a> {
     store: &'a SqliteStore,
     conn: Option<Connection>,
+    mode: TxMode,
 }
 
 impl SqliteTx<'_> {
     fn conn(&self) -> &Connection {
         // Present from `begin` until `commit` or drop takes it.
         self.conn.as_ref().expect("transaction connection is live")
+    }
+
+    /// The connection, for a write; refused in a read transaction, which
+    /// did not take the write lock and must not try to upgrade.
+    fn writer(&self) -> Result<&Connection, StoreError> {
+        match self.mode {
+            TxMode::Write => Ok(self.conn()),
+            TxMode::Read => Err(StoreError::new(
+                StoreErrorKind::Other,
+                "a read transaction cannot write; begin it with TxMode::Write",
+            )),
+        }
     }
 }
 
@@ -254,32 +279,45 @@ fn uuid_text(id: Uuid) -> String {
 
 impl Tx for SqliteTx<'_> {
     fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
-        self.conn()
-            .execute(
-                "INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
+        let conn = self.writer()?;
+        conn.execute(
+            "INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
                     content_sha256, event_time, event_time_ms, ingested_at, ingested_at_ms,
                     metadata, source_id, checksum)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                params![
-                    uuid_text(e.id),
-                    e.owner_id.as_str(),
-                    e.scope.as_str(),
-                    e.session_id.as_ref().map(|s| s.as_str()),
-                    e.role.as_str(),
-                    e.speaker.as_ref().map(|s| s.as_str()),
-                    e.content,
-                    e.content_sha256,
-                    e.event_time.map(|t| t.to_rfc3339()),
-                    e.event_time.map(|t| t.unix_millis()),
-                    e.ingested_at.to_rfc3339(),
-                    e.ingested_at.unix_millis(),
-                    rows::json_text(&e.metadata),
-                    e.source_id.as_str(),
-                    e.checksum,
-                ],
-            )
-            .map_err(|err| map_err(err).with_context(&format!("event {}", e.id)))?;
-        Ok(self.conn().last_insert_rowid())
+            params![
+                uuid_text(e.id),
+                e.owner_id.as_str(),
+                e.scope.as_str(),
+                e.session_id.as_ref().map(|s| s.as_str()),
+                e.role.as_str(),
+                e.speaker.as_ref().map(|s| s.as_str()),
+                e.content,
+                e.content_sha256,
+                e.event_time.map(|t| t.to_rfc3339()),
+                e.event_time.map(|t| t.unix_millis()),
+                e.ingested_at.to_rfc3339(),
+                e.ingested_at.unix_millis(),
+                rows::json_text(&e.metadata),
+                e.source_id.as_str(),
+                e.checksum,
+            ],
+        )
+        .map_err(|err| map_err(err).with_context(&format!("event {}", e.id)))?;
+        let seq = conn.last_insert_rowid();
+        // Nodes written before their event (in the same transaction) get the
+        // copied role and time now.
+        conn.execute(
+            "UPDATE nodes SET source_role = ?2, effective_ms = ?3
+             WHERE source_event_id = ?1 AND source_role IS NULL",
+            params![
+                uuid_text(e.id),
+                e.role.as_str(),
+                e.effective_time().unix_millis()
+            ],
+        )
+        .map_err(map_err)?;
+        Ok(seq)
     }
 
     fn event_id_by_source(
@@ -342,7 +380,7 @@ impl Tx for SqliteTx<'_> {
     fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
         let refs = serde_json::to_string(&n.evidence_refs)
             .map_err(|e| StoreError::new(StoreErrorKind::Other, e.to_string()))?;
-        let conn = self.conn();
+        let conn = self.writer()?;
         conn.execute(
             "INSERT INTO nodes (id, owner_id, scope, session_id, node_type, content, metadata,
                 confidence, lifecycle, epistemic_type, source_type, valid_from, valid_to,
@@ -395,9 +433,12 @@ impl Tx for SqliteTx<'_> {
         .map(|mut v| v.pop())
     }
 
-    fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<Node>, StoreError> {
-        let mut sql = format!("SELECT {} FROM nodes WHERE seq > ?", rows::NODE_COLUMNS);
-        let mut args = vec![SqlValue::Integer(q.after_position)];
+    fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
+        let mut sql = format!(
+            "SELECT seq, {} FROM nodes WHERE seq > ?",
+            rows::NODE_COLUMNS
+        );
+        let mut args = vec![SqlValue::Integer(q.after_seq)];
         push_filter(
             &mut sql,
             &mut args,
@@ -420,11 +461,16 @@ impl Tx for SqliteTx<'_> {
         );
         sql.push_str(" ORDER BY seq LIMIT ?");
         args.push(SqlValue::Integer(limit(q.limit)));
-        query_all(self.conn(), &sql, &args, rows::node)
+        query_all(self.conn(), &sql, &args, |r| {
+            Ok(StoredNode {
+                seq: r.get("seq").map_err(map_err)?,
+                node: rows::node(r)?,
+            })
+        })
     }
 
     fn insert_edge(&mut self, e: &Edge) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute(
                 "INSERT INTO edges (id, owner_id, scope, source_id, target_id, edge_type,
                     confidence, valid_from, valid_to, provenance_event_id, metadata, created_at)
@@ -462,7 +508,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
-        self.conn()
+        self.writer()?
             .execute(
                 "INSERT INTO operations (id, kind, owner_id, scope, target_id, payload,
                     created_at, checksum)
@@ -544,7 +590,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
-        let conn = self.conn();
+        // FTS5's integrity check is issued as an INSERT command, so it needs
+        // the write lock; it changes nothing.
+        let conn = self.writer()?;
         let mut problems = Vec::new();
         let mut stmt = conn.prepare("PRAGMA quick_check").map_err(map_err)?;
         let mut rows = stmt.query([]).map_err(map_err)?;
@@ -560,7 +608,11 @@ impl Tx for SqliteTx<'_> {
             "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
             [],
         ) {
-            problems.push(format!("lexical index does not match the nodes: {e}"));
+            let err = map_err(e);
+            if err.kind() == StoreErrorKind::Busy {
+                return Err(err);
+            }
+            problems.push(format!("lexical index does not match the nodes: {err}"));
         }
         let dangling: [(&str, &str); 3] = [
             (

@@ -44,6 +44,12 @@ CREATE TRIGGER events_are_immutable BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never updated'); END;
 CREATE TRIGGER events_are_permanent BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never deleted'); END;
+-- INSERT OR REPLACE deletes the old row without firing DELETE triggers, so a
+-- clashing insert is refused before it can replace anything.
+CREATE TRIGGER events_are_never_replaced BEFORE INSERT ON events
+WHEN EXISTS (SELECT 1 FROM events WHERE id = NEW.id
+             OR (owner_id = NEW.owner_id AND source_id = NEW.source_id))
+BEGIN SELECT RAISE(ABORT, 'events are append-only: an event with this id or source id exists'); END;
 
 CREATE TABLE nodes (
     seq             INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -117,6 +117,15 @@ pub fn write<T>(store: &dyn Store, f: impl FnOnce(&mut dyn Tx) -> T) -> T {
     out
 }
 
+/// The backend's integrity problems, checked in a write transaction that is
+/// dropped afterwards (the check needs the write lock and changes nothing).
+pub fn integrity(store: &dyn Store) -> Vec<String> {
+    let mut tx = store
+        .begin(TxMode::Write)
+        .expect("begin a write transaction");
+    tx.check_integrity().expect("check_integrity")
+}
+
 /// Runs `f` in a read transaction (dropped afterwards).
 pub fn read<T>(store: &dyn Store, f: impl FnOnce(&mut dyn Tx) -> T) -> T {
     let mut tx = store.begin(TxMode::Read).expect("begin a read transaction");
@@ -189,7 +198,7 @@ pub fn node_ids(tx: &mut dyn Tx, query: NodeQuery) -> Vec<Uuid> {
     })
     .expect("list_nodes")
     .into_iter()
-    .map(|n| n.id)
+    .map(|n| n.node.id)
     .collect()
 }
 

@@ -48,7 +48,13 @@ fn sqlite_only_events_refuse_raw_update_and_delete() {
                  ingested_at, ingested_at_ms, source_id, checksum)
              VALUES (?1, 'alice', 'personal', 'user', 'x', 'x', 'x', 0, 'm1', 'x')
              ON CONFLICT (id) DO UPDATE SET content = excluded.content",
-            "never updated",
+            "exists",
+        ),
+        (
+            "INSERT OR REPLACE INTO events (id, owner_id, scope, role, content, content_sha256,
+                 ingested_at, ingested_at_ms, source_id, checksum)
+             VALUES (?1, 'alice', 'personal', 'user', 'x', 'x', 'x', 0, 'm1', 'x')",
+            "exists",
         ),
         ("DELETE FROM events WHERE id = ?1", "never deleted"),
         ("DELETE FROM events WHERE ?1 IS NOT NULL", "never deleted"),
@@ -94,16 +100,15 @@ fn sqlite_only_integrity_reports_a_node_citing_a_missing_event() {
         put(tx, &e);
         tx.insert_node(&orphan).unwrap();
     });
-    for mode in [TxMode::Write, TxMode::Read] {
-        let mut tx = store.begin(mode).unwrap();
-        let problems = tx.check_integrity().unwrap();
+    {
+        let problems = integrity(&store);
         assert_eq!(
             problems,
             vec![format!(
                 "node {} cites an event that does not exist",
                 orphan.id
             )],
-            "mode {mode:?}"
+            "integrity problems"
         );
     }
 }
@@ -131,7 +136,7 @@ fn sqlite_only_integrity_reports_dangling_edges_and_foreign_owners() {
         tx.insert_node(&stolen).unwrap();
         (dangling, stolen)
     });
-    let mut problems = read(&store, |tx| tx.check_integrity().unwrap());
+    let mut problems = write(&store, |tx| tx.check_integrity().unwrap());
     problems.sort();
     let mut want = vec![
         format!("edge {} points at a node that does not exist", dangling.id),
@@ -196,7 +201,7 @@ fn sqlite_only_list_nodes_pages_by_position() {
             let page = read(&store, |tx| {
                 tx.list_nodes(&NodeQuery {
                     owner: Some(owner("alice")),
-                    after_position: after,
+                    after_seq: after,
                     limit: page_size,
                     ..NodeQuery::default()
                 })
@@ -204,8 +209,9 @@ fn sqlite_only_list_nodes_pages_by_position() {
             });
             assert!(page.len() <= page_size);
             let Some(last) = page.last() else { break };
-            after = position(last.id);
-            seen.extend(page.iter().map(|n| n.id));
+            assert_eq!(last.seq, position(last.node.id));
+            after = last.seq;
+            seen.extend(page.iter().map(|n| n.node.id));
             assert!(seen.len() <= want.len(), "paging repeats nodes");
         }
         assert_eq!(seen, want, "page size {page_size}");
@@ -326,6 +332,6 @@ fn sqlite_only_commits_survive_reopening() {
             sorted(vec![n.id, f.id])
         );
         assert_eq!(list_events(tx, EventQuery::default()).len(), 1);
-        assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
     });
+    assert_eq!(integrity(&store), Vec::<String>::new());
 }
