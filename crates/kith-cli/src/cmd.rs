@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use kith::{
     EventInput, EventQuery, ImportOptions, Memory, NodeQuery, NodeType, OwnerId, Role, ScopeId,
-    SearchRequest, SessionId, Timestamp,
+    SearchFilters, SearchRequest, SessionId, Timestamp,
 };
 use uuid::Uuid;
 
@@ -59,7 +59,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(ref a) => import(&cli, a)?,
         Command::Search(ref a) => {
             let memory = open(&cli)?;
-            let req = SearchRequest {
+            let filters = SearchFilters {
                 scope: a.scope.clone().map(ScopeId::new).transpose()?,
                 session: a.session.clone().map(SessionId::new).transpose()?,
                 roles: a
@@ -82,6 +82,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     .as_deref()
                     .map(|t| Timestamp::parse("--to", t))
                     .transpose()?,
+                ..SearchFilters::default()
+            };
+            let req = SearchRequest {
+                filters,
                 limit: a.limit,
                 ..SearchRequest::new(&cli.owner, &a.query)?
             };

@@ -21,7 +21,9 @@ pub mod query;
 pub mod sqlite;
 
 pub use error::{StoreError, StoreErrorKind};
-pub use query::{EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, StoredEvent, StoredNode};
+pub use query::{
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode,
+};
 
 use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
 use uuid::Uuid;

@@ -57,13 +57,10 @@ pub struct NodeQuery {
     pub limit: usize,
 }
 
-/// A BM25 query over node text.
-#[derive(Debug, Clone)]
-pub struct LexicalQuery {
-    /// Always required: nothing crosses owners.
-    pub owner: OwnerId,
-    /// The words to look for (free text; each backend tokenises it).
-    pub text: String,
+/// Filters every search takes besides its owner. Empty or `None` means
+/// "no filter", except `lifecycles`, where empty means the active states.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchFilters {
     /// Only this scope.
     pub scope: Option<ScopeId>,
     /// Only this session.
@@ -74,11 +71,23 @@ pub struct LexicalQuery {
     pub node_types: Vec<NodeType>,
     /// Only these lifecycle states (empty: the active ones).
     pub lifecycles: Vec<Lifecycle>,
-    /// Only events at or after this time (event time, else ingestion time).
+    /// Only what was said at or after this time (the source event's time,
+    /// else its ingestion time).
     pub time_from: Option<Timestamp>,
-    /// Only events before this time.
+    /// Only what was said before this time.
     pub time_to: Option<Timestamp>,
-    /// At most this many hits.
+}
+
+/// A BM25 query over node text.
+#[derive(Debug, Clone)]
+pub struct LexicalQuery {
+    /// Always required: nothing crosses owners.
+    pub owner: OwnerId,
+    /// The words to look for (free text; each backend tokenises it).
+    pub text: String,
+    /// Everything else to filter on.
+    pub filters: SearchFilters,
+    /// At most this many hits (0: no limit).
     pub limit: usize,
 }
 

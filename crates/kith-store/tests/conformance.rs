@@ -27,7 +27,9 @@ use kith_core::{
     EdgeType, EpistemicType, Event, EventInput, Lifecycle, Node, NodeType, OperationKind, ScopeId,
     SourceId, SourceType,
 };
-use kith_store::{EventQuery, LexicalHit, NodeQuery, Stats, Store, StoreErrorKind, TxMode};
+use kith_store::{
+    EventQuery, LexicalHit, NodeQuery, SearchFilters, Stats, Store, StoreErrorKind, TxMode,
+};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -865,7 +867,10 @@ fn search_never_crosses_owners(store: &dyn Store) {
         assert!(search(tx, &lexical("carol", "Lisbon moved")).is_empty());
         // Even with every lifecycle and no limit.
         let all = kith_store::LexicalQuery {
-            lifecycles: Lifecycle::ALL.to_vec(),
+            filters: SearchFilters {
+                lifecycles: Lifecycle::ALL.to_vec(),
+                ..lexical("alice", "Lisbon moved").filters
+            },
             limit: 0,
             ..lexical("alice", "Lisbon moved")
         };
@@ -905,70 +910,100 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            scope: Some(scope("work")),
+            filters: SearchFilters {
+                scope: Some(scope("work")),
+                ..base().filters
+            },
             ..base()
         }),
         vec![n2.id]
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            scope: Some(ScopeId::personal()),
+            filters: SearchFilters {
+                scope: Some(ScopeId::personal()),
+                ..base().filters
+            },
             ..base()
         }),
         sorted(vec![n1.id, n3.id, n4.id, f1.id])
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            scope: Some(scope("elsewhere")),
+            filters: SearchFilters {
+                scope: Some(scope("elsewhere")),
+                ..base().filters
+            },
             ..base()
         }),
         Vec::<Uuid>::new()
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            session: Some(session("s1")),
+            filters: SearchFilters {
+                session: Some(session("s1")),
+                ..base().filters
+            },
             ..base()
         }),
         sorted(vec![n1.id, n2.id, f1.id])
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            session: Some(session("s2")),
+            filters: SearchFilters {
+                session: Some(session("s2")),
+                ..base().filters
+            },
             ..base()
         }),
         vec![n3.id]
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            roles: vec![role("user")],
+            filters: SearchFilters {
+                roles: vec![role("user")],
+                ..base().filters
+            },
             ..base()
         }),
         sorted(vec![n1.id, f1.id])
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            roles: vec![role("participant"), role("tool")],
+            filters: SearchFilters {
+                roles: vec![role("participant"), role("tool")],
+                ..base().filters
+            },
             ..base()
         }),
         sorted(vec![n3.id, n4.id])
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            roles: vec![role("system")],
+            filters: SearchFilters {
+                roles: vec![role("system")],
+                ..base().filters
+            },
             ..base()
         }),
         Vec::<Uuid>::new()
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            node_types: vec![NodeType::Fact],
+            filters: SearchFilters {
+                node_types: vec![NodeType::Fact],
+                ..base().filters
+            },
             ..base()
         }),
         vec![f1.id]
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
-            node_types: vec![NodeType::Fact, NodeType::Note],
+            filters: SearchFilters {
+                node_types: vec![NodeType::Fact, NodeType::Note],
+                ..base().filters
+            },
             ..base()
         }),
         sorted(vec![n1.id, n2.id, n3.id, n4.id, f1.id])
@@ -976,10 +1011,13 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     // Filters combine.
     assert_eq!(
         find(kith_store::LexicalQuery {
-            scope: Some(ScopeId::personal()),
-            session: Some(session("s1")),
-            roles: vec![role("user")],
-            node_types: vec![NodeType::Note],
+            filters: SearchFilters {
+                scope: Some(ScopeId::personal()),
+                session: Some(session("s1")),
+                roles: vec![role("user")],
+                node_types: vec![NodeType::Note],
+                ..base().filters
+            },
             ..base()
         }),
         vec![n1.id]
@@ -1027,8 +1065,11 @@ fn search_filters_time_range(store: &dyn Store) {
             sorted(hit_ids(&search(
                 tx,
                 &kith_store::LexicalQuery {
-                    time_from: from.map(ts),
-                    time_to: to.map(ts),
+                    filters: SearchFilters {
+                        time_from: from.map(ts),
+                        time_to: to.map(ts),
+                        ..lexical("alice", "harbour").filters
+                    },
                     ..lexical("alice", "harbour")
                 },
             )))
@@ -1110,7 +1151,10 @@ fn search_skips_inactive_lifecycles_by_default(store: &dyn Store) {
             sorted(hit_ids(&search(
                 tx,
                 &kith_store::LexicalQuery {
-                    lifecycles,
+                    filters: SearchFilters {
+                        lifecycles,
+                        ..SearchFilters::default()
+                    },
                     ..lexical("alice", "orchid")
                 },
             )))
@@ -1528,11 +1572,12 @@ fn search_filters_a_node_written_before_its_event(store: &dyn Store) {
     });
     read(store, |tx| {
         let mut q = lexical("alice", "Lisbon");
-        q.roles = vec![kith_core::Role::User];
-        q.time_from = Some(kith_core::Timestamp::parse("t", "2025-06-01T09:00:00Z").unwrap());
-        q.time_to = Some(kith_core::Timestamp::parse("t", "2025-06-01T11:00:00Z").unwrap());
+        q.filters.roles = vec![kith_core::Role::User];
+        q.filters.time_from =
+            Some(kith_core::Timestamp::parse("t", "2025-06-01T09:00:00Z").unwrap());
+        q.filters.time_to = Some(kith_core::Timestamp::parse("t", "2025-06-01T11:00:00Z").unwrap());
         assert_eq!(hit_ids(&search(tx, &q)), vec![n.id]);
-        q.roles = vec![kith_core::Role::Assistant];
+        q.filters.roles = vec![kith_core::Role::Assistant];
         assert!(search(tx, &q).is_empty());
     });
 }

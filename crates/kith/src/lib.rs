@@ -38,7 +38,7 @@ pub use kith_core::{
     EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
     Timestamp, ValidationError,
 };
-pub use kith_store::{EventQuery, NodeQuery, Stats, StoredEvent, StoredNode};
+pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use memory::{Memory, StoreReceipt};
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use search::{Provenance, SearchHit, SearchRequest};

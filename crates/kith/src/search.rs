@@ -1,8 +1,8 @@
 //! Search v0: BM25 over node text with provenance. Vectors, fusion and
 //! packing arrive with the retrieval issue.
 
-use kith_core::{Lifecycle, NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
-use kith_store::{LexicalQuery, TxMode};
+use kith_core::{NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
+use kith_store::{LexicalQuery, SearchFilters, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -16,20 +16,8 @@ pub struct SearchRequest {
     pub owner: OwnerId,
     /// Free text.
     pub query: String,
-    /// Only this scope.
-    pub scope: Option<ScopeId>,
-    /// Only this session.
-    pub session: Option<SessionId>,
-    /// Only turns by these roles (empty: all).
-    pub roles: Vec<Role>,
-    /// Only these node types (empty: all).
-    pub node_types: Vec<NodeType>,
-    /// Only these lifecycle states (empty: the active ones).
-    pub lifecycles: Vec<Lifecycle>,
-    /// Only what was said at or after this time (event time, else ingestion).
-    pub time_from: Option<Timestamp>,
-    /// Only what was said before this time.
-    pub time_to: Option<Timestamp>,
+    /// Scope, session, roles, node types, lifecycle and time filters.
+    pub filters: SearchFilters,
     /// At most this many hits (default 10).
     pub limit: usize,
 }
@@ -40,13 +28,7 @@ impl SearchRequest {
         Ok(SearchRequest {
             owner: OwnerId::new(owner)?,
             query: query.to_string(),
-            scope: None,
-            session: None,
-            roles: Vec::new(),
-            node_types: Vec::new(),
-            lifecycles: Vec::new(),
-            time_from: None,
-            time_to: None,
+            filters: SearchFilters::default(),
             limit: 10,
         })
     }
@@ -94,13 +76,7 @@ impl Memory {
         let query = LexicalQuery {
             owner: req.owner.clone(),
             text: req.query.clone(),
-            scope: req.scope.clone(),
-            session: req.session.clone(),
-            roles: req.roles.clone(),
-            node_types: req.node_types.clone(),
-            lifecycles: req.lifecycles.clone(),
-            time_from: req.time_from,
-            time_to: req.time_to,
+            filters: req.filters.clone(),
             limit: if req.limit == 0 { 10 } else { req.limit },
         };
         let mut tx = self.store_backend().begin(TxMode::Read)?;

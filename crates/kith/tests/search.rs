@@ -116,28 +116,28 @@ fn never_crosses_owners() {
 fn filters_by_session_role_time_and_type() {
     let (_t, memory) = conversation();
     let s2 = search(&memory, |r| {
-        r.session = Some(kith::SessionId::new("s2").unwrap())
+        r.filters.session = Some(kith::SessionId::new("s2").unwrap())
     });
     assert_eq!(s2.len(), 2);
-    let assistant = search(&memory, |r| r.roles = vec![Role::Assistant]);
+    let assistant = search(&memory, |r| r.filters.roles = vec![Role::Assistant]);
     assert_eq!(
         assistant,
         vec!["Noted: a vegetarian dinner without cilantro.".to_string()]
     );
     let participants = search(&memory, |r| {
-        r.roles = vec![Role::Participant, Role::Assistant]
+        r.filters.roles = vec![Role::Participant, Role::Assistant]
     });
     assert_eq!(participants.len(), 2);
     let march = search(&memory, |r| {
-        r.time_from = Some(Timestamp::parse("from", "2025-03-04T19:03:00Z").unwrap());
-        r.time_to = Some(Timestamp::parse("to", "2025-08-09T20:35:00Z").unwrap());
+        r.filters.time_from = Some(Timestamp::parse("from", "2025-03-04T19:03:00Z").unwrap());
+        r.filters.time_to = Some(Timestamp::parse("to", "2025-08-09T20:35:00Z").unwrap());
     });
     // 19:04 and 19:05 in March, and 21:33+01:00 = 20:33Z in August.
     assert_eq!(march.len(), 3, "{march:?}");
-    let facts = search(&memory, |r| r.node_types = vec![NodeType::Fact]);
+    let facts = search(&memory, |r| r.filters.node_types = vec![NodeType::Fact]);
     assert!(facts.is_empty());
     let scoped = search(&memory, |r| {
-        r.scope = Some(kith::ScopeId::new("work").unwrap())
+        r.filters.scope = Some(kith::ScopeId::new("work").unwrap())
     });
     assert!(scoped.is_empty());
     let limited = search(&memory, |r| r.limit = 2);

@@ -69,34 +69,34 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
         &mut sql,
         &mut args,
         "n.scope",
-        q.scope.as_ref().map(|s| s.as_str()),
+        q.filters.scope.as_ref().map(|s| s.as_str()),
     );
     push_filter(
         &mut sql,
         &mut args,
         "n.session_id",
-        q.session.as_ref().map(|s| s.as_str()),
+        q.filters.session.as_ref().map(|s| s.as_str()),
     );
     push_in(
         &mut sql,
         &mut args,
         "n.source_role",
-        q.roles.iter().map(|r| r.as_str()),
+        q.filters.roles.iter().map(|r| r.as_str()),
     );
     push_in(
         &mut sql,
         &mut args,
         "n.node_type",
-        q.node_types.iter().map(|t| t.as_str()),
+        q.filters.node_types.iter().map(|t| t.as_str()),
     );
-    let lifecycles: Vec<Lifecycle> = if q.lifecycles.is_empty() {
+    let lifecycles: Vec<Lifecycle> = if q.filters.lifecycles.is_empty() {
         Lifecycle::ALL
             .iter()
             .copied()
             .filter(|l| l.is_active())
             .collect()
     } else {
-        q.lifecycles.clone()
+        q.filters.lifecycles.clone()
     };
     push_in(
         &mut sql,
@@ -104,11 +104,11 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
         "n.lifecycle",
         lifecycles.iter().map(|l| l.as_str()),
     );
-    if let Some(from) = q.time_from {
+    if let Some(from) = q.filters.time_from {
         sql.push_str(" AND n.effective_ms >= ?");
         args.push(SqlValue::Integer(from.unix_millis()));
     }
-    if let Some(to) = q.time_to {
+    if let Some(to) = q.filters.time_to {
         sql.push_str(" AND n.effective_ms < ?");
         args.push(SqlValue::Integer(to.unix_millis()));
     }

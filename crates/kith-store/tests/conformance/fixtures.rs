@@ -9,8 +9,8 @@ use kith_core::{
     OwnerId, Role, ScopeId, SessionId, Timestamp,
 };
 use kith_store::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, Store, StoreError, StoreErrorKind,
-    StoredEvent, Tx, TxMode,
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, Stats, Store, StoreError,
+    StoreErrorKind, StoredEvent, Tx, TxMode,
 };
 use serde::Serialize;
 use uuid::Uuid;
@@ -145,13 +145,7 @@ pub fn lexical(owner_id: &str, text: &str) -> LexicalQuery {
     LexicalQuery {
         owner: owner(owner_id),
         text: text.to_string(),
-        scope: None,
-        session: None,
-        roles: Vec::new(),
-        node_types: Vec::new(),
-        lifecycles: Vec::new(),
-        time_from: None,
-        time_to: None,
+        filters: SearchFilters::default(),
         limit: 100,
     }
 }
