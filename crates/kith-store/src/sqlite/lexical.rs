@@ -11,7 +11,8 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use uuid::Uuid;
 
-use super::{map_err, push_filter, push_in, query_all};
+use super::sql::Select;
+use super::{map_err, query_all};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
 /// Words that carry no meaning for matching.
@@ -55,65 +56,35 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     // The inner query ranks and filters using only the FTS index and the
     // nodes table (role and time are copied onto nodes at insert); the
     // source event is joined for the top hits only.
-    let mut sql = String::from(
+    let mut select = Select::new(
         "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 bm25(node_fts) AS r
          FROM node_fts JOIN nodes n ON n.seq = node_fts.rowid
          WHERE node_fts MATCH ? AND n.owner_id = ?",
+        vec![
+            SqlValue::Text(expr),
+            SqlValue::Text(q.owner.as_str().to_string()),
+        ],
     );
-    let mut args = vec![
-        SqlValue::Text(expr),
-        SqlValue::Text(q.owner.as_str().to_string()),
-    ];
-    push_filter(
-        &mut sql,
-        &mut args,
-        "n.scope",
-        q.filters.scope.as_ref().map(|s| s.as_str()),
-    );
-    push_filter(
-        &mut sql,
-        &mut args,
-        "n.session_id",
-        q.filters.session.as_ref().map(|s| s.as_str()),
-    );
-    push_in(
-        &mut sql,
-        &mut args,
-        "n.source_role",
-        q.filters.roles.iter().map(|r| r.as_str()),
-    );
-    push_in(
-        &mut sql,
-        &mut args,
-        "n.node_type",
-        q.filters.node_types.iter().map(|t| t.as_str()),
-    );
-    let lifecycles: Vec<Lifecycle> = if q.filters.lifecycles.is_empty() {
+    let f = &q.filters;
+    let lifecycles: Vec<Lifecycle> = if f.lifecycles.is_empty() {
         Lifecycle::ALL
             .iter()
             .copied()
             .filter(|l| l.is_active())
             .collect()
     } else {
-        q.filters.lifecycles.clone()
+        f.lifecycles.clone()
     };
-    push_in(
-        &mut sql,
-        &mut args,
-        "n.lifecycle",
-        lifecycles.iter().map(|l| l.as_str()),
-    );
-    if let Some(from) = q.filters.time_from {
-        sql.push_str(" AND n.effective_ms >= ?");
-        args.push(SqlValue::Integer(from.unix_millis()));
-    }
-    if let Some(to) = q.filters.time_to {
-        sql.push_str(" AND n.effective_ms < ?");
-        args.push(SqlValue::Integer(to.unix_millis()));
-    }
-    sql.push_str(" ORDER BY r, n.seq LIMIT ?");
-    args.push(SqlValue::Integer(super::limit(q.limit)));
+    select
+        .eq("n.scope", f.scope.as_ref().map(|s| s.as_str()))
+        .eq("n.session_id", f.session.as_ref().map(|s| s.as_str()))
+        .any("n.source_role", f.roles.iter().map(|r| r.as_str()))
+        .any("n.node_type", f.node_types.iter().map(|t| t.as_str()))
+        .any("n.lifecycle", lifecycles.iter().map(|l| l.as_str()))
+        .int("n.effective_ms >=", f.time_from.map(|t| t.unix_millis()))
+        .int("n.effective_ms <", f.time_to.map(|t| t.unix_millis()));
+    let (sql, args) = select.finish("r, n.seq", q.limit);
     let sql = format!(
         "SELECT t.id, -t.r, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,
                 e.speaker, e.event_time, e.ingested_at

@@ -9,6 +9,7 @@
 mod lexical;
 mod rows;
 mod schema;
+mod sql;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -352,28 +353,15 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_events(&mut self, q: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
-        let mut sql = format!("SELECT {} FROM events WHERE seq > ?", rows::EVENT_COLUMNS);
-        let mut args = vec![SqlValue::Integer(q.after_seq)];
-        push_filter(
-            &mut sql,
-            &mut args,
-            "owner_id",
-            q.owner.as_ref().map(|o| o.as_str()),
+        let mut select = sql::Select::new(
+            format!("SELECT {} FROM events WHERE seq > ?", rows::EVENT_COLUMNS),
+            vec![SqlValue::Integer(q.after_seq)],
         );
-        push_filter(
-            &mut sql,
-            &mut args,
-            "scope",
-            q.scope.as_ref().map(|s| s.as_str()),
-        );
-        push_filter(
-            &mut sql,
-            &mut args,
-            "session_id",
-            q.session.as_ref().map(|s| s.as_str()),
-        );
-        sql.push_str(" ORDER BY seq LIMIT ?");
-        args.push(SqlValue::Integer(limit(q.limit)));
+        select
+            .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
+            .eq("session_id", q.session.as_ref().map(|s| s.as_str()));
+        let (sql, args) = select.finish("seq", q.limit);
         query_all(self.conn(), &sql, &args, rows::event)
     }
 
@@ -434,33 +422,20 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
-        let mut sql = format!(
-            "SELECT seq, {} FROM nodes WHERE seq > ?",
-            rows::NODE_COLUMNS
-        );
-        let mut args = vec![SqlValue::Integer(q.after_seq)];
-        push_filter(
-            &mut sql,
-            &mut args,
-            "owner_id",
-            q.owner.as_ref().map(|o| o.as_str()),
-        );
-        push_filter(
-            &mut sql,
-            &mut args,
-            "scope",
-            q.scope.as_ref().map(|s| s.as_str()),
+        let mut select = sql::Select::new(
+            format!(
+                "SELECT seq, {} FROM nodes WHERE seq > ?",
+                rows::NODE_COLUMNS
+            ),
+            vec![SqlValue::Integer(q.after_seq)],
         );
         let event = q.event_id.map(uuid_text);
-        push_filter(&mut sql, &mut args, "source_event_id", event.as_deref());
-        push_in(
-            &mut sql,
-            &mut args,
-            "node_type",
-            q.node_types.iter().map(|t| t.as_str()),
-        );
-        sql.push_str(" ORDER BY seq LIMIT ?");
-        args.push(SqlValue::Integer(limit(q.limit)));
+        select
+            .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
+            .eq("source_event_id", event.as_deref())
+            .any("node_type", q.node_types.iter().map(|t| t.as_str()));
+        let (sql, args) = select.finish("seq", q.limit);
         query_all(self.conn(), &sql, &args, |r| {
             Ok(StoredNode {
                 seq: r.get("seq").map_err(map_err)?,
@@ -651,36 +626,6 @@ impl Tx for SqliteTx<'_> {
             }
         }
     }
-}
-
-fn limit(n: usize) -> i64 {
-    if n == 0 {
-        i64::MAX
-    } else {
-        n as i64
-    }
-}
-
-fn push_filter(sql: &mut String, args: &mut Vec<SqlValue>, column: &str, value: Option<&str>) {
-    if let Some(v) = value {
-        sql.push_str(&format!(" AND {column} = ?"));
-        args.push(SqlValue::Text(v.to_string()));
-    }
-}
-
-fn push_in<'a>(
-    sql: &mut String,
-    args: &mut Vec<SqlValue>,
-    column: &str,
-    values: impl Iterator<Item = &'a str>,
-) {
-    let values: Vec<&str> = values.collect();
-    if values.is_empty() {
-        return;
-    }
-    let marks = vec!["?"; values.len()].join(", ");
-    sql.push_str(&format!(" AND {column} IN ({marks})"));
-    args.extend(values.into_iter().map(|v| SqlValue::Text(v.to_string())));
 }
 
 /// Runs `sql` and decodes every row with `decode`.
