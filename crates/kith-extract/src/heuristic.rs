@@ -1,0 +1,1 @@
+//! heuristic (in progress)
