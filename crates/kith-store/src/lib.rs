@@ -22,7 +22,8 @@ pub mod sqlite;
 
 pub use error::{StoreError, StoreErrorKind};
 pub use query::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode,
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, SearchFilters, Stats,
+    StoredEvent, StoredNode, WorkItem, WorkQuery, WorkStatus,
 };
 
 use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
@@ -81,6 +82,12 @@ pub trait Tx {
     /// Writes an edge.
     fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError>;
 
+    /// Replaces a node's mutable state (lifecycle, confidence, metadata,
+    /// content, validity, superseded_by, evidence, updated_at) and keeps its
+    /// lexical row in step. Fails with [`StoreErrorKind::NotFound`] if it
+    /// does not exist; owner, scope, type and id never change.
+    fn update_node(&mut self, node: &Node) -> Result<(), StoreError>;
+
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
 
@@ -90,6 +97,22 @@ pub trait Tx {
 
     /// One journal record by id.
     fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError>;
+
+    /// Journal records in journal order (see [`OperationQuery`]).
+    fn list_operations(&mut self, query: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
+
+    /// Admits a work item. Fails with [`StoreErrorKind::Conflict`] if the
+    /// event has one.
+    fn insert_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError>;
+
+    /// The work item of an event.
+    fn get_work_item(&mut self, event_id: Uuid) -> Result<Option<WorkItem>, StoreError>;
+
+    /// Saves a work item's new status, attempts, error and lease.
+    fn update_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError>;
+
+    /// Work items in admission order (see [`WorkQuery`]).
+    fn list_work_items(&mut self, query: &WorkQuery) -> Result<Vec<WorkItem>, StoreError>;
 
     /// BM25 search over node text, filtered as [`LexicalQuery`] says.
     fn search_lexical(&mut self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;

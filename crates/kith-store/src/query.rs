@@ -141,3 +141,95 @@ impl Stats {
         self.nodes_by_type.iter().map(|(_, n)| n).sum()
     }
 }
+
+/// Where an event's extraction work stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkStatus {
+    /// Waiting to run.
+    Pending,
+    /// Taken by a process until its lease ends.
+    Running,
+    /// The last attempt failed; `last_error` says why.
+    Failed,
+    /// Derived and committed.
+    Complete,
+}
+
+impl WorkStatus {
+    /// The stable text form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkStatus::Pending => "pending",
+            WorkStatus::Running => "running",
+            WorkStatus::Failed => "failed",
+            WorkStatus::Complete => "complete",
+        }
+    }
+
+    /// Parses the text form.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "pending" => Some(WorkStatus::Pending),
+            "running" => Some(WorkStatus::Running),
+            "failed" => Some(WorkStatus::Failed),
+            "complete" => Some(WorkStatus::Complete),
+            _ => None,
+        }
+    }
+}
+
+/// The durable record of one event's extraction and derivation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkItem {
+    /// The event to derive from.
+    pub event_id: Uuid,
+    /// Its owner.
+    pub owner_id: OwnerId,
+    /// Its scope.
+    pub scope: ScopeId,
+    /// Where it stands.
+    pub status: WorkStatus,
+    /// Attempts started so far.
+    pub attempts: u32,
+    /// Short code of the last failure (`timeout`, `http_status`, …).
+    pub reason_code: Option<String>,
+    /// The last failure, as a sentence.
+    pub last_error: Option<String>,
+    /// While running: when the lease ends (ms since the epoch).
+    pub lease_until_ms: Option<i64>,
+    /// Ingest options recorded at admission (JSON object).
+    pub options: serde_json::Value,
+    /// When it was admitted.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+}
+
+/// Which work items to list, in admission order.
+#[derive(Debug, Clone, Default)]
+pub struct WorkQuery {
+    /// Only this owner's (`None`: every owner).
+    pub owner: Option<OwnerId>,
+    /// Only these statuses (empty: all).
+    pub statuses: Vec<WorkStatus>,
+    /// Only running items whose lease ended before this time (ms); other
+    /// statuses are not affected by it.
+    pub lease_expired_before_ms: Option<i64>,
+    /// At most this many (0: no limit).
+    pub limit: usize,
+}
+
+/// A journal query: records of one owner, optionally of one kind and about
+/// one target, in journal order.
+#[derive(Debug, Clone)]
+pub struct OperationQuery {
+    /// Whose records.
+    pub owner: OwnerId,
+    /// Only this kind.
+    pub kind: Option<kith_core::OperationKind>,
+    /// Only records about this node or event.
+    pub target_id: Option<Uuid>,
+    /// At most this many (0: no limit).
+    pub limit: usize,
+}

@@ -82,8 +82,8 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
         .any("n.source_role", f.roles.iter().map(|r| r.as_str()))
         .any("n.node_type", f.node_types.iter().map(|t| t.as_str()))
         .any("n.lifecycle", lifecycles.iter().map(|l| l.as_str()))
-        .int("n.effective_ms >=", f.time_from.map(|t| t.unix_millis()))
-        .int("n.effective_ms <", f.time_to.map(|t| t.unix_millis()));
+        .int("n.effective_ms >= ?", f.time_from.map(|t| t.unix_millis()))
+        .int("n.effective_ms < ?", f.time_to.map(|t| t.unix_millis()));
     let (sql, args) = select.finish("r, n.seq", q.limit);
     let sql = format!(
         "SELECT t.id, -t.r, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,

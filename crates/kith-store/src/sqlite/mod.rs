@@ -23,8 +23,8 @@ use uuid::Uuid;
 pub use schema::SCHEMA_VERSION;
 
 use crate::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, Stats, Store, StoreError, StoreErrorKind,
-    StoredEvent, StoredNode, Tx, TxMode,
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats, Store, StoreError,
+    StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, WorkItem, WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -469,6 +469,60 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn update_node(&mut self, n: &Node) -> Result<(), StoreError> {
+        let refs = serde_json::to_string(&n.evidence_refs)
+            .map_err(|e| StoreError::new(StoreErrorKind::Other, e.to_string()))?;
+        let conn = self.writer()?;
+        let old: Option<(i64, String)> = conn
+            .query_row(
+                "SELECT seq, content FROM nodes WHERE id = ?1",
+                params![uuid_text(n.id)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(map_err)?;
+        let Some((seq, old_content)) = old else {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("node {} does not exist", n.id),
+            ));
+        };
+        conn.execute(
+            "UPDATE nodes SET content = ?2, metadata = ?3, confidence = ?4, lifecycle = ?5,
+                epistemic_type = ?6, valid_from = ?7, valid_to = ?8, superseded_by = ?9,
+                evidence_refs = ?10, updated_at = ?11
+             WHERE id = ?1",
+            params![
+                uuid_text(n.id),
+                n.content,
+                rows::json_text(&n.metadata),
+                n.confidence,
+                n.lifecycle.as_str(),
+                n.epistemic_type.as_str(),
+                n.valid_from.to_rfc3339(),
+                n.valid_to.map(|t| t.to_rfc3339()),
+                n.superseded_by.map(uuid_text),
+                refs,
+                n.updated_at.to_rfc3339(),
+            ],
+        )
+        .map_err(|err| map_err(err).with_context(&format!("node {}", n.id)))?;
+        if old_content != n.content {
+            // External-content FTS5: delete the old text, insert the new.
+            conn.execute(
+                "INSERT INTO node_fts (node_fts, rowid, content) VALUES ('delete', ?1, ?2)",
+                params![seq, old_content],
+            )
+            .map_err(map_err)?;
+            conn.execute(
+                "INSERT INTO node_fts (rowid, content) VALUES (?1, ?2)",
+                params![seq, n.content],
+            )
+            .map_err(map_err)?;
+        }
+        Ok(())
+    }
+
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
         let sql = format!(
             "SELECT {} FROM edges WHERE source_id = ?1 OR target_id = ?1 ORDER BY seq",
@@ -515,6 +569,104 @@ impl Tx for SqliteTx<'_> {
             rows::operation,
         )
         .map(|mut v| v.pop())
+    }
+
+    fn list_operations(&mut self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        let mut select = sql::Select::new(
+            format!(
+                "SELECT {} FROM operations WHERE owner_id = ?",
+                rows::OPERATION_COLUMNS
+            ),
+            vec![SqlValue::Text(q.owner.as_str().to_string())],
+        );
+        let target = q.target_id.map(uuid_text);
+        select
+            .eq("kind", q.kind.map(|k| k.as_str()))
+            .eq("target_id", target.as_deref());
+        let (sql, args) = select.finish("seq", q.limit);
+        query_all(self.conn(), &sql, &args, rows::operation)
+    }
+
+    fn insert_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {
+        self.writer()?
+            .execute(
+                "INSERT INTO work_items (event_id, owner_id, scope, status, attempts, reason_code,
+                    last_error, lease_until_ms, options, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    uuid_text(w.event_id),
+                    w.owner_id.as_str(),
+                    w.scope.as_str(),
+                    w.status.as_str(),
+                    w.attempts,
+                    w.reason_code,
+                    w.last_error,
+                    w.lease_until_ms,
+                    kith_core::canon::to_canonical_string(&w.options),
+                    w.created_at.to_rfc3339(),
+                    w.updated_at.to_rfc3339(),
+                ],
+            )
+            .map_err(|err| map_err(err).with_context(&format!("work item {}", w.event_id)))?;
+        Ok(())
+    }
+
+    fn get_work_item(&mut self, event_id: Uuid) -> Result<Option<WorkItem>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM work_items WHERE event_id = ?1",
+            rows::WORK_COLUMNS
+        );
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(event_id))],
+            rows::work_item,
+        )
+        .map(|mut v| v.pop())
+    }
+
+    fn update_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {
+        let changed = self
+            .writer()?
+            .execute(
+                "UPDATE work_items SET status = ?2, attempts = ?3, reason_code = ?4,
+                    last_error = ?5, lease_until_ms = ?6, options = ?7, updated_at = ?8
+                 WHERE event_id = ?1",
+                params![
+                    uuid_text(w.event_id),
+                    w.status.as_str(),
+                    w.attempts,
+                    w.reason_code,
+                    w.last_error,
+                    w.lease_until_ms,
+                    kith_core::canon::to_canonical_string(&w.options),
+                    w.updated_at.to_rfc3339(),
+                ],
+            )
+            .map_err(map_err)?;
+        if changed == 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("work item {} does not exist", w.event_id),
+            ));
+        }
+        Ok(())
+    }
+
+    fn list_work_items(&mut self, q: &WorkQuery) -> Result<Vec<WorkItem>, StoreError> {
+        let mut select = sql::Select::new(
+            format!("SELECT {} FROM work_items WHERE 1 = 1", rows::WORK_COLUMNS),
+            Vec::new(),
+        );
+        select
+            .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .any("status", q.statuses.iter().map(|s| s.as_str()))
+            .int(
+                "(status <> 'running' OR coalesce(lease_until_ms, 0) < ?)",
+                q.lease_expired_before_ms,
+            );
+        let (sql, args) = select.finish("seq", q.limit);
+        query_all(self.conn(), &sql, &args, rows::work_item)
     }
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {

@@ -12,7 +12,7 @@ use rusqlite::Row;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::{StoreError, StoredEvent};
+use crate::{StoreError, StoredEvent, WorkItem, WorkStatus};
 
 /// Columns of `events`, in the order [`event`] reads them.
 pub const EVENT_COLUMNS: &str = "seq, id, owner_id, scope, session_id, role, speaker, content, \
@@ -186,6 +186,34 @@ pub fn operation(row: &Row<'_>) -> Result<Operation, StoreError> {
         payload: c.json("payload")?.unwrap_or(Value::Null),
         created_at: c.time("created_at")?,
         checksum: c.text("checksum")?,
+    })
+}
+
+/// Columns of `work_items`, in the order [`work_item`] reads them.
+pub const WORK_COLUMNS: &str = "event_id, owner_id, scope, status, attempts, reason_code, \
+     last_error, lease_until_ms, options, created_at, updated_at";
+
+/// Reads a [`WORK_COLUMNS`] row.
+pub fn work_item(row: &Row<'_>) -> Result<WorkItem, StoreError> {
+    let c = Ctx {
+        table: "work_items",
+        row,
+    };
+    let status = c.text("status")?;
+    let attempts: i64 = row.get("attempts").map_err(|e| c.damaged(e))?;
+    Ok(WorkItem {
+        event_id: c.uuid("event_id")?,
+        owner_id: c.valid(OwnerId::new(c.text("owner_id")?))?,
+        scope: c.valid(ScopeId::new(c.text("scope")?))?,
+        status: WorkStatus::parse(&status)
+            .ok_or_else(|| c.damaged(format!("unknown status {status:?}")))?,
+        attempts: u32::try_from(attempts).map_err(|e| c.damaged(e))?,
+        reason_code: c.opt_text("reason_code")?,
+        last_error: c.opt_text("last_error")?,
+        lease_until_ms: row.get("lease_until_ms").map_err(|e| c.damaged(e))?,
+        options: c.json("options")?.unwrap_or(Value::Null),
+        created_at: c.time("created_at")?,
+        updated_at: c.time("updated_at")?,
     })
 }
 

@@ -119,4 +119,22 @@ CREATE TABLE operations (
 );
 CREATE INDEX operations_owner ON operations (owner_id, kind, seq);
 "#,
+    // 2: durable ingestion work items.
+    r#"
+CREATE TABLE work_items (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id       TEXT NOT NULL UNIQUE,
+    owner_id       TEXT NOT NULL,
+    scope          TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    attempts       INTEGER NOT NULL,
+    reason_code    TEXT,
+    last_error     TEXT,
+    lease_until_ms INTEGER,
+    options        TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE INDEX work_items_status ON work_items (status, owner_id, seq);
+"#,
 ];

@@ -39,11 +39,11 @@ impl Select {
         self
     }
 
-    /// `AND {expr} ?` with an integer (e.g. `expr = "n.effective_ms >="`),
-    /// when there is one.
-    pub fn int(&mut self, expr: &str, value: Option<i64>) -> &mut Self {
+    /// `AND {condition}`, where `condition` holds one `?` for the integer
+    /// (e.g. `"n.effective_ms >= ?"`), when there is one.
+    pub fn int(&mut self, condition: &str, value: Option<i64>) -> &mut Self {
         if let Some(v) = value {
-            self.sql.push_str(&format!(" AND {expr} ?"));
+            self.sql.push_str(&format!(" AND {condition}"));
             self.args.push(SqlValue::Integer(v));
         }
         self
