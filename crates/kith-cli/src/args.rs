@@ -35,15 +35,39 @@ pub enum Command {
     },
     /// Store one message.
     Store(StoreArgs),
+    /// Ingest one message: store it, then extract entities and claims.
+    Ingest(IngestArgs),
     /// Import messages from JSONL (one message a line; `-` reads stdin).
     Import(ImportArgs),
+    /// Run pending extraction work (after --defer, a failure or a crash).
+    Process {
+        /// At most this many work items (0: all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+        /// Also take work another process holds a lease on; use only when no
+        /// other kith process works on this pack (e.g. after a crash).
+        #[arg(long)]
+        reclaim: bool,
+        /// Also retry work whose last attempt failed.
+        #[arg(long)]
+        retry_failed: bool,
+    },
+    /// Re-derive events from their saved extractions (never calls the LLM).
+    Reingest {
+        /// One event.
+        #[arg(long, conflicts_with = "session", required_unless_present = "session")]
+        event: Option<String>,
+        /// Every event of one session.
+        #[arg(long)]
+        session: Option<String>,
+    },
     /// Search memory (BM25 over stored text).
     Search(SearchArgs),
-    /// List or show events (source messages).
+    /// List or show events (source messages), or their extraction status.
     Events {
-        /// list or show.
+        /// list, show or status.
         #[command(subcommand)]
-        action: ListShow,
+        action: EventsAction,
     },
     /// List or show nodes.
     Nodes {
@@ -113,6 +137,51 @@ pub struct StoreArgs {
     pub node_type: Option<String>,
 }
 
+/// `ingest` arguments: those of `store`, plus how to extract.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// The message and where it belongs.
+    #[command(flatten)]
+    pub message: StoreArgs,
+    /// A user turn's singular first person is the owner.
+    #[arg(long)]
+    pub first_person_owner: bool,
+    /// Only admit the message; extract later with `kith process`.
+    #[arg(long)]
+    pub defer: bool,
+}
+
+/// `events` actions.
+#[derive(Debug, Subcommand)]
+pub enum EventsAction {
+    /// List in ingestion order.
+    List {
+        /// Only this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this scope.
+        #[arg(long)]
+        scope: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Start after this position (the `seq` of the last one you saw).
+        #[arg(long, default_value_t = 0)]
+        after: i64,
+    },
+    /// Show one by id.
+    Show {
+        /// The id.
+        id: String,
+    },
+    /// Show an ingested event's extraction work: status, attempts, last
+    /// error, and what its derivation wrote.
+    Status {
+        /// The event id.
+        id: String,
+    },
+}
+
 /// `import` arguments.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -124,6 +193,12 @@ pub struct ImportArgs {
     /// Messages per transaction.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,
+    /// Ingest: also extract entities and claims from every message.
+    #[arg(long)]
+    pub extract: bool,
+    /// With --extract: only admit; extract later with `kith process`.
+    #[arg(long, requires = "extract")]
+    pub defer: bool,
 }
 
 /// `search` arguments.
@@ -154,14 +229,11 @@ pub struct SearchArgs {
     pub to: Option<String>,
 }
 
-/// `events` / `nodes` actions.
+/// `nodes` actions.
 #[derive(Debug, Subcommand)]
 pub enum ListShow {
-    /// List in ingestion order.
+    /// List in creation order.
     List {
-        /// Only this session.
-        #[arg(long)]
-        session: Option<String>,
         /// Only this scope.
         #[arg(long)]
         scope: Option<String>,

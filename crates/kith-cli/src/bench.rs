@@ -234,7 +234,11 @@ impl TextGen {
         let mut words: Vec<String> = (0..len).map(|_| self.word().to_string()).collect();
         let name = NAMES[self.next() as usize % NAMES.len()];
         words.insert(self.next() as usize % words.len(), name.to_string());
-        let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
+        let role = if i.is_multiple_of(2) {
+            "user"
+        } else {
+            "assistant"
+        };
         EventInput {
             owner_id: Some("bench".into()),
             session_id: Some(format!("s{}", i / 40)),

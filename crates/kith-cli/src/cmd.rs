@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use kith::{
-    EventInput, EventQuery, ImportOptions, Memory, NodeQuery, NodeType, OwnerId, Role, ScopeId,
-    SearchFilters, SearchRequest, SessionId, Timestamp,
+    EventInput, EventQuery, ImportOptions, IngestOptions, Memory, NodeQuery, NodeType, OwnerId,
+    ProcessReport, Role, ScopeId, SearchFilters, SearchRequest, SessionId, Timestamp,
 };
 use uuid::Uuid;
 
-use crate::args::{Cli, Command, ListShow};
+use crate::args::{Cli, Command, EventsAction, ListShow, StoreArgs};
 use crate::render;
 
 /// Runs one command; returns the process exit code.
@@ -26,22 +26,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Store(ref a) => {
             let memory = open(&cli)?;
-            let metadata = a
-                .metadata
-                .as_deref()
-                .map(|m| kith_core::canon::parse_finite("metadata", m))
-                .transpose()?;
-            let receipt = memory.store(EventInput {
-                owner_id: Some(cli.owner.clone()),
-                scope: Some(a.scope.clone()),
-                session_id: a.session.clone(),
-                speaker: a.speaker.clone(),
-                event_time: a.event_time.clone(),
-                source_id: a.source_id.clone(),
-                metadata,
-                node_type: a.node_type.clone(),
-                ..EventInput::new(&a.role, &a.content)
-            })?;
+            let receipt = memory.store(message_input(&cli.owner, a)?)?;
             if json {
                 render::json(&receipt)?;
             } else {
@@ -56,7 +41,58 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
         }
+        Command::Ingest(ref a) => {
+            let memory = open_for_ingest(&cli)?;
+            let receipt = memory.ingest(
+                message_input(&cli.owner, &a.message)?,
+                IngestOptions {
+                    defer: a.defer,
+                    first_person_owner: a.first_person_owner,
+                },
+            )?;
+            if json {
+                render::json(&receipt)?;
+            } else {
+                render::ingest_receipt(&receipt);
+            }
+        }
         Command::Import(ref a) => import(&cli, a)?,
+        Command::Process {
+            limit,
+            reclaim,
+            retry_failed,
+        } => {
+            let memory = open_for_ingest(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            let report = process(&memory, &owner, limit, reclaim, retry_failed)?;
+            if json {
+                render::json(&report)?;
+            } else {
+                println!(
+                    "processed {} work items: {} complete, {} failed",
+                    report.taken, report.completed, report.failed
+                );
+            }
+        }
+        Command::Reingest {
+            ref event,
+            ref session,
+        } => {
+            let memory = open_for_ingest(&cli)?;
+            let owner = OwnerId::new(&cli.owner)?;
+            let outcomes = match (event, session) {
+                (Some(id), _) => vec![memory.reingest_event(&owner, parse_id(id)?)?],
+                (None, Some(s)) => memory.reingest_session(&owner, &SessionId::new(s)?)?,
+                (None, None) => bail!("give --event ID or --session ID"),
+            };
+            if json {
+                render::json(&outcomes)?;
+            } else {
+                for o in &outcomes {
+                    println!("{} {}", o.event_id, o.outcome);
+                }
+            }
+        }
         Command::Search(ref a) => {
             let memory = open(&cli)?;
             let filters = SearchFilters {
@@ -104,7 +140,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let memory = open(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             match action {
-                ListShow::List {
+                EventsAction::List {
                     session,
                     scope,
                     limit,
@@ -125,12 +161,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                         }
                     }
                 }
-                ListShow::Show { id } => {
+                EventsAction::Show { id } => {
                     let event = memory.event(&owner, parse_id(id)?)?;
                     if json {
                         render::json(&event)?;
                     } else {
                         render::event_detail(&event);
+                    }
+                }
+                EventsAction::Status { id } => {
+                    let report = memory.work_status(&owner, parse_id(id)?)?;
+                    if json {
+                        render::json(&report)?;
+                    } else {
+                        render::work_report(&report);
                     }
                 }
             }
@@ -140,14 +184,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let owner = OwnerId::new(&cli.owner)?;
             match action {
                 ListShow::List {
-                    session,
                     scope,
                     limit,
                     after,
                 } => {
-                    if session.is_some() {
-                        bail!("--session is not a node filter; use `kith events list --session`");
-                    }
                     let nodes = memory.nodes(&NodeQuery {
                         owner: Some(owner),
                         scope: scope.clone().map(ScopeId::new).transpose()?,
@@ -243,12 +283,74 @@ fn open(cli: &Cli) -> Result<Memory> {
     Memory::open(&cli.pack).map_err(Into::into)
 }
 
+/// Opens the pack with the extraction provider the environment configures:
+/// an OpenAI-compatible endpoint when `KITH_LLM_BASE_URL` is set, else the
+/// offline heuristic extractor.
+fn open_for_ingest(cli: &Cli) -> Result<Memory> {
+    let mut memory = open(cli)?;
+    if let Some(llm) = kith_extract::openai::OpenAiCompatible::from_env()? {
+        memory = memory.with_provider(std::sync::Arc::new(llm));
+    }
+    if let Ok(secs) = std::env::var("KITH_LEASE_SECS") {
+        let secs: u64 = secs.parse().with_context(|| {
+            format!("KITH_LEASE_SECS={secs:?} is not a whole number of seconds")
+        })?;
+        memory = memory.with_lease(std::time::Duration::from_secs(secs));
+    }
+    Ok(memory)
+}
+
+/// The message a `store` or `ingest` command describes.
+fn message_input(owner: &str, a: &StoreArgs) -> Result<EventInput> {
+    let metadata = a
+        .metadata
+        .as_deref()
+        .map(|m| kith_core::canon::parse_finite("metadata", m))
+        .transpose()?;
+    Ok(EventInput {
+        owner_id: Some(owner.to_string()),
+        scope: Some(a.scope.clone()),
+        session_id: a.session.clone(),
+        speaker: a.speaker.clone(),
+        event_time: a.event_time.clone(),
+        source_id: a.source_id.clone(),
+        metadata,
+        node_type: a.node_type.clone(),
+        ..EventInput::new(&a.role, &a.content)
+    })
+}
+
+/// Runs pending work with a progress bar.
+fn process(
+    memory: &Memory,
+    owner: &OwnerId,
+    limit: usize,
+    reclaim: bool,
+    retry_failed: bool,
+) -> Result<ProcessReport> {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} extracting: {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let report = memory.process_pending(Some(owner), limit, reclaim, retry_failed, |r| {
+        bar.set_message(format!("{} done, {} failed", r.completed, r.failed));
+        bar.tick();
+    })?;
+    bar.finish_and_clear();
+    Ok(report)
+}
+
 fn parse_id(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).with_context(|| format!("{text:?} is not a UUID"))
 }
 
 fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
-    let memory = open(cli)?;
+    let memory = if a.extract {
+        open_for_ingest(cli)?
+    } else {
+        open(cli)?
+    };
     let text = if a.file.as_os_str() == "-" {
         let mut s = String::new();
         io::stdin()
@@ -262,6 +364,7 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
         owner: Some(OwnerId::new(&cli.owner)?),
         scope: ScopeId::new(&a.scope)?,
         batch_size: a.batch_size,
+        extract: a.extract,
     };
     let total = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
     let bar = ProgressBar::new(total);
@@ -292,13 +395,25 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
     if let Some(e) = failure {
         return Err(e).context("cannot write acknowledgements");
     }
+    let owner = OwnerId::new(&cli.owner)?;
+    let processed = if a.extract && !a.defer {
+        Some(process(&memory, &owner, 0, false, false)?)
+    } else {
+        None
+    };
     if json {
-        render::json(&serde_json::json!({ "report": report }))?;
+        render::json(&serde_json::json!({ "report": report, "extraction": processed }))?;
     } else {
         println!(
             "imported {} messages: {} stored, {} already present",
             report.messages, report.created, report.existing
         );
+        if let Some(p) = processed {
+            println!(
+                "extracted {} messages: {} complete, {} failed (see `kith events status ID`)",
+                p.taken, p.completed, p.failed
+            );
+        }
     }
     Ok(())
 }

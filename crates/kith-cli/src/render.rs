@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Result;
-use kith::{Node, OwnerId, SearchHit, Stats, StoredEvent, StoredNode};
+use kith::{IngestReceipt, Node, OwnerId, SearchHit, Stats, StoredEvent, StoredNode, WorkReport};
 use serde::Serialize;
 
 /// Prints `value` as pretty JSON on stdout.
@@ -145,4 +145,45 @@ pub fn stats(s: &Stats, pack: Option<&Path>, owner: Option<&OwnerId>) {
 
 fn opt<T: std::fmt::Display>(v: Option<&T>) -> String {
     v.map_or("-".to_string(), |v| v.to_string())
+}
+
+/// An ingest receipt, for people.
+pub fn ingest_receipt(r: &IngestReceipt) {
+    let state = if r.created {
+        "ingested"
+    } else {
+        "already ingested"
+    };
+    println!("{state}: event {} ({})", r.event_id, r.status.as_str());
+    if let Some(d) = &r.derivation {
+        println!(
+            "  {} entities new, {} reused; {} claims; {} edges; {} claims dropped by grounding",
+            d.entities_created, d.entities_reused, d.claims, d.edges, d.dropped
+        );
+    }
+    if let Some(e) = &r.error {
+        println!("  last error: {e}");
+    }
+}
+
+/// An event's work, for people.
+pub fn work_report(w: &WorkReport) {
+    let i = &w.item;
+    println!("event       {}", i.event_id);
+    println!("status      {}", i.status.as_str());
+    println!("attempts    {}", i.attempts);
+    if let Some(code) = &i.reason_code {
+        println!("reason      {code}");
+    }
+    if let Some(e) = &i.last_error {
+        println!("last error  {e}");
+    }
+    if let Some(d) = &w.derivation {
+        println!(
+            "derivation  revision {}: {} entities new, {} reused, {} claims, {} edges, {} dropped",
+            d.revision, d.entities_created, d.entities_reused, d.claims, d.edges, d.dropped
+        );
+        println!("plan sha256 {}", d.plan_checksum);
+    }
+    println!("journal     {}", w.journal.join(", "));
 }

@@ -19,6 +19,12 @@ pub fn kith_namespace() -> Uuid {
 }
 
 fn v5(name: &str) -> Uuid {
+    v5_name(name)
+}
+
+/// `uuid5(KITH_NS, name)`: the one way every kith id is derived. Callers
+/// document their `name` formula beside the function that builds it.
+pub fn v5_name(name: &str) -> Uuid {
     Uuid::new_v5(&kith_namespace(), name.as_bytes())
 }
 

@@ -270,6 +270,8 @@ text_enum!(
         DerivationPrepared = "DERIVATION_PREPARED",
         /// A derivation plan was committed.
         DerivationCommitted = "DERIVATION_COMMITTED",
+        /// A saved plan went stale before its commit; the next one replans.
+        DerivationReplanRequested = "DERIVATION_REPLAN_REQUESTED",
         /// The organizer merged two nodes.
         OrganizerMerged = "ORGANIZER_MERGED",
         /// The organizer proposed an unverified alias link.

@@ -2,8 +2,34 @@
 //!
 //! Pure functions: the message text and a parsed [`Extraction`] in, a
 //! [`Grounded`] extraction out, with every dropped claim and its reason.
-//! (Implementation in progress: types are fixed, see `ground`.)
+//! Nothing here fails: a claim the message does not support is dropped and
+//! recorded in [`Grounded::dropped`]; its grounded siblings stay.
+//!
+//! For each claim, in this order (the first failing check is the reason):
+//!
+//! 1. **Quote** ([`locate_quote`]): the trimmed `evidence_quote` must occur
+//!    verbatim in the message once quote marks are normalised on both sides
+//!    ([`normalize_quote_mark`]). [`Evidence`] points at the exact bytes of
+//!    the message. One occurrence: `sentence` is the sentence(s) the quote
+//!    overlaps ([`sentence_spans`]); several: `sentence` is the whole message.
+//! 2. **Mentions** ([`mentions`]): subject and object (or both relationship
+//!    ends) must each occur, whole word and case-insensitive, in `sentence`.
+//!    A personal reference is mentioned when any word of its family
+//!    ([`PERSONAL_FAMILIES`]) is.
+//! 3. **Resolution**: a personal reference ([`PERSONAL_REFERENCES`]) becomes
+//!    [`EndpointRef::Personal`] unless the claim types it as one of
+//!    [`NAMED_REFERENCE_TYPES`]; a name must match exactly one listed entity
+//!    (type-filtered when the claim gives a type); an untyped object that
+//!    names no entity is a [`EndpointRef::Value`].
+//! 4. **Qualifiers** ([`qualifier`]): a conditional marker in `sentence`
+//!    makes a fact `conditional` (with its verbatim condition); a
+//!    hypothetical marker makes it `hypothetical`.
+//!
+//! `docs/extraction.md` states the same rules with examples.
 
+use std::ops::Range;
+
+use kith_core::EpistemicType;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{ExtractedEntity, ExtractedFact, ExtractedRelationship, Extraction};
@@ -136,8 +162,1428 @@ pub struct Grounded {
     pub dropped: Vec<Dropped>,
 }
 
-/// Grounds `extraction` against the message `content`.
+/// The English personal references (reference notes §4.2): an endpoint that
+/// is one of these words (trimmed, case-insensitive) is a personal reference,
+/// local to its message, unless the claim types it as one of
+/// [`NAMED_REFERENCE_TYPES`].
+pub const PERSONAL_REFERENCES: &[&str] = &[
+    "i",
+    "me",
+    "myself",
+    "my",
+    "mine",
+    "we",
+    "us",
+    "ourselves",
+    "our",
+    "ours",
+    "you",
+    "yourself",
+    "yourselves",
+    "your",
+    "yours",
+    "he",
+    "him",
+    "himself",
+    "his",
+    "she",
+    "her",
+    "herself",
+    "hers",
+    "they",
+    "them",
+    "themselves",
+    "their",
+    "theirs",
+    "it",
+    "itself",
+];
+
+/// The families of personal references: a personal endpoint is mentioned
+/// in its evidence when any word of its family is (so subject `I` is
+/// supported by "My name is Sam" and by "Call me Sam"). `its` counts as a
+/// mention of `it`/`itself` although it is not itself a personal reference.
+pub const PERSONAL_FAMILIES: &[&[&str]] = &[
+    &["i", "me", "my", "mine", "myself"],
+    &["we", "us", "our", "ours", "ourselves"],
+    &["you", "your", "yours", "yourself", "yourselves"],
+    &["he", "him", "his", "himself"],
+    &["she", "her", "hers", "herself"],
+    &["they", "them", "their", "theirs", "themselves"],
+    &["it", "its", "itself"],
+];
+
+/// Entity types that keep a personal-reference word a named entity
+/// (`US`/country, `IT`/technology, `I`/chemical). Compared after trimming,
+/// lower-casing and turning spaces and hyphens into `_`.
+pub const NAMED_REFERENCE_TYPES: &[&str] = &[
+    "country",
+    "place",
+    "location",
+    "technology",
+    "concept",
+    "product",
+    "tool",
+    "language",
+    "programming_language",
+    "chemical",
+    "element",
+    "number",
+];
+
+/// Markers that make a fact conditional (whole words, case-insensitive;
+/// the words of a phrase may be separated by any whitespace).
+pub const CONDITIONAL_MARKERS: &[&str] = &["if", "unless", "provided that", "as long as"];
+
+/// Markers that make a fact hypothetical (whole words, case-insensitive),
+/// except `May` written with a capital inside a sentence (the month).
+pub const HYPOTHETICAL_MARKERS: &[&str] = &["might", "may", "could", "maybe"];
+
+/// The plain form of a quote mark: curly, low-9, reversed, prime, modifier
+/// and full-width single marks and single guillemets become `'`; their
+/// double counterparts and double guillemets become `"`. Every other
+/// character is returned unchanged. Each mark maps to one character, so
+/// normalised text maps back to the original character by character.
+pub fn normalize_quote_mark(c: char) -> char {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}'
+        | '\u{02BC}' | '\u{FF07}' | '\u{2039}' | '\u{203A}' => '\'',
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}'
+        | '\u{FF02}' | '\u{00AB}' | '\u{00BB}' => '"',
+        c => c,
+    }
+}
+
+/// `text` with every quote mark normalised ([`normalize_quote_mark`]).
+pub fn normalize_quote_marks(text: &str) -> String {
+    text.chars().map(normalize_quote_mark).collect()
+}
+
+/// The sentences of `text` as byte ranges, trimmed of surrounding
+/// whitespace, in order; empty sentences are left out.
+///
+/// A sentence ends at a newline, or after a run of `.`, `!` or `?` (with any
+/// closing quote marks or brackets right after it) that is followed by
+/// whitespace or the end of the text. So "3.5", "e.g.x" and "a.b" do not
+/// split, while abbreviations followed by a space ("Dr. Lee") do: a known
+/// limitation, kept for simplicity.
+pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut spans = Vec::new();
+    let mut segment = 0;
+    let mut k = 0;
+    while k < chars.len() {
+        let (i, c) = chars[k];
+        if c == '\n' {
+            push_trimmed(text, segment..i, &mut spans);
+            segment = i + 1;
+            k += 1;
+            continue;
+        }
+        if matches!(c, '.' | '!' | '?') {
+            let mut j = k + 1;
+            while j < chars.len()
+                && (matches!(chars[j].1, '.' | '!' | '?') || is_closer(chars[j].1))
+            {
+                j += 1;
+            }
+            let end = chars.get(j).map_or(text.len(), |&(b, _)| b);
+            if chars.get(j).is_none_or(|&(_, next)| next.is_whitespace()) {
+                push_trimmed(text, segment..end, &mut spans);
+                segment = end;
+            }
+            k = j;
+            continue;
+        }
+        k += 1;
+    }
+    push_trimmed(text, segment..text.len(), &mut spans);
+    spans
+}
+
+fn is_closer(c: char) -> bool {
+    matches!(normalize_quote_mark(c), '"' | '\'' | ')' | ']' | '}')
+}
+
+fn push_trimmed(text: &str, range: Range<usize>, spans: &mut Vec<Range<usize>>) {
+    let piece = &text[range.clone()];
+    let lead = piece.len() - piece.trim_start().len();
+    let trimmed = piece.trim();
+    if !trimmed.is_empty() {
+        let start = range.start + lead;
+        spans.push(start..start + trimmed.len());
+    }
+}
+
+/// Where `quote` stands in `content` (see [`Evidence`]), or `None` when it
+/// does not occur even with quote marks normalised. The quote is trimmed
+/// first; a blank quote occurs nowhere.
+pub fn locate_quote(content: &str, quote: &str) -> Option<Evidence> {
+    Source::new(content).locate(quote)
+}
+
+/// Whether `needle` occurs in `text` as a whole word (or words),
+/// case-insensitively: both are trimmed, quote marks normalised, lower-cased
+/// and their whitespace runs collapsed to one space; an occurrence counts
+/// when the characters around it are not letters or digits (checked only on
+/// a side where the needle itself starts or ends with a letter or digit, so
+/// "C++" and "3:41" can be mentioned). A blank needle is never mentioned.
+pub fn mentions(text: &str, needle: &str) -> bool {
+    let hay = mention_form(text);
+    let needle = mention_form(needle);
+    if needle.is_empty() {
+        return false;
+    }
+    let check_before = needle.chars().next().is_some_and(is_word_char);
+    let check_after = needle.chars().next_back().is_some_and(is_word_char);
+    let mut from = 0;
+    while let Some(pos) = hay[from..].find(&needle) {
+        let start = from + pos;
+        let end = start + needle.len();
+        let before_ok =
+            !check_before || !hay[..start].chars().next_back().is_some_and(is_word_char);
+        let after_ok = !check_after || !hay[end..].chars().next().is_some_and(is_word_char);
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+}
+
+fn mention_form(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_space = false;
+    for c in text.trim().chars() {
+        if c.is_whitespace() {
+            if !in_space {
+                out.push(' ');
+                in_space = true;
+            }
+            continue;
+        }
+        in_space = false;
+        out.extend(normalize_quote_mark(c).to_lowercase());
+    }
+    out
+}
+
+/// The family of a personal reference (see [`PERSONAL_FAMILIES`]), or `None`
+/// when `word` (trimmed, case-insensitive) is not in [`PERSONAL_REFERENCES`].
+pub fn personal_family(word: &str) -> Option<&'static [&'static str]> {
+    let folded = fold(word);
+    if !PERSONAL_REFERENCES.contains(&folded.as_str()) {
+        return None;
+    }
+    PERSONAL_FAMILIES
+        .iter()
+        .copied()
+        .find(|family| family.contains(&folded.as_str()))
+}
+
+/// Whether `entity_type` keeps a personal-reference word a named entity
+/// (see [`NAMED_REFERENCE_TYPES`]).
+pub fn is_named_reference_type(entity_type: &str) -> bool {
+    NAMED_REFERENCE_TYPES.contains(&fold_type(entity_type).as_str())
+}
+
+/// How a fact's evidence sentence qualifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Qualifier {
+    /// A conditional marker: the clause from the marker to the next `,`,
+    /// `;`, `:`, `!`, `?`, dash, bracket, newline, `.` before whitespace, or
+    /// the end of the sentence, verbatim.
+    Conditional {
+        /// The condition clause ("as long as it's not too late").
+        clause: String,
+    },
+    /// A hypothetical marker and no conditional one.
+    Hypothetical,
+}
+
+/// The qualifier of `sentence`: the earliest conditional marker wins over
+/// any hypothetical one (see [`CONDITIONAL_MARKERS`],
+/// [`HYPOTHETICAL_MARKERS`]). Markers are whole words, so "iffy" and
+/// "couldn't" are not markers. This is a conservative English rule: "I
+/// wonder if …" also counts as conditional.
+pub fn qualifier(sentence: &str) -> Option<Qualifier> {
+    let earliest = CONDITIONAL_MARKERS
+        .iter()
+        .filter_map(|marker| find_phrase(sentence, marker, |_, _| true))
+        .min();
+    if let Some(start) = earliest {
+        return Some(Qualifier::Conditional {
+            clause: clause_from(sentence, start),
+        });
+    }
+    let hypothetical = HYPOTHETICAL_MARKERS.iter().any(|marker| {
+        find_phrase(sentence, marker, |text, at| {
+            // "May" with a capital inside a sentence is the month.
+            !(*marker == "may" && text[at..].starts_with("May") && !text[..at].trim().is_empty())
+        })
+        .is_some()
+    });
+    hypothetical.then_some(Qualifier::Hypothetical)
+}
+
+/// The byte offset of the first whole-word, ASCII-case-insensitive
+/// occurrence of `phrase` (words separated by any whitespace) in `text`
+/// that `accept` allows.
+fn find_phrase(text: &str, phrase: &str, accept: impl Fn(&str, usize) -> bool) -> Option<usize> {
+    let words: Vec<&str> = phrase.split_whitespace().collect();
+    let first = words.first()?;
+    let bytes = text.as_bytes();
+    (0..text.len()).find(|&at| {
+        text.is_char_boundary(at)
+            && bytes.len() >= at + first.len()
+            && !text[..at].chars().next_back().is_some_and(is_word_char)
+            && match_words(text, at, &words)
+                .is_some_and(|end| !text[end..].chars().next().is_some_and(is_word_char))
+            && accept(text, at)
+    })
+}
+
+fn match_words(text: &str, mut at: usize, words: &[&str]) -> Option<usize> {
+    for (n, word) in words.iter().enumerate() {
+        if n > 0 {
+            let rest = &text[at..];
+            let skipped = rest.len() - rest.trim_start().len();
+            if skipped == 0 {
+                return None;
+            }
+            at += skipped;
+        }
+        let candidate = text.as_bytes().get(at..at + word.len())?;
+        if !candidate.eq_ignore_ascii_case(word.as_bytes()) {
+            return None;
+        }
+        at += word.len();
+    }
+    Some(at)
+}
+
+fn clause_from(sentence: &str, start: usize) -> String {
+    let rest = &sentence[start..];
+    let mut chars = rest.char_indices().peekable();
+    let mut end = rest.len();
+    while let Some((i, c)) = chars.next() {
+        let stop = match c {
+            ',' | ';' | ':' | '!' | '?' | '\n' | '(' | ')' | '\u{2014}' | '\u{2013}' => true,
+            '.' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
+            _ => false,
+        };
+        if stop {
+            end = i;
+            break;
+        }
+    }
+    rest[..end].trim_end().to_string()
+}
+
+/// Grounds `extraction` against the message `content` (see the module
+/// documentation for the rules and their order).
 pub fn ground(content: &str, extraction: &Extraction) -> Grounded {
-    let _ = (content, extraction);
-    Grounded::default()
+    let source = Source::new(content);
+    let mut out = Grounded {
+        entities: dedup_entities(&extraction.entities),
+        ..Grounded::default()
+    };
+    for (index, fact) in extraction.facts.iter().enumerate() {
+        match ground_fact(&source, &out.entities, fact) {
+            Ok(grounded) => out.facts.push(grounded),
+            Err(reason) => out.dropped.push(Dropped {
+                kind: ClaimKind::Fact,
+                index,
+                reason,
+            }),
+        }
+    }
+    for (index, relationship) in extraction.relationships.iter().enumerate() {
+        match ground_relationship(&source, &out.entities, relationship) {
+            Ok(grounded) => out.relationships.push(grounded),
+            Err(reason) => out.dropped.push(Dropped {
+                kind: ClaimKind::Relationship,
+                index,
+                reason,
+            }),
+        }
+    }
+    out
+}
+
+/// The listed entities without repeats: two entries are the same when their
+/// trimmed, lower-cased names and their entity types (trimmed, lower-cased,
+/// spaces and hyphens as `_`) are equal; the first entry is kept as listed.
+pub fn dedup_entities(entities: &[ExtractedEntity]) -> Vec<ExtractedEntity> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut out = Vec::new();
+    for entity in entities {
+        let key = (fold(&entity.name), fold_type(&entity.entity_type));
+        if !seen.contains(&key) {
+            seen.push(key);
+            out.push(entity.clone());
+        }
+    }
+    out
+}
+
+fn ground_fact(
+    source: &Source<'_>,
+    entities: &[ExtractedEntity],
+    fact: &ExtractedFact,
+) -> Result<GroundedFact, DropReason> {
+    let evidence =
+        source
+            .locate(&fact.evidence_quote)
+            .ok_or_else(|| DropReason::QuoteNotFound {
+                quote: fact.evidence_quote.clone(),
+            })?;
+    let subject = Endpoint::read(
+        "subject",
+        &fact.subject,
+        fact.subject_entity_type.as_deref(),
+    );
+    let object = Endpoint::read("object", &fact.object, fact.object_entity_type.as_deref());
+    subject.check_mentioned(&evidence.sentence)?;
+    object.check_mentioned(&evidence.sentence)?;
+    let subject_ref = subject.resolve(entities, false)?;
+    let object_ref = object.resolve(entities, true)?;
+    let mut fact = fact.clone();
+    match qualifier(&evidence.sentence) {
+        Some(Qualifier::Conditional { clause }) => {
+            fact.epistemic_type = EpistemicType::Conditional;
+            if fact
+                .condition
+                .as_deref()
+                .is_none_or(|c| c.trim().is_empty())
+            {
+                fact.condition = Some(clause);
+            }
+        }
+        Some(Qualifier::Hypothetical) => {
+            if fact.epistemic_type != EpistemicType::Conditional {
+                fact.epistemic_type = EpistemicType::Hypothetical;
+            }
+        }
+        None => {}
+    }
+    Ok(GroundedFact {
+        fact,
+        evidence,
+        subject: subject_ref,
+        object: object_ref,
+    })
+}
+
+fn ground_relationship(
+    source: &Source<'_>,
+    entities: &[ExtractedEntity],
+    relationship: &ExtractedRelationship,
+) -> Result<GroundedRelationship, DropReason> {
+    let evidence =
+        source
+            .locate(&relationship.evidence_quote)
+            .ok_or_else(|| DropReason::QuoteNotFound {
+                quote: relationship.evidence_quote.clone(),
+            })?;
+    let source_end = Endpoint::read("source_entity", &relationship.source_entity, None);
+    let target_end = Endpoint::read("target_entity", &relationship.target_entity, None);
+    source_end.check_mentioned(&evidence.sentence)?;
+    target_end.check_mentioned(&evidence.sentence)?;
+    let source_ref = source_end.resolve(entities, false)?;
+    let target_ref = target_end.resolve(entities, false)?;
+    let mut relationship = relationship.clone();
+    // A relationship has no condition field: either marker makes it
+    // hypothetical, unless the provider already said conditional.
+    if qualifier(&evidence.sentence).is_some()
+        && !matches!(
+            relationship.epistemic_type,
+            EpistemicType::Conditional | EpistemicType::Hypothetical
+        )
+    {
+        relationship.epistemic_type = EpistemicType::Hypothetical;
+    }
+    Ok(GroundedRelationship {
+        relationship,
+        evidence,
+        source: source_ref,
+        target: target_ref,
+    })
+}
+
+/// A claim endpoint as read, before resolution.
+struct Endpoint<'a> {
+    field: &'static str,
+    /// The endpoint as the claim wrote it (for drop reasons).
+    text: &'a str,
+    kind: EndpointKind<'a>,
+}
+
+enum EndpointKind<'a> {
+    Personal(&'static [&'static str]),
+    Named { entity_type: Option<&'a str> },
+}
+
+impl<'a> Endpoint<'a> {
+    fn read(field: &'static str, text: &'a str, entity_type: Option<&'a str>) -> Self {
+        let entity_type = entity_type.map(str::trim).filter(|t| !t.is_empty());
+        let kind = match personal_family(text) {
+            Some(family) if !entity_type.is_some_and(is_named_reference_type) => {
+                EndpointKind::Personal(family)
+            }
+            _ => EndpointKind::Named { entity_type },
+        };
+        Endpoint { field, text, kind }
+    }
+
+    fn check_mentioned(&self, sentence: &str) -> Result<(), DropReason> {
+        let mentioned = match self.kind {
+            EndpointKind::Personal(family) => family.iter().any(|word| mentions(sentence, word)),
+            EndpointKind::Named { .. } => mentions(sentence, self.text),
+        };
+        if mentioned {
+            Ok(())
+        } else {
+            Err(DropReason::NotMentioned {
+                field: self.field.to_string(),
+                text: self.text.to_string(),
+            })
+        }
+    }
+
+    /// Resolves against the deduplicated entities. `allow_value`: an untyped
+    /// name that matches no entity is a plain value (objects only).
+    fn resolve(
+        &self,
+        entities: &[ExtractedEntity],
+        allow_value: bool,
+    ) -> Result<EndpointRef, DropReason> {
+        let entity_type = match self.kind {
+            EndpointKind::Personal(_) => {
+                return Ok(EndpointRef::Personal {
+                    surface: self.text.trim().to_string(),
+                })
+            }
+            EndpointKind::Named { entity_type } => entity_type,
+        };
+        let name = fold(self.text);
+        let wanted = entity_type.map(fold_type);
+        let mut matches = entities.iter().enumerate().filter(|(_, e)| {
+            fold(&e.name) == name
+                && wanted
+                    .as_ref()
+                    .is_none_or(|t| fold_type(&e.entity_type) == *t)
+        });
+        match (matches.next(), matches.next()) {
+            (Some((index, _)), None) => Ok(EndpointRef::Entity { index }),
+            (Some(_), Some(_)) => Err(DropReason::AmbiguousEntity {
+                field: self.field.to_string(),
+                name: self.text.to_string(),
+            }),
+            (None, _) if allow_value && entity_type.is_none() => Ok(EndpointRef::Value),
+            (None, _) => Err(DropReason::UnknownEntity {
+                field: self.field.to_string(),
+                name: self.text.to_string(),
+            }),
+        }
+    }
+}
+
+/// Trimmed and lower-cased (Unicode lower case, kith's case fold).
+fn fold(text: &str) -> String {
+    text.trim().to_lowercase()
+}
+
+/// An entity type compared: trimmed, lower-cased, spaces and hyphens as `_`.
+fn fold_type(entity_type: &str) -> String {
+    fold(entity_type)
+        .chars()
+        .map(|c| if c == ' ' || c == '-' { '_' } else { c })
+        .collect()
+}
+
+/// The message, with its quote-normalised text and sentences computed once.
+struct Source<'a> {
+    content: &'a str,
+    /// `content` with quote marks normalised.
+    normalized: String,
+    /// For each byte of `normalized` (and one past its end), the byte offset
+    /// in `content` of the character it came from.
+    origin: Vec<usize>,
+    sentences: Vec<Range<usize>>,
+}
+
+impl<'a> Source<'a> {
+    fn new(content: &'a str) -> Self {
+        let mut normalized = String::with_capacity(content.len());
+        let mut origin = Vec::with_capacity(content.len() + 1);
+        for (at, c) in content.char_indices() {
+            let plain = normalize_quote_mark(c);
+            origin.extend(std::iter::repeat_n(at, plain.len_utf8()));
+            normalized.push(plain);
+        }
+        origin.push(content.len());
+        Source {
+            content,
+            normalized,
+            origin,
+            sentences: sentence_spans(content),
+        }
+    }
+
+    fn locate(&self, quote: &str) -> Option<Evidence> {
+        let needle = normalize_quote_marks(quote.trim());
+        if needle.is_empty() {
+            return None;
+        }
+        let first = self.normalized.find(&needle)?;
+        let next = first
+            + self.normalized[first..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
+        let repeated = self.normalized[next..].contains(&needle);
+        let start = self.origin[first];
+        let end = self.origin[first + needle.len()];
+        let sentence = if repeated {
+            self.content.to_string()
+        } else {
+            self.sentences_over(start, end)
+        };
+        Some(Evidence {
+            start,
+            end,
+            quote: self.content[start..end].to_string(),
+            sentence,
+        })
+    }
+
+    /// The text from the first to the last sentence that overlaps
+    /// `start..end` (the whole message if none does, which cannot happen for
+    /// a quote with a non-blank character).
+    fn sentences_over(&self, start: usize, end: usize) -> String {
+        let mut over = self
+            .sentences
+            .iter()
+            .filter(|s| s.start < end && s.end > start);
+        match over.next() {
+            Some(first) => {
+                let last_end = over.last().map_or(first.end, |s| s.end);
+                self.content[first.start..last_end].to_string()
+            }
+            None => self.content.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{FactType, Polarity};
+
+    fn entity(name: &str, entity_type: &str) -> ExtractedEntity {
+        ExtractedEntity {
+            name: name.into(),
+            entity_type: entity_type.into(),
+            description: None,
+        }
+    }
+
+    fn fact(subject: &str, object: &str, quote: &str) -> ExtractedFact {
+        ExtractedFact {
+            subject: subject.into(),
+            subject_entity_type: None,
+            predicate: "p".into(),
+            object: object.into(),
+            object_entity_type: None,
+            polarity: Polarity::Positive,
+            evidence_quote: quote.into(),
+            fact_type: FactType::Fact,
+            epistemic_type: EpistemicType::Asserted,
+            temporal_intent: None,
+            replaces_object: None,
+            condition: None,
+            confidence: 0.9,
+        }
+    }
+
+    fn typed(
+        mut f: ExtractedFact,
+        subject_type: Option<&str>,
+        object_type: Option<&str>,
+    ) -> ExtractedFact {
+        f.subject_entity_type = subject_type.map(Into::into);
+        f.object_entity_type = object_type.map(Into::into);
+        f
+    }
+
+    fn relationship(source: &str, target: &str, quote: &str) -> ExtractedRelationship {
+        ExtractedRelationship {
+            source_entity: source.into(),
+            target_entity: target.into(),
+            relationship_type: "partner_of".into(),
+            polarity: Polarity::Positive,
+            evidence_quote: quote.into(),
+            epistemic_type: EpistemicType::Unverified,
+            confidence: 0.8,
+        }
+    }
+
+    fn one_fact(content: &str, entities: Vec<ExtractedEntity>, f: ExtractedFact) -> Grounded {
+        ground(
+            content,
+            &Extraction {
+                entities,
+                facts: vec![f],
+                relationships: vec![],
+            },
+        )
+    }
+
+    fn not_mentioned(field: &str, text: &str) -> DropReason {
+        DropReason::NotMentioned {
+            field: field.into(),
+            text: text.into(),
+        }
+    }
+
+    fn unknown(field: &str, name: &str) -> DropReason {
+        DropReason::UnknownEntity {
+            field: field.into(),
+            name: name.into(),
+        }
+    }
+
+    fn ambiguous(field: &str, name: &str) -> DropReason {
+        DropReason::AmbiguousEntity {
+            field: field.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn sentences_split_on_terminators_and_newlines() {
+        let cases: &[(&str, &[&str])] = &[
+            ("One. Two! Three? Four", &["One.", "Two!", "Three?", "Four"]),
+            ("  padded.   ", &["padded."]),
+            ("Pi is 3.14 today. Yes", &["Pi is 3.14 today.", "Yes"]),
+            ("Wait... what?! Ok", &["Wait...", "what?!", "Ok"]),
+            (
+                "He said \"go.\" Then left.",
+                &["He said \"go.\"", "Then left."],
+            ),
+            (
+                "He said \u{201C}go.\u{201D} Then",
+                &["He said \u{201C}go.\u{201D}", "Then"],
+            ),
+            (
+                "line one\nline two\r\n\nthree",
+                &["line one", "line two", "three"],
+            ),
+            ("(aside.) After", &["(aside.)", "After"]),
+            ("Dr. Lee", &["Dr.", "Lee"]),
+            ("", &[]),
+            (" \n \n", &[]),
+        ];
+        for (text, want) in cases {
+            let got: Vec<&str> = sentence_spans(text).into_iter().map(|r| &text[r]).collect();
+            assert_eq!(&got, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn quotes_are_found_verbatim_with_normalised_quote_marks() {
+        // (content, quote, Some((start, end, quote as in content, sentence)) | None)
+        type Want<'a> = Option<(usize, usize, &'a str, &'a str)>;
+        let content = "Hi. I\u{2019}m in, it\u{2019}s \u{201C}fine\u{201D}. Later!";
+        let cases: &[(&str, &str, Want<'_>)] = &[
+            (
+                "I moved. Now.",
+                "I moved.",
+                Some((0, 8, "I moved.", "I moved.")),
+            ),
+            (
+                "I moved. Now.",
+                "  I moved.  ",
+                Some((0, 8, "I moved.", "I moved.")),
+            ),
+            ("I moved. Now.", "i moved.", None),
+            ("I moved. Now.", "I  moved.", None),
+            ("I moved. Now.", "   ", None),
+            // Curly marks in the message, straight in the quote: the span is
+            // the message's bytes.
+            (
+                content,
+                "I'm in, it's \"fine\".",
+                Some((
+                    4,
+                    32,
+                    "I\u{2019}m in, it\u{2019}s \u{201C}fine\u{201D}.",
+                    "I\u{2019}m in, it\u{2019}s \u{201C}fine\u{201D}.",
+                )),
+            ),
+            // Straight in the message, curly in the quote.
+            (
+                "Hi. It's ok.",
+                "It\u{2019}s ok",
+                Some((4, 11, "It's ok", "It's ok.")),
+            ),
+            // A quote across two sentences takes both.
+            ("A b. C d. E f.", "b. C", Some((2, 6, "b. C", "A b. C d."))),
+            // Repeated quote: the first span, the whole message as sentence.
+            (
+                "Yes. I said yes. Yes.",
+                "Yes.",
+                Some((0, 4, "Yes.", "Yes. I said yes. Yes.")),
+            ),
+            // Overlapping repeats count too.
+            ("aaa", "aa", Some((0, 2, "aa", "aaa"))),
+        ];
+        for (content, quote, want) in cases {
+            let got = locate_quote(content, quote);
+            let want = want.map(|(start, end, q, sentence)| Evidence {
+                start,
+                end,
+                quote: q.into(),
+                sentence: sentence.into(),
+            });
+            assert_eq!(got, want, "{content:?} / {quote:?}");
+            if let Some(e) = got {
+                assert_eq!(&content[e.start..e.end], e.quote);
+            }
+        }
+    }
+
+    #[test]
+    fn mentions_are_whole_word_and_case_insensitive() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("I moved to Lisbon.", "lisbon", true),
+            ("I moved to Lisbon.", "Lisbo", false),
+            ("I moved to Lisbonia.", "Lisbon", false),
+            ("Jordan's plate", "Jordan", true),
+            ("Jordan\u{2019}s plate", "Jordan's", true),
+            ("Northwind   Analytics", "northwind analytics", true),
+            ("I'm in", "I", true),
+            ("it's fine", "I", false),
+            ("I use C++ daily", "C++", true),
+            ("ran in 3:41 flat", "3:41", true),
+            ("Príncipe Real", "PRÍNCIPE real", true),
+            ("anything", "  ", false),
+            ("green tea", "green tea", true),
+            ("greener tea", "green tea", false),
+        ];
+        for (text, needle, want) in cases {
+            assert_eq!(mentions(text, needle), *want, "{text:?} / {needle:?}");
+        }
+    }
+
+    #[test]
+    fn personal_references_and_their_families() {
+        for word in PERSONAL_REFERENCES {
+            assert!(personal_family(word).is_some(), "{word}");
+        }
+        let cases: &[(&str, Option<&str>)] = &[
+            (" I ", Some("i")),
+            ("ME", Some("i")),
+            ("Ourselves", Some("we")),
+            ("yours", Some("you")),
+            ("him", Some("he")),
+            ("hers", Some("she")),
+            ("theirs", Some("they")),
+            ("itself", Some("it")),
+            ("its", None),
+            ("Maya", None),
+            ("one", None),
+        ];
+        for (word, family) in cases {
+            assert_eq!(personal_family(word).map(|f| f[0]), *family, "{word}");
+        }
+        assert!(is_named_reference_type(" Programming Language "));
+        assert!(is_named_reference_type("country"));
+        assert!(!is_named_reference_type("person"));
+    }
+
+    #[test]
+    fn qualifiers() {
+        let cases: &[(&str, Option<Qualifier>)] = &[
+            ("I'll come if it's sunny.", Some(cond("if it's sunny"))),
+            (
+                "If there's cilantro in every dish, Jordan will walk out.",
+                Some(cond("If there's cilantro in every dish")),
+            ),
+            (
+                "Count me in as long as it's not too late.",
+                Some(cond("as long as it's not too late")),
+            ),
+            (
+                "Count me in as  long\tas it's early; ok",
+                Some(cond("as  long\tas it's early")),
+            ),
+            (
+                "Fine, provided that Sam drives (he offered).",
+                Some(cond("provided that Sam drives")),
+            ),
+            (
+                "I won't go unless it's 3.5 km away.",
+                Some(cond("unless it's 3.5 km away")),
+            ),
+            ("We might move to Porto.", Some(Qualifier::Hypothetical)),
+            ("Maybe I'll switch to tea.", Some(Qualifier::Hypothetical)),
+            ("May I ask?", Some(Qualifier::Hypothetical)),
+            ("I could try it if you like.", Some(cond("if you like"))),
+            ("I moved in May.", None),
+            ("That's iffy, I couldn't say.", None),
+            ("I moved to Lisbon.", None),
+        ];
+        for (sentence, want) in cases {
+            assert_eq!(qualifier(sentence), *want, "{sentence:?}");
+        }
+    }
+
+    fn cond(clause: &str) -> Qualifier {
+        Qualifier::Conditional {
+            clause: clause.into(),
+        }
+    }
+
+    #[test]
+    fn facts_take_qualifiers_from_their_sentence() {
+        // (content, quote, epistemic in, condition in, epistemic out, condition out)
+        type Case<'a> = (
+            &'a str,
+            EpistemicType,
+            Option<&'a str>,
+            EpistemicType,
+            Option<&'a str>,
+        );
+        let cases: &[Case<'_>] = &[
+            (
+                "I eat out if it rains.",
+                EpistemicType::Asserted,
+                None,
+                EpistemicType::Conditional,
+                Some("if it rains"),
+            ),
+            (
+                "I eat out if it rains.",
+                EpistemicType::Asserted,
+                Some("when wet"),
+                EpistemicType::Conditional,
+                Some("when wet"),
+            ),
+            (
+                "I eat out if it rains.",
+                EpistemicType::Asserted,
+                Some(" "),
+                EpistemicType::Conditional,
+                Some("if it rains"),
+            ),
+            (
+                "I might eat out.",
+                EpistemicType::Asserted,
+                None,
+                EpistemicType::Hypothetical,
+                None,
+            ),
+            (
+                "I might eat out.",
+                EpistemicType::Conditional,
+                Some("x"),
+                EpistemicType::Conditional,
+                Some("x"),
+            ),
+            (
+                "I eat out.",
+                EpistemicType::Observed,
+                None,
+                EpistemicType::Observed,
+                None,
+            ),
+        ];
+        for (content, before, condition, after, condition_after) in cases {
+            let mut f = fact("I", "out", content);
+            f.epistemic_type = *before;
+            f.condition = condition.map(Into::into);
+            let g = one_fact(content, vec![], f);
+            assert!(g.dropped.is_empty(), "{content}: {:?}", g.dropped);
+            assert_eq!(g.facts[0].fact.epistemic_type, *after, "{content}");
+            assert_eq!(
+                g.facts[0].fact.condition.as_deref(),
+                *condition_after,
+                "{content}"
+            );
+        }
+    }
+
+    #[test]
+    fn fact_endpoints_resolve_or_drop() {
+        let entities = vec![
+            entity("Maya", "person"),
+            entity("Lisbon", "place"),
+            entity("Jordan", "person"),
+            entity("Jordan", "place"),
+            entity("US", "country"),
+            entity("IT", "technology"),
+            entity("I", "chemical"),
+        ];
+        // (content, subject, subject type, object, object type, Ok((subject, object)) | Err(reason))
+        type Want = Result<(EndpointRef, EndpointRef), DropReason>;
+        let ent = |index: usize| EndpointRef::Entity { index };
+        let personal = |s: &str| EndpointRef::Personal { surface: s.into() };
+        let cases: Vec<(&str, &str, Option<&str>, &str, Option<&str>, Want)> = vec![
+            // Personal references, any family member mentioned.
+            (
+                "I moved to Lisbon.",
+                "I",
+                None,
+                "Lisbon",
+                None,
+                Ok((personal("I"), ent(1))),
+            ),
+            (
+                "My name is Sam.",
+                " I ",
+                None,
+                "Sam",
+                None,
+                Ok((personal("I"), EndpointRef::Value)),
+            ),
+            (
+                "Call me Sam.",
+                "I",
+                Some("person"),
+                "Sam",
+                None,
+                Ok((personal("I"), EndpointRef::Value)),
+            ),
+            (
+                "We're moving to Lisbon.",
+                "us",
+                None,
+                "Lisbon",
+                Some("place"),
+                Ok((personal("us"), ent(1))),
+            ),
+            (
+                "Their dog is Rex.",
+                "they",
+                None,
+                "Rex",
+                None,
+                Ok((personal("they"), EndpointRef::Value)),
+            ),
+            (
+                "It moved to Lisbon.",
+                "I",
+                None,
+                "Lisbon",
+                None,
+                Err(not_mentioned("subject", "I")),
+            ),
+            (
+                "Maya likes it.",
+                "Maya",
+                None,
+                "it",
+                None,
+                Ok((ent(0), personal("it"))),
+            ),
+            // Exception types keep the word a named entity.
+            (
+                "The US sets tariffs.",
+                "US",
+                Some("country"),
+                "tariffs",
+                None,
+                Ok((ent(4), EndpointRef::Value)),
+            ),
+            (
+                "IT runs the servers.",
+                "IT",
+                Some("Technology"),
+                "servers",
+                None,
+                Ok((ent(5), EndpointRef::Value)),
+            ),
+            (
+                "I is iodine.",
+                "I",
+                Some("chemical"),
+                "iodine",
+                None,
+                Ok((ent(6), EndpointRef::Value)),
+            ),
+            (
+                "Tell us the tariffs.",
+                "us",
+                Some("country"),
+                "tariffs",
+                None,
+                Ok((ent(4), EndpointRef::Value)),
+            ),
+            (
+                "I is iodine.",
+                "I",
+                Some("element"),
+                "iodine",
+                None,
+                Err(unknown("subject", "I")),
+            ),
+            // Named subjects: exactly one listed entity.
+            (
+                "maya moved to Lisbon.",
+                " MAYA ",
+                None,
+                "Lisbon",
+                None,
+                Ok((ent(0), ent(1))),
+            ),
+            (
+                "Maya moved to Lisbon.",
+                "Maya",
+                Some("place"),
+                "Lisbon",
+                None,
+                Err(unknown("subject", "Maya")),
+            ),
+            (
+                "Sam moved to Lisbon.",
+                "Sam",
+                None,
+                "Lisbon",
+                None,
+                Err(unknown("subject", "Sam")),
+            ),
+            (
+                "Jordan moved to Lisbon.",
+                "Jordan",
+                None,
+                "Lisbon",
+                None,
+                Err(ambiguous("subject", "Jordan")),
+            ),
+            (
+                "Jordan moved to Lisbon.",
+                "Jordan",
+                Some("person"),
+                "Lisbon",
+                None,
+                Ok((ent(2), ent(1))),
+            ),
+            // Named objects.
+            (
+                "Maya met Jordan.",
+                "Maya",
+                None,
+                "Jordan",
+                None,
+                Err(ambiguous("object", "Jordan")),
+            ),
+            (
+                "Maya met Jordan.",
+                "Maya",
+                None,
+                "Jordan",
+                Some("person"),
+                Ok((ent(0), ent(2))),
+            ),
+            (
+                "Maya met Jordan.",
+                "Maya",
+                None,
+                "Jordan",
+                Some("organization"),
+                Err(unknown("object", "Jordan")),
+            ),
+            (
+                "Maya likes green tea.",
+                "Maya",
+                None,
+                "green tea",
+                None,
+                Ok((ent(0), EndpointRef::Value)),
+            ),
+            (
+                "Maya likes green tea.",
+                "Maya",
+                None,
+                "green tea",
+                Some(" "),
+                Ok((ent(0), EndpointRef::Value)),
+            ),
+            (
+                "Maya likes green tea.",
+                "Maya",
+                None,
+                "green tea",
+                Some("product"),
+                Err(unknown("object", "green tea")),
+            ),
+            (
+                "Maya likes green tea.",
+                "Maya",
+                None,
+                "black tea",
+                None,
+                Err(not_mentioned("object", "black tea")),
+            ),
+            (
+                "Maya likes green tea.",
+                "Maya",
+                None,
+                "tea",
+                None,
+                Ok((ent(0), EndpointRef::Value)),
+            ),
+            // Mentions come before resolution.
+            (
+                "Maya likes green tea.",
+                "Sam",
+                None,
+                "tea",
+                None,
+                Err(not_mentioned("subject", "Sam")),
+            ),
+        ];
+        for (content, subject, subject_type, object, object_type, want) in cases {
+            let f = typed(fact(subject, object, content), subject_type, object_type);
+            let g = one_fact(content, entities.clone(), f);
+            let got = match (g.facts.first(), g.dropped.first()) {
+                (Some(f), None) => Ok((f.subject.clone(), f.object.clone())),
+                (None, Some(d)) => {
+                    assert_eq!((d.kind, d.index), (ClaimKind::Fact, 0));
+                    Err(d.reason.clone())
+                }
+                other => panic!("{content}: {other:?}"),
+            };
+            assert_eq!(
+                got, want,
+                "{content:?} {subject:?}/{subject_type:?} {object:?}/{object_type:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn relationship_ends_must_be_entities_or_personal() {
+        let entities = vec![
+            entity("Jordan", "person"),
+            entity("Maya", "person"),
+            entity("Sam", "person"),
+            entity("sam", "pet"),
+        ];
+        let ent = |index: usize| EndpointRef::Entity { index };
+        let personal = |s: &str| EndpointRef::Personal { surface: s.into() };
+        type Want = Result<(EndpointRef, EndpointRef), DropReason>;
+        let cases: Vec<(&str, &str, &str, Want)> = vec![
+            (
+                "Jordan is my partner.",
+                "Jordan",
+                "I",
+                Ok((ent(0), personal("I"))),
+            ),
+            (
+                "Jordan and Maya are partners.",
+                "Jordan",
+                "maya",
+                Ok((ent(0), ent(1))),
+            ),
+            (
+                "Jordan and Priya are partners.",
+                "Jordan",
+                "Priya",
+                Err(unknown("target_entity", "Priya")),
+            ),
+            (
+                "Jordan and Sam are friends.",
+                "Jordan",
+                "Sam",
+                Err(ambiguous("target_entity", "Sam")),
+            ),
+            (
+                "Jordan is my partner.",
+                "Maya",
+                "Jordan",
+                Err(not_mentioned("source_entity", "Maya")),
+            ),
+            (
+                "Jordan is my partner.",
+                "Jordan",
+                "they",
+                Err(not_mentioned("target_entity", "they")),
+            ),
+        ];
+        for (content, source, target, want) in cases {
+            let g = ground(
+                content,
+                &Extraction {
+                    entities: entities.clone(),
+                    facts: vec![],
+                    relationships: vec![relationship(source, target, content)],
+                },
+            );
+            let got = match (g.relationships.first(), g.dropped.first()) {
+                (Some(r), None) => Ok((r.source.clone(), r.target.clone())),
+                (None, Some(d)) => {
+                    assert_eq!((d.kind, d.index), (ClaimKind::Relationship, 0));
+                    Err(d.reason.clone())
+                }
+                other => panic!("{content}: {other:?}"),
+            };
+            assert_eq!(got, want, "{content:?} {source:?} -> {target:?}");
+        }
+    }
+
+    #[test]
+    fn relationships_under_a_marker_become_hypothetical() {
+        let cases: &[(&str, EpistemicType, EpistemicType)] = &[
+            (
+                "Jordan might be my partner.",
+                EpistemicType::Unverified,
+                EpistemicType::Hypothetical,
+            ),
+            (
+                "Jordan is my partner if asked.",
+                EpistemicType::Asserted,
+                EpistemicType::Hypothetical,
+            ),
+            (
+                "Jordan is my partner if asked.",
+                EpistemicType::Conditional,
+                EpistemicType::Conditional,
+            ),
+            (
+                "Jordan is my partner.",
+                EpistemicType::Asserted,
+                EpistemicType::Asserted,
+            ),
+        ];
+        for (content, before, after) in cases {
+            let mut r = relationship("Jordan", "I", content);
+            r.epistemic_type = *before;
+            let g = ground(
+                content,
+                &Extraction {
+                    entities: vec![entity("Jordan", "person")],
+                    facts: vec![],
+                    relationships: vec![r],
+                },
+            );
+            assert_eq!(
+                g.relationships[0].relationship.epistemic_type, *after,
+                "{content}"
+            );
+        }
+    }
+
+    #[test]
+    fn entities_are_deduplicated_first_spelling_kept() {
+        let listed = vec![
+            entity(" Lisbon ", "place"),
+            entity("lisbon", "Place"),
+            entity("LISBON", "city"),
+            entity("Maya", "person"),
+            entity("maya", "person"),
+            entity("Open AI", "organization"),
+            entity("open ai", "Organization"),
+        ];
+        let got = dedup_entities(&listed);
+        let names: Vec<(&str, &str)> = got
+            .iter()
+            .map(|e| (e.name.as_str(), e.entity_type.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (" Lisbon ", "place"),
+                ("LISBON", "city"),
+                ("Maya", "person"),
+                ("Open AI", "organization")
+            ]
+        );
+        // Indexes point into the deduplicated list.
+        let g = one_fact(
+            "Maya moved to Lisbon.",
+            listed,
+            typed(
+                fact("maya", "lisbon", "Maya moved to Lisbon."),
+                None,
+                Some("place"),
+            ),
+        );
+        assert_eq!(g.facts[0].subject, EndpointRef::Entity { index: 2 });
+        assert_eq!(g.facts[0].object, EndpointRef::Entity { index: 0 });
+    }
+
+    #[test]
+    fn dropped_claims_keep_their_index_and_siblings_stay() {
+        let content = "I work at Northwind. Jordan is my partner.";
+        let extraction = Extraction {
+            entities: vec![
+                entity("Northwind", "organization"),
+                entity("Jordan", "person"),
+            ],
+            facts: vec![
+                fact("I", "Northwind", "I work at Northwind."),
+                fact("I", "Brightpath", "I work at Brightpath."),
+                typed(
+                    fact("I", "Northwind", "I work at Northwind."),
+                    None,
+                    Some("organization"),
+                ),
+                fact("I", "Jordan", "Jordan is my partner"),
+            ],
+            relationships: vec![
+                relationship("Jordan", "I", "Jordan is my partner."),
+                relationship("Jordan", "Sam", "Jordan is my partner."),
+            ],
+        };
+        let g = ground(content, &extraction);
+        assert_eq!(g.facts.len(), 3);
+        assert_eq!(g.relationships.len(), 1);
+        assert_eq!(
+            g.dropped,
+            vec![
+                Dropped {
+                    kind: ClaimKind::Fact,
+                    index: 1,
+                    reason: DropReason::QuoteNotFound {
+                        quote: "I work at Brightpath.".into()
+                    },
+                },
+                Dropped {
+                    kind: ClaimKind::Relationship,
+                    index: 1,
+                    reason: not_mentioned("target_entity", "Sam"),
+                },
+            ]
+        );
+        let g2 = &g.facts[2];
+        assert_eq!((g2.evidence.start, g2.evidence.end), (21, 41));
+        assert_eq!(g2.evidence.sentence, "Jordan is my partner.");
+    }
+
+    #[test]
+    fn grounded_output_round_trips_through_json() {
+        let g = one_fact(
+            "I\u{2019}m moving to Lisbon if the job works out.",
+            vec![entity("Lisbon", "place")],
+            typed(
+                fact("I", "Lisbon", "I'm moving to Lisbon"),
+                None,
+                Some("place"),
+            ),
+        );
+        let text = serde_json::to_string(&g).unwrap();
+        let back: Grounded = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(g.facts[0].evidence.quote, "I\u{2019}m moving to Lisbon");
+        assert_eq!(
+            g.facts[0].fact.condition.as_deref(),
+            Some("if the job works out")
+        );
+    }
 }

@@ -1,1 +1,1972 @@
-//! heuristic (in progress)
+//! The offline extractor: capitalised names and a small table of English
+//! first-person patterns. No model, no network, deterministic: the same
+//! message always gives the same [`Extraction`], byte for byte.
+//!
+//! It answers in the provider schema, so its output is grounded like any
+//! model's ([`crate::grounding::ground`]); every claim quotes its whole
+//! sentence verbatim, which makes every claim it emits survive grounding.
+//!
+//! - **Entities** ([`HeuristicExtractor::capitalised_surfaces`]): the
+//!   capitalised-name extractor of the entity-linking specification: runs of
+//!   capitalised words, stopwords ([`DEFAULT_STOPLIST`]) stripped from both
+//!   ends, each surface once per message (case-insensitive, first spelling
+//!   kept). A name's type is `person`, `place` or `organization` when a
+//!   pattern says so (see [`PATTERNS`]), else `other`. When the message uses
+//!   a first-person singular word and the turn names its speaker, the
+//!   speaker is listed first as a `person`.
+//! - **Claims** ([`PATTERNS`]): each pattern is a short word sequence; a
+//!   match gives one fact with subject `I` (or `we` where the pattern allows
+//!   it), `epistemic_type` asserted and confidence [`CONFIDENCE`].
+//!   Questions (sentences ending in `?`) give no claims.
+//!
+//! `docs/extraction.md` lists the patterns with examples and what the
+//! heuristic misses.
+
+use std::collections::BTreeSet;
+
+use kith_core::EpistemicType;
+
+use crate::error::ExtractError;
+use crate::grounding::{mentions, normalize_quote_mark, personal_family, sentence_spans};
+use crate::provider::{ExtractionInput, Provider, ProviderReply};
+use crate::schema::{
+    ExtractedEntity, ExtractedFact, Extraction, FactType, Polarity, TemporalIntent,
+};
+
+/// The provider name recorded with every heuristic extraction.
+pub const PROVIDER_NAME: &str = "heuristic";
+
+/// The rule-set version recorded as the model. Change it whenever the
+/// stoplist, the pattern table or the rules below change what a message
+/// gives, so saved extractions say which rules made them.
+pub const MODEL: &str = "kith-heuristic-v1";
+
+/// The confidence of every heuristic claim: above the 0.5 of "no idea",
+/// well below what a model that read the whole message would claim, because
+/// a pattern cannot tell irony, reported speech or a list it cut short.
+pub const CONFIDENCE: f64 = 0.6;
+
+/// The longest value object, in words; a longer one is more likely a
+/// misread clause than a value, so the pattern gives nothing.
+pub const MAX_VALUE_WORDS: usize = 6;
+
+/// Entity types the heuristic writes.
+pub mod entity_type {
+    /// A named person.
+    pub const PERSON: &str = "person";
+    /// A place one lives in or moves to.
+    pub const PLACE: &str = "place";
+    /// An employer.
+    pub const ORGANIZATION: &str = "organization";
+    /// Any other capitalised name.
+    pub const OTHER: &str = "other";
+}
+
+/// The default stoplist: capitalised words that are not names. Compared
+/// case-insensitively with each word of a capitalised run; stopwords are
+/// stripped from both ends of a run, and a run of stopwords only is no name.
+/// Sentence starters, greetings, interjections, pronouns, function words,
+/// auxiliaries, common imperatives, weekdays, months and nationality or
+/// language adjectives. Replace it with [`HeuristicExtractor::with_stoplist`].
+pub const DEFAULT_STOPLIST: &[&str] = &[
+    // Pronouns and determiners.
+    "I",
+    "Me",
+    "My",
+    "Mine",
+    "Myself",
+    "We",
+    "Us",
+    "Our",
+    "Ours",
+    "Ourselves",
+    "You",
+    "Your",
+    "Yours",
+    "Yourself",
+    "Yourselves",
+    "He",
+    "Him",
+    "His",
+    "Himself",
+    "She",
+    "Her",
+    "Hers",
+    "Herself",
+    "They",
+    "Them",
+    "Their",
+    "Theirs",
+    "Themselves",
+    "It",
+    "Its",
+    "Itself",
+    "This",
+    "That",
+    "These",
+    "Those",
+    "Who",
+    "Whom",
+    "Whose",
+    "What",
+    "Which",
+    "Where",
+    "When",
+    "Why",
+    "How",
+    "Someone",
+    "Somebody",
+    "Something",
+    "Anyone",
+    "Anybody",
+    "Anything",
+    "Everyone",
+    "Everybody",
+    "Everything",
+    "Nobody",
+    "Nothing",
+    "A",
+    "An",
+    "The",
+    "Some",
+    "Any",
+    "All",
+    "Both",
+    "Each",
+    "Every",
+    "Many",
+    "Much",
+    "More",
+    "Most",
+    "Few",
+    "Several",
+    "Such",
+    "Other",
+    "Another",
+    "No",
+    "None",
+    // Conjunctions and prepositions.
+    "And",
+    "But",
+    "Or",
+    "Nor",
+    "So",
+    "Yet",
+    "For",
+    "If",
+    "Unless",
+    "Then",
+    "Than",
+    "Because",
+    "Since",
+    "As",
+    "At",
+    "By",
+    "From",
+    "In",
+    "Into",
+    "Of",
+    "Off",
+    "On",
+    "Onto",
+    "Out",
+    "Over",
+    "To",
+    "Up",
+    "With",
+    "Without",
+    "About",
+    "After",
+    "Before",
+    "During",
+    "Until",
+    "While",
+    "Although",
+    "Though",
+    "Also",
+    "Just",
+    "Only",
+    "Not",
+    "Even",
+    "Still",
+    "Now",
+    "Here",
+    "There",
+    // Auxiliaries and modals.
+    "Is",
+    "Are",
+    "Was",
+    "Were",
+    "Be",
+    "Been",
+    "Being",
+    "Am",
+    "Do",
+    "Does",
+    "Did",
+    "Have",
+    "Has",
+    "Had",
+    "Can",
+    "Could",
+    "Will",
+    "Would",
+    "Shall",
+    "Should",
+    "May",
+    "Might",
+    "Must",
+    "Let",
+    // Greetings, interjections, replies.
+    "Hi",
+    "Hello",
+    "Hey",
+    "Dear",
+    "Cheers",
+    "Bye",
+    "Goodbye",
+    "Thanks",
+    "Thank",
+    "Please",
+    "Sorry",
+    "Yes",
+    "Yeah",
+    "Yep",
+    "Nope",
+    "Ok",
+    "Okay",
+    "Oh",
+    "Ah",
+    "Hmm",
+    "Well",
+    "Wow",
+    "Great",
+    "Good",
+    "Nice",
+    "Cool",
+    "Perfect",
+    "Sure",
+    "Right",
+    "Fine",
+    "Alright",
+    "Done",
+    "Deal",
+    "Noted",
+    "Brilliant",
+    "Lovely",
+    "Awesome",
+    "Amazing",
+    "Excellent",
+    "Fantastic",
+    "Congratulations",
+    "Congrats",
+    "Welcome",
+    "Happy",
+    "Sounds",
+    "Big",
+    "Morning",
+    "Afternoon",
+    "Evening",
+    "Night",
+    "Today",
+    "Tomorrow",
+    "Yesterday",
+    "Tonight",
+    // Sentence adverbs.
+    "Maybe",
+    "Perhaps",
+    "Actually",
+    "Really",
+    "Honestly",
+    "Anyway",
+    "Never",
+    "Always",
+    "Sometimes",
+    "Often",
+    "Usually",
+    "Mostly",
+    "Definitely",
+    "Probably",
+    "Hopefully",
+    "Unfortunately",
+    "Fortunately",
+    "Luckily",
+    "Basically",
+    "Obviously",
+    "Apparently",
+    "First",
+    "Second",
+    "Next",
+    "Last",
+    "Finally",
+    "Again",
+    "Later",
+    "Soon",
+    // Imperatives that start requests.
+    "Call",
+    "Count",
+    "Send",
+    "Remind",
+    "Tell",
+    "Give",
+    "Make",
+    "Take",
+    "Bring",
+    "Keep",
+    "Start",
+    "Stop",
+    "Try",
+    "Add",
+    "Check",
+    "Find",
+    "Book",
+    "Set",
+    "Put",
+    "See",
+    "Look",
+    "Note",
+    "Remember",
+    "Go",
+    "Get",
+    "Want",
+    "Need",
+    "Use",
+    "Show",
+    "Ask",
+    "Help",
+    "Wait",
+    "Say",
+    // Weekdays (and their plurals) and months.
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "Mondays",
+    "Tuesdays",
+    "Wednesdays",
+    "Thursdays",
+    "Fridays",
+    "Saturdays",
+    "Sundays",
+    "January",
+    "February",
+    "March",
+    "April",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+    // Nationality and language adjectives ("I'm English" is no introduction).
+    "American",
+    "Australian",
+    "British",
+    "Canadian",
+    "Chinese",
+    "Dutch",
+    "English",
+    "French",
+    "German",
+    "Greek",
+    "Indian",
+    "Irish",
+    "Italian",
+    "Japanese",
+    "Korean",
+    "Mexican",
+    "Polish",
+    "Portuguese",
+    "Russian",
+    "Scottish",
+    "Spanish",
+    "Swedish",
+    "Turkish",
+    "Welsh",
+];
+
+/// Words allowed between the subject and the verb ("I really prefer").
+/// `not` and `never` are not among them, so a negated verb matches no
+/// positive pattern.
+pub const ADVERBS: &[&str] = &[
+    "really",
+    "honestly",
+    "also",
+    "still",
+    "just",
+    "absolutely",
+    "genuinely",
+    "actually",
+    "totally",
+    "truly",
+    "definitely",
+    "already",
+    "now",
+    "always",
+    "usually",
+    "generally",
+    "mostly",
+    "particularly",
+    "especially",
+    "currently",
+    "recently",
+    "finally",
+    "officially",
+    "both",
+    "all",
+    "even",
+    "seriously",
+    "literally",
+    "so",
+    "very",
+    "quite",
+    "much",
+];
+
+/// Words that end a value object (besides `, ; : . ! ? ( ) [ ] { }` and
+/// dashes): the start of another clause.
+pub const CLAUSE_STOPS: &[&str] = &[
+    "and", "but", "because", "so", "since", "as", "when", "while", "whereas", "which", "who",
+    "although", "though", "if", "unless", "or", "until", "then", "yet", "cause", "cos",
+];
+
+/// Words that end a value object as well, because a time phrase follows
+/// ("I switched to oat milk last month" → "oat milk").
+pub const TIME_STOPS: &[&str] = &[
+    "last",
+    "next",
+    "yesterday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "every",
+    "anymore",
+    "again",
+    "ago",
+    "recently",
+];
+
+/// Words stripped from the end of a value object ("I like tea a lot" →
+/// "tea"), longest first.
+pub const TRAILING_FILLERS: &[&[&str]] = &[
+    &["a", "lot"],
+    &["very", "much"],
+    &["so", "much"],
+    &["the", "most"],
+    &["these", "days"],
+    &["best"],
+    &["most"],
+    &["too"],
+    &["anyway"],
+    &["though"],
+    &["lately"],
+    &["nowadays"],
+    &["now"],
+    &["here"],
+    &["there"],
+];
+
+/// Words a value object may not start with: a value that starts with a
+/// preposition is the rest of a relative clause ("the thing I like about
+/// it"), not a thing liked.
+pub const VALUE_NOT_AFTER: &[&str] = &[
+    "about", "with", "at", "in", "on", "of", "for", "from", "by", "than", "over", "into", "onto",
+    "through", "like",
+];
+
+/// Words that are no value object on their own (besides personal
+/// references): the heuristic resolves no reference.
+pub const NO_VALUE: &[&str] = &[
+    "this",
+    "that",
+    "these",
+    "those",
+    "one",
+    "ones",
+    "thing",
+    "things",
+    "something",
+    "anything",
+    "everything",
+    "nothing",
+    "there",
+    "here",
+    "what",
+    "which",
+    "the",
+    "a",
+    "an",
+    "some",
+    "its",
+];
+
+/// Words a value object may not start with, because they refer to
+/// something said elsewhere ("I love it here", "I love that place").
+pub const VALUE_NOT_REFERENCE: &[&str] = &[
+    "it", "you", "him", "them", "us", "me", "this", "that", "these", "those",
+];
+
+/// Diets recognised by the `diet` pattern.
+pub const DIETS: &[&str] = &[
+    "vegetarian",
+    "vegan",
+    "pescatarian",
+    "pescetarian",
+    "flexitarian",
+    "teetotal",
+    "kosher",
+    "halal",
+    "gluten-free",
+    "dairy-free",
+];
+
+/// Relation words of the `has_<role>` patterns.
+pub const RELATION_ROLES: &[&str] = &[
+    "sister",
+    "brother",
+    "sibling",
+    "partner",
+    "wife",
+    "husband",
+    "spouse",
+    "boyfriend",
+    "girlfriend",
+    "fiance",
+    "fiancé",
+    "fiancee",
+    "fiancée",
+    "mother",
+    "mum",
+    "mom",
+    "father",
+    "dad",
+    "parent",
+    "son",
+    "daughter",
+    "child",
+    "kid",
+    "boss",
+    "manager",
+    "friend",
+    "colleague",
+    "coworker",
+    "co-worker",
+    "flatmate",
+    "roommate",
+    "housemate",
+    "neighbour",
+    "neighbor",
+    "cousin",
+    "aunt",
+    "uncle",
+    "grandmother",
+    "grandfather",
+    "grandma",
+    "grandpa",
+    "niece",
+    "nephew",
+    "mentor",
+    "teacher",
+    "doctor",
+    "therapist",
+    "landlord",
+    "landlady",
+];
+
+/// Words allowed before a relation word and left out of the predicate
+/// ("my best friend" → `has_friend`). Words that change the relation
+/// ("ex", "former", "late") are not among them, so those phrases match no
+/// pattern.
+pub const ROLE_MODIFIERS: &[&str] = &[
+    "best", "older", "younger", "little", "big", "elder", "twin", "new", "good", "close",
+];
+
+const LIKE_VERBS: &[&str] = &[
+    "like", "likes", "love", "loves", "enjoy", "enjoys", "adore", "adores",
+];
+const HATE_VERBS: &[&str] = &[
+    "hate", "hates", "dislike", "dislikes", "detest", "detests", "loathe", "loathes",
+];
+const HAVE: &[&str] = &["have", "has"];
+const BE: &[&str] = &["am", "are"];
+const ARTICLE: &[&str] = &["a", "an"];
+const DETERMINERS: &[&str] = &[
+    "a", "an", "the", "my", "his", "her", "their", "our", "your", "some",
+];
+
+/// One element of a pattern, matched against the words of a sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    /// The subject, `I` (and `we` too when `we` is true; contracted forms
+    /// such as "I'm", "we're" count). Its surface is the claim's subject.
+    Subject {
+        /// Whether `we` may be the subject.
+        we: bool,
+    },
+    /// Exactly one of these words (lower case; contractions are read as
+    /// their words: "'m" am, "'re" are, "'ve" have, "'ll" will, "'d" would,
+    /// "n't" not, "cannot" can not; "'s" stays "'s").
+    Word(&'static [&'static str]),
+    /// At most one of these words.
+    Opt(&'static [&'static str]),
+    /// Any number of [`ADVERBS`].
+    Adverbs,
+    /// Not followed by one of these words (matches nothing).
+    NotBefore(&'static [&'static str]),
+    /// An optional [`ROLE_MODIFIERS`] word, then a [`RELATION_ROLES`] word:
+    /// the predicate becomes `has_<role>` (hyphens as `_`).
+    Role,
+    /// A capitalised name (a run of capitalised words, stopwords stripped;
+    /// not a possessive unless the next element reads "'s"): the object,
+    /// an entity of this type.
+    Name(&'static str),
+    /// Like [`Elem::Name`], but the name must end its clause (punctuation,
+    /// the end, or a [`CLAUSE_STOPS`] word): self-introductions.
+    NameAtClauseEnd(&'static str),
+    /// A capitalised name that is not the object but gets this type.
+    ContextName(&'static str),
+    /// A capitalised name that the object replaces (`replaces_object`), an
+    /// entity of this type.
+    ReplacedName(&'static str),
+    /// A value: the words up to the end of the clause ([`CLAUSE_STOPS`],
+    /// punctuation) or one of these words, trailing fillers stripped; at
+    /// most [`MAX_VALUE_WORDS`] words. The object.
+    Value(&'static [&'static str]),
+    /// A value that the object replaces (`replaces_object`).
+    ReplacedValue(&'static [&'static str]),
+    /// One of these words, as the object.
+    ValueWord(&'static [&'static str]),
+}
+
+/// What a pattern gives on its example sentence (checked by the tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Example {
+    /// The sentence.
+    pub text: &'static str,
+    /// The fact's subject.
+    pub subject: &'static str,
+    /// The fact's predicate.
+    pub predicate: &'static str,
+    /// The fact's object.
+    pub object: &'static str,
+    /// The fact's `object_entity_type`.
+    pub object_entity_type: Option<&'static str>,
+    /// The fact's `replaces_object`.
+    pub replaces_object: Option<&'static str>,
+}
+
+/// One row of the heuristic's pattern table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pattern {
+    /// A stable name.
+    pub id: &'static str,
+    /// The word sequence.
+    pub elems: &'static [Elem],
+    /// The predicate; `has_<role>` takes the matched relation word.
+    pub predicate: &'static str,
+    /// Asserted or denied.
+    pub polarity: Polarity,
+    /// Fact or preference.
+    pub fact_type: FactType,
+    /// Whether the claim is an `update` (else `temporal_intent` is unset).
+    pub update: bool,
+    /// A sentence it reads, and what it gives.
+    pub example: Example,
+}
+
+const S: Elem = Elem::Subject { we: true };
+const SI: Elem = Elem::Subject { we: false };
+const ADV: Elem = Elem::Adverbs;
+
+const fn ex(
+    text: &'static str,
+    subject: &'static str,
+    predicate: &'static str,
+    object: &'static str,
+    object_entity_type: Option<&'static str>,
+    replaces_object: Option<&'static str>,
+) -> Example {
+    Example {
+        text,
+        subject,
+        predicate,
+        object,
+        object_entity_type,
+        replaces_object,
+    }
+}
+
+const fn row(
+    id: &'static str,
+    elems: &'static [Elem],
+    predicate: &'static str,
+    polarity: Polarity,
+    fact_type: FactType,
+    update: bool,
+    example: Example,
+) -> Pattern {
+    Pattern {
+        id,
+        elems,
+        predicate,
+        polarity,
+        fact_type,
+        update,
+        example,
+    }
+}
+
+use entity_type::{ORGANIZATION, PERSON, PLACE};
+use FactType::{Fact, Preference};
+use Polarity::{Negative, Positive};
+
+/// The pattern table, in the order patterns are tried at each word.
+///
+/// Shapes the materialiser can rely on:
+/// - every subject is a personal reference (`I`, or `we` as written), except
+///   that the fixed-subject patterns (`my_name_is`, `call_me`, `is_my_role`,
+///   `my_role_name`) write `I`;
+/// - likes and dislikes are one predicate, `likes`, with polarity (so "I
+///   hate coffee" contradicts "I like coffee" on the same key); `prefers` is
+///   its own predicate;
+/// - employment is `works_at`: "I left X" is `works_at X` negative update
+///   (it retires a positive `works_at X`), "I started … at Y" is `works_at Y`
+///   positive update with no `replaces_object`;
+/// - residence is `lives_in`; a planned move is `moving_to` (not a
+///   residence yet);
+/// - a relation is a fact `I has_<role> X` with X a `person` entity, not a
+///   relationship.
+pub const PATTERNS: &[Pattern] = &[
+    row(
+        "i_am_name",
+        &[SI, Elem::Word(BE), Elem::NameAtClauseEnd(PERSON)],
+        "name",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "Hi, I am Alex Rivera.",
+            "I",
+            "name",
+            "Alex Rivera",
+            Some(PERSON),
+            None,
+        ),
+    ),
+    row(
+        "my_name_is",
+        &[
+            Elem::Word(&["my"]),
+            Elem::Word(&["name"]),
+            Elem::Word(&["is", "'s"]),
+            Elem::NameAtClauseEnd(PERSON),
+        ],
+        "name",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "My name is Alex Rivera.",
+            "I",
+            "name",
+            "Alex Rivera",
+            Some(PERSON),
+            None,
+        ),
+    ),
+    row(
+        "call_me",
+        &[
+            Elem::Word(&["call"]),
+            Elem::Word(&["me"]),
+            Elem::NameAtClauseEnd(PERSON),
+        ],
+        "name",
+        Positive,
+        Fact,
+        false,
+        ex("Call me Alex.", "I", "name", "Alex", Some(PERSON), None),
+    ),
+    row(
+        "like",
+        &[
+            S,
+            ADV,
+            Elem::Opt(&["do", "does"]),
+            ADV,
+            Elem::Word(LIKE_VERBS),
+            Elem::Value(&[]),
+        ],
+        "likes",
+        Positive,
+        Preference,
+        false,
+        ex(
+            "I really love hiking in the hills, and swimming.",
+            "I",
+            "likes",
+            "hiking in the hills",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "prefer",
+        &[
+            S,
+            ADV,
+            Elem::Opt(&["do", "does"]),
+            ADV,
+            Elem::Word(&["prefer", "prefers"]),
+            Elem::Value(&["to", "over", "than", "rather"]),
+        ],
+        "prefers",
+        Positive,
+        Preference,
+        false,
+        ex(
+            "We prefer trains to flights.",
+            "We",
+            "prefers",
+            "trains",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "hate",
+        &[S, ADV, Elem::Word(HATE_VERBS), Elem::Value(&[])],
+        "likes",
+        Negative,
+        Preference,
+        false,
+        ex(
+            "I honestly hate cilantro.",
+            "I",
+            "likes",
+            "cilantro",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "do_not_like",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["do", "does"]),
+            Elem::Word(&["not"]),
+            ADV,
+            Elem::Word(LIKE_VERBS),
+            Elem::Value(&[]),
+        ],
+        "likes",
+        Negative,
+        Preference,
+        false,
+        ex(
+            "I don't like loud bars.",
+            "I",
+            "likes",
+            "loud bars",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "cannot_stand",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["can"]),
+            Elem::Word(&["not"]),
+            Elem::Word(&["stand"]),
+            Elem::Value(&[]),
+        ],
+        "likes",
+        Negative,
+        Preference,
+        false,
+        ex(
+            "I still can't stand coffee, give me tea.",
+            "I",
+            "likes",
+            "coffee",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "diet",
+        &[
+            S,
+            Elem::Word(BE),
+            ADV,
+            Elem::Opt(ARTICLE),
+            Elem::ValueWord(DIETS),
+        ],
+        "diet",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "Remember I'm vegetarian.",
+            "I",
+            "diet",
+            "vegetarian",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "allergic_to",
+        &[
+            S,
+            Elem::Word(BE),
+            ADV,
+            Elem::Word(&["allergic"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "allergic_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I'm allergic to peanuts.",
+            "I",
+            "allergic_to",
+            "peanuts",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "live_in",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["live", "lives"]),
+            Elem::Word(&["in"]),
+            Elem::Name(PLACE),
+        ],
+        "lives_in",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I live in Leeds with Jordan.",
+            "I",
+            "lives_in",
+            "Leeds",
+            Some(PLACE),
+            None,
+        ),
+    ),
+    row(
+        "moved_from_to",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["moved", "relocated"]),
+            Elem::Word(&["from"]),
+            Elem::ReplacedName(PLACE),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "lives_in",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "We've moved from Leeds to Lisbon.",
+            "We",
+            "lives_in",
+            "Lisbon",
+            Some(PLACE),
+            Some("Leeds"),
+        ),
+    ),
+    row(
+        "moved_to",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["moved", "relocated"]),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "lives_in",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "I just moved to Lisbon.",
+            "I",
+            "lives_in",
+            "Lisbon",
+            Some(PLACE),
+            None,
+        ),
+    ),
+    row(
+        "moving_to",
+        &[
+            S,
+            Elem::Word(BE),
+            ADV,
+            Elem::Word(&["moving", "relocating"]),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "moving_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "We're moving to Lisbon in September.",
+            "We",
+            "moving_to",
+            "Lisbon",
+            Some(PLACE),
+            None,
+        ),
+    ),
+    row(
+        "will_move_to",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["will"]),
+            ADV,
+            Elem::Word(&["move", "relocate"]),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "moving_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I'll move to Porto next year.",
+            "I",
+            "moving_to",
+            "Porto",
+            Some(PLACE),
+            None,
+        ),
+    ),
+    row(
+        "plan_to_move_to",
+        &[
+            S,
+            Elem::Opt(BE),
+            ADV,
+            Elem::Opt(HAVE),
+            Elem::Word(&["decided", "plan", "planning", "going"]),
+            Elem::Word(&["to"]),
+            Elem::Word(&["move", "relocate"]),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "moving_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "Jordan and I decided to move to Lisbon.",
+            "I",
+            "moving_to",
+            "Lisbon",
+            Some(PLACE),
+            None,
+        ),
+    ),
+    row(
+        "work_at",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["work", "works"]),
+            Elem::Word(&["at", "for"]),
+            Elem::Name(ORGANIZATION),
+        ],
+        "works_at",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I work at Northwind Analytics as a data engineer.",
+            "I",
+            "works_at",
+            "Northwind Analytics",
+            Some(ORGANIZATION),
+            None,
+        ),
+    ),
+    row(
+        "work_at_as",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["work", "works"]),
+            Elem::Word(&["at", "for"]),
+            Elem::ContextName(ORGANIZATION),
+            Elem::Word(&["as"]),
+            Elem::Opt(ARTICLE),
+            Elem::Value(&[]),
+        ],
+        "role",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I work at Northwind Analytics as a data engineer.",
+            "I",
+            "role",
+            "data engineer",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "work_as",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["work", "works"]),
+            Elem::Word(&["as"]),
+            Elem::Opt(ARTICLE),
+            Elem::Value(&["at", "for", "in"]),
+        ],
+        "role",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I work as a nurse at St Mary's.",
+            "I",
+            "role",
+            "nurse",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "started_at",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["started"]),
+            Elem::Opt(&["working"]),
+            Elem::Word(&["at", "for"]),
+            Elem::Name(ORGANIZATION),
+        ],
+        "works_at",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "I've started at Brightpath Labs.",
+            "I",
+            "works_at",
+            "Brightpath Labs",
+            Some(ORGANIZATION),
+            None,
+        ),
+    ),
+    row(
+        "started_job_at",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["started"]),
+            Elem::Opt(&["my", "a"]),
+            Elem::Opt(&["new"]),
+            Elem::Word(&["job", "role", "position"]),
+            Elem::Word(&["at", "with"]),
+            Elem::Name(ORGANIZATION),
+        ],
+        "works_at",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "I started my new job at Brightpath Labs on Monday.",
+            "I",
+            "works_at",
+            "Brightpath Labs",
+            Some(ORGANIZATION),
+            None,
+        ),
+    ),
+    row(
+        "left",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["left", "quit"]),
+            Elem::Name(ORGANIZATION),
+            Elem::NotBefore(DETERMINERS),
+        ],
+        "works_at",
+        Negative,
+        Fact,
+        true,
+        ex(
+            "Big news: I left Northwind Analytics at the end of July.",
+            "I",
+            "works_at",
+            "Northwind Analytics",
+            Some(ORGANIZATION),
+            None,
+        ),
+    ),
+    row(
+        "switched_from_to",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["switched", "changed"]),
+            Elem::Word(&["from"]),
+            Elem::ReplacedValue(&["to"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "uses",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "I switched from VS Code to Neovim last year.",
+            "I",
+            "uses",
+            "Neovim",
+            None,
+            Some("VS Code"),
+        ),
+    ),
+    row(
+        "switched_to",
+        &[
+            S,
+            ADV,
+            Elem::Opt(HAVE),
+            ADV,
+            Elem::Word(&["switched"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "uses",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "We switched to oat milk.",
+            "We",
+            "uses",
+            "oat milk",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "is_my_role",
+        &[
+            Elem::Name(PERSON),
+            Elem::Word(&["is", "'s"]),
+            Elem::Word(&["my"]),
+            Elem::Role,
+            Elem::NotBefore(&["'s"]),
+        ],
+        "has_<role>",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "Jordan Lee is my partner.",
+            "I",
+            "has_partner",
+            "Jordan Lee",
+            Some(PERSON),
+            None,
+        ),
+    ),
+    row(
+        "my_role_name",
+        &[Elem::Word(&["my"]), Elem::Role, Elem::Name(PERSON)],
+        "has_<role>",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "My best friend Sam runs marathons.",
+            "I",
+            "has_friend",
+            "Sam",
+            Some(PERSON),
+            None,
+        ),
+    ),
+];
+
+/// The offline, deterministic extractor (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeuristicExtractor {
+    /// Lower-cased stopwords.
+    stoplist: BTreeSet<String>,
+}
+
+impl Default for HeuristicExtractor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeuristicExtractor {
+    /// The extractor with [`DEFAULT_STOPLIST`].
+    pub fn new() -> Self {
+        Self::with_stoplist(DEFAULT_STOPLIST.iter().copied())
+    }
+
+    /// The extractor with `words` as its whole stoplist (compared
+    /// case-insensitively). To extend the default:
+    /// `HeuristicExtractor::with_stoplist(DEFAULT_STOPLIST.iter().copied().chain(["Acme"]))`.
+    /// The stoplist changes what a message gives: record a different model
+    /// name if you rely on saved extractions.
+    pub fn with_stoplist<I, W>(words: I) -> Self
+    where
+        I: IntoIterator<Item = W>,
+        W: AsRef<str>,
+    {
+        let stoplist = words
+            .into_iter()
+            .map(|w| normalize_word(w.as_ref().trim()))
+            .filter(|w| !w.is_empty())
+            .collect();
+        HeuristicExtractor { stoplist }
+    }
+
+    /// Whether `word` is a stopword (case-insensitive).
+    pub fn is_stopword(&self, word: &str) -> bool {
+        self.stoplist.contains(&normalize_word(word))
+    }
+
+    /// The capitalised surfaces of `text`, in order, each once
+    /// (case-insensitive, first spelling kept): runs of capitalised words on
+    /// one line with only spaces or tabs between them, stopwords stripped
+    /// from both ends. A possessive ("Jordan's") gives its name and ends the
+    /// run; a contraction ("I'm", "Don't") is no name.
+    pub fn capitalised_surfaces(&self, text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for span in sentence_spans(text) {
+            let sentence = &text[span];
+            let toks = tokenize(sentence);
+            let mut i = 0;
+            while i < toks.len() {
+                match self.run_at(&toks, sentence, i) {
+                    Some(run) => {
+                        if let Some((start, end)) = run.name {
+                            push_unique(&mut out, &sentence[start..end]);
+                        }
+                        i = run.next;
+                    }
+                    None => i += 1,
+                }
+            }
+        }
+        out
+    }
+
+    /// Extracts from one message. `speaker` is the turn's named speaker.
+    pub fn extract_text(&self, content: &str, speaker: Option<&str>) -> Extraction {
+        let mut matches: Vec<Match> = Vec::new();
+        for span in sentence_spans(content) {
+            let sentence = &content[span];
+            if sentence
+                .trim_end_matches(['"', '\'', ')', '\u{201D}', '\u{2019}'])
+                .ends_with('?')
+            {
+                continue;
+            }
+            let toks = tokenize(sentence);
+            for start in 0..toks.len() {
+                for pattern in PATTERNS {
+                    if let Some(m) = self.match_pattern(pattern, &toks, sentence, start) {
+                        matches.push(m);
+                    }
+                }
+            }
+        }
+
+        // Entities: the speaker, the capitalised surfaces, then any pattern
+        // name the surfaces missed; each name once.
+        let mut entities: Vec<ExtractedEntity> = Vec::new();
+        let speaker = speaker.map(str::trim).filter(|s| !s.is_empty());
+        if let Some(name) = speaker {
+            let first_person = ["i", "me", "my", "mine", "myself"];
+            if first_person.iter().any(|w| mentions(content, w)) {
+                entities.push(new_entity(name, PERSON));
+            }
+        }
+        for surface in self.capitalised_surfaces(content) {
+            if find_entity(&entities, &surface).is_none() {
+                entities.push(new_entity(&surface, entity_type::OTHER));
+            }
+        }
+        for m in &matches {
+            for (name, ty) in &m.names {
+                match find_entity(&entities, name) {
+                    // The first typed mention types a name.
+                    Some(i) if entities[i].entity_type == entity_type::OTHER => {
+                        entities[i].entity_type = (*ty).to_string();
+                    }
+                    Some(_) => {}
+                    None => entities.push(new_entity(name, ty)),
+                }
+            }
+        }
+
+        let mut facts: Vec<ExtractedFact> = Vec::new();
+        for m in matches {
+            // Every name is listed, so a name object always has a type.
+            let object_entity_type = m
+                .object_is_name
+                .then(|| find_entity(&entities, &m.object))
+                .flatten()
+                .map(|i| entities[i].entity_type.clone());
+            let fact = ExtractedFact {
+                subject: m.subject,
+                subject_entity_type: None,
+                predicate: m.predicate,
+                object: m.object,
+                object_entity_type,
+                polarity: m.pattern.polarity,
+                evidence_quote: m.quote,
+                fact_type: m.pattern.fact_type,
+                epistemic_type: EpistemicType::Asserted,
+                temporal_intent: m.pattern.update.then_some(TemporalIntent::Update),
+                replaces_object: m.replaces,
+                condition: None,
+                confidence: CONFIDENCE,
+            };
+            if !facts.contains(&fact) {
+                facts.push(fact);
+            }
+        }
+        Extraction {
+            entities,
+            facts,
+            relationships: Vec::new(),
+        }
+    }
+
+    /// The capitalised run starting at token `i`, if token `i` can start a
+    /// name.
+    fn run_at(&self, toks: &[Tok], sentence: &str, i: usize) -> Option<Run> {
+        if !toks.get(i)?.nameable() {
+            return None;
+        }
+        let mut last = i;
+        while !toks[last].possessive_head {
+            match toks.get(last + 1) {
+                Some(t) if t.nameable() && only_spaces(&sentence[toks[last].end..t.start]) => {
+                    last += 1
+                }
+                _ => break,
+            }
+        }
+        let run = &toks[i..=last];
+        let kept = |t: &&Tok| !self.stoplist.contains(&t.lower);
+        let first = run.iter().position(|t| kept(&t));
+        let end = run.iter().rposition(|t| kept(&t));
+        let name = first.zip(end).map(|(f, l)| (run[f].start, run[l].end));
+        Some(Run {
+            name,
+            ends_possessive: toks[last].possessive_head && end == Some(run.len() - 1),
+            next: last + 1,
+        })
+    }
+
+    /// Matches `pattern` with its first element at token `start`.
+    fn match_pattern(
+        &self,
+        pattern: &'static Pattern,
+        toks: &[Tok],
+        sentence: &str,
+        start: usize,
+    ) -> Option<Match> {
+        let mut at = start;
+        let mut subject: Option<String> = None;
+        let mut role: Option<String> = None;
+        let mut object: Option<(String, bool)> = None;
+        let mut replaces: Option<String> = None;
+        let mut names: Vec<(String, &'static str)> = Vec::new();
+        for (e, elem) in pattern.elems.iter().enumerate() {
+            let next_reads_s =
+                matches!(pattern.elems.get(e + 1), Some(Elem::Word(ws)) if ws.contains(&"'s"));
+            match *elem {
+                Elem::Subject { we } => {
+                    let t = toks.get(at)?;
+                    if !(t.lower == "i" || (we && t.lower == "we")) {
+                        return None;
+                    }
+                    subject = Some(sentence[t.start..t.end].to_string());
+                    at += 1;
+                }
+                Elem::Word(words) => {
+                    if !words.contains(&word_at(toks, at)?) {
+                        return None;
+                    }
+                    at += 1;
+                }
+                Elem::Opt(words) => {
+                    if word_at(toks, at).is_some_and(|w| words.contains(&w)) {
+                        at += 1;
+                    }
+                }
+                Elem::Adverbs => {
+                    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w)) {
+                        at += 1;
+                    }
+                }
+                Elem::NotBefore(words) => {
+                    if word_at(toks, at).is_some_and(|w| words.contains(&w)) {
+                        return None;
+                    }
+                }
+                Elem::Role => {
+                    if word_at(toks, at).is_some_and(|w| ROLE_MODIFIERS.contains(&w))
+                        && word_at(toks, at + 1).is_some_and(|w| RELATION_ROLES.contains(&w))
+                    {
+                        at += 1;
+                    }
+                    let word = word_at(toks, at).filter(|w| RELATION_ROLES.contains(w))?;
+                    role = Some(word.replace('-', "_"));
+                    at += 1;
+                }
+                Elem::Name(ty)
+                | Elem::NameAtClauseEnd(ty)
+                | Elem::ContextName(ty)
+                | Elem::ReplacedName(ty) => {
+                    // A name starts a run: "Lee" of "Jordan Lee" is no name.
+                    if at > 0 && continues_run(toks, sentence, at) {
+                        return None;
+                    }
+                    let run = self.run_at(toks, sentence, at)?;
+                    let (s, end) = run.name?;
+                    if run.ends_possessive && !next_reads_s {
+                        return None;
+                    }
+                    at = run.next;
+                    if matches!(elem, Elem::NameAtClauseEnd(_)) && !clause_ends_at(toks, at) {
+                        return None;
+                    }
+                    let name = sentence[s..end].to_string();
+                    names.push((name.clone(), ty));
+                    match elem {
+                        Elem::Name(_) | Elem::NameAtClauseEnd(_) => object = Some((name, true)),
+                        Elem::ReplacedName(_) => replaces = Some(name),
+                        _ => {}
+                    }
+                }
+                Elem::Value(stops) | Elem::ReplacedValue(stops) => {
+                    let (s, end, next) = value_at(toks, sentence, at, stops)?;
+                    at = next;
+                    let value = sentence[s..end].to_string();
+                    if matches!(elem, Elem::Value(_)) {
+                        object = Some((value, false));
+                    } else {
+                        replaces = Some(value);
+                    }
+                }
+                Elem::ValueWord(words) => {
+                    word_at(toks, at).filter(|w| words.contains(w))?;
+                    object = Some((sentence[toks[at].start..toks[at].end].to_string(), false));
+                    at += 1;
+                }
+            }
+        }
+        let (object, object_is_name) = object?;
+        let predicate = match role {
+            Some(role) => format!("has_{role}"),
+            None => pattern.predicate.to_string(),
+        };
+        Some(Match {
+            pattern,
+            subject: subject.unwrap_or_else(|| "I".to_string()),
+            predicate,
+            object,
+            object_is_name,
+            replaces,
+            names,
+            quote: sentence.to_string(),
+        })
+    }
+}
+
+impl Provider for HeuristicExtractor {
+    fn name(&self) -> &str {
+        PROVIDER_NAME
+    }
+
+    fn model(&self) -> &str {
+        MODEL
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError> {
+        let extraction = self.extract_text(input.content, input.speaker);
+        let raw = serde_json::to_string(&extraction).map_err(|e| ExtractError::Malformed {
+            path: "(top level)".into(),
+            reason: format!("the heuristic extraction does not serialise: {e}"),
+        })?;
+        Ok(ProviderReply {
+            extraction,
+            raw,
+            provider: PROVIDER_NAME.to_string(),
+            model: MODEL.to_string(),
+            calls: 0,
+        })
+    }
+}
+
+/// One pattern match in one sentence.
+struct Match {
+    pattern: &'static Pattern,
+    subject: String,
+    predicate: String,
+    object: String,
+    /// Whether the object is a name (an entity) rather than a value.
+    object_is_name: bool,
+    replaces: Option<String>,
+    /// Every name the pattern read, with the type it gives.
+    names: Vec<(String, &'static str)>,
+    /// The whole sentence, verbatim.
+    quote: String,
+}
+
+/// A capitalised run.
+struct Run {
+    /// The name's byte range in the sentence, stopwords stripped (`None`
+    /// when the run is stopwords only).
+    name: Option<(usize, usize)>,
+    /// Whether the name ends with a possessive ("Jordan's").
+    ends_possessive: bool,
+    /// The token after the run.
+    next: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Letters and digits (with inner apostrophes and hyphens).
+    Word,
+    /// Punctuation that ends a clause.
+    Break,
+    /// Any other symbol (quote marks, `+`, `&`, …).
+    Symbol,
+}
+
+/// A token of a sentence: a word (contractions split into their words), a
+/// clause break or a symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Tok {
+    start: usize,
+    end: usize,
+    kind: Kind,
+    /// The word in lower case, quote marks normalised; for a contraction's
+    /// second half, the word it stands for ("am", "not", "'s").
+    lower: String,
+    /// A capitalised word that may be (part of) a name.
+    capital: bool,
+    /// The first half of a contraction other than "'s" ("I" of "I'm").
+    contracted: bool,
+    /// The first half of a "'s" word ("Jordan" of "Jordan's").
+    possessive_head: bool,
+    /// The second half of a contraction.
+    tail: bool,
+}
+
+impl Tok {
+    fn nameable(&self) -> bool {
+        self.kind == Kind::Word && self.capital && !self.contracted && !self.tail
+    }
+}
+
+fn normalize_word(word: &str) -> String {
+    word.chars()
+        .map(normalize_quote_mark)
+        .collect::<String>()
+        .to_lowercase()
+}
+
+fn word(start: usize, end: usize, text: &str) -> Tok {
+    Tok {
+        start,
+        end,
+        kind: Kind::Word,
+        lower: normalize_word(text),
+        capital: text.chars().next().is_some_and(char::is_uppercase),
+        contracted: false,
+        possessive_head: false,
+        tail: false,
+    }
+}
+
+fn tail(start: usize, end: usize, stands_for: &str) -> Tok {
+    Tok {
+        start,
+        end,
+        kind: Kind::Word,
+        lower: stands_for.to_string(),
+        capital: false,
+        contracted: false,
+        possessive_head: false,
+        tail: true,
+    }
+}
+
+/// Splits a sentence into tokens (see [`Tok`]).
+fn tokenize(sentence: &str) -> Vec<Tok> {
+    let chars: Vec<(usize, char)> = sentence.char_indices().collect();
+    let end_of = |k: usize| chars.get(k).map_or(sentence.len(), |&(b, _)| b);
+    let mut toks = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        let (start, c) = chars[k];
+        if c.is_whitespace() {
+            k += 1;
+            continue;
+        }
+        if c.is_alphanumeric() {
+            let mut j = k + 1;
+            while j < chars.len() {
+                let d = chars[j].1;
+                let joiner = matches!(normalize_quote_mark(d), '\'' | '-');
+                if d.is_alphanumeric()
+                    || (joiner && chars.get(j + 1).is_some_and(|&(_, n)| n.is_alphanumeric()))
+                {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            push_word(&mut toks, sentence, start, end_of(j));
+            k = j;
+            continue;
+        }
+        let kind = match c {
+            ',' | ';' | ':' | '.' | '!' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '\u{2014}'
+            | '\u{2013}' | '\u{2026}' => Kind::Break,
+            '-' if chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace()) => Kind::Break,
+            _ => Kind::Symbol,
+        };
+        toks.push(Tok {
+            start,
+            end: end_of(k + 1),
+            kind,
+            lower: c.to_string(),
+            capital: false,
+            contracted: false,
+            possessive_head: false,
+            tail: false,
+        });
+        k += 1;
+    }
+    toks
+}
+
+/// Pushes one word, split when it is a contraction.
+fn push_word(toks: &mut Vec<Tok>, sentence: &str, start: usize, end: usize) {
+    let text = &sentence[start..end];
+    let lower = normalize_word(text);
+    if lower == "cannot" {
+        toks.push(Tok {
+            lower: "can".into(),
+            ..word(start, start + 3, &text[..3])
+        });
+        toks.push(tail(start + 3, end, "not"));
+        return;
+    }
+    // The last apostrophe splits a contraction.
+    let Some(apostrophe) = text
+        .char_indices()
+        .filter(|&(_, c)| normalize_quote_mark(c) == '\'')
+        .map(|(i, _)| i)
+        .last()
+    else {
+        toks.push(word(start, end, text));
+        return;
+    };
+    let suffix = normalize_word(&text[apostrophe..])
+        .trim_start_matches('\'')
+        .to_string();
+    let head = &text[..apostrophe];
+    let head_lower = normalize_word(head);
+    let (head_end, head_word, stands_for) = match suffix.as_str() {
+        "s" => (apostrophe, head_lower.clone(), "'s"),
+        "m" => (apostrophe, head_lower.clone(), "am"),
+        "re" => (apostrophe, head_lower.clone(), "are"),
+        "ve" => (apostrophe, head_lower.clone(), "have"),
+        "ll" => (apostrophe, head_lower.clone(), "will"),
+        "d" => (apostrophe, head_lower.clone(), "would"),
+        "t" if head_lower.ends_with('n') => {
+            let stem = &head_lower[..head_lower.len() - 1];
+            let stem = match stem {
+                "ca" => "can".to_string(),
+                "wo" => "will".to_string(),
+                "sha" => "shall".to_string(),
+                other => other.to_string(),
+            };
+            (apostrophe - 1, stem, "not")
+        }
+        _ => {
+            // O'Brien, rock'n'roll: one word.
+            toks.push(word(start, end, text));
+            return;
+        }
+    };
+    let mut first = word(start, start + head_end, &text[..head_end]);
+    first.lower = head_word;
+    if stands_for == "'s" {
+        first.possessive_head = true;
+    } else {
+        first.contracted = true;
+    }
+    toks.push(first);
+    toks.push(tail(start + head_end, end, stands_for));
+}
+
+/// Whether token `i` continues a capitalised run begun before it.
+fn continues_run(toks: &[Tok], sentence: &str, i: usize) -> bool {
+    let (before, here) = (&toks[i - 1], &toks[i]);
+    before.nameable()
+        && !before.possessive_head
+        && here.nameable()
+        && only_spaces(&sentence[before.end..here.start])
+}
+
+fn only_spaces(gap: &str) -> bool {
+    !gap.is_empty() && gap.chars().all(|c| c == ' ' || c == '\t')
+}
+
+/// The word at token `i`, or `None` at the end or at a non-word token.
+fn word_at(toks: &[Tok], i: usize) -> Option<&str> {
+    toks.get(i)
+        .filter(|t| t.kind == Kind::Word)
+        .map(|t| t.lower.as_str())
+}
+
+/// Whether a clause ends at token `i`: punctuation, the end of the
+/// sentence, or a [`CLAUSE_STOPS`] word.
+fn clause_ends_at(toks: &[Tok], i: usize) -> bool {
+    match toks.get(i) {
+        None => true,
+        Some(t) if t.kind == Kind::Break => true,
+        Some(t) => t.kind == Kind::Word && CLAUSE_STOPS.contains(&t.lower.as_str()),
+    }
+}
+
+/// The value starting at token `i`: (start, end, next token), see
+/// [`Elem::Value`].
+fn value_at(
+    toks: &[Tok],
+    sentence: &str,
+    i: usize,
+    stops: &[&str],
+) -> Option<(usize, usize, usize)> {
+    let mut j = i;
+    while let Some(t) = toks.get(j) {
+        let stop = t.kind == Kind::Break
+            || (t.kind == Kind::Word
+                && [CLAUSE_STOPS, TIME_STOPS, stops]
+                    .iter()
+                    .any(|list| list.contains(&t.lower.as_str())));
+        if stop {
+            break;
+        }
+        j += 1;
+    }
+    let next = j;
+    let mut first = i;
+    let mut last = j; // exclusive
+                      // Trailing fillers.
+    'strip: loop {
+        for filler in TRAILING_FILLERS {
+            let n = filler.len();
+            if last >= first + n
+                && toks[last - n..last]
+                    .iter()
+                    .zip(filler.iter())
+                    .all(|(t, w)| t.kind == Kind::Word && t.lower == *w)
+            {
+                last -= n;
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    // Quote marks and other symbols at the edges.
+    while first < last && toks[first].kind != Kind::Word {
+        first += 1;
+    }
+    while last > first && toks[last - 1].kind != Kind::Word {
+        last -= 1;
+    }
+    if first == last {
+        return None;
+    }
+    let words: Vec<&Tok> = toks[first..last]
+        .iter()
+        .filter(|t| t.kind == Kind::Word && !t.tail)
+        .collect();
+    let lead = words.first()?.lower.as_str();
+    if words.len() > MAX_VALUE_WORDS
+        || VALUE_NOT_AFTER.contains(&lead)
+        || VALUE_NOT_REFERENCE.contains(&lead)
+    {
+        return None;
+    }
+    let text = &sentence[toks[first].start..toks[last - 1].end];
+    if words.len() == 1 && (personal_family(text).is_some() || NO_VALUE.contains(&lead)) {
+        return None;
+    }
+    Some((toks[first].start, toks[last - 1].end, next))
+}
+
+fn new_entity(name: &str, entity_type: &str) -> ExtractedEntity {
+    ExtractedEntity {
+        name: name.to_string(),
+        entity_type: entity_type.to_string(),
+        description: None,
+    }
+}
+
+fn find_entity(entities: &[ExtractedEntity], name: &str) -> Option<usize> {
+    let folded = name.trim().to_lowercase();
+    entities
+        .iter()
+        .position(|e| e.name.trim().to_lowercase() == folded)
+}
+
+fn push_unique(out: &mut Vec<String>, surface: &str) {
+    let folded = surface.to_lowercase();
+    if !out.iter().any(|s| s.to_lowercase() == folded) {
+        out.push(surface.to_string());
+    }
+}

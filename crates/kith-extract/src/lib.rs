@@ -17,6 +17,7 @@ pub mod error;
 pub mod grounding;
 pub mod heuristic;
 pub mod openai;
+pub mod prompt;
 pub mod provider;
 pub mod replay;
 pub mod schema;
@@ -24,6 +25,6 @@ pub mod schema;
 pub use error::ExtractError;
 pub use provider::{ExtractionInput, Provider, ProviderReply};
 pub use schema::{
-    Extraction, ExtractedEntity, ExtractedFact, ExtractedRelationship, FactType, Polarity,
+    ExtractedEntity, ExtractedFact, ExtractedRelationship, Extraction, FactType, Polarity,
     TemporalIntent,
 };

@@ -155,11 +155,10 @@ impl Extraction {
                 reason: format!("{token} is not a finite number"),
             });
         }
-        let value: Value = serde_json::from_str(text.trim()).map_err(|e| {
-            ExtractError::InvalidJson {
+        let value: Value =
+            serde_json::from_str(text.trim()).map_err(|e| ExtractError::InvalidJson {
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         Self::from_value(value)
     }
 
@@ -235,7 +234,8 @@ fn list<T: serde::de::DeserializeOwned>(key: &str, value: Value) -> Result<Vec<T
             .into_iter()
             .enumerate()
             .map(|(i, item)| {
-                serde_json::from_value(item).map_err(|e| malformed(&format!("{key}[{i}]"), e.to_string()))
+                serde_json::from_value(item)
+                    .map_err(|e| malformed(&format!("{key}[{i}]"), e.to_string()))
             })
             .collect(),
         _ => Err(malformed(key, "must be a list")),
@@ -296,7 +296,10 @@ mod tests {
             (r#"{"entities": [], "notes": []}"#, "notes"),
             (r#"{"entities": {"name": "x"}}"#, "entities"),
             (r#"{"entities": [{"name": "x"}]}"#, "entities[0]"),
-            (r#"{"entities": [{"name": " ", "entity_type": "person"}]}"#, "entities[0].name"),
+            (
+                r#"{"entities": [{"name": " ", "entity_type": "person"}]}"#,
+                "entities[0].name",
+            ),
             (
                 r#"{"facts": [{"subject": "I", "predicate": "p", "object": "o", "polarity": "maybe",
                    "evidence_quote": "q", "fact_type": "fact", "epistemic_type": "asserted", "confidence": 1}]}"#,

@@ -34,6 +34,9 @@ pub struct ImportOptions {
     pub scope: ScopeId,
     /// Messages per transaction (default 1,000).
     pub batch_size: usize,
+    /// Admit every message for extraction too (an `ingest` work item in the
+    /// same transaction); the caller then runs `process_pending`.
+    pub extract: bool,
 }
 
 impl Default for ImportOptions {
@@ -42,6 +45,7 @@ impl Default for ImportOptions {
             owner: None,
             scope: ScopeId::personal(),
             batch_size: 1000,
+            extract: false,
         }
     }
 }
@@ -72,7 +76,11 @@ impl Memory {
             ..ImportReport::default()
         };
         for chunk in valid.chunks(options.batch_size.max(1)) {
-            let receipts = self.write_valid(chunk)?;
+            let receipts = if options.extract {
+                self.admit(chunk, crate::ingest::IngestOptions::default())?
+            } else {
+                self.write_valid(chunk)?
+            };
             let created = receipts.iter().filter(|r| r.created).count();
             report.created += created;
             report.existing += receipts.len() - created;

@@ -25,6 +25,7 @@
 
 mod doctor;
 mod error;
+pub mod ingest;
 mod jsonl;
 mod memory;
 mod pack;
@@ -32,13 +33,18 @@ mod search;
 
 pub use doctor::DoctorReport;
 pub use error::{Error, ErrorKind, PackError};
+pub use ingest::{
+    DerivationSummary, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
+};
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 pub use kith_core::{
     EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
     Timestamp, ValidationError,
 };
+pub use kith_extract::{ExtractError, Provider};
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
+pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use search::{Provenance, SearchHit, SearchRequest};

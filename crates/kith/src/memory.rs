@@ -1,11 +1,16 @@
 //! [`Memory`]: the engine facade over one store.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kith_extract::heuristic::HeuristicExtractor;
+use kith_extract::Provider;
 
 use kith_core::event::{InputDefaults, ValidEvent};
 use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
 use kith_store::sqlite::{OpenMode, SqliteStore};
-use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, StoredNode, TxMode};
+use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, StoredNode, Tx, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -28,6 +33,8 @@ pub struct StoreReceipt {
 pub struct Memory {
     store: Box<dyn Store>,
     pack: Option<(PathBuf, Manifest)>,
+    provider: Arc<dyn Provider>,
+    lease: Duration,
 }
 
 impl Memory {
@@ -35,25 +42,56 @@ impl Memory {
     pub fn init(dir: &Path) -> Result<Memory, Error> {
         let manifest = pack::create(dir)?;
         let store = SqliteStore::open(&dir.join(&manifest.database), OpenMode::CreateIfMissing)?;
-        Ok(Memory {
-            store: Box::new(store),
-            pack: Some((dir.to_path_buf(), manifest)),
-        })
+        Ok(Memory::assemble(
+            Box::new(store),
+            Some((dir.to_path_buf(), manifest)),
+        ))
     }
 
     /// Opens the pack at `dir`, migrating an older format.
     pub fn open(dir: &Path) -> Result<Memory, Error> {
         let (manifest, db) = pack::open(dir)?;
         let store = SqliteStore::open(&db, OpenMode::MustExist)?;
-        Ok(Memory {
-            store: Box::new(store),
-            pack: Some((dir.to_path_buf(), manifest)),
-        })
+        Ok(Memory::assemble(
+            Box::new(store),
+            Some((dir.to_path_buf(), manifest)),
+        ))
     }
 
     /// Wraps any store (tests, other backends).
     pub fn with_store(store: Box<dyn Store>) -> Memory {
-        Memory { store, pack: None }
+        Memory::assemble(store, None)
+    }
+
+    fn assemble(store: Box<dyn Store>, pack: Option<(PathBuf, Manifest)>) -> Memory {
+        Memory {
+            store,
+            pack,
+            provider: Arc::new(HeuristicExtractor::default()),
+            lease: crate::ingest::DEFAULT_LEASE,
+        }
+    }
+
+    /// Uses `provider` for `ingest()` from now on (the default is the
+    /// offline heuristic extractor).
+    pub fn with_provider(mut self, provider: Arc<dyn Provider>) -> Memory {
+        self.provider = provider;
+        self
+    }
+
+    /// Sets how long a process holds a work item before another may take it.
+    pub fn with_lease(mut self, lease: Duration) -> Memory {
+        self.lease = lease;
+        self
+    }
+
+    /// The extraction provider.
+    pub fn provider(&self) -> &dyn Provider {
+        self.provider.as_ref()
+    }
+
+    pub(crate) fn lease(&self) -> Duration {
+        self.lease
     }
 
     /// The pack's manifest, when this memory is a pack.
@@ -97,26 +135,7 @@ impl Memory {
     /// Writes already validated events in one transaction.
     pub(crate) fn write_valid(&self, valid: &[ValidEvent]) -> Result<Vec<StoreReceipt>, Error> {
         let mut tx = self.store.begin(TxMode::Write)?;
-        let mut receipts = Vec::with_capacity(valid.len());
-        for v in valid {
-            let event = &v.event;
-            if let Some(existing) = tx.event_id_by_source(&event.owner_id, &event.source_id)? {
-                receipts.push(StoreReceipt {
-                    event_id: existing,
-                    node_id: ids::note_node_id(existing),
-                    created: false,
-                });
-                continue;
-            }
-            tx.insert_event(event)?;
-            let node = Node::note_for(event, v.node_type);
-            tx.insert_node(&node)?;
-            receipts.push(StoreReceipt {
-                event_id: event.id,
-                node_id: node.id,
-                created: true,
-            });
-        }
+        let receipts = write_events(&mut *tx, valid)?;
         tx.commit()?;
         Ok(receipts)
     }
@@ -160,4 +179,34 @@ impl Memory {
         let mut tx = self.store.begin(TxMode::Read)?;
         Ok(tx.stats(owner)?)
     }
+}
+
+/// Writes events and their note nodes inside `tx`; an event whose
+/// `(owner, source_id)` exists is not written again and its first ids are
+/// returned.
+pub(crate) fn write_events(
+    tx: &mut dyn Tx,
+    valid: &[ValidEvent],
+) -> Result<Vec<StoreReceipt>, Error> {
+    let mut receipts = Vec::with_capacity(valid.len());
+    for v in valid {
+        let event = &v.event;
+        if let Some(existing) = tx.event_id_by_source(&event.owner_id, &event.source_id)? {
+            receipts.push(StoreReceipt {
+                event_id: existing,
+                node_id: ids::note_node_id(existing),
+                created: false,
+            });
+            continue;
+        }
+        tx.insert_event(event)?;
+        let node = Node::note_for(event, v.node_type);
+        tx.insert_node(&node)?;
+        receipts.push(StoreReceipt {
+            event_id: event.id,
+            node_id: node.id,
+            created: true,
+        });
+    }
+    Ok(receipts)
 }

@@ -1,0 +1,775 @@
+//! `ingest()`: admit a message durably, extract, ground, plan, commit.
+//!
+//! ```text
+//! ingest ─► 1 tx: event + note + work item (pending)      ─► event id acknowledged
+//!        ─► lease the work item (running, attempts + 1)
+//!        ─► saved extraction? else call the provider once and save its reply
+//!        ─► ground ─► plan (saved, checksummed) ─► 1 tx: verify + write + receipt + complete
+//! ```
+//!
+//! Every step is restartable: the extraction is saved once and reused (a
+//! retry or replan never calls the provider again), a saved plan replays
+//! byte-for-byte, and a committed plan is never applied twice (its receipt
+//! is checked inside the commit transaction).
+
+pub mod plan;
+
+use std::time::Duration;
+
+use kith_core::event::InputDefaults;
+use kith_core::{EventInput, Node, OperationKind, ScopeId, Timestamp};
+use kith_extract::grounding;
+use kith_extract::{Extraction, ExtractionInput};
+use kith_store::{OperationQuery, StoreErrorKind, Tx, TxMode, WorkItem, WorkQuery, WorkStatus};
+use serde::Serialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::memory::Memory;
+use plan::{DerivationPlan, NodeAction};
+
+/// How to ingest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IngestOptions {
+    /// Only admit (event + work item); leave extraction to `process`.
+    pub defer: bool,
+    /// The caller declares that a user turn's singular first person is the
+    /// owner (`kith_first_person_owner_v1`; applied by the identity rules).
+    pub first_person_owner: bool,
+}
+
+/// What a derivation wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct DerivationSummary {
+    /// The plan's revision.
+    pub revision: u32,
+    /// The plan's SHA-256.
+    pub plan_checksum: String,
+    /// Entities created.
+    pub entities_created: usize,
+    /// Entities reused.
+    pub entities_reused: usize,
+    /// Claims written.
+    pub claims: usize,
+    /// Edges written.
+    pub edges: usize,
+    /// Claims grounding dropped.
+    pub dropped: usize,
+}
+
+/// What `ingest()` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IngestReceipt {
+    /// The event (acknowledged: durable before extraction starts).
+    pub event_id: Uuid,
+    /// Its note node.
+    pub node_id: Uuid,
+    /// False when the `(owner, source_id)` was ingested before.
+    pub created: bool,
+    /// Where its work stands after this call.
+    pub status: WorkStatus,
+    /// What the derivation wrote, once complete.
+    pub derivation: Option<DerivationSummary>,
+    /// Why the last attempt failed, when it did.
+    pub error: Option<String>,
+}
+
+/// The state of one event's work: the work item and its receipt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkReport {
+    /// The work item.
+    pub item: WorkItem,
+    /// The committed derivation, if any.
+    pub derivation: Option<DerivationSummary>,
+    /// Journal records about the event: kinds in order.
+    pub journal: Vec<String>,
+}
+
+/// What `process` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ProcessReport {
+    /// Work items taken.
+    pub taken: usize,
+    /// Completed now.
+    pub completed: usize,
+    /// Failed now (the error is on the work item).
+    pub failed: usize,
+}
+
+/// What `reingest` did to one event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReingestOutcome {
+    /// The event.
+    pub event_id: Uuid,
+    /// `unchanged`, `rederived` or `no_extraction`.
+    pub outcome: String,
+    /// The committed revision afterwards.
+    pub revision: Option<u32>,
+}
+
+/// Default lease on a running work item.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);
+/// Replans tried when a plan went stale before its commit.
+const MAX_REPLANS: u32 = 3;
+
+impl Memory {
+    /// Ingests one message: stores the event, its note and a work item in
+    /// one transaction (the event id is acknowledged from then on), then,
+    /// unless `defer`, extracts and derives inline.
+    pub fn ingest(
+        &self,
+        input: EventInput,
+        options: IngestOptions,
+    ) -> Result<IngestReceipt, Error> {
+        let defaults = InputDefaults {
+            owner_id: None,
+            scope: ScopeId::personal(),
+            now: Timestamp::now(),
+        };
+        let valid = input.validate(&defaults)?;
+        let receipt = self.admit(std::slice::from_ref(&valid), options)?.remove(0);
+        if options.defer {
+            return self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created);
+        }
+        self.process_event(receipt.event_id)?;
+        self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
+    }
+
+    /// Admits validated events with their work items in one transaction.
+    pub(crate) fn admit(
+        &self,
+        valid: &[kith_core::event::ValidEvent],
+        options: IngestOptions,
+    ) -> Result<Vec<crate::StoreReceipt>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let receipts = crate::memory::write_events(&mut *tx, valid)?;
+        for (v, r) in valid.iter().zip(&receipts) {
+            if tx.get_work_item(r.event_id)?.is_some() {
+                continue;
+            }
+            let e = &v.event;
+            tx.insert_work_item(&WorkItem {
+                event_id: r.event_id,
+                owner_id: e.owner_id.clone(),
+                scope: e.scope.clone(),
+                status: WorkStatus::Pending,
+                attempts: 0,
+                reason_code: None,
+                last_error: None,
+                lease_until_ms: None,
+                options: json!({"first_person_owner": options.first_person_owner}),
+                created_at: e.ingested_at,
+                updated_at: e.ingested_at,
+            })?;
+        }
+        tx.commit()?;
+        Ok(receipts)
+    }
+
+    fn ingest_receipt(
+        &self,
+        event_id: Uuid,
+        node_id: Uuid,
+        created: bool,
+    ) -> Result<IngestReceipt, Error> {
+        let report = self.work_status_by_id(event_id)?;
+        Ok(IngestReceipt {
+            event_id,
+            node_id,
+            created,
+            status: report.item.status,
+            derivation: report.derivation,
+            error: report.item.last_error,
+        })
+    }
+
+    /// The work item, receipt and journal of one event.
+    pub fn work_status(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<WorkReport, Error> {
+        let report = self.work_status_by_id(event_id)?;
+        if &report.item.owner_id != owner {
+            return Err(Error::NotFound {
+                what: format!("work of event {event_id} of owner {owner}"),
+            });
+        }
+        Ok(report)
+    }
+
+    fn work_status_by_id(&self, event_id: Uuid) -> Result<WorkReport, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let item = tx.get_work_item(event_id)?.ok_or_else(|| Error::NotFound {
+            what: format!("work item of event {event_id} (stored with `store`, not `ingest`?)"),
+        })?;
+        let journal = tx.list_operations(&OperationQuery {
+            owner: item.owner_id.clone(),
+            kind: None,
+            target_id: Some(event_id),
+            limit: 0,
+        })?;
+        let derivation = journal
+            .iter()
+            .rev()
+            .find(|op| op.kind == OperationKind::DerivationCommitted)
+            .and_then(|op| serde_json::from_value(op.payload["summary"].clone()).ok());
+        Ok(WorkReport {
+            item,
+            derivation,
+            journal: journal
+                .iter()
+                .map(|op| op.kind.as_str().to_string())
+                .collect(),
+        })
+    }
+
+    /// Runs pending work (and running work whose lease ended; with
+    /// `reclaim`, running work whatever its lease, for when no other process
+    /// works on this pack; with `retry_failed`, failed work too), oldest
+    /// first, at most `limit` items (0: all).
+    pub fn process_pending(
+        &self,
+        owner: Option<&kith_core::OwnerId>,
+        limit: usize,
+        reclaim: bool,
+        retry_failed: bool,
+        mut progress: impl FnMut(&ProcessReport),
+    ) -> Result<ProcessReport, Error> {
+        let mut statuses = vec![WorkStatus::Pending, WorkStatus::Running];
+        if retry_failed {
+            statuses.push(WorkStatus::Failed);
+        }
+        let items = {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            tx.list_work_items(&WorkQuery {
+                owner: owner.cloned(),
+                statuses,
+                lease_expired_before_ms: if reclaim { None } else { Some(now_ms()) },
+                limit,
+            })?
+        };
+        let mut report = ProcessReport::default();
+        for item in items {
+            report.taken += 1;
+            match self.run_work(item.event_id, reclaim || item.status != WorkStatus::Running)? {
+                WorkStatus::Complete => report.completed += 1,
+                WorkStatus::Failed => report.failed += 1,
+                _ => {}
+            }
+            progress(&report);
+        }
+        Ok(report)
+    }
+
+    /// Extracts and derives one admitted event now.
+    pub fn process_event(&self, event_id: Uuid) -> Result<WorkStatus, Error> {
+        self.run_work(event_id, false)
+    }
+
+    /// Leases the work item, extracts (or loads the saved extraction), plans
+    /// and commits. Returns the status it leaves.
+    fn run_work(&self, event_id: Uuid, take_over: bool) -> Result<WorkStatus, Error> {
+        // 1. Lease.
+        let event = {
+            let mut tx = self.store_backend().begin(TxMode::Write)?;
+            let Some(mut item) = tx.get_work_item(event_id)? else {
+                return Err(Error::NotFound {
+                    what: format!("work item of event {event_id}"),
+                });
+            };
+            let now = now_ms();
+            match item.status {
+                WorkStatus::Complete => return Ok(WorkStatus::Complete),
+                WorkStatus::Running if !take_over && item.lease_until_ms.unwrap_or(0) > now => {
+                    return Ok(WorkStatus::Running)
+                }
+                _ => {}
+            }
+            item.status = WorkStatus::Running;
+            item.attempts += 1;
+            item.lease_until_ms = Some(now + self.lease().as_millis() as i64);
+            item.updated_at = Timestamp::now();
+            tx.update_work_item(&item)?;
+            let event = tx.get_event(event_id)?.ok_or_else(|| Error::NotFound {
+                what: format!("event {event_id}"),
+            })?;
+            tx.commit()?;
+            event.event
+        };
+
+        // 2. Extraction: saved once, reused forever after.
+        let extraction = match self.saved_extraction(&event)? {
+            Some(x) => x,
+            None => {
+                let input = ExtractionInput {
+                    content: &event.content,
+                    role: event.role,
+                    speaker: event.speaker.as_ref().map(|s| s.as_str()),
+                    event_time: event.event_time,
+                };
+                match self.provider().extract(&input) {
+                    Ok(reply) => self.save_extraction(&event, reply)?,
+                    Err(err) => {
+                        self.fail_work(event_id, err.reason_code(), &err.to_string())?;
+                        return Ok(WorkStatus::Failed);
+                    }
+                }
+            }
+        };
+
+        // 3. Plan and commit, replanning if the plan went stale.
+        let grounded = grounding::ground(&event.content, &extraction);
+        for _ in 0..MAX_REPLANS {
+            let plan = self.prepare_plan(&event, &grounded)?;
+            match self.commit_plan(&plan)? {
+                Committed::Done => return Ok(WorkStatus::Complete),
+                Committed::Stale(reason) => {
+                    tracing::info!(event = %event_id, %reason, "plan went stale; replanning");
+                }
+            }
+        }
+        self.fail_work(
+            event_id,
+            "stale_plan",
+            "the plan went stale on every attempt (the graph kept changing under it); run `kith process --retry-failed`",
+        )?;
+        Ok(WorkStatus::Failed)
+    }
+
+    fn fail_work(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        if let Some(mut item) = tx.get_work_item(event_id)? {
+            if item.status != WorkStatus::Complete {
+                item.status = WorkStatus::Failed;
+                item.reason_code = Some(code.to_string());
+                item.last_error = Some(message.to_string());
+                item.lease_until_ms = None;
+                item.updated_at = Timestamp::now();
+                tx.update_work_item(&item)?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn saved_extraction(&self, event: &kith_core::Event) -> Result<Option<Extraction>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let Some(op) = tx.get_operation(plan::extraction_op_id(event.id))? else {
+            return Ok(None);
+        };
+        let extraction = Extraction::from_value(op.payload["extraction"].clone()).map_err(|e| {
+            kith_store::StoreError::corrupted(format!(
+                "saved extraction of event {}: {e}",
+                event.id
+            ))
+        })?;
+        Ok(Some(extraction))
+    }
+
+    fn save_extraction(
+        &self,
+        event: &kith_core::Event,
+        reply: kith_extract::ProviderReply,
+    ) -> Result<Extraction, Error> {
+        let op = kith_core::Operation::new(
+            plan::extraction_op_id(event.id),
+            OperationKind::ExtractionValidated,
+            event.owner_id.clone(),
+            event.scope.clone(),
+            Some(event.id),
+            json!({
+                "event_id": event.id.to_string(),
+                "content_sha256": event.content_sha256,
+                "provider": reply.provider,
+                "model": reply.model,
+                "calls": reply.calls,
+                "raw": reply.raw,
+                "extraction": reply.extraction,
+            }),
+            Timestamp::now(),
+        );
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        // Another process may have saved it first: the first one wins.
+        if let Some(saved) = tx.get_operation(op.id)? {
+            drop(tx);
+            return Extraction::from_value(saved.payload["extraction"].clone()).map_err(|e| {
+                kith_store::StoreError::corrupted(format!(
+                    "saved extraction of event {}: {e}",
+                    event.id
+                ))
+                .into()
+            });
+        }
+        tx.append_operation(&op)?;
+        tx.commit()?;
+        Ok(reply.extraction)
+    }
+
+    /// Returns the saved plan of the newest revision if it is not committed
+    /// yet (it replays byte-for-byte), else builds and saves a new revision.
+    fn prepare_plan(
+        &self,
+        event: &kith_core::Event,
+        grounded: &grounding::Grounded,
+    ) -> Result<DerivationPlan, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let mut revision = 1;
+        while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
+            if tx
+                .get_operation(plan::receipt_op_id(event.id, revision))?
+                .is_none()
+                && tx
+                    .get_operation(plan::stale_op_id(event.id, revision))?
+                    .is_none()
+            {
+                let plan: DerivationPlan = serde_json::from_value(saved.payload["plan"].clone())
+                    .map_err(|e| {
+                        kith_store::StoreError::corrupted(format!(
+                            "saved plan {revision} of event {}: {e}",
+                            event.id
+                        ))
+                    })?;
+                return Ok(plan);
+            }
+            revision += 1;
+        }
+        let plan = {
+            let mut lookup = |id: Uuid| tx.get_node(id);
+            plan::build(
+                event,
+                grounded,
+                plan::extraction_op_id(event.id),
+                revision,
+                &mut lookup,
+            )?
+        };
+        let checksum = plan.checksum();
+        let op = kith_core::Operation::new(
+            plan::plan_op_id(event.id, revision),
+            OperationKind::DerivationPrepared,
+            event.owner_id.clone(),
+            event.scope.clone(),
+            Some(event.id),
+            json!({"plan": plan, "plan_checksum": checksum}),
+            event.ingested_at,
+        );
+        tx.append_operation(&op)?;
+        tx.commit()?;
+        Ok(plan)
+    }
+
+    /// Commits a plan in one transaction: checks its saved checksum and its
+    /// references, writes what is new, journals the receipt and completes
+    /// the work item.
+    fn commit_plan(&self, plan: &DerivationPlan) -> Result<Committed, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let receipt_id = plan::receipt_op_id(plan.event_id, plan.revision);
+        if tx.get_operation(receipt_id)?.is_some() {
+            complete_work(&mut *tx, plan.event_id)?;
+            tx.commit()?;
+            return Ok(Committed::Done);
+        }
+        let saved = tx
+            .get_operation(plan::plan_op_id(plan.event_id, plan.revision))?
+            .ok_or_else(|| {
+                kith_store::StoreError::corrupted("a plan was committed without being saved")
+            })?;
+        let checksum = plan.checksum();
+        if saved.payload["plan_checksum"] != json!(checksum) {
+            return Err(kith_store::StoreError::corrupted(format!(
+                "plan {} of event {} does not match its saved checksum",
+                plan.revision, plan.event_id
+            ))
+            .into());
+        }
+        let mut summary = DerivationSummary {
+            revision: plan.revision,
+            plan_checksum: checksum.clone(),
+            dropped: plan.dropped.len(),
+            ..DerivationSummary::default()
+        };
+        for planned in &plan.nodes {
+            let current = tx.get_node(planned.node.id)?;
+            let stale = match (&planned.action, current) {
+                (NodeAction::Create, None) => {
+                    tx.insert_node(&planned.node)?;
+                    count_created(&mut summary, &planned.node);
+                    None
+                }
+                (NodeAction::Create, Some(n)) if n.lifecycle.is_active() => {
+                    count_reused(&mut summary, &n);
+                    None
+                }
+                (NodeAction::Create, Some(n)) => Some(format!("node {} was retired", n.id)),
+                (NodeAction::Reuse { checksum }, Some(n))
+                    if n.lifecycle.is_active() && &n.checksum() == checksum =>
+                {
+                    count_reused(&mut summary, &n);
+                    None
+                }
+                (NodeAction::Reuse { .. }, _) => Some(format!(
+                    "node {} changed since it was planned",
+                    planned.node.id
+                )),
+            };
+            if let Some(reason) = stale {
+                drop(tx);
+                self.mark_plan_stale(plan, &reason)?;
+                return Ok(Committed::Stale(reason));
+            }
+        }
+        for edge in &plan.edges {
+            match tx.insert_edge(edge) {
+                Ok(()) => summary.edges += 1,
+                // The same deterministic edge from an earlier derivation.
+                Err(e) if e.kind() == StoreErrorKind::Conflict => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        tx.append_operation(&kith_core::Operation::new(
+            receipt_id,
+            OperationKind::DerivationCommitted,
+            plan.owner_id.clone(),
+            plan.scope.clone(),
+            Some(plan.event_id),
+            json!({
+                "plan_id": plan::plan_op_id(plan.event_id, plan.revision).to_string(),
+                "plan_checksum": checksum,
+                "policy": plan.policy,
+                "summary": summary,
+                "node_ids": plan.nodes.iter().map(|p| p.node.id.to_string()).collect::<Vec<_>>(),
+                "edge_ids": plan.edges.iter().map(|e| e.id.to_string()).collect::<Vec<_>>(),
+            }),
+            Timestamp::now(),
+        ))?;
+        complete_work(&mut *tx, plan.event_id)?;
+        tx.commit()?;
+        Ok(Committed::Done)
+    }
+
+    fn mark_plan_stale(&self, plan: &DerivationPlan, reason: &str) -> Result<(), Error> {
+        // The journal is append-only: a stale plan is marked by a follow-up
+        // record, so the next prepare builds a new revision instead of
+        // replaying it.
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let id = plan::stale_op_id(plan.event_id, plan.revision);
+        if tx.get_operation(id)?.is_some() {
+            return Ok(());
+        }
+        tx.append_operation(&kith_core::Operation::new(
+            id,
+            OperationKind::DerivationReplanRequested,
+            plan.owner_id.clone(),
+            plan.scope.clone(),
+            Some(plan.event_id),
+            json!({"revision": plan.revision, "reason": reason}),
+            Timestamp::now(),
+        ))?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+impl Memory {
+    /// Re-derives one event from its saved extraction under the current
+    /// policy. Never calls the provider. If the derivation would write the
+    /// same claims and edges, nothing changes (`unchanged`); otherwise a new
+    /// plan revision is saved and committed, and claims of the old revision
+    /// that the new one no longer makes are archived (`rederived`).
+    pub fn reingest_event(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<ReingestOutcome, Error> {
+        let event = self.event(owner, event_id)?.event;
+        let Some(extraction) = self.saved_extraction(&event)? else {
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: "no_extraction".into(),
+                revision: None,
+            });
+        };
+        let grounded = grounding::ground(&event.content, &extraction);
+        let committed = self.committed_plan(&event)?;
+        let Some(old) = committed else {
+            // Never committed: finish the normal way, from the saved extraction.
+            let status = self.run_work(event_id, true)?;
+            let revision = self.committed_plan(&event)?.map(|p| p.revision);
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: if status == WorkStatus::Complete {
+                    "derived".into()
+                } else {
+                    status.as_str().into()
+                },
+                revision,
+            });
+        };
+        let fresh = {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            let mut lookup = |id: Uuid| tx.get_node(id);
+            plan::build(
+                &event,
+                &grounded,
+                plan::extraction_op_id(event.id),
+                old.revision + 1,
+                &mut lookup,
+            )?
+        };
+        if derived_ids(&fresh) == derived_ids(&old) {
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: "unchanged".into(),
+                revision: Some(old.revision),
+            });
+        }
+        // Save the new revision, commit it, then retire what it dropped.
+        let checksum = fresh.checksum();
+        {
+            let mut tx = self.store_backend().begin(TxMode::Write)?;
+            tx.append_operation(&kith_core::Operation::new(
+                plan::plan_op_id(event.id, fresh.revision),
+                OperationKind::DerivationPrepared,
+                event.owner_id.clone(),
+                event.scope.clone(),
+                Some(event.id),
+                json!({"plan": fresh, "plan_checksum": checksum}),
+                event.ingested_at,
+            ))?;
+            tx.commit()?;
+        }
+        if let Committed::Stale(reason) = self.commit_plan(&fresh)? {
+            return Err(kith_store::StoreError::new(
+                StoreErrorKind::Conflict,
+                format!("reingest of event {event_id} went stale ({reason}); try again"),
+            )
+            .into());
+        }
+        let keep = derived_ids(&fresh).0;
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        for planned in &old.nodes {
+            let n = &planned.node;
+            if n.node_type == kith_core::NodeType::Entity || keep.contains(&n.id) {
+                continue;
+            }
+            if let Some(mut current) = tx.get_node(n.id)? {
+                if current.lifecycle.can_become(kith_core::Lifecycle::Archived) {
+                    current.lifecycle = kith_core::Lifecycle::Archived;
+                    current.updated_at = Timestamp::now();
+                    tx.update_node(&current)?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(ReingestOutcome {
+            event_id,
+            outcome: "rederived".into(),
+            revision: Some(fresh.revision),
+        })
+    }
+
+    /// [`Memory::reingest_event`] for every ingested event of a session, in
+    /// ingestion order.
+    pub fn reingest_session(
+        &self,
+        owner: &kith_core::OwnerId,
+        session: &kith_core::SessionId,
+    ) -> Result<Vec<ReingestOutcome>, Error> {
+        let events = self.events(&kith_store::EventQuery {
+            owner: Some(owner.clone()),
+            session: Some(session.clone()),
+            ..kith_store::EventQuery::default()
+        })?;
+        let mut out = Vec::new();
+        for e in events {
+            let has_work = {
+                let mut tx = self.store_backend().begin(TxMode::Read)?;
+                tx.get_work_item(e.event.id)?.is_some()
+            };
+            if has_work {
+                out.push(self.reingest_event(owner, e.event.id)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The newest committed plan of an event.
+    fn committed_plan(&self, event: &kith_core::Event) -> Result<Option<DerivationPlan>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let mut found = None;
+        let mut revision = 1;
+        while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
+            if tx
+                .get_operation(plan::receipt_op_id(event.id, revision))?
+                .is_some()
+            {
+                found = Some(saved);
+            }
+            revision += 1;
+        }
+        found
+            .map(|op| {
+                serde_json::from_value(op.payload["plan"].clone()).map_err(|e| {
+                    kith_store::StoreError::corrupted(format!(
+                        "saved plan of event {}: {e}",
+                        event.id
+                    ))
+                    .into()
+                })
+            })
+            .transpose()
+    }
+}
+
+/// The ids of the claims (not entities) and edges a plan writes.
+fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {
+    let mut nodes: Vec<Uuid> = plan
+        .nodes
+        .iter()
+        .filter(|p| p.node.node_type != kith_core::NodeType::Entity)
+        .map(|p| p.node.id)
+        .collect();
+    let mut edges: Vec<Uuid> = plan.edges.iter().map(|e| e.id).collect();
+    nodes.sort();
+    edges.sort();
+    (nodes, edges)
+}
+
+enum Committed {
+    Done,
+    Stale(String),
+}
+
+fn complete_work(tx: &mut dyn Tx, event_id: Uuid) -> Result<(), Error> {
+    if let Some(mut item) = tx.get_work_item(event_id)? {
+        item.status = WorkStatus::Complete;
+        item.lease_until_ms = None;
+        item.reason_code = None;
+        item.last_error = None;
+        item.updated_at = Timestamp::now();
+        tx.update_work_item(&item)?;
+    }
+    Ok(())
+}
+
+fn count_created(summary: &mut DerivationSummary, node: &Node) {
+    if node.node_type == kith_core::NodeType::Entity {
+        summary.entities_created += 1;
+    } else {
+        summary.claims += 1;
+    }
+}
+
+fn count_reused(summary: &mut DerivationSummary, node: &Node) {
+    if node.node_type == kith_core::NodeType::Entity {
+        summary.entities_reused += 1;
+    } else {
+        summary.claims += 1;
+    }
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().unix_millis()
+}

@@ -1,0 +1,556 @@
+//! Derivation plans: the deterministic list of graph writes that one event
+//! and its grounded extraction produce under a named policy.
+//!
+//! A plan is data: built from the event, the grounded extraction and what
+//! the store holds for the entity ids it would use; saved as a
+//! `DERIVATION_PREPARED` journal record with its SHA-256; committed later in
+//! one transaction that re-checks it. Ids are UUIDv5 of documented inputs
+//! (ARCHITECTURE.md), and node timestamps come from the event, never the
+//! clock, so the same inputs always give the same bytes.
+
+use kith_core::model::base_confidence;
+use kith_core::{
+    canon, ids, Edge, EdgeType, EpistemicType, Event, Lifecycle, Node, NodeType, OwnerId, ScopeId,
+    SourceType,
+};
+use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
+use kith_extract::{FactType, Polarity};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+/// The materialisation policy this build writes. A rule change that would
+/// change a plan's bytes gets a new policy name; saved plans keep theirs.
+pub const POLICY: &str = "kith_ingest_v1";
+
+/// What the commit does with a planned node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeAction {
+    /// Insert it (an existing active node with the same id is reused as is:
+    /// its id already encodes the same identity).
+    Create,
+    /// It exists; commit checks it is unchanged (same checksum) and active.
+    Reuse {
+        /// [`Node::checksum`] when planned.
+        checksum: String,
+    },
+}
+
+/// A node in a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedNode {
+    /// Create or reuse.
+    pub action: NodeAction,
+    /// The node (for a reuse, the snapshot it was planned against).
+    pub node: Node,
+}
+
+/// A deterministic derivation plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DerivationPlan {
+    /// The policy that built it ([`POLICY`] for new plans).
+    pub policy: String,
+    /// 1 for the first plan of an event; replans count up.
+    pub revision: u32,
+    /// The source event.
+    pub event_id: Uuid,
+    /// Its owner.
+    pub owner_id: OwnerId,
+    /// Its scope.
+    pub scope: ScopeId,
+    /// The event content's SHA-256 (a plan never applies to other text).
+    pub content_sha256: String,
+    /// The saved extraction it was built from.
+    pub extraction_id: Uuid,
+    /// Entities, then claims, in a stable order.
+    pub nodes: Vec<PlannedNode>,
+    /// HAS_FACT and MENTIONS edges.
+    pub edges: Vec<Edge>,
+    /// Claims grounding refused, with reasons.
+    pub dropped: Vec<Dropped>,
+}
+
+impl DerivationPlan {
+    /// SHA-256 of the plan's canonical JSON.
+    pub fn checksum(&self) -> String {
+        canon::checksum(&serde_json::to_value(self).unwrap_or(Value::Null))
+    }
+}
+
+/// `uuid5(KITH_NS, "op:extraction:v1:{event_id}")`: the saved extraction.
+pub fn extraction_op_id(event_id: Uuid) -> Uuid {
+    ids::v5_name(&format!("op:extraction:v1:{event_id}"))
+}
+
+/// `uuid5(KITH_NS, "op:plan:v1:{event_id}:{revision}")`: a saved plan.
+pub fn plan_op_id(event_id: Uuid, revision: u32) -> Uuid {
+    ids::v5_name(&format!("op:plan:v1:{event_id}:{revision}"))
+}
+
+/// `uuid5(KITH_NS, "op:receipt:v1:{event_id}:{revision}")`: a commit receipt.
+pub fn receipt_op_id(event_id: Uuid, revision: u32) -> Uuid {
+    ids::v5_name(&format!("op:receipt:v1:{event_id}:{revision}"))
+}
+
+/// `uuid5(KITH_NS, "op:stale-plan:v1:{event_id}:{revision}")`: marks a saved
+/// plan that went stale before its commit.
+pub fn stale_op_id(event_id: Uuid, revision: u32) -> Uuid {
+    ids::v5_name(&format!("op:stale-plan:v1:{event_id}:{revision}"))
+}
+
+/// `uuid5(KITH_NS, "entity:v1:{len}:{owner}:{len}:{scope}:{len}:{type}:{len}:{key}[:gen:{n}]")`
+/// where key is the trimmed, lower-cased name. Generation `n > 0` is used
+/// only when the id of generation `n - 1` belongs to a retired node, which
+/// is never reused.
+pub fn named_entity_id(
+    owner: &OwnerId,
+    scope: &ScopeId,
+    entity_type: &str,
+    key: &str,
+    generation: u32,
+) -> Uuid {
+    let (o, s) = (owner.as_str(), scope.as_str());
+    let mut name = format!(
+        "entity:v1:{}:{o}:{}:{s}:{}:{entity_type}:{}:{key}",
+        o.len(),
+        s.len(),
+        entity_type.len(),
+        key.len()
+    );
+    if generation > 0 {
+        name.push_str(&format!(":gen:{generation}"));
+    }
+    ids::v5_name(&name)
+}
+
+/// `uuid5(KITH_NS, "entity:ref:v1:{event_id}:{family}")`: the event-local
+/// entity of a personal reference (family `I`, `we`, `you`, `he`, `she`,
+/// `they`, `it`).
+pub fn reference_entity_id(event_id: Uuid, family: &str) -> Uuid {
+    ids::v5_name(&format!("entity:ref:v1:{event_id}:{family}"))
+}
+
+/// `uuid5(KITH_NS, "node:claim:v1:{event_id}:{digest}:{occurrence}")` where
+/// digest is the first 16 hex of SHA-256 over the claim's canonical
+/// `{kind, subject, predicate, object, polarity, start, end}`.
+pub fn claim_id(event_id: Uuid, digest: &str, occurrence: usize) -> Uuid {
+    ids::v5_name(&format!("node:claim:v1:{event_id}:{digest}:{occurrence}"))
+}
+
+/// `uuid5(KITH_NS, "edge:v1:{source}:{EDGE_TYPE}:{target}")`.
+pub fn edge_id(source: Uuid, edge_type: EdgeType, target: Uuid) -> Uuid {
+    ids::v5_name(&format!("edge:v1:{source}:{}:{target}", edge_type.as_str()))
+}
+
+/// The canonical word of a personal reference's family, or `None` when the
+/// surface is not a personal reference (or its entity type makes it a named
+/// thing: US/country, IT/technology, I/chemical).
+pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'static str> {
+    const NAMED_TYPES: &[&str] = &[
+        "country",
+        "place",
+        "location",
+        "technology",
+        "concept",
+        "product",
+        "tool",
+        "language",
+        "programming_language",
+        "chemical",
+        "element",
+        "number",
+    ];
+    if let Some(t) = entity_type {
+        if NAMED_TYPES.contains(&t.trim().to_lowercase().as_str()) {
+            return None;
+        }
+    }
+    match surface.trim().to_lowercase().as_str() {
+        "i" | "me" | "myself" | "my" | "mine" => Some("I"),
+        "we" | "us" | "ourselves" | "our" | "ours" => Some("we"),
+        "you" | "yourself" | "yourselves" | "your" | "yours" => Some("you"),
+        "he" | "him" | "himself" | "his" => Some("he"),
+        "she" | "her" | "herself" | "hers" => Some("she"),
+        "they" | "them" | "themselves" | "their" | "theirs" => Some("they"),
+        "it" | "itself" => Some("it"),
+        _ => None,
+    }
+}
+
+/// Builds a plan. `existing` looks a node up by id in the store (inside the
+/// transaction that saves the plan).
+pub fn build(
+    event: &Event,
+    grounded: &Grounded,
+    extraction_id: Uuid,
+    revision: u32,
+    existing: &mut dyn FnMut(Uuid) -> Result<Option<Node>, kith_store::StoreError>,
+) -> Result<DerivationPlan, kith_store::StoreError> {
+    let mut b = Builder {
+        event,
+        nodes: Vec::new(),
+        edges: Vec::new(),
+    };
+    let source_type = SourceType::for_role(event.role);
+
+    // Entities first: named ones by their deterministic id.
+    let mut entity_ids: Vec<Option<Uuid>> = Vec::with_capacity(grounded.entities.len());
+    for entity in &grounded.entities {
+        let entity_type = entity.entity_type.trim().to_lowercase();
+        if personal_family(&entity.name, Some(&entity_type)).is_some() {
+            // A listed pronoun is a reference, not a name: claims that use
+            // it resolve to the event-local reference entity instead.
+            entity_ids.push(None);
+            continue;
+        }
+        let key = entity.name.trim().to_lowercase();
+        let mut generation = 0;
+        let id = loop {
+            let id = named_entity_id(
+                &event.owner_id,
+                &event.scope,
+                &entity_type,
+                &key,
+                generation,
+            );
+            match existing(id)? {
+                Some(node) if node.lifecycle.is_active() => {
+                    b.push_node(PlannedNode {
+                        action: NodeAction::Reuse {
+                            checksum: node.checksum(),
+                        },
+                        node,
+                    });
+                    break id;
+                }
+                Some(_) => generation += 1,
+                None => {
+                    let mut metadata = Map::new();
+                    metadata.insert("entity_type".into(), json!(entity_type));
+                    if let Some(d) = entity.description.as_ref().filter(|d| !d.trim().is_empty()) {
+                        metadata.insert("description".into(), json!(d));
+                    }
+                    b.push_node(PlannedNode {
+                        action: NodeAction::Create,
+                        node: b.node(
+                            id,
+                            NodeType::Entity,
+                            entity.name.trim(),
+                            metadata,
+                            EpistemicType::Asserted,
+                            0.5,
+                        ),
+                    });
+                    break id;
+                }
+            }
+        };
+        entity_ids.push(Some(id));
+    }
+
+    // Claims: facts, then relationships a fact does not already cover.
+    let mut seen_digests: Vec<String> = Vec::new();
+    let mut claim = |b: &mut Builder<'_>, spec: ClaimSpec<'_>| {
+        let digest_input = json!({
+            "kind": spec.kind,
+            "subject": spec.subject,
+            "predicate": spec.predicate,
+            "object": spec.object,
+            "polarity": spec.polarity,
+            "start": spec.start,
+            "end": spec.end,
+        });
+        let digest = canon::checksum(&digest_input)[..16].to_string();
+        let occurrence = seen_digests.iter().filter(|d| **d == digest).count();
+        seen_digests.push(digest.clone());
+        let id = claim_id(event.id, &digest, occurrence);
+        let confidence = base_confidence(spec.epistemic, source_type);
+        let node = b.node(
+            id,
+            spec.node_type,
+            spec.content,
+            spec.metadata,
+            spec.epistemic,
+            confidence,
+        );
+        b.push_node(PlannedNode {
+            action: NodeAction::Create,
+            node,
+        });
+        id
+    };
+
+    for f in &grounded.facts {
+        let subject = b.endpoint(&f.subject, &f.fact.subject, &entity_ids);
+        let object = b.endpoint(&f.object, &f.fact.object, &entity_ids);
+        let fact = &f.fact;
+        let mut metadata = Map::new();
+        metadata.insert("extraction_kind".into(), json!("fact"));
+        metadata.insert("subject".into(), json!(fact.subject));
+        metadata.insert("predicate".into(), json!(fact.predicate));
+        metadata.insert("object".into(), json!(fact.object));
+        metadata.insert("polarity".into(), json!(fact.polarity));
+        metadata.insert("evidence_quote".into(), json!(f.evidence.quote));
+        metadata.insert(
+            "evidence_span".into(),
+            json!([f.evidence.start, f.evidence.end]),
+        );
+        metadata.insert("grounding_method".into(), json!("claim_sentences_v1"));
+        metadata.insert("subject_link_status".into(), json!(link_status(&f.subject)));
+        metadata.insert("object_link_status".into(), json!(link_status(&f.object)));
+        put_opt(
+            &mut metadata,
+            "subject_entity_type",
+            fact.subject_entity_type.as_deref(),
+        );
+        put_opt(
+            &mut metadata,
+            "object_entity_type",
+            fact.object_entity_type.as_deref(),
+        );
+        if let Some(intent) = fact.temporal_intent {
+            metadata.insert("temporal_intent".into(), json!(intent));
+        }
+        put_opt(
+            &mut metadata,
+            "replaces_object",
+            fact.replaces_object.as_deref(),
+        );
+        if let Some(condition) = fact.condition.as_deref() {
+            metadata.insert("condition".into(), json!(condition));
+            metadata.insert("condition_state".into(), json!("unknown"));
+        }
+        metadata.insert("extraction_confidence".into(), json!(fact.confidence));
+        let node_type = match fact.fact_type {
+            FactType::Fact => NodeType::Fact,
+            FactType::Preference => NodeType::Preference,
+            FactType::Decision => NodeType::Decision,
+        };
+        let id = claim(
+            &mut b,
+            ClaimSpec {
+                kind: "fact",
+                subject: &fact.subject,
+                predicate: &fact.predicate,
+                object: &fact.object,
+                polarity: fact.polarity,
+                start: f.evidence.start,
+                end: f.evidence.end,
+                node_type,
+                content: &f.evidence.sentence,
+                metadata,
+                epistemic: fact.epistemic_type,
+            },
+        );
+        b.link(subject, EdgeType::HasFact, Some(id), fact.confidence);
+        b.link(Some(id), EdgeType::Mentions, object, fact.confidence);
+    }
+
+    for r in &grounded.relationships {
+        let covered = grounded.facts.iter().any(|f| {
+            f.subject == r.source && f.object == r.target && f.evidence.start == r.evidence.start
+        });
+        if covered {
+            continue;
+        }
+        let source = b.endpoint(&r.source, &r.relationship.source_entity, &entity_ids);
+        let target = b.endpoint(&r.target, &r.relationship.target_entity, &entity_ids);
+        let rel = &r.relationship;
+        let mut metadata = Map::new();
+        metadata.insert("extraction_kind".into(), json!("relationship"));
+        metadata.insert("subject".into(), json!(rel.source_entity));
+        metadata.insert("predicate".into(), json!(rel.relationship_type));
+        metadata.insert("object".into(), json!(rel.target_entity));
+        metadata.insert("polarity".into(), json!(rel.polarity));
+        metadata.insert("evidence_quote".into(), json!(r.evidence.quote));
+        metadata.insert(
+            "evidence_span".into(),
+            json!([r.evidence.start, r.evidence.end]),
+        );
+        metadata.insert("grounding_method".into(), json!("claim_sentences_v1"));
+        metadata.insert("extraction_confidence".into(), json!(rel.confidence));
+        let id = claim(
+            &mut b,
+            ClaimSpec {
+                kind: "relationship",
+                subject: &rel.source_entity,
+                predicate: &rel.relationship_type,
+                object: &rel.target_entity,
+                polarity: rel.polarity,
+                start: r.evidence.start,
+                end: r.evidence.end,
+                node_type: NodeType::Fact,
+                content: &r.evidence.sentence,
+                metadata,
+                epistemic: rel.epistemic_type,
+            },
+        );
+        b.link(source, EdgeType::HasFact, Some(id), rel.confidence);
+        b.link(Some(id), EdgeType::Mentions, target, rel.confidence);
+    }
+
+    Ok(DerivationPlan {
+        policy: POLICY.to_string(),
+        revision,
+        event_id: event.id,
+        owner_id: event.owner_id.clone(),
+        scope: event.scope.clone(),
+        content_sha256: event.content_sha256.clone(),
+        extraction_id,
+        nodes: b.nodes,
+        edges: b.edges,
+        dropped: grounded.dropped.clone(),
+    })
+}
+
+/// The parts of a claim the builder needs.
+struct ClaimSpec<'a> {
+    kind: &'static str,
+    subject: &'a str,
+    predicate: &'a str,
+    object: &'a str,
+    polarity: Polarity,
+    start: usize,
+    end: usize,
+    node_type: NodeType,
+    content: &'a str,
+    metadata: Map<String, Value>,
+    epistemic: EpistemicType,
+}
+
+struct Builder<'a> {
+    event: &'a Event,
+    nodes: Vec<PlannedNode>,
+    edges: Vec<Edge>,
+}
+
+impl Builder<'_> {
+    fn push_node(&mut self, planned: PlannedNode) {
+        if !self.nodes.iter().any(|p| p.node.id == planned.node.id) {
+            self.nodes.push(planned);
+        }
+    }
+
+    /// A new node carrying the event's owner, scope, session and times.
+    fn node(
+        &self,
+        id: Uuid,
+        node_type: NodeType,
+        content: &str,
+        metadata: Map<String, Value>,
+        epistemic_type: EpistemicType,
+        confidence: f64,
+    ) -> Node {
+        let e = self.event;
+        Node {
+            id,
+            owner_id: e.owner_id.clone(),
+            scope: e.scope.clone(),
+            session_id: e.session_id.clone(),
+            node_type,
+            content: content.to_string(),
+            metadata: Some(Value::Object(metadata)),
+            confidence,
+            lifecycle: Lifecycle::Tentative,
+            epistemic_type,
+            source_type: SourceType::for_role(e.role),
+            valid_from: e.effective_time(),
+            valid_to: None,
+            event_time: e.event_time,
+            superseded_by: None,
+            evidence_refs: vec![e.id],
+            created_at: e.ingested_at,
+            updated_at: e.ingested_at,
+        }
+    }
+
+    /// The node id an endpoint stands for (creating the event-local
+    /// reference entity on first use); `None` for a plain value.
+    fn endpoint(
+        &mut self,
+        r: &EndpointRef,
+        surface: &str,
+        entity_ids: &[Option<Uuid>],
+    ) -> Option<Uuid> {
+        match r {
+            EndpointRef::Entity { index } => {
+                entity_ids.get(*index).copied().flatten().or_else(|| {
+                    // A listed pronoun: fall back to the reference entity.
+                    personal_family(surface, None).map(|f| self.reference(f))
+                })
+            }
+            EndpointRef::Personal { surface } => {
+                personal_family(surface, None).map(|family| self.reference(family))
+            }
+            EndpointRef::Value => None,
+        }
+    }
+
+    fn reference(&mut self, family: &'static str) -> Uuid {
+        let e = self.event;
+        let id = reference_entity_id(e.id, family);
+        let mut metadata = Map::new();
+        metadata.insert("entity_type".into(), json!("personal_reference"));
+        metadata.insert("identity_status".into(), json!("unresolved_reference"));
+        metadata.insert("reference_event_id".into(), json!(e.id.to_string()));
+        let node = self.node(
+            id,
+            NodeType::Entity,
+            family,
+            metadata,
+            EpistemicType::Asserted,
+            0.5,
+        );
+        self.push_node(PlannedNode {
+            action: NodeAction::Create,
+            node,
+        });
+        id
+    }
+
+    fn link(
+        &mut self,
+        source: Option<Uuid>,
+        edge_type: EdgeType,
+        target: Option<Uuid>,
+        confidence: f64,
+    ) {
+        let (Some(source), Some(target)) = (source, target) else {
+            return;
+        };
+        let id = edge_id(source, edge_type, target);
+        if self.edges.iter().any(|e| e.id == id) {
+            return;
+        }
+        let e = self.event;
+        self.edges.push(Edge {
+            id,
+            owner_id: e.owner_id.clone(),
+            scope: e.scope.clone(),
+            source_id: source,
+            target_id: target,
+            edge_type,
+            confidence,
+            valid_from: e.effective_time(),
+            valid_to: None,
+            provenance_event_id: Some(e.id),
+            metadata: None,
+            created_at: e.ingested_at,
+        });
+    }
+}
+
+fn link_status(r: &EndpointRef) -> &'static str {
+    match r {
+        EndpointRef::Entity { .. } => "resolved",
+        EndpointRef::Personal { .. } => "personal_reference",
+        EndpointRef::Value => "value",
+    }
+}
+
+fn put_opt(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        map.insert(key.into(), json!(v));
+    }
+}
