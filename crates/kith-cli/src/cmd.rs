@@ -288,7 +288,7 @@ fn open(cli: &Cli) -> Result<Memory> {
 /// offline heuristic extractor.
 fn open_for_ingest(cli: &Cli) -> Result<Memory> {
     let mut memory = open(cli)?;
-    if let Some(llm) = kith_extract::openai::OpenAiCompatible::from_env()? {
+    if let Some(llm) = kith::extract::openai::OpenAiCompatible::from_env()? {
         memory = memory.with_provider(std::sync::Arc::new(llm));
     }
     if let Ok(secs) = std::env::var("KITH_LEASE_SECS") {

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::TestPack;
 use serde_json::Value;
 
-const MESSAGES: usize = 1500;
+const MESSAGES: usize = 800;
 
 /// Messages the heuristic extractor reads claims from. Each line carries
 /// its `ingested_at`, so two packs built from the file hold identical events

@@ -564,12 +564,10 @@ fn ground_fact(
                 fact.condition = Some(clause);
             }
         }
-        Some(Qualifier::Hypothetical) => {
-            if fact.epistemic_type != EpistemicType::Conditional {
-                fact.epistemic_type = EpistemicType::Hypothetical;
-            }
+        Some(Qualifier::Hypothetical) if fact.epistemic_type != EpistemicType::Conditional => {
+            fact.epistemic_type = EpistemicType::Hypothetical;
         }
-        None => {}
+        Some(Qualifier::Hypothetical) | None => {}
     }
     Ok(GroundedFact {
         fact,
@@ -772,7 +770,7 @@ impl<'a> Source<'a> {
             .filter(|s| s.start < end && s.end > start);
         match over.next() {
             Some(first) => {
-                let last_end = over.last().map_or(first.end, |s| s.end);
+                let last_end = over.next_back().map_or(first.end, |s| s.end);
                 self.content[first.start..last_end].to_string()
             }
             None => self.content.to_string(),
@@ -1132,9 +1130,17 @@ mod tests {
         ];
         // (content, subject, subject type, object, object type, Ok((subject, object)) | Err(reason))
         type Want = Result<(EndpointRef, EndpointRef), DropReason>;
+        type Case<'a> = (
+            &'a str,
+            &'a str,
+            Option<&'a str>,
+            &'a str,
+            Option<&'a str>,
+            Want,
+        );
         let ent = |index: usize| EndpointRef::Entity { index };
         let personal = |s: &str| EndpointRef::Personal { surface: s.into() };
-        let cases: Vec<(&str, &str, Option<&str>, &str, Option<&str>, Want)> = vec![
+        let cases: Vec<Case<'_>> = vec![
             // Personal references, any family member mentioned.
             (
                 "I moved to Lisbon.",

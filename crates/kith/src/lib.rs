@@ -42,6 +42,8 @@ pub use kith_core::{
     EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
     Timestamp, ValidationError,
 };
+/// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.
+pub use kith_extract as extract;
 pub use kith_extract::{ExtractError, Provider};
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
