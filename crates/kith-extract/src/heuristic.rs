@@ -2585,15 +2585,30 @@ mod tests {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut claims = 0;
         for _ in 0..3000 {
-            let len = 1 + (rng.next() % 14) as usize;
+            // Noise, a pattern's example (often with curly apostrophes),
+            // noise: random words alone rarely form a pattern.
             let mut text = String::new();
-            for _ in 0..len {
-                text.push_str(rng.pick(pieces));
-                if rng.next() % 4 != 0 {
-                    text.push(' ');
+            for part in 0..3 {
+                if part == 1 {
+                    let example = PATTERNS[(rng.next() % PATTERNS.len() as u64) as usize]
+                        .example
+                        .text;
+                    if rng.next().is_multiple_of(2) {
+                        text.push_str(&example.replace('\'', "\u{2019}"));
+                    } else {
+                        text.push_str(example);
+                    }
+                    text.push_str(rng.pick(&[" ", "", "\n", " and ", ", "]));
+                    continue;
+                }
+                for _ in 0..(rng.next() % 8) {
+                    text.push_str(rng.pick(pieces));
+                    if !rng.next().is_multiple_of(4) {
+                        text.push(' ');
+                    }
                 }
             }
-            let speaker = (rng.next() % 2 == 0).then_some("Maya Okafor");
+            let speaker = rng.next().is_multiple_of(2).then_some("Maya Okafor");
             let e = h.extract_text(&text, speaker);
             claims += e.facts.len();
             assert_all_grounded(&text, &e);

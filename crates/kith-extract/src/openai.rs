@@ -392,6 +392,10 @@ impl OpenAiCompatible {
             ureq::Error::Http(http) => {
                 config_error(format!("cannot build a request to {endpoint}: {http}"))
             }
+            // Deterministic at temperature 0 (a runaway reply): not retried.
+            ureq::Error::BodyExceedsLimit(limit) => ExtractError::InvalidJson {
+                reason: format!("the reply from {endpoint} is larger than {limit} bytes"),
+            },
             ureq::Error::HostNotFound => connect("host not found".to_string()),
             other => connect(other.to_string()),
         }

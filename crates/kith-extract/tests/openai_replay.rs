@@ -341,3 +341,19 @@ fn one_provider_serves_many_threads() {
     });
     assert_eq!(server.requests().len(), 4);
 }
+
+#[test]
+fn a_runaway_reply_is_refused_without_retrying() {
+    let huge = "x".repeat(9 * 1024 * 1024);
+    let server =
+        ReplayServer::start(vec![ReplayRule::new("", vec![ReplayResponse::chat(&huge)])]).unwrap();
+    let provider =
+        OpenAiCompatible::new(config(&server.base_url()).with_timeout(Duration::from_secs(10)))
+            .unwrap();
+    let err = provider.extract(&input("anything")).unwrap_err();
+    assert!(
+        matches!(&err, ExtractError::InvalidJson { reason } if reason.contains("larger than")),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
