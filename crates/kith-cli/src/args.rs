@@ -268,6 +268,10 @@ pub enum BenchCommand {
         /// Where to build the packs (default: a temporary directory).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Measure ingest() with extraction (the configured provider: the
+        /// heuristic unless KITH_LLM_BASE_URL is set) instead of store().
+        #[arg(long)]
+        extract: bool,
         /// Real text: a LoCoMo JSON file (turns cycled to each size; its
         /// questions are the queries). Default: synthetic text.
         #[arg(long)]

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use kith::{EventInput, Memory, SearchRequest};
+use kith::{EventInput, IngestOptions, Memory, SearchRequest};
 use serde::Serialize;
 
 use crate::args::BenchCommand;
@@ -26,6 +26,7 @@ use crate::args::BenchCommand;
 #[derive(Debug, Serialize)]
 struct IngestFigures {
     notes: usize,
+    extract: bool,
     single_calls: usize,
     single_per_sec: f64,
     batched_per_sec: f64,
@@ -43,6 +44,7 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         queries,
         dir,
         data,
+        extract,
     } = which;
     let corpus = match data {
         Some(path) => Some(Corpus::load(path)?),
@@ -64,9 +66,12 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         };
         let figures = run_size(
             &root.join(format!("bench-{n}.kith")),
-            n,
-            *single,
-            *queries,
+            Workload {
+                n,
+                single: *single,
+                queries: *queries,
+                extract: *extract,
+            },
             &mut source,
         )?;
         if !json {
@@ -82,9 +87,10 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
 
 fn print_row(f: &IngestFigures) {
     println!(
-        "notes {:>7}: store() {:>7.0}/s single ({} calls), {:>7.0}/s batched; \
+        "notes {:>7}: {} {:>7.0}/s single ({} calls), {:>7.0}/s batched; \
          search p50 {:.2} ms p95 {:.2} ms ({} queries, {:.1} hits avg); pack {:.1} MB",
         f.notes,
+        if f.extract { "ingest()" } else { "store() " },
         f.single_per_sec,
         f.single_calls,
         f.batched_per_sec,
@@ -96,17 +102,25 @@ fn print_row(f: &IngestFigures) {
     );
 }
 
-fn run_size(
-    dir: &std::path::Path,
+/// What one pack size runs.
+struct Workload {
     n: usize,
     single: usize,
     queries: usize,
-    text: &mut Source<'_>,
-) -> Result<IngestFigures> {
+    extract: bool,
+}
+
+fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result<IngestFigures> {
+    let Workload {
+        n,
+        single,
+        queries,
+        extract,
+    } = w;
     if dir.exists() {
         std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
-    let memory = Memory::init(dir)?;
+    let memory = crate::cmd::configure(Memory::init(dir)?)?;
     let bar = ProgressBar::new(n as u64);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec}")
@@ -116,7 +130,11 @@ fn run_size(
     let single = single.min(n);
     let started = Instant::now();
     for i in 0..single {
-        memory.store(text.message(i))?;
+        if extract {
+            memory.ingest(text.message(i), IngestOptions::default())?;
+        } else {
+            memory.store(text.message(i))?;
+        }
         bar.inc(1);
     }
     let single_secs = started.elapsed().as_secs_f64();
@@ -125,7 +143,11 @@ fn run_size(
     while i < n {
         let end = (i + 1000).min(n);
         let batch: Vec<EventInput> = (i..end).map(|k| text.message(k)).collect();
-        memory.store_batch(batch)?;
+        if extract {
+            memory.ingest_batch(batch, IngestOptions::default())?;
+        } else {
+            memory.store_batch(batch)?;
+        }
         bar.inc((end - i) as u64);
         i = end;
     }
@@ -156,6 +178,7 @@ fn run_size(
         .sum();
     Ok(IngestFigures {
         notes: n,
+        extract,
         single_calls: single,
         single_per_sec: if single_secs > 0.0 {
             single as f64 / single_secs

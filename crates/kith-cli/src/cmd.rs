@@ -287,7 +287,12 @@ fn open(cli: &Cli) -> Result<Memory> {
 /// an OpenAI-compatible endpoint when `KITH_LLM_BASE_URL` is set, else the
 /// offline heuristic extractor.
 fn open_for_ingest(cli: &Cli) -> Result<Memory> {
-    let mut memory = open(cli)?;
+    configure(open(cli)?)
+}
+
+/// Applies the environment's extraction settings to `memory`
+/// (`KITH_LLM_*`, `KITH_LEASE_SECS`).
+pub fn configure(mut memory: Memory) -> Result<Memory> {
     if let Some(llm) = kith::extract::openai::OpenAiCompatible::from_env()? {
         memory = memory.with_provider(std::sync::Arc::new(llm));
     }

@@ -1630,6 +1630,10 @@ impl Provider for HeuristicExtractor {
         MODEL
     }
 
+    fn is_local(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError> {
         let extraction = self.extract_text(input.content, input.speaker);
         let raw = serde_json::to_string(&extraction).map_err(|e| ExtractError::Malformed {

@@ -44,4 +44,11 @@ pub trait Provider: Send + Sync {
 
     /// Extracts from one message.
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError>;
+
+    /// True for a fast, offline provider that may run inside a store
+    /// transaction (the heuristic). A remote provider is called outside any
+    /// transaction, and its reply is saved before anything else happens.
+    fn is_local(&self) -> bool {
+        false
+    }
 }

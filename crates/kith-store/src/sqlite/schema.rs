@@ -136,5 +136,6 @@ CREATE TABLE work_items (
     updated_at     TEXT NOT NULL
 );
 CREATE INDEX work_items_status ON work_items (status, owner_id, seq);
+CREATE INDEX operations_target ON operations (target_id, seq);
 "#,
 ];

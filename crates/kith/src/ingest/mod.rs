@@ -136,6 +136,34 @@ impl Memory {
         self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
     }
 
+    /// Ingests several messages: validates all, admits them (events, notes,
+    /// work items) in one transaction, then, unless `defer`, derives each in
+    /// order. Returns one receipt per message.
+    pub fn ingest_batch(
+        &self,
+        inputs: Vec<EventInput>,
+        options: IngestOptions,
+    ) -> Result<Vec<IngestReceipt>, Error> {
+        let defaults = InputDefaults {
+            owner_id: None,
+            scope: ScopeId::personal(),
+            now: Timestamp::now(),
+        };
+        let valid = inputs
+            .into_iter()
+            .map(|i| i.validate(&defaults))
+            .collect::<Result<Vec<_>, _>>()?;
+        let admitted = self.admit(&valid, options)?;
+        let mut out = Vec::with_capacity(admitted.len());
+        for r in admitted {
+            if !options.defer {
+                self.process_event(r.event_id)?;
+            }
+            out.push(self.ingest_receipt(r.event_id, r.node_id, r.created)?);
+        }
+        Ok(out)
+    }
+
     /// Admits validated events with their work items in one transaction.
     pub(crate) fn admit(
         &self,
@@ -270,72 +298,60 @@ impl Memory {
 
     /// Leases the work item, extracts (or loads the saved extraction), plans
     /// and commits. Returns the status it leaves.
+    ///
+    /// A local provider (the heuristic) runs inside the one transaction that
+    /// leases, saves the extraction, saves the plan and commits it. A remote
+    /// one is called outside any transaction: the lease is committed first,
+    /// and the reply is saved before planning, so a crash after the call
+    /// never costs a second call.
     fn run_work(&self, event_id: Uuid, take_over: bool) -> Result<WorkStatus, Error> {
-        // 1. Lease.
-        let event = {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            let Some(mut item) = tx.get_work_item(event_id)? else {
-                return Err(Error::NotFound {
-                    what: format!("work item of event {event_id}"),
-                });
-            };
-            let now = now_ms();
-            match item.status {
-                WorkStatus::Complete => return Ok(WorkStatus::Complete),
-                WorkStatus::Running if !take_over && item.lease_until_ms.unwrap_or(0) > now => {
-                    return Ok(WorkStatus::Running)
-                }
-                _ => {}
-            }
-            item.status = WorkStatus::Running;
-            item.attempts += 1;
-            item.lease_until_ms = Some(now + self.lease().as_millis() as i64);
-            item.updated_at = Timestamp::now();
-            tx.update_work_item(&item)?;
-            let event = tx.get_event(event_id)?.ok_or_else(|| Error::NotFound {
-                what: format!("event {event_id}"),
-            })?;
-            tx.commit()?;
-            event.event
+        let local = self.provider().is_local();
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let event = match lease(&mut *tx, event_id, take_over, self.lease())? {
+            Leased::Event(event) => event,
+            Leased::Status(status) => return Ok(status),
         };
-
-        // 2. Extraction: saved once, reused forever after.
-        let extraction = match self.saved_extraction(&event)? {
+        let saved = saved_extraction(&mut *tx, &event)?;
+        let extraction = match saved {
             Some(x) => x,
+            None if local => match self.provider().extract(&extraction_input(&event)) {
+                Ok(reply) => save_extraction(&mut *tx, &event, reply)?,
+                Err(err) => {
+                    drop(tx);
+                    self.fail_work(event_id, err.reason_code(), &err.to_string())?;
+                    return Ok(WorkStatus::Failed);
+                }
+            },
             None => {
-                let input = ExtractionInput {
-                    content: &event.content,
-                    role: event.role,
-                    speaker: event.speaker.as_ref().map(|s| s.as_str()),
-                    event_time: event.event_time,
-                };
-                match self.provider().extract(&input) {
-                    Ok(reply) => self.save_extraction(&event, reply)?,
+                tx.commit()?;
+                let reply = match self.provider().extract(&extraction_input(&event)) {
+                    Ok(reply) => reply,
                     Err(err) => {
                         self.fail_work(event_id, err.reason_code(), &err.to_string())?;
                         return Ok(WorkStatus::Failed);
                     }
-                }
+                };
+                tx = self.store_backend().begin(TxMode::Write)?;
+                save_extraction(&mut *tx, &event, reply)?
             }
         };
-
-        // 3. Plan and commit, replanning if the plan went stale.
         let grounded = grounding::ground(&event.content, &extraction);
-        for _ in 0..MAX_REPLANS {
-            let plan = self.prepare_plan(&event, &grounded)?;
-            match self.commit_plan(&plan)? {
-                Committed::Done => return Ok(WorkStatus::Complete),
-                Committed::Stale(reason) => {
-                    tracing::info!(event = %event_id, %reason, "plan went stale; replanning");
-                }
+        match derive(&mut *tx, &event, &grounded)? {
+            Some(_) => {
+                complete_work(&mut *tx, event_id)?;
+                tx.commit()?;
+                Ok(WorkStatus::Complete)
+            }
+            None => {
+                drop(tx);
+                self.fail_work(
+                    event_id,
+                    "stale_plan",
+                    "the saved plans went stale on every attempt; run `kith process --retry-failed`",
+                )?;
+                Ok(WorkStatus::Failed)
             }
         }
-        self.fail_work(
-            event_id,
-            "stale_plan",
-            "the plan went stale on every attempt (the graph kept changing under it); run `kith process --retry-failed`",
-        )?;
-        Ok(WorkStatus::Failed)
     }
 
     fn fail_work(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {
@@ -356,208 +372,270 @@ impl Memory {
 
     fn saved_extraction(&self, event: &kith_core::Event) -> Result<Option<Extraction>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let Some(op) = tx.get_operation(plan::extraction_op_id(event.id))? else {
-            return Ok(None);
-        };
-        let extraction = Extraction::from_value(op.payload["extraction"].clone()).map_err(|e| {
-            kith_store::StoreError::corrupted(format!(
-                "saved extraction of event {}: {e}",
-                event.id
-            ))
-        })?;
-        Ok(Some(extraction))
+        saved_extraction(&mut *tx, event)
     }
+}
 
-    fn save_extraction(
-        &self,
-        event: &kith_core::Event,
-        reply: kith_extract::ProviderReply,
-    ) -> Result<Extraction, Error> {
-        let op = kith_core::Operation::new(
-            plan::extraction_op_id(event.id),
-            OperationKind::ExtractionValidated,
-            event.owner_id.clone(),
-            event.scope.clone(),
-            Some(event.id),
-            json!({
-                "event_id": event.id.to_string(),
-                "content_sha256": event.content_sha256,
-                "provider": reply.provider,
-                "model": reply.model,
-                "calls": reply.calls,
-                "raw": reply.raw,
-                "extraction": reply.extraction,
-            }),
-            Timestamp::now(),
-        );
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        // Another process may have saved it first: the first one wins.
-        if let Some(saved) = tx.get_operation(op.id)? {
-            drop(tx);
-            return Extraction::from_value(saved.payload["extraction"].clone()).map_err(|e| {
+/// What leasing a work item found.
+enum Leased {
+    /// The lease is ours; here is the event.
+    Event(Box<kith_core::Event>),
+    /// Nothing to do: the item is complete or another process holds it.
+    Status(WorkStatus),
+}
+
+/// Takes the work item's lease inside `tx` (attempts + 1).
+fn lease(
+    tx: &mut dyn Tx,
+    event_id: Uuid,
+    take_over: bool,
+    lease: Duration,
+) -> Result<Leased, Error> {
+    let Some(mut item) = tx.get_work_item(event_id)? else {
+        return Err(Error::NotFound {
+            what: format!("work item of event {event_id}"),
+        });
+    };
+    let now = now_ms();
+    match item.status {
+        WorkStatus::Complete => return Ok(Leased::Status(WorkStatus::Complete)),
+        WorkStatus::Running if !take_over && item.lease_until_ms.unwrap_or(0) > now => {
+            return Ok(Leased::Status(WorkStatus::Running))
+        }
+        _ => {}
+    }
+    item.status = WorkStatus::Running;
+    item.attempts += 1;
+    item.lease_until_ms = Some(now + lease.as_millis() as i64);
+    item.updated_at = Timestamp::now();
+    tx.update_work_item(&item)?;
+    let event = tx.get_event(event_id)?.ok_or_else(|| Error::NotFound {
+        what: format!("event {event_id}"),
+    })?;
+    Ok(Leased::Event(Box::new(event.event)))
+}
+
+fn extraction_input(event: &kith_core::Event) -> ExtractionInput<'_> {
+    ExtractionInput {
+        content: &event.content,
+        role: event.role,
+        speaker: event.speaker.as_ref().map(|s| s.as_str()),
+        event_time: event.event_time,
+    }
+}
+
+fn saved_extraction(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+) -> Result<Option<Extraction>, Error> {
+    let Some(op) = tx.get_operation(plan::extraction_op_id(event.id))? else {
+        return Ok(None);
+    };
+    let extraction = Extraction::from_value(op.payload["extraction"].clone()).map_err(|e| {
+        kith_store::StoreError::corrupted(format!("saved extraction of event {}: {e}", event.id))
+    })?;
+    Ok(Some(extraction))
+}
+
+/// Saves a provider's reply once; if another process saved one first, that
+/// one wins and is returned.
+fn save_extraction(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+    reply: kith_extract::ProviderReply,
+) -> Result<Extraction, Error> {
+    if let Some(saved) = saved_extraction(tx, event)? {
+        return Ok(saved);
+    }
+    tx.append_operation(&kith_core::Operation::new(
+        plan::extraction_op_id(event.id),
+        OperationKind::ExtractionValidated,
+        event.owner_id.clone(),
+        event.scope.clone(),
+        Some(event.id),
+        json!({
+            "event_id": event.id.to_string(),
+            "content_sha256": event.content_sha256,
+            "provider": reply.provider,
+            "model": reply.model,
+            "calls": reply.calls,
+            "raw": reply.raw,
+            "extraction": reply.extraction,
+        }),
+        Timestamp::now(),
+    ))?;
+    Ok(reply.extraction)
+}
+
+/// Derives an event inside `tx`: replays its newest saved plan that is
+/// neither committed nor stale (byte-for-byte, whatever the rules are now),
+/// or builds and saves a new revision; then commits it. Returns `None` if
+/// plans kept going stale.
+fn derive(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+    grounded: &grounding::Grounded,
+) -> Result<Option<DerivationSummary>, Error> {
+    for _ in 0..MAX_REPLANS {
+        let plan = prepare_plan(tx, event, grounded)?;
+        match commit_plan(tx, &plan)? {
+            Committed::Done(summary) => return Ok(Some(summary)),
+            Committed::Stale(reason) => {
+                tracing::info!(event = %event.id, %reason, "plan went stale; replanning");
+                mark_plan_stale(tx, &plan, &reason)?;
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The newest saved plan that is neither committed nor stale, else a new
+/// revision built now and saved.
+fn prepare_plan(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+    grounded: &grounding::Grounded,
+) -> Result<DerivationPlan, Error> {
+    let mut revision = 1;
+    while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
+        let committed = tx
+            .get_operation(plan::receipt_op_id(event.id, revision))?
+            .is_some();
+        let stale = tx
+            .get_operation(plan::stale_op_id(event.id, revision))?
+            .is_some();
+        if !committed && !stale {
+            return serde_json::from_value(saved.payload["plan"].clone()).map_err(|e| {
                 kith_store::StoreError::corrupted(format!(
-                    "saved extraction of event {}: {e}",
+                    "saved plan {revision} of event {}: {e}",
                     event.id
                 ))
                 .into()
             });
         }
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(reply.extraction)
+        revision += 1;
     }
+    let plan = {
+        let mut lookup = |id: Uuid| tx.get_node(id);
+        plan::build(
+            event,
+            grounded,
+            plan::extraction_op_id(event.id),
+            revision,
+            &mut lookup,
+        )?
+    };
+    save_plan(tx, event, &plan)?;
+    Ok(plan)
+}
 
-    /// Returns the saved plan of the newest revision if it is not committed
-    /// yet (it replays byte-for-byte), else builds and saves a new revision.
-    fn prepare_plan(
-        &self,
-        event: &kith_core::Event,
-        grounded: &grounding::Grounded,
-    ) -> Result<DerivationPlan, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let mut revision = 1;
-        while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
-            if tx
-                .get_operation(plan::receipt_op_id(event.id, revision))?
-                .is_none()
-                && tx
-                    .get_operation(plan::stale_op_id(event.id, revision))?
-                    .is_none()
-            {
-                let plan: DerivationPlan = serde_json::from_value(saved.payload["plan"].clone())
-                    .map_err(|e| {
-                        kith_store::StoreError::corrupted(format!(
-                            "saved plan {revision} of event {}: {e}",
-                            event.id
-                        ))
-                    })?;
-                return Ok(plan);
+fn save_plan(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+    plan: &DerivationPlan,
+) -> Result<(), Error> {
+    tx.append_operation(&kith_core::Operation::new(
+        plan::plan_op_id(event.id, plan.revision),
+        OperationKind::DerivationPrepared,
+        event.owner_id.clone(),
+        event.scope.clone(),
+        Some(event.id),
+        json!({"plan": plan, "plan_checksum": plan.checksum()}),
+        event.ingested_at,
+    ))?;
+    Ok(())
+}
+
+/// Commits a plan inside `tx`: a committed plan returns its receipt's
+/// summary; otherwise checks the saved checksum and every referenced node,
+/// then writes what is new and journals the receipt.
+fn commit_plan(tx: &mut dyn Tx, plan: &DerivationPlan) -> Result<Committed, Error> {
+    let receipt_id = plan::receipt_op_id(plan.event_id, plan.revision);
+    if let Some(receipt) = tx.get_operation(receipt_id)? {
+        let summary =
+            serde_json::from_value(receipt.payload["summary"].clone()).unwrap_or_default();
+        return Ok(Committed::Done(summary));
+    }
+    let saved = tx
+        .get_operation(plan::plan_op_id(plan.event_id, plan.revision))?
+        .ok_or_else(|| {
+            kith_store::StoreError::corrupted("a plan was committed without being saved")
+        })?;
+    let checksum = plan.checksum();
+    if saved.payload["plan_checksum"] != json!(checksum) {
+        return Err(kith_store::StoreError::corrupted(format!(
+            "plan {} of event {} does not match its saved checksum",
+            plan.revision, plan.event_id
+        ))
+        .into());
+    }
+    // Check every reference before writing anything.
+    let mut to_insert = Vec::new();
+    let mut summary = DerivationSummary {
+        revision: plan.revision,
+        plan_checksum: checksum.clone(),
+        dropped: plan.dropped.len(),
+        ..DerivationSummary::default()
+    };
+    for planned in &plan.nodes {
+        let current = tx.get_node(planned.node.id)?;
+        match (&planned.action, current) {
+            (NodeAction::Create, None) => to_insert.push(&planned.node),
+            (NodeAction::Create, Some(n)) if n.lifecycle.is_active() => {
+                count(&mut summary, &n, false)
             }
-            revision += 1;
-        }
-        let plan = {
-            let mut lookup = |id: Uuid| tx.get_node(id);
-            plan::build(
-                event,
-                grounded,
-                plan::extraction_op_id(event.id),
-                revision,
-                &mut lookup,
-            )?
-        };
-        let checksum = plan.checksum();
-        let op = kith_core::Operation::new(
-            plan::plan_op_id(event.id, revision),
-            OperationKind::DerivationPrepared,
-            event.owner_id.clone(),
-            event.scope.clone(),
-            Some(event.id),
-            json!({"plan": plan, "plan_checksum": checksum}),
-            event.ingested_at,
-        );
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(plan)
-    }
-
-    /// Commits a plan in one transaction: checks its saved checksum and its
-    /// references, writes what is new, journals the receipt and completes
-    /// the work item.
-    fn commit_plan(&self, plan: &DerivationPlan) -> Result<Committed, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let receipt_id = plan::receipt_op_id(plan.event_id, plan.revision);
-        if tx.get_operation(receipt_id)?.is_some() {
-            complete_work(&mut *tx, plan.event_id)?;
-            tx.commit()?;
-            return Ok(Committed::Done);
-        }
-        let saved = tx
-            .get_operation(plan::plan_op_id(plan.event_id, plan.revision))?
-            .ok_or_else(|| {
-                kith_store::StoreError::corrupted("a plan was committed without being saved")
-            })?;
-        let checksum = plan.checksum();
-        if saved.payload["plan_checksum"] != json!(checksum) {
-            return Err(kith_store::StoreError::corrupted(format!(
-                "plan {} of event {} does not match its saved checksum",
-                plan.revision, plan.event_id
-            ))
-            .into());
-        }
-        let mut summary = DerivationSummary {
-            revision: plan.revision,
-            plan_checksum: checksum.clone(),
-            dropped: plan.dropped.len(),
-            ..DerivationSummary::default()
-        };
-        for planned in &plan.nodes {
-            let current = tx.get_node(planned.node.id)?;
-            let stale = match (&planned.action, current) {
-                (NodeAction::Create, None) => {
-                    tx.insert_node(&planned.node)?;
-                    count_created(&mut summary, &planned.node);
-                    None
-                }
-                (NodeAction::Create, Some(n)) if n.lifecycle.is_active() => {
-                    count_reused(&mut summary, &n);
-                    None
-                }
-                (NodeAction::Create, Some(n)) => Some(format!("node {} was retired", n.id)),
-                (NodeAction::Reuse { checksum }, Some(n))
-                    if n.lifecycle.is_active() && &n.checksum() == checksum =>
-                {
-                    count_reused(&mut summary, &n);
-                    None
-                }
-                (NodeAction::Reuse { .. }, _) => Some(format!(
+            (NodeAction::Create, Some(n)) => {
+                return Ok(Committed::Stale(format!("node {} was retired", n.id)))
+            }
+            (NodeAction::Reuse { checksum }, Some(n))
+                if n.lifecycle.is_active() && &n.checksum() == checksum =>
+            {
+                count(&mut summary, &n, false)
+            }
+            (NodeAction::Reuse { .. }, _) => {
+                return Ok(Committed::Stale(format!(
                     "node {} changed since it was planned",
                     planned.node.id
-                )),
-            };
-            if let Some(reason) = stale {
-                drop(tx);
-                self.mark_plan_stale(plan, &reason)?;
-                return Ok(Committed::Stale(reason));
+                )))
             }
         }
-        for edge in &plan.edges {
-            match tx.insert_edge(edge) {
-                Ok(()) => summary.edges += 1,
-                // The same deterministic edge from an earlier derivation.
-                Err(e) if e.kind() == StoreErrorKind::Conflict => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        tx.append_operation(&kith_core::Operation::new(
-            receipt_id,
-            OperationKind::DerivationCommitted,
-            plan.owner_id.clone(),
-            plan.scope.clone(),
-            Some(plan.event_id),
-            json!({
-                "plan_id": plan::plan_op_id(plan.event_id, plan.revision).to_string(),
-                "plan_checksum": checksum,
-                "policy": plan.policy,
-                "summary": summary,
-                "node_ids": plan.nodes.iter().map(|p| p.node.id.to_string()).collect::<Vec<_>>(),
-                "edge_ids": plan.edges.iter().map(|e| e.id.to_string()).collect::<Vec<_>>(),
-            }),
-            Timestamp::now(),
-        ))?;
-        complete_work(&mut *tx, plan.event_id)?;
-        tx.commit()?;
-        Ok(Committed::Done)
     }
-
-    fn mark_plan_stale(&self, plan: &DerivationPlan, reason: &str) -> Result<(), Error> {
-        // The journal is append-only: a stale plan is marked by a follow-up
-        // record, so the next prepare builds a new revision instead of
-        // replaying it.
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let id = plan::stale_op_id(plan.event_id, plan.revision);
-        if tx.get_operation(id)?.is_some() {
-            return Ok(());
+    for node in to_insert {
+        tx.insert_node(node)?;
+        count(&mut summary, node, true);
+    }
+    for edge in &plan.edges {
+        match tx.insert_edge(edge) {
+            Ok(()) => summary.edges += 1,
+            // The same deterministic edge from an earlier derivation.
+            Err(e) if e.kind() == StoreErrorKind::Conflict => {}
+            Err(e) => return Err(e.into()),
         }
+    }
+    tx.append_operation(&kith_core::Operation::new(
+        receipt_id,
+        OperationKind::DerivationCommitted,
+        plan.owner_id.clone(),
+        plan.scope.clone(),
+        Some(plan.event_id),
+        json!({
+            "plan_id": plan::plan_op_id(plan.event_id, plan.revision).to_string(),
+            "plan_checksum": checksum,
+            "policy": plan.policy,
+            "summary": summary,
+            "node_ids": plan.nodes.iter().map(|p| p.node.id.to_string()).collect::<Vec<_>>(),
+            "edge_ids": plan.edges.iter().map(|e| e.id.to_string()).collect::<Vec<_>>(),
+        }),
+        Timestamp::now(),
+    ))?;
+    Ok(Committed::Done(summary))
+}
+
+/// The journal is append-only: a stale plan is marked by a follow-up
+/// record, so the next prepare builds a new revision instead of replaying it.
+fn mark_plan_stale(tx: &mut dyn Tx, plan: &DerivationPlan, reason: &str) -> Result<(), Error> {
+    let id = plan::stale_op_id(plan.event_id, plan.revision);
+    if tx.get_operation(id)?.is_none() {
         tx.append_operation(&kith_core::Operation::new(
             id,
             OperationKind::DerivationReplanRequested,
@@ -567,9 +645,8 @@ impl Memory {
             json!({"revision": plan.revision, "reason": reason}),
             Timestamp::now(),
         ))?;
-        tx.commit()?;
-        Ok(())
     }
+    Ok(())
 }
 
 impl Memory {
@@ -625,22 +702,11 @@ impl Memory {
                 revision: Some(old.revision),
             });
         }
-        // Save the new revision, commit it, then retire what it dropped.
-        let checksum = fresh.checksum();
-        {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            tx.append_operation(&kith_core::Operation::new(
-                plan::plan_op_id(event.id, fresh.revision),
-                OperationKind::DerivationPrepared,
-                event.owner_id.clone(),
-                event.scope.clone(),
-                Some(event.id),
-                json!({"plan": fresh, "plan_checksum": checksum}),
-                event.ingested_at,
-            ))?;
-            tx.commit()?;
-        }
-        if let Committed::Stale(reason) = self.commit_plan(&fresh)? {
+        // Save the new revision, commit it and retire what it no longer
+        // makes, in one transaction.
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        save_plan(&mut *tx, &event, &fresh)?;
+        if let Committed::Stale(reason) = commit_plan(&mut *tx, &fresh)? {
             return Err(kith_store::StoreError::new(
                 StoreErrorKind::Conflict,
                 format!("reingest of event {event_id} went stale ({reason}); try again"),
@@ -648,7 +714,6 @@ impl Memory {
             .into());
         }
         let keep = derived_ids(&fresh).0;
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
         for planned in &old.nodes {
             let n = &planned.node;
             if n.node_type == kith_core::NodeType::Entity || keep.contains(&n.id) {
@@ -738,7 +803,7 @@ fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {
 }
 
 enum Committed {
-    Done,
+    Done(DerivationSummary),
     Stale(String),
 }
 
@@ -754,19 +819,12 @@ fn complete_work(tx: &mut dyn Tx, event_id: Uuid) -> Result<(), Error> {
     Ok(())
 }
 
-fn count_created(summary: &mut DerivationSummary, node: &Node) {
-    if node.node_type == kith_core::NodeType::Entity {
-        summary.entities_created += 1;
-    } else {
-        summary.claims += 1;
-    }
-}
-
-fn count_reused(summary: &mut DerivationSummary, node: &Node) {
-    if node.node_type == kith_core::NodeType::Entity {
-        summary.entities_reused += 1;
-    } else {
-        summary.claims += 1;
+/// Counts a node in the summary: a created or reused entity, or a claim.
+fn count(summary: &mut DerivationSummary, node: &Node, created: bool) {
+    match (node.node_type == kith_core::NodeType::Entity, created) {
+        (true, true) => summary.entities_created += 1,
+        (true, false) => summary.entities_reused += 1,
+        (false, _) => summary.claims += 1,
     }
 }
 
