@@ -152,18 +152,22 @@ pub enum ResponseFormat {
 }
 
 impl ResponseFormat {
-    /// The `response_format` value of a request.
+    /// The `response_format` value of a request (object keys sorted; the
+    /// request itself carries [`ResponseFormat::to_json_text`]).
     pub fn to_json(self) -> Value {
+        serde_json::from_str(&self.to_json_text()).unwrap_or(Value::Null)
+    }
+
+    /// The `response_format` value as JSON text, the schema's properties in
+    /// declaration order ([`prompt::json_schema_text`]).
+    pub fn to_json_text(self) -> String {
         match self {
-            ResponseFormat::JsonSchema => json!({
-                "type": "json_schema",
-                "json_schema": {
-                    "name": prompt::SCHEMA_NAME,
-                    "strict": true,
-                    "schema": prompt::json_schema(),
-                },
-            }),
-            ResponseFormat::JsonObject => json!({"type": "json_object"}),
+            ResponseFormat::JsonSchema => format!(
+                r#"{{"type":"json_schema","json_schema":{{"name":{},"strict":true,"schema":{}}}}}"#,
+                Value::from(prompt::SCHEMA_NAME),
+                prompt::json_schema_text()
+            ),
+            ResponseFormat::JsonObject => r#"{"type":"json_object"}"#.to_string(),
         }
     }
 }
@@ -300,19 +304,19 @@ impl OpenAiCompatible {
         }
     }
 
-    /// The request body for one input.
+    /// The request body for one input. Written as text so that the schema
+    /// keeps its property order (a [`Value`] would sort it).
     fn request_body(&self, user: &str, format: ResponseFormat) -> String {
-        json!({
-            "model": self.config.model,
-            "temperature": 0,
-            "stream": false,
-            "messages": [
-                {"role": "system", "content": prompt::SYSTEM_PROMPT},
-                {"role": "user", "content": user},
-            ],
-            "response_format": format.to_json(),
-        })
-        .to_string()
+        let messages = json!([
+            {"role": "system", "content": prompt::SYSTEM_PROMPT},
+            {"role": "user", "content": user},
+        ]);
+        format!(
+            r#"{{"model":{},"temperature":0,"stream":false,"messages":{},"response_format":{}}}"#,
+            Value::from(self.config.model.as_str()),
+            messages,
+            format.to_json_text()
+        )
     }
 
     /// One HTTP request: the success body, or why it failed.

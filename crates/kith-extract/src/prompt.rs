@@ -125,24 +125,88 @@ fn role_gloss(role: kith_core::Role) -> &'static str {
 /// The JSON Schema of the reply, for
 /// `response_format: {"type": "json_schema", "json_schema": {"name":
 /// "kith_extraction", "strict": true, "schema": …}}`.
+///
+/// A [`Value`] sorts object keys; send [`json_schema_text`] instead, which
+/// keeps the properties in the order a model should write them.
 pub fn json_schema() -> Value {
-    let text = || json!({"type": "string"});
-    let nullable_text = || json!({"type": ["string", "null"]});
-    let polarity = || json!({"type": "string", "enum": ["positive", "negative"]});
+    serde_json::to_value(reply_schema()).unwrap_or(Value::Null)
+}
+
+/// [`json_schema`] as JSON text with every object's properties in
+/// declaration order (`name` before `description`, `subject` before
+/// `object`). Constrained decoders (llama.cpp, vLLM, OpenAI) generate
+/// properties in the order the schema lists them, so this is what kith sends.
+pub fn json_schema_text() -> String {
+    // Serialising strings, numbers and ordered maps cannot fail.
+    serde_json::to_string(&reply_schema()).unwrap_or_else(|_| json_schema().to_string())
+}
+
+/// A schema node whose object properties serialise in declaration order.
+enum Schema {
+    /// Any schema written as a JSON value (no properties to order).
+    Leaf(Value),
+    /// A strict object: every property required, nothing else allowed.
+    Object(Vec<(&'static str, Schema)>),
+    /// A list of `items`.
+    Array(Box<Schema>),
+}
+
+impl serde::Serialize for Schema {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+
+        /// The properties of an object, as an ordered map.
+        struct Properties<'a>(&'a [(&'static str, Schema)]);
+        impl serde::Serialize for Properties<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(Some(self.0.len()))?;
+                for (name, schema) in self.0 {
+                    map.serialize_entry(name, schema)?;
+                }
+                map.end()
+            }
+        }
+
+        match self {
+            Schema::Leaf(v) => v.serialize(s),
+            Schema::Array(items) => {
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry("type", "array")?;
+                map.serialize_entry("items", items)?;
+                map.end()
+            }
+            Schema::Object(properties) => {
+                let required: Vec<&str> = properties.iter().map(|(name, _)| *name).collect();
+                let mut map = s.serialize_map(Some(4))?;
+                map.serialize_entry("type", "object")?;
+                map.serialize_entry("properties", &Properties(properties))?;
+                map.serialize_entry("required", &required)?;
+                map.serialize_entry("additionalProperties", &false)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// The reply schema, properties in the order a model should write them.
+fn reply_schema() -> Schema {
+    let text = || Schema::Leaf(json!({"type": "string"}));
+    let nullable_text = || Schema::Leaf(json!({"type": ["string", "null"]}));
+    let polarity = || Schema::Leaf(json!({"type": "string", "enum": ["positive", "negative"]}));
     // `deprecated` is never valid for a new claim, so it is not offered.
     let epistemic = || {
-        json!({"type": "string", "enum": [
+        Schema::Leaf(json!({"type": "string", "enum": [
             "observed", "asserted", "inferred", "hypothetical", "conditional", "unverified"
-        ]})
+        ]}))
     };
-    let confidence = || json!({"type": "number", "minimum": 0, "maximum": 1});
+    let confidence = || Schema::Leaf(json!({"type": "number", "minimum": 0, "maximum": 1}));
 
-    let entity = object(&[
+    let entity = Schema::Object(vec![
         ("name", text()),
         ("entity_type", text()),
         ("description", nullable_text()),
     ]);
-    let fact = object(&[
+    let fact = Schema::Object(vec![
         ("subject", text()),
         ("subject_entity_type", nullable_text()),
         ("predicate", text()),
@@ -152,18 +216,20 @@ pub fn json_schema() -> Value {
         ("evidence_quote", text()),
         (
             "fact_type",
-            json!({"type": "string", "enum": ["fact", "preference", "decision"]}),
+            Schema::Leaf(json!({"type": "string", "enum": ["fact", "preference", "decision"]})),
         ),
         ("epistemic_type", epistemic()),
         (
             "temporal_intent",
-            json!({"type": ["string", "null"], "enum": ["update", "assertion", null]}),
+            Schema::Leaf(
+                json!({"type": ["string", "null"], "enum": ["update", "assertion", null]}),
+            ),
         ),
         ("replaces_object", nullable_text()),
         ("condition", nullable_text()),
         ("confidence", confidence()),
     ]);
-    let relationship = object(&[
+    let relationship = Schema::Object(vec![
         ("source_entity", text()),
         ("target_entity", text()),
         ("relationship_type", text()),
@@ -172,29 +238,11 @@ pub fn json_schema() -> Value {
         ("epistemic_type", epistemic()),
         ("confidence", confidence()),
     ]);
-    object(&[
-        ("entities", json!({"type": "array", "items": entity})),
-        ("facts", json!({"type": "array", "items": fact})),
-        (
-            "relationships",
-            json!({"type": "array", "items": relationship}),
-        ),
+    Schema::Object(vec![
+        ("entities", Schema::Array(Box::new(entity))),
+        ("facts", Schema::Array(Box::new(fact))),
+        ("relationships", Schema::Array(Box::new(relationship))),
     ])
-}
-
-/// A strict object schema: every property required, nothing else allowed.
-fn object(properties: &[(&str, Value)]) -> Value {
-    let required: Vec<&str> = properties.iter().map(|(name, _)| *name).collect();
-    let properties: serde_json::Map<String, Value> = properties
-        .iter()
-        .map(|(name, schema)| ((*name).to_string(), schema.clone()))
-        .collect();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
 }
 
 #[cfg(test)]
@@ -302,6 +350,22 @@ mod tests {
         if let Some(items) = schema.get("items") {
             assert_strict(items, &format!("{path}[]"));
         }
+    }
+
+    #[test]
+    fn the_schema_text_keeps_declaration_order() {
+        let text = json_schema_text();
+        // The first place `name` stands as a key.
+        let at = |name: &str| {
+            let needle = format!("\"{name}\":{{");
+            text.find(&needle).unwrap_or_else(|| panic!("{needle}"))
+        };
+        assert!(at("entities") < at("facts") && at("facts") < at("relationships"));
+        assert!(at("name") < at("description"));
+        assert!(at("subject") < at("predicate") && at("predicate") < at("object"));
+        assert!(at("evidence_quote") < at("confidence"));
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, json_schema());
     }
 
     #[test]
