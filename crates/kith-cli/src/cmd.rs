@@ -286,8 +286,19 @@ fn open(cli: &Cli) -> Result<Memory> {
 /// Opens the pack with the extraction provider the environment configures:
 /// an OpenAI-compatible endpoint when `KITH_LLM_BASE_URL` is set, else the
 /// offline heuristic extractor.
+///
+/// Work a crashed process left running (its lease ended) is resumed first.
 fn open_for_ingest(cli: &Cli) -> Result<Memory> {
-    configure(open(cli)?)
+    let memory = configure(open(cli)?)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let resumed = memory.resume_interrupted(Some(&owner))?;
+    if resumed.taken > 0 {
+        eprintln!(
+            "resumed {} interrupted extraction(s): {} complete, {} failed",
+            resumed.taken, resumed.completed, resumed.failed
+        );
+    }
+    Ok(memory)
 }
 
 /// Applies the environment's extraction settings to `memory`

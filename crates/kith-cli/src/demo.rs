@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use kith::{ImportOptions, Memory, OwnerId, SearchRequest};
+use kith::{ImportOptions, Memory, NodeType, OwnerId, SearchFilters, SearchRequest};
 use serde::Deserialize;
 
 use crate::render;
@@ -44,26 +44,47 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
         CONVERSATION,
         &ImportOptions {
             owner: Some(OwnerId::new(OWNER)?),
+            extract: true,
             ..ImportOptions::default()
         },
         |_| {},
     )?;
     let owner = OwnerId::new(OWNER)?;
+    let processed = memory.process_pending(Some(&owner), 0, false, false, |_| {})?;
     let stats = memory.stats(Some(&owner))?;
+    let count = |t: NodeType| {
+        stats
+            .nodes_by_type
+            .iter()
+            .filter(|(nt, _)| *nt == t)
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
     println!(
-        "kith demo: stored {} messages from {} sessions in {:.1} ms (pack: {})\n",
+        "kith demo: stored {} messages from {} sessions in {:.1} ms (pack: {})",
         report.created,
         stats.sessions,
         started.elapsed().as_secs_f64() * 1000.0,
         dir.display()
+    );
+    println!(
+        "extracted offline from {} messages: {} entities, {} claims, each grounded in a verbatim sentence\n",
+        processed.completed,
+        count(NodeType::Entity),
+        count(NodeType::Fact) + count(NodeType::Preference) + count(NodeType::Decision)
     );
     let questions: Vec<Question> =
         serde_json::from_str(QUESTIONS).context("demo/questions.json is not valid")?;
     let mut answered = 0;
     for q in &questions {
         let started = Instant::now();
+        // The notes are the turns as said; claims repeat their sentences.
         let hits = memory.search(&SearchRequest {
             limit: 3,
+            filters: SearchFilters {
+                node_types: vec![NodeType::Note],
+                ..SearchFilters::default()
+            },
             ..SearchRequest::new(OWNER, &q.question)?
         })?;
         let took = started.elapsed().as_secs_f64() * 1000.0;

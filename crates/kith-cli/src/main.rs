@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = args::Cli::parse();
     init_logging(cli.verbose);
     match cmd::run(cli) {
@@ -39,3 +40,17 @@ fn init_logging(verbose: u8) {
         .with_writer(std::io::stderr)
         .try_init();
 }
+
+/// Rust ignores SIGPIPE, so `kith … | head` would panic on the closed pipe.
+/// A command-line tool should end quietly instead, as `cat` does.
+#[cfg(unix)]
+fn restore_sigpipe() {
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL
+    // is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn restore_sigpipe() {}

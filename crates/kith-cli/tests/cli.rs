@@ -202,6 +202,10 @@ fn demo_answers_from_memory_with_evidence() {
         text.starts_with("kith demo: stored 53 messages from 4 sessions"),
         "{text}"
     );
+    assert!(
+        text.contains("extracted offline from 53 messages:"),
+        "{text}"
+    );
     assert!(text.contains("Q: Which city did Maya move to?"), "{text}");
     assert!(text.contains("A: [2025-"), "{text}");
     assert!(text.contains("Maya Okafor (user)"), "{text}");

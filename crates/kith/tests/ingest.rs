@@ -305,3 +305,54 @@ fn store_only_events_have_no_work() {
         .unwrap_err();
     assert_eq!(err.kind(), kith::ErrorKind::NotFound);
 }
+
+#[test]
+fn interrupted_work_is_resumed_once_its_lease_ends() {
+    let (_t, dir, memory) = common::pack();
+    let r = memory
+        .ingest(
+            message("I work at Northwind Analytics.", "m1"),
+            IngestOptions {
+                defer: true,
+                ..IngestOptions::default()
+            },
+        )
+        .unwrap();
+    // Simulate a process that took the lease and died.
+    {
+        let mut tx = memory
+            .store_backend()
+            .begin(kith_store::TxMode::Write)
+            .unwrap();
+        let mut item = tx.get_work_item(r.event_id).unwrap().unwrap();
+        item.status = WorkStatus::Running;
+        item.attempts = 1;
+        item.lease_until_ms = Some(kith::Timestamp::now().unix_millis() + 60_000);
+        tx.update_work_item(&item).unwrap();
+        tx.commit().unwrap();
+    }
+    // Lease still live: nothing is taken, by resume or by plain process.
+    assert_eq!(memory.resume_interrupted(None).unwrap().taken, 0);
+    assert_eq!(
+        memory
+            .process_pending(None, 0, false, false, |_| {})
+            .unwrap()
+            .taken,
+        0
+    );
+    // A pack opened with a short lease, after the lease ends, resumes it.
+    drop(memory);
+    {
+        let conn = rusqlite::Connection::open(dir.join("kith.sqlite")).unwrap();
+        conn.execute("UPDATE work_items SET lease_until_ms = 1", [])
+            .unwrap();
+    }
+    let memory = Memory::open(&dir).unwrap();
+    let report = memory.resume_interrupted(None).unwrap();
+    assert_eq!((report.taken, report.completed), (1, 1));
+    let status = memory
+        .work_status(&OwnerId::new("maya").unwrap(), r.event_id)
+        .unwrap();
+    assert_eq!(status.item.status, WorkStatus::Complete);
+    assert_eq!(status.item.attempts, 2);
+}

@@ -291,6 +291,34 @@ impl Memory {
         Ok(report)
     }
 
+    /// Resumes work a crashed process left behind: running items whose lease
+    /// has ended (pending items are left alone: they may be deferred on
+    /// purpose). Called by the CLI's ingest commands when they open a pack.
+    pub fn resume_interrupted(
+        &self,
+        owner: Option<&kith_core::OwnerId>,
+    ) -> Result<ProcessReport, Error> {
+        let items = {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            tx.list_work_items(&WorkQuery {
+                owner: owner.cloned(),
+                statuses: vec![WorkStatus::Running],
+                lease_expired_before_ms: Some(now_ms()),
+                limit: 0,
+            })?
+        };
+        let mut report = ProcessReport::default();
+        for item in items {
+            report.taken += 1;
+            match self.run_work(item.event_id, false)? {
+                WorkStatus::Complete => report.completed += 1,
+                WorkStatus::Failed => report.failed += 1,
+                _ => {}
+            }
+        }
+        Ok(report)
+    }
+
     /// Extracts and derives one admitted event now.
     pub fn process_event(&self, event_id: Uuid) -> Result<WorkStatus, Error> {
         self.run_work(event_id, false)
