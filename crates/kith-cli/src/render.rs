@@ -185,5 +185,15 @@ pub fn work_report(w: &WorkReport) {
         );
         println!("plan sha256 {}", d.plan_checksum);
     }
+    for d in &w.dropped {
+        let what = match d.kind {
+            kith::extract::grounding::ClaimKind::Fact => "facts",
+            kith::extract::grounding::ClaimKind::Relationship => "relationships",
+        };
+        let reason = serde_json::to_value(&d.reason)
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        println!("dropped     {what}[{}]: {reason}", d.index);
+    }
     println!("journal     {}", w.journal.join(", "));
 }

@@ -139,6 +139,14 @@ fn an_llm_extraction_becomes_grounded_entities_claims_and_edges() {
         ]
     );
     assert!(nodes(&memory, NodeType::Preference).is_empty());
+    assert_eq!(status.dropped.len(), 1);
+    assert_eq!(status.dropped[0].index, 2);
+    assert_eq!(
+        status.dropped[0].reason,
+        kith_extract::grounding::DropReason::QuoteNotFound {
+            quote: "I love tea.".into()
+        }
+    );
 }
 
 #[test]

@@ -82,6 +82,8 @@ pub struct WorkReport {
     pub item: WorkItem,
     /// The committed derivation, if any.
     pub derivation: Option<DerivationSummary>,
+    /// Claims grounding dropped in the committed plan, with their reasons.
+    pub dropped: Vec<grounding::Dropped>,
     /// Journal records about the event: kinds in order.
     pub journal: Vec<String>,
 }
@@ -238,14 +240,23 @@ impl Memory {
             target_id: Some(event_id),
             limit: 0,
         })?;
-        let derivation = journal
+        let derivation: Option<DerivationSummary> = journal
             .iter()
             .rev()
             .find(|op| op.kind == OperationKind::DerivationCommitted)
             .and_then(|op| serde_json::from_value(op.payload["summary"].clone()).ok());
+        // The committed plan keeps what grounding dropped, with reasons.
+        let dropped = match &derivation {
+            Some(d) => tx
+                .get_operation(plan::plan_op_id(event_id, d.revision))?
+                .and_then(|op| serde_json::from_value(op.payload["plan"]["dropped"].clone()).ok())
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
         Ok(WorkReport {
             item,
             derivation,
+            dropped,
             journal: journal
                 .iter()
                 .map(|op| op.kind.as_str().to_string())
