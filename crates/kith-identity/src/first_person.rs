@@ -1,0 +1,289 @@
+//! Who a message's singular first person is.
+//!
+//! In order (the first that applies wins):
+//! 1. `first_person_owner` on a user turn: the owner's deterministic
+//!    `owner_reference` entity.
+//! 2. A named `speaker` (with `speaker_references` on): the person entity of
+//!    that name, the same node other mentions of the name use.
+//! 3. A user turn without a speaker that introduces itself ("Hi, I am Alex
+//!    Rivera", "I'm Alex", "My name is Alex Rivera", "Call me Alex"), when the
+//!    extraction lists that name as a person (with `self_introductions` on).
+//!    Possessives ("I am Jordan's partner"), unlisted names and two different
+//!    introductions bind nothing.
+//! 4. Otherwise the first person stays local to its event.
+//!
+//! Plural, second- and third-person references are never bound here.
+
+use kith_core::Role;
+use kith_extract::ExtractedEntity;
+use serde::{Deserialize, Serialize};
+
+use crate::options::IdentityOptions;
+
+/// Why a first person was bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The caller named the speaker.
+    Speaker,
+    /// The turn introduced itself.
+    SelfIntroduction,
+    /// The caller declared the turn's first person to be the owner.
+    FirstPersonOwner,
+}
+
+/// The decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstPerson {
+    /// Bind to the person entity of this name.
+    Named {
+        /// The name, as the speaker or the extraction wrote it.
+        name: String,
+        /// Why.
+        basis: Basis,
+    },
+    /// Bind to the owner's reference entity.
+    OwnerReference,
+    /// Keep the event-local reference.
+    Local,
+}
+
+/// What the rule looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct FirstPersonInput<'a> {
+    /// The turn's role.
+    pub role: Role,
+    /// The caller's speaker.
+    pub speaker: Option<&'a str>,
+    /// The caller's first-person-owner declaration.
+    pub first_person_owner: bool,
+    /// The message text.
+    pub content: &'a str,
+    /// The entities the extraction listed.
+    pub entities: &'a [ExtractedEntity],
+    /// Which rules run.
+    pub options: &'a IdentityOptions,
+}
+
+/// Decides who the turn's singular first person is.
+pub fn bind_first_person(input: &FirstPersonInput<'_>) -> FirstPerson {
+    if input.first_person_owner && input.role == Role::User {
+        return FirstPerson::OwnerReference;
+    }
+    if let Some(speaker) = input.speaker.map(str::trim).filter(|s| !s.is_empty()) {
+        // A named speaker wins over an introduction; with the rule off the
+        // first person simply stays local.
+        return if input.options.speaker_references {
+            FirstPerson::Named {
+                name: speaker.to_string(),
+                basis: Basis::Speaker,
+            }
+        } else {
+            FirstPerson::Local
+        };
+    }
+    if input.options.self_introductions && input.role == Role::User {
+        if let Some(name) = self_introduced_name(input.content, input.entities) {
+            return FirstPerson::Named {
+                name,
+                basis: Basis::SelfIntroduction,
+            };
+        }
+    }
+    FirstPerson::Local
+}
+
+/// Introduction markers, lower case; each must start a word.
+const MARKERS: &[&str] = &["my name is ", "call me ", "i am ", "i'm ", "i\u{2019}m "];
+
+/// The one person the message introduces itself as, if exactly one listed
+/// person is introduced.
+pub fn self_introduced_name(content: &str, entities: &[ExtractedEntity]) -> Option<String> {
+    let lower = content.to_ascii_lowercase();
+    let mut found: Vec<String> = Vec::new();
+    for marker in MARKERS {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(marker) {
+            let at = from + pos;
+            from = at + marker.len();
+            let starts_word = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '\'');
+            if !starts_word {
+                continue;
+            }
+            let Some(name) = capitalised_name(&content[at + marker.len()..]) else {
+                continue;
+            };
+            let listed = entities.iter().find(|e| {
+                e.entity_type.trim().eq_ignore_ascii_case("person")
+                    && e.name.trim().to_lowercase() == name.to_lowercase()
+            });
+            if let Some(entity) = listed {
+                let key = entity.name.trim().to_lowercase();
+                if !found.iter().any(|f| f.to_lowercase() == key) {
+                    found.push(entity.name.trim().to_string());
+                }
+            }
+        }
+    }
+    match found.len() {
+        1 => found.pop(),
+        _ => None,
+    }
+}
+
+/// The run of capitalised words at the start of `text`, or `None` when
+/// there is none or it is possessive ("Jordan's").
+fn capitalised_name(text: &str) -> Option<String> {
+    let mut words: Vec<&str> = Vec::new();
+    let mut rest = text;
+    loop {
+        let end = rest
+            .find(|c: char| !(c.is_alphabetic() || c == '-' || c == '\'' || c == '\u{2019}'))
+            .unwrap_or(rest.len());
+        let word = &rest[..end];
+        if !word.chars().next().is_some_and(char::is_uppercase) {
+            break;
+        }
+        if word.ends_with("'s") || word.ends_with("\u{2019}s") {
+            return None;
+        }
+        words.push(word.trim_end_matches(['\'', '\u{2019}']));
+        rest = &rest[end..];
+        // Names continue across single spaces only.
+        match rest.strip_prefix(' ') {
+            Some(next) if next.chars().next().is_some_and(char::is_uppercase) => rest = next,
+            _ => break,
+        }
+    }
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn person(name: &str) -> ExtractedEntity {
+        ExtractedEntity {
+            name: name.into(),
+            entity_type: "person".into(),
+            description: None,
+        }
+    }
+
+    fn decide(
+        role: Role,
+        speaker: Option<&str>,
+        fpo: bool,
+        content: &str,
+        entities: &[ExtractedEntity],
+        options: IdentityOptions,
+    ) -> FirstPerson {
+        bind_first_person(&FirstPersonInput {
+            role,
+            speaker,
+            first_person_owner: fpo,
+            content,
+            entities,
+            options: &options,
+        })
+    }
+
+    #[test]
+    fn introductions() {
+        let alex = [person("Alex Rivera")];
+        for text in [
+            "Hi, I am Alex Rivera and I like tea.",
+            "My name is Alex Rivera.",
+            "Call me Alex Rivera",
+            "hello! I'm Alex Rivera",
+        ] {
+            assert_eq!(
+                self_introduced_name(text, &alex).as_deref(),
+                Some("Alex Rivera"),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            self_introduced_name("I'm Alex.", &[person("Alex")]).as_deref(),
+            Some("Alex")
+        );
+        // Possessive, unlisted, not a person, two different people.
+        assert_eq!(
+            self_introduced_name("I am Jordan's partner.", &[person("Jordan")]),
+            None
+        );
+        assert_eq!(
+            self_introduced_name("I am Alex Rivera.", &[person("Sam")]),
+            None
+        );
+        let place = ExtractedEntity {
+            entity_type: "place".into(),
+            ..person("Alex")
+        };
+        assert_eq!(self_introduced_name("I'm Alex.", &[place]), None);
+        assert_eq!(
+            self_introduced_name("I'm Alex. Call me Sam.", &[person("Alex"), person("Sam")]),
+            None
+        );
+        // The same person introduced twice is still one introduction.
+        assert_eq!(
+            self_introduced_name("I'm Alex. Call me Alex.", &[person("Alex")]).as_deref(),
+            Some("Alex")
+        );
+        // "I am tired" names nobody; "Sam" inside "Samira" is no marker.
+        assert_eq!(self_introduced_name("I am tired.", &[person("Alex")]), None);
+    }
+
+    #[test]
+    fn order_of_rules() {
+        let on = IdentityOptions::default();
+        let alex = [person("Alex")];
+        // first_person_owner wins on a user turn...
+        assert_eq!(
+            decide(Role::User, None, true, "I'm Alex.", &alex, on),
+            FirstPerson::OwnerReference
+        );
+        // ...a speaker wins over an introduction...
+        assert_eq!(
+            decide(Role::User, Some("Dana"), false, "I'm Alex.", &alex, on),
+            FirstPerson::Named {
+                name: "Dana".into(),
+                basis: Basis::Speaker
+            }
+        );
+        // ...an introduction binds a user turn only...
+        assert_eq!(
+            decide(Role::User, None, false, "I'm Alex.", &alex, on),
+            FirstPerson::Named {
+                name: "Alex".into(),
+                basis: Basis::SelfIntroduction
+            }
+        );
+        assert_eq!(
+            decide(Role::Assistant, None, false, "I'm Alex.", &alex, on),
+            FirstPerson::Local
+        );
+        // ...and each rule has its switch.
+        let off = IdentityOptions {
+            speaker_references: false,
+            self_introductions: false,
+            ..on
+        };
+        assert_eq!(
+            decide(Role::User, Some("Dana"), false, "x", &[], off),
+            FirstPerson::Local
+        );
+        assert_eq!(
+            decide(Role::User, None, false, "I'm Alex.", &alex, off),
+            FirstPerson::Local
+        );
+        // A participant's speaker binds too (only the owner rules are user-only).
+        assert!(matches!(
+            decide(Role::Participant, Some("Jordan"), false, "x", &[], on),
+            FirstPerson::Named { .. }
+        ));
+    }
+}

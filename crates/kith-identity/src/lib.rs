@@ -1,0 +1,20 @@
+//! kith's identity rules, as pure functions: data in, decisions out.
+//!
+//! - [`options`]: each rule's switch, its default and its environment
+//!   variable.
+//! - [`first_person`]: who a message's singular first person ("I", "me",
+//!   "my") is — the caller's speaker, a self-introduction, or the declared
+//!   first-person owner — or nobody, in which case it stays local to its
+//!   event.
+//! - [`claims`]: when a new claim repeats an existing one (merge) and when it
+//!   replaces one (supersedence).
+//!
+//! Architecture invariant: nothing here reads the store or the clock. The
+//! engine gathers the facts a rule needs and applies its decision.
+
+pub mod claims;
+pub mod first_person;
+pub mod options;
+
+pub use first_person::{Basis, FirstPerson, FirstPersonInput};
+pub use options::IdentityOptions;

@@ -1,0 +1,118 @@
+//! The identity rules' switches.
+//!
+//! | option | env | default |
+//! |---|---|---|
+//! | `speaker_references` | `KITH_ENABLE_SPEAKER_REFERENCES` | on |
+//! | `self_introductions` | `KITH_ENABLE_INGEST_CLAIM_FIXES` | on |
+//! | `claim_merge` | `KITH_ENABLE_CLAIM_MERGE` | on |
+//! | `supersedence` | `KITH_ENABLE_SUPERSEDENCE` | on |
+//!
+//! Boolean values: `1`, `true`, `yes`, `on` and `0`, `false`, `no`, `off`
+//! (any case); anything else is refused with the variable named.
+
+use serde::{Deserialize, Serialize};
+
+/// Which identity rules run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdentityOptions {
+    /// A named speaker's singular first person binds to the speaker's person entity.
+    pub speaker_references: bool,
+    /// "Hi, I am Alex Rivera" binds the turn's I to Alex Rivera when the
+    /// extraction lists that person.
+    pub self_introductions: bool,
+    /// A repeated claim merges into one current record.
+    pub claim_merge: bool,
+    /// A grounded update supersedes the claim it replaces.
+    pub supersedence: bool,
+}
+
+impl Default for IdentityOptions {
+    fn default() -> Self {
+        IdentityOptions {
+            speaker_references: true,
+            self_introductions: true,
+            claim_merge: true,
+            supersedence: true,
+        }
+    }
+}
+
+/// Every option with its environment variable, for `config show`.
+pub const VARIABLES: &[(&str, &str)] = &[
+    ("speaker_references", "KITH_ENABLE_SPEAKER_REFERENCES"),
+    ("self_introductions", "KITH_ENABLE_INGEST_CLAIM_FIXES"),
+    ("claim_merge", "KITH_ENABLE_CLAIM_MERGE"),
+    ("supersedence", "KITH_ENABLE_SUPERSEDENCE"),
+];
+
+impl IdentityOptions {
+    /// The defaults, overridden by whichever variables `lookup` returns.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let mut o = IdentityOptions::default();
+        for (name, var) in VARIABLES {
+            let Some(text) = lookup(var) else { continue };
+            let value = parse_bool(&text)
+                .ok_or_else(|| format!("{var}={text:?} is not a boolean (use true or false)"))?;
+            match *name {
+                "speaker_references" => o.speaker_references = value,
+                "self_introductions" => o.self_introductions = value,
+                "claim_merge" => o.claim_merge = value,
+                _ => o.supersedence = value,
+            }
+        }
+        Ok(o)
+    }
+
+    /// The defaults, overridden by the process environment.
+    pub fn from_env() -> Result<Self, String> {
+        Self::from_lookup(|v| std::env::var(v).ok())
+    }
+
+    /// `(option, env variable, value)` for every option.
+    pub fn effective(&self) -> Vec<(&'static str, &'static str, bool)> {
+        VARIABLES
+            .iter()
+            .map(|(name, var)| {
+                let value = match *name {
+                    "speaker_references" => self.speaker_references,
+                    "self_introductions" => self.self_introductions,
+                    "claim_merge" => self.claim_merge,
+                    _ => self.supersedence,
+                };
+                (*name, *var, value)
+            })
+            .collect()
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        assert_eq!(
+            IdentityOptions::from_lookup(|_| None).unwrap(),
+            IdentityOptions::default()
+        );
+        let o = IdentityOptions::from_lookup(|v| {
+            (v == "KITH_ENABLE_SPEAKER_REFERENCES").then(|| "false".to_string())
+        })
+        .unwrap();
+        assert!(!o.speaker_references && o.self_introductions);
+        let err = IdentityOptions::from_lookup(|v| {
+            (v == "KITH_ENABLE_CLAIM_MERGE").then(|| "maybe".to_string())
+        })
+        .unwrap_err();
+        assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
+        assert_eq!(IdentityOptions::default().effective().len(), 4);
+    }
+}
