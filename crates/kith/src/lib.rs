@@ -45,6 +45,8 @@ pub use kith_core::{
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.
 pub use kith_extract as extract;
 pub use kith_extract::{ExtractError, Provider};
+/// The identity rules and their options.
+pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};

@@ -35,6 +35,7 @@ pub struct Memory {
     pack: Option<(PathBuf, Manifest)>,
     provider: Arc<dyn Provider>,
     lease: Duration,
+    identity: kith_identity::IdentityOptions,
 }
 
 impl Memory {
@@ -69,6 +70,7 @@ impl Memory {
             pack,
             provider: Arc::new(HeuristicExtractor::default()),
             lease: crate::ingest::DEFAULT_LEASE,
+            identity: kith_identity::IdentityOptions::default(),
         }
     }
 
@@ -83,6 +85,17 @@ impl Memory {
     pub fn with_lease(mut self, lease: Duration) -> Memory {
         self.lease = lease;
         self
+    }
+
+    /// Sets which identity rules `ingest()` applies (default: all on).
+    pub fn with_identity(mut self, options: kith_identity::IdentityOptions) -> Memory {
+        self.identity = options;
+        self
+    }
+
+    /// The identity rules in force.
+    pub fn identity_options(&self) -> kith_identity::IdentityOptions {
+        self.identity
     }
 
     /// The extraction provider.

@@ -56,6 +56,9 @@ pub struct DerivationSummary {
     pub edges: usize,
     /// Claims grounding dropped.
     pub dropped: usize,
+    /// Earlier claims this derivation superseded (merged or replaced).
+    #[serde(default)]
+    pub superseded: usize,
 }
 
 /// What `ingest()` returns.
@@ -130,12 +133,36 @@ impl Memory {
             now: Timestamp::now(),
         };
         let valid = input.validate(&defaults)?;
+        check_first_person_owner(&valid.event, options)?;
         let receipt = self.admit(std::slice::from_ref(&valid), options)?.remove(0);
         if options.defer {
             return self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created);
         }
         self.process_event(receipt.event_id)?;
         self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
+    }
+
+    /// The identity decision for an event: who its singular first person is.
+    fn identity_for(
+        &self,
+        event: &kith_core::Event,
+        grounded: &grounding::Grounded,
+        first_person_owner: bool,
+    ) -> plan::Identity {
+        let options = self.identity_options();
+        let first_person =
+            kith_identity::first_person::bind_first_person(&kith_identity::FirstPersonInput {
+                role: event.role,
+                speaker: event.speaker.as_ref().map(|s| s.as_str()),
+                first_person_owner,
+                content: &event.content,
+                entities: &grounded.entities,
+                options: &options,
+            });
+        plan::Identity {
+            first_person,
+            options,
+        }
     }
 
     /// Ingests several messages: validates all, admits them (events, notes,
@@ -346,8 +373,8 @@ impl Memory {
     fn run_work(&self, event_id: Uuid, take_over: bool) -> Result<WorkStatus, Error> {
         let local = self.provider().is_local();
         let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let event = match lease(&mut *tx, event_id, take_over, self.lease())? {
-            Leased::Event(event) => event,
+        let (event, options) = match lease(&mut *tx, event_id, take_over, self.lease())? {
+            Leased::Event(event, options) => (event, options),
             Leased::Status(status) => return Ok(status),
         };
         let saved = saved_extraction(&mut *tx, &event)?;
@@ -375,7 +402,8 @@ impl Memory {
             }
         };
         let grounded = grounding::ground(&event.content, &extraction);
-        match derive(&mut *tx, &event, &grounded)? {
+        let identity = self.identity_for(&event, &grounded, options.first_person_owner);
+        match derive(&mut *tx, &event, &grounded, &identity)? {
             Some(_) => {
                 complete_work(&mut *tx, event_id)?;
                 tx.commit()?;
@@ -417,8 +445,8 @@ impl Memory {
 
 /// What leasing a work item found.
 enum Leased {
-    /// The lease is ours; here is the event.
-    Event(Box<kith_core::Event>),
+    /// The lease is ours; here is the event and its ingest options.
+    Event(Box<kith_core::Event>, IngestOptions),
     /// Nothing to do: the item is complete or another process holds it.
     Status(WorkStatus),
 }
@@ -451,7 +479,11 @@ fn lease(
     let event = tx.get_event(event_id)?.ok_or_else(|| Error::NotFound {
         what: format!("event {event_id}"),
     })?;
-    Ok(Leased::Event(Box::new(event.event)))
+    let options = IngestOptions {
+        defer: false,
+        first_person_owner: item.options["first_person_owner"] == json!(true),
+    };
+    Ok(Leased::Event(Box::new(event.event), options))
 }
 
 fn extraction_input(event: &kith_core::Event) -> ExtractionInput<'_> {
@@ -514,9 +546,10 @@ fn derive(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
     grounded: &grounding::Grounded,
+    identity: &plan::Identity,
 ) -> Result<Option<DerivationSummary>, Error> {
     for _ in 0..MAX_REPLANS {
-        let plan = prepare_plan(tx, event, grounded)?;
+        let plan = prepare_plan(tx, event, grounded, identity)?;
         match commit_plan(tx, &plan)? {
             Committed::Done(summary) => return Ok(Some(summary)),
             Committed::Stale(reason) => {
@@ -534,6 +567,7 @@ fn prepare_plan(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
     grounded: &grounding::Grounded,
+    identity: &plan::Identity,
 ) -> Result<DerivationPlan, Error> {
     let mut revision = 1;
     while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
@@ -555,13 +589,13 @@ fn prepare_plan(
         revision += 1;
     }
     let plan = {
-        let mut lookup = |id: Uuid| tx.get_node(id);
         plan::build(
             event,
             grounded,
             plan::extraction_op_id(event.id),
             revision,
-            &mut lookup,
+            identity,
+            &mut plan::TxLookup(&mut *tx),
         )?
     };
     save_plan(tx, event, &plan)?;
@@ -616,10 +650,20 @@ fn commit_plan(tx: &mut dyn Tx, plan: &DerivationPlan) -> Result<Committed, Erro
         dropped: plan.dropped.len(),
         ..DerivationSummary::default()
     };
+    let mut to_update = Vec::new();
     for planned in &plan.nodes {
         let current = tx.get_node(planned.node.id)?;
         match (&planned.action, current) {
             (NodeAction::Create, None) => to_insert.push(&planned.node),
+            (NodeAction::Update { before }, Some(n)) if &n.checksum() == before => {
+                to_update.push(&planned.node)
+            }
+            (NodeAction::Update { .. }, _) => {
+                return Ok(Committed::Stale(format!(
+                    "node {} changed since it was planned",
+                    planned.node.id
+                )))
+            }
             (NodeAction::Create, Some(n)) if n.lifecycle.is_active() => {
                 count(&mut summary, &n, false)
             }
@@ -642,6 +686,10 @@ fn commit_plan(tx: &mut dyn Tx, plan: &DerivationPlan) -> Result<Committed, Erro
     for node in to_insert {
         tx.insert_node(node)?;
         count(&mut summary, node, true);
+    }
+    for node in to_update {
+        tx.update_node(node)?;
+        summary.superseded += 1;
     }
     for edge in &plan.edges {
         match tx.insert_edge(edge) {
@@ -725,13 +773,17 @@ impl Memory {
         };
         let fresh = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
-            let mut lookup = |id: Uuid| tx.get_node(id);
+            let first_person_owner = tx
+                .get_work_item(event.id)?
+                .is_some_and(|w| w.options["first_person_owner"] == json!(true));
+            let identity = self.identity_for(&event, &grounded, first_person_owner);
             plan::build(
                 &event,
                 &grounded,
                 plan::extraction_op_id(event.id),
                 old.revision + 1,
-                &mut lookup,
+                &identity,
+                &mut plan::TxLookup(&mut *tx),
             )?
         };
         if derived_ids(&fresh) == derived_ids(&old) {
@@ -833,12 +885,46 @@ fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {
         .nodes
         .iter()
         .filter(|p| p.node.node_type != kith_core::NodeType::Entity)
+        .filter(|p| p.action == NodeAction::Create)
         .map(|p| p.node.id)
         .collect();
-    let mut edges: Vec<Uuid> = plan.edges.iter().map(|e| e.id).collect();
+    // Supersedence depends on what else the owner said since; a reingest
+    // compares what the event itself derives.
+    let mut edges: Vec<Uuid> = plan
+        .edges
+        .iter()
+        .filter(|e| e.edge_type != kith_core::EdgeType::Supersedes)
+        .map(|e| e.id)
+        .collect();
     nodes.sort();
     edges.sort();
     (nodes, edges)
+}
+
+/// `first_person_owner` declares a user turn's own first person: it is
+/// refused together with a speaker and for any other role.
+fn check_first_person_owner(event: &kith_core::Event, options: IngestOptions) -> Result<(), Error> {
+    if !options.first_person_owner {
+        return Ok(());
+    }
+    let conflict = if event.speaker.is_some() {
+        Some("a speaker (one turn cannot be both the named speaker's and the owner's)")
+    } else if event.role != kith_core::Role::User {
+        Some("a non-user role (only the owner's own turns can declare it)")
+    } else {
+        None
+    };
+    match conflict {
+        Some(what) => Err(kith_core::ValidationError::new(
+            "first_person_owner",
+            kith_core::ValidationErrorKind::Mismatch {
+                expected: "a user turn without a speaker".into(),
+                actual: format!("set on a turn with {what}"),
+            },
+        )
+        .into()),
+        None => Ok(()),
+    }
 }
 
 enum Committed {

@@ -15,13 +15,20 @@ use kith_core::{
 };
 use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
 use kith_extract::{FactType, Polarity};
+use kith_identity::claims::{self, ClaimView};
+use kith_identity::{Basis, FirstPerson, IdentityOptions};
+use kith_store::StoreError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
 /// The materialisation policy this build writes. A rule change that would
 /// change a plan's bytes gets a new policy name; saved plans keep theirs.
-pub const POLICY: &str = "kith_ingest_v1";
+///
+/// History: `kith_ingest_v1` (entities, claims, event-local references);
+/// `kith_ingest_v2` adds the identity rules: first-person binding (speaker,
+/// self-introduction, first-person owner), claim merge and supersedence.
+pub const POLICY: &str = "kith_ingest_v2";
 
 /// What the commit does with a planned node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +41,12 @@ pub enum NodeAction {
     Reuse {
         /// [`Node::checksum`] when planned.
         checksum: String,
+    },
+    /// It exists and changes (a claim superseded or merged into a new one);
+    /// commit checks it is unchanged since planning, then writes `node`.
+    Update {
+        /// [`Node::checksum`] of the node as planned against.
+        before: String,
     },
 }
 
@@ -69,6 +82,8 @@ pub struct DerivationPlan {
     pub edges: Vec<Edge>,
     /// Claims grounding refused, with reasons.
     pub dropped: Vec<Dropped>,
+    /// The identity options the plan was built under.
+    pub identity: IdentityOptions,
 }
 
 impl DerivationPlan {
@@ -122,6 +137,17 @@ pub fn named_entity_id(
         name.push_str(&format!(":gen:{generation}"));
     }
     ids::v5_name(&name)
+}
+
+/// `uuid5(KITH_NS, "entity:owner-ref:v1:{len}:{owner}:{len}:{scope}")`: the
+/// owner's reference entity for `first_person_owner` turns (content "I").
+pub fn owner_reference_id(owner: &OwnerId, scope: &ScopeId) -> Uuid {
+    let (o, s) = (owner.as_str(), scope.as_str());
+    ids::v5_name(&format!(
+        "entity:owner-ref:v1:{}:{o}:{}:{s}",
+        o.len(),
+        s.len()
+    ))
 }
 
 /// `uuid5(KITH_NS, "entity:ref:v1:{event_id}:{family}")`: the event-local
@@ -178,21 +204,64 @@ pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'sta
     }
 }
 
-/// Builds a plan. `existing` looks a node up by id in the store (inside the
-/// transaction that saves the plan).
+/// What plan building may ask the store.
+pub trait Lookup {
+    /// A node by id.
+    fn node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
+    /// Active claims an entity has (targets of its HAS_FACT edges).
+    fn claims_about(&mut self, subject: Uuid) -> Result<Vec<Node>, StoreError>;
+}
+
+/// [`Lookup`] inside a store transaction.
+pub struct TxLookup<'a>(pub &'a mut dyn kith_store::Tx);
+
+impl Lookup for TxLookup<'_> {
+    fn node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError> {
+        self.0.get_node(id)
+    }
+
+    fn claims_about(&mut self, subject: Uuid) -> Result<Vec<Node>, StoreError> {
+        let mut out = Vec::new();
+        for edge in self.0.edges_of(subject)? {
+            if edge.edge_type != EdgeType::HasFact || edge.source_id != subject {
+                continue;
+            }
+            if let Some(n) = self.0.get_node(edge.target_id)? {
+                if n.lifecycle.is_active() && n.node_type != NodeType::Entity {
+                    out.push(n);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Who the event's singular first person is, and under which options.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// The first-person decision for this event.
+    pub first_person: FirstPerson,
+    /// The options in force.
+    pub options: IdentityOptions,
+}
+
+/// Builds a plan, asking `lookup` (inside the transaction that saves it)
+/// which entities exist and which claims their subjects already have.
 pub fn build(
     event: &Event,
     grounded: &Grounded,
     extraction_id: Uuid,
     revision: u32,
-    existing: &mut dyn FnMut(Uuid) -> Result<Option<Node>, kith_store::StoreError>,
-) -> Result<DerivationPlan, kith_store::StoreError> {
+    identity: &Identity,
+    lookup: &mut dyn Lookup,
+) -> Result<DerivationPlan, StoreError> {
     let mut b = Builder {
         event,
+        identity,
+        lookup,
         nodes: Vec::new(),
         edges: Vec::new(),
     };
-    let source_type = SourceType::for_role(event.role);
 
     // Entities first: named ones by their deterministic id.
     let mut entity_ids: Vec<Option<Uuid>> = Vec::with_capacity(grounded.entities.len());
@@ -200,90 +269,19 @@ pub fn build(
         let entity_type = entity.entity_type.trim().to_lowercase();
         if personal_family(&entity.name, Some(&entity_type)).is_some() {
             // A listed pronoun is a reference, not a name: claims that use
-            // it resolve to the event-local reference entity instead.
+            // it resolve through the first-person rules instead.
             entity_ids.push(None);
             continue;
         }
-        let key = entity.name.trim().to_lowercase();
-        let mut generation = 0;
-        let id = loop {
-            let id = named_entity_id(
-                &event.owner_id,
-                &event.scope,
-                &entity_type,
-                &key,
-                generation,
-            );
-            match existing(id)? {
-                Some(node) if node.lifecycle.is_active() => {
-                    b.push_node(PlannedNode {
-                        action: NodeAction::Reuse {
-                            checksum: node.checksum(),
-                        },
-                        node,
-                    });
-                    break id;
-                }
-                Some(_) => generation += 1,
-                None => {
-                    let mut metadata = Map::new();
-                    metadata.insert("entity_type".into(), json!(entity_type));
-                    if let Some(d) = entity.description.as_ref().filter(|d| !d.trim().is_empty()) {
-                        metadata.insert("description".into(), json!(d));
-                    }
-                    b.push_node(PlannedNode {
-                        action: NodeAction::Create,
-                        node: b.node(
-                            id,
-                            NodeType::Entity,
-                            entity.name.trim(),
-                            metadata,
-                            EpistemicType::Asserted,
-                            0.5,
-                        ),
-                    });
-                    break id;
-                }
-            }
-        };
+        let id = b.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
         entity_ids.push(Some(id));
     }
 
     // Claims: facts, then relationships a fact does not already cover.
     let mut seen_digests: Vec<String> = Vec::new();
-    let mut claim = |b: &mut Builder<'_>, spec: ClaimSpec<'_>| {
-        let digest_input = json!({
-            "kind": spec.kind,
-            "subject": spec.subject,
-            "predicate": spec.predicate,
-            "object": spec.object,
-            "polarity": spec.polarity,
-            "start": spec.start,
-            "end": spec.end,
-        });
-        let digest = canon::checksum(&digest_input)[..16].to_string();
-        let occurrence = seen_digests.iter().filter(|d| **d == digest).count();
-        seen_digests.push(digest.clone());
-        let id = claim_id(event.id, &digest, occurrence);
-        let confidence = base_confidence(spec.epistemic, source_type);
-        let node = b.node(
-            id,
-            spec.node_type,
-            spec.content,
-            spec.metadata,
-            spec.epistemic,
-            confidence,
-        );
-        b.push_node(PlannedNode {
-            action: NodeAction::Create,
-            node,
-        });
-        id
-    };
-
     for f in &grounded.facts {
-        let subject = b.endpoint(&f.subject, &f.fact.subject, &entity_ids);
-        let object = b.endpoint(&f.object, &f.fact.object, &entity_ids);
+        let (subject, subject_basis) = b.endpoint(&f.subject, &f.fact.subject, &entity_ids)?;
+        let (object, object_basis) = b.endpoint(&f.object, &f.fact.object, &entity_ids)?;
         let fact = &f.fact;
         let mut metadata = Map::new();
         metadata.insert("extraction_kind".into(), json!("fact"));
@@ -322,27 +320,28 @@ pub fn build(
             metadata.insert("condition_state".into(), json!("unknown"));
         }
         metadata.insert("extraction_confidence".into(), json!(fact.confidence));
+        speaker_reference(&mut metadata, subject_basis, object_basis, identity);
         let node_type = match fact.fact_type {
             FactType::Fact => NodeType::Fact,
             FactType::Preference => NodeType::Preference,
             FactType::Decision => NodeType::Decision,
         };
-        let id = claim(
-            &mut b,
-            ClaimSpec {
-                kind: "fact",
-                subject: &fact.subject,
-                predicate: &fact.predicate,
-                object: &fact.object,
-                polarity: fact.polarity,
-                start: f.evidence.start,
-                end: f.evidence.end,
-                node_type,
-                content: &f.evidence.sentence,
-                metadata,
-                epistemic: fact.epistemic_type,
-            },
-        );
+        let spec = ClaimSpec {
+            kind: "fact",
+            subject: &fact.subject,
+            predicate: &fact.predicate,
+            object: &fact.object,
+            polarity: fact.polarity,
+            start: f.evidence.start,
+            end: f.evidence.end,
+            node_type,
+            content: &f.evidence.sentence,
+            metadata,
+            epistemic: fact.epistemic_type,
+            update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update),
+            replaces_object: fact.replaces_object.as_deref(),
+        };
+        let id = b.claim(spec, subject, &mut seen_digests)?;
         b.link(subject, EdgeType::HasFact, Some(id), fact.confidence);
         b.link(Some(id), EdgeType::Mentions, object, fact.confidence);
     }
@@ -354,8 +353,10 @@ pub fn build(
         if covered {
             continue;
         }
-        let source = b.endpoint(&r.source, &r.relationship.source_entity, &entity_ids);
-        let target = b.endpoint(&r.target, &r.relationship.target_entity, &entity_ids);
+        let (source, source_basis) =
+            b.endpoint(&r.source, &r.relationship.source_entity, &entity_ids)?;
+        let (target, target_basis) =
+            b.endpoint(&r.target, &r.relationship.target_entity, &entity_ids)?;
         let rel = &r.relationship;
         let mut metadata = Map::new();
         metadata.insert("extraction_kind".into(), json!("relationship"));
@@ -370,22 +371,23 @@ pub fn build(
         );
         metadata.insert("grounding_method".into(), json!("claim_sentences_v1"));
         metadata.insert("extraction_confidence".into(), json!(rel.confidence));
-        let id = claim(
-            &mut b,
-            ClaimSpec {
-                kind: "relationship",
-                subject: &rel.source_entity,
-                predicate: &rel.relationship_type,
-                object: &rel.target_entity,
-                polarity: rel.polarity,
-                start: r.evidence.start,
-                end: r.evidence.end,
-                node_type: NodeType::Fact,
-                content: &r.evidence.sentence,
-                metadata,
-                epistemic: rel.epistemic_type,
-            },
-        );
+        speaker_reference(&mut metadata, source_basis, target_basis, identity);
+        let spec = ClaimSpec {
+            kind: "relationship",
+            subject: &rel.source_entity,
+            predicate: &rel.relationship_type,
+            object: &rel.target_entity,
+            polarity: rel.polarity,
+            start: r.evidence.start,
+            end: r.evidence.end,
+            node_type: NodeType::Fact,
+            content: &r.evidence.sentence,
+            metadata,
+            epistemic: rel.epistemic_type,
+            update: false,
+            replaces_object: None,
+        };
+        let id = b.claim(spec, source, &mut seen_digests)?;
         b.link(source, EdgeType::HasFact, Some(id), rel.confidence);
         b.link(Some(id), EdgeType::Mentions, target, rel.confidence);
     }
@@ -401,7 +403,42 @@ pub fn build(
         nodes: b.nodes,
         edges: b.edges,
         dropped: grounded.dropped.clone(),
+        identity: identity.options,
     })
+}
+
+/// Records which endpoint a first-person binding bound, and why
+/// (`speaker_reference: {speaker, fields, basis}`).
+fn speaker_reference(
+    metadata: &mut Map<String, Value>,
+    subject: Option<Basis>,
+    object: Option<Basis>,
+    identity: &Identity,
+) {
+    let name = match &identity.first_person {
+        FirstPerson::Named { name, .. } => name.clone(),
+        FirstPerson::OwnerReference => "owner".to_string(),
+        FirstPerson::Local => return,
+    };
+    let mut fields = Vec::new();
+    if subject.is_some() {
+        fields.push("subject");
+    }
+    if object.is_some() {
+        fields.push("object");
+    }
+    let Some(basis) = subject.or(object) else {
+        return;
+    };
+    let key = if basis == Basis::FirstPersonOwner {
+        "owner_reference"
+    } else {
+        "speaker_reference"
+    };
+    metadata.insert(
+        key.into(),
+        json!({"speaker": name, "fields": fields, "basis": basis}),
+    );
 }
 
 /// The parts of a claim the builder needs.
@@ -417,10 +454,14 @@ struct ClaimSpec<'a> {
     content: &'a str,
     metadata: Map<String, Value>,
     epistemic: EpistemicType,
+    update: bool,
+    replaces_object: Option<&'a str>,
 }
 
 struct Builder<'a> {
     event: &'a Event,
+    identity: &'a Identity,
+    lookup: &'a mut dyn Lookup,
     nodes: Vec<PlannedNode>,
     edges: Vec<Edge>,
 }
@@ -430,6 +471,11 @@ impl Builder<'_> {
         if !self.nodes.iter().any(|p| p.node.id == planned.node.id) {
             self.nodes.push(planned);
         }
+    }
+
+    /// The planned version of a node, if the plan already holds it.
+    fn planned(&self, id: Uuid) -> Option<&Node> {
+        self.nodes.iter().find(|p| p.node.id == id).map(|p| &p.node)
     }
 
     /// A new node carrying the event's owner, scope, session and times.
@@ -465,26 +511,129 @@ impl Builder<'_> {
         }
     }
 
-    /// The node id an endpoint stands for (creating the event-local
-    /// reference entity on first use); `None` for a plain value.
+    /// The named entity of (owner, scope, type, name): reused when active,
+    /// else created (a retired id moves to the next generation).
+    fn named_entity(
+        &mut self,
+        name: &str,
+        entity_type: &str,
+        description: Option<&str>,
+    ) -> Result<Uuid, StoreError> {
+        let e = self.event;
+        let key = name.trim().to_lowercase();
+        let mut generation = 0;
+        loop {
+            let id = named_entity_id(&e.owner_id, &e.scope, entity_type, &key, generation);
+            if self.planned(id).is_some() {
+                return Ok(id);
+            }
+            match self.lookup.node(id)? {
+                Some(node) if node.lifecycle.is_active() => {
+                    self.push_node(PlannedNode {
+                        action: NodeAction::Reuse {
+                            checksum: node.checksum(),
+                        },
+                        node,
+                    });
+                    return Ok(id);
+                }
+                Some(_) => generation += 1,
+                None => {
+                    let mut metadata = Map::new();
+                    metadata.insert("entity_type".into(), json!(entity_type));
+                    if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
+                        metadata.insert("description".into(), json!(d));
+                    }
+                    let node = self.node(
+                        id,
+                        NodeType::Entity,
+                        name.trim(),
+                        metadata,
+                        EpistemicType::Asserted,
+                        0.5,
+                    );
+                    self.push_node(PlannedNode {
+                        action: NodeAction::Create,
+                        node,
+                    });
+                    return Ok(id);
+                }
+            }
+        }
+    }
+
+    /// The node an endpoint stands for, and the first-person basis when a
+    /// singular first person was bound; `None` for a plain value.
     fn endpoint(
         &mut self,
         r: &EndpointRef,
         surface: &str,
         entity_ids: &[Option<Uuid>],
-    ) -> Option<Uuid> {
-        match r {
-            EndpointRef::Entity { index } => {
-                entity_ids.get(*index).copied().flatten().or_else(|| {
-                    // A listed pronoun: fall back to the reference entity.
-                    personal_family(surface, None).map(|f| self.reference(f))
-                })
+    ) -> Result<(Option<Uuid>, Option<Basis>), StoreError> {
+        let family = match r {
+            EndpointRef::Entity { index } => match entity_ids.get(*index).copied().flatten() {
+                Some(id) => return Ok((Some(id), None)),
+                // A listed pronoun.
+                None => personal_family(surface, None),
+            },
+            EndpointRef::Personal { surface } => personal_family(surface, None),
+            EndpointRef::Value => return Ok((None, None)),
+        };
+        let Some(family) = family else {
+            return Ok((None, None));
+        };
+        if family == "I" {
+            match self.identity.first_person.clone() {
+                FirstPerson::Named { name, basis } => {
+                    let id = self.named_entity(&name, "person", None)?;
+                    return Ok((Some(id), Some(basis)));
+                }
+                FirstPerson::OwnerReference => {
+                    return Ok((Some(self.owner_reference()?), Some(Basis::FirstPersonOwner)));
+                }
+                FirstPerson::Local => {}
             }
-            EndpointRef::Personal { surface } => {
-                personal_family(surface, None).map(|family| self.reference(family))
-            }
-            EndpointRef::Value => None,
         }
+        Ok((Some(self.reference(family)), None))
+    }
+
+    /// The owner's reference entity (one per owner and scope).
+    fn owner_reference(&mut self) -> Result<Uuid, StoreError> {
+        let e = self.event;
+        let id = owner_reference_id(&e.owner_id, &e.scope);
+        if self.planned(id).is_some() {
+            return Ok(id);
+        }
+        match self.lookup.node(id)? {
+            Some(node) => {
+                self.push_node(PlannedNode {
+                    action: NodeAction::Reuse {
+                        checksum: node.checksum(),
+                    },
+                    node,
+                });
+            }
+            None => {
+                let mut metadata = Map::new();
+                metadata.insert("entity_type".into(), json!("person"));
+                metadata.insert("identity_status".into(), json!("owner_reference"));
+                metadata.insert("owner_id".into(), json!(e.owner_id));
+                metadata.insert("kith_first_person_owner_v1".into(), json!(true));
+                let node = self.node(
+                    id,
+                    NodeType::Entity,
+                    "I",
+                    metadata,
+                    EpistemicType::Asserted,
+                    0.5,
+                );
+                self.push_node(PlannedNode {
+                    action: NodeAction::Create,
+                    node,
+                });
+            }
+        }
+        Ok(id)
     }
 
     fn reference(&mut self, family: &'static str) -> Uuid {
@@ -507,6 +656,113 @@ impl Builder<'_> {
             node,
         });
         id
+    }
+
+    /// Plans a claim node; merges it with a claim it repeats and supersedes
+    /// claims it replaces (both only for a subject with history).
+    fn claim(
+        &mut self,
+        mut spec: ClaimSpec<'_>,
+        subject: Option<Uuid>,
+        seen_digests: &mut Vec<String>,
+    ) -> Result<Uuid, StoreError> {
+        let e = self.event;
+        let digest_input = json!({
+            "kind": spec.kind,
+            "subject": spec.subject,
+            "predicate": spec.predicate,
+            "object": spec.object,
+            "polarity": spec.polarity,
+            "start": spec.start,
+            "end": spec.end,
+        });
+        let digest = canon::checksum(&digest_input)[..16].to_string();
+        let occurrence = seen_digests.iter().filter(|d| **d == digest).count();
+        seen_digests.push(digest.clone());
+        let id = claim_id(e.id, &digest, occurrence);
+        let source_type = SourceType::for_role(e.role);
+        let confidence = base_confidence(spec.epistemic, source_type);
+        let view = ClaimView {
+            node_type: spec.node_type,
+            epistemic: spec.epistemic,
+            source_type,
+            predicate: spec.predicate,
+            object: spec.object,
+            positive: spec.polarity == Polarity::Positive,
+            conditional: spec.metadata.contains_key("condition"),
+            valid_from_ms: e.effective_time().unix_millis(),
+        };
+
+        let mut evidence = vec![e.id];
+        let mut merged = Vec::new();
+        let mut superseded = Vec::new();
+        let options = self.identity.options;
+        let history = match subject {
+            // Event-local references have no history by construction.
+            Some(s) if options.claim_merge || options.supersedence => {
+                self.lookup.claims_about(s)?
+            }
+            _ => Vec::new(),
+        };
+        for old in history {
+            // A claim this event already made (a replay or a reingest) is
+            // not history.
+            if old.evidence_refs.contains(&e.id) {
+                continue;
+            }
+            let Some(old_view) = view_of(&old) else {
+                continue;
+            };
+            let repeat = options.claim_merge && claims::is_repeat(&view, &old_view);
+            let replaced = options.supersedence
+                && spec.update
+                && claims::replaces(&view, spec.replaces_object, &old_view);
+            if !(repeat || replaced) {
+                continue;
+            }
+            if repeat {
+                for r in &old.evidence_refs {
+                    if !evidence.contains(r) {
+                        evidence.insert(evidence.len() - 1, *r);
+                    }
+                }
+                merged.push(old.id.to_string());
+            }
+            superseded.push(old.id.to_string());
+            let before = old.checksum();
+            let mut retired = old;
+            retired.lifecycle = Lifecycle::Superseded;
+            retired.superseded_by = Some(id);
+            retired.valid_to = Some(e.effective_time());
+            retired.updated_at = e.ingested_at;
+            let retired_id = retired.id;
+            self.push_node(PlannedNode {
+                action: NodeAction::Update { before },
+                node: retired,
+            });
+            self.link(Some(id), EdgeType::Supersedes, Some(retired_id), 1.0);
+        }
+        if !merged.is_empty() {
+            spec.metadata
+                .insert("merged_claim_ids".into(), json!(merged));
+        }
+        if !superseded.is_empty() {
+            spec.metadata.insert("supersedes".into(), json!(superseded));
+        }
+        let mut node = self.node(
+            id,
+            spec.node_type,
+            spec.content,
+            spec.metadata,
+            spec.epistemic,
+            confidence,
+        );
+        node.evidence_refs = evidence;
+        self.push_node(PlannedNode {
+            action: NodeAction::Create,
+            node,
+        });
+        Ok(id)
     }
 
     fn link(
@@ -539,6 +795,21 @@ impl Builder<'_> {
             created_at: e.ingested_at,
         });
     }
+}
+
+/// The comparable parts of a stored claim, from its metadata.
+fn view_of(node: &Node) -> Option<ClaimView<'_>> {
+    let m = node.metadata.as_ref()?;
+    Some(ClaimView {
+        node_type: node.node_type,
+        epistemic: node.epistemic_type,
+        source_type: node.source_type,
+        predicate: m.get("predicate")?.as_str()?,
+        object: m.get("object")?.as_str()?,
+        positive: m.get("polarity")?.as_str()? == "positive",
+        conditional: m.get("condition").is_some(),
+        valid_from_ms: node.valid_from.unix_millis(),
+    })
 }
 
 fn link_status(r: &EndpointRef) -> &'static str {
