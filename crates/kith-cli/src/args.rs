@@ -92,6 +92,12 @@ pub enum Command {
         #[arg(long)]
         all_owners: bool,
     },
+    /// The effective configuration.
+    Config {
+        /// What to do.
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Build a pack from a shipped conversation and answer questions from it.
     Demo {
         /// Keep the demo pack here (default: a temporary directory).
@@ -135,6 +141,14 @@ pub struct StoreArgs {
     /// The note node's type.
     #[arg(long)]
     pub node_type: Option<String>,
+}
+
+/// `config` actions.
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print the extraction provider and every identity option with its
+    /// environment variable and effective value.
+    Show,
 }
 
 /// `ingest` arguments: those of `store`, plus how to extract.

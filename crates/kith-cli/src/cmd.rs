@@ -12,7 +12,7 @@ use kith::{
 };
 use uuid::Uuid;
 
-use crate::args::{Cli, Command, EventsAction, ListShow, StoreArgs};
+use crate::args::{Cli, Command, ConfigAction, EventsAction, ListShow, StoreArgs};
 use crate::render;
 
 /// Runs one command; returns the process exit code.
@@ -274,6 +274,33 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Demo { ref keep } => crate::demo::run(keep.as_deref())?,
+        Command::Config {
+            action: ConfigAction::Show,
+        } => {
+            let identity =
+                kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
+            let llm = kith::extract::openai::OpenAiCompatible::from_env()?;
+            let rows: Vec<serde_json::Value> = identity
+                .effective()
+                .into_iter()
+                .map(|(name, var, value)| {
+                    serde_json::json!({"option": name, "env": var, "value": value})
+                })
+                .collect();
+            let provider = match &llm {
+                Some(p) => format!("openai-compatible {} at {}", p.config().model, p.endpoint()),
+                None => "heuristic (offline; set KITH_LLM_BASE_URL for an LLM)".to_string(),
+            };
+            if json {
+                render::json(&serde_json::json!({"provider": provider, "identity": rows}))?;
+            } else {
+                println!("{:<22} {:<34} value", "option", "env");
+                println!("{:<22} {:<34} {provider}", "provider", "KITH_LLM_BASE_URL");
+                for (name, var, value) in identity.effective() {
+                    println!("{name:<22} {var:<34} {value}");
+                }
+            }
+        }
         Command::Bench { ref which } => crate::bench::run(which, json)?,
     }
     Ok(ExitCode::SUCCESS)
@@ -304,6 +331,8 @@ fn open_for_ingest(cli: &Cli) -> Result<Memory> {
 /// Applies the environment's extraction settings to `memory`
 /// (`KITH_LLM_*`, `KITH_LEASE_SECS`).
 pub fn configure(mut memory: Memory) -> Result<Memory> {
+    let identity = kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
+    memory = memory.with_identity(identity);
     if let Some(llm) = kith::extract::openai::OpenAiCompatible::from_env()? {
         memory = memory.with_provider(std::sync::Arc::new(llm));
     }

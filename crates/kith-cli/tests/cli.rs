@@ -217,3 +217,78 @@ fn demo_answers_from_memory_with_evidence() {
     let doctor = common::kith_cmd(&keep, &["doctor"]).output().unwrap();
     assert!(doctor.status.success());
 }
+
+#[test]
+fn config_show_prints_effective_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .args(["--json", "config", "show"])
+        .env("KITH_ENABLE_SPEAKER_REFERENCES", "off")
+        .env_remove("KITH_LLM_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["identity"].as_array().unwrap();
+    let speaker = rows
+        .iter()
+        .find(|r| r["option"] == "speaker_references")
+        .unwrap();
+    assert_eq!(speaker["env"], "KITH_ENABLE_SPEAKER_REFERENCES");
+    assert_eq!(speaker["value"], false);
+    assert!(v["provider"].as_str().unwrap().starts_with("heuristic"));
+
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .args(["config", "show"])
+        .env("KITH_ENABLE_CLAIM_MERGE", "perhaps")
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .contains("KITH_ENABLE_CLAIM_MERGE=\"perhaps\" is not a boolean"));
+}
+
+#[test]
+fn ingest_binds_the_speaker_and_status_explains() {
+    let t = TestPack::new();
+    let a = t.json(&[
+        "ingest",
+        "I work at Northwind Analytics.",
+        "--speaker",
+        "Maya Okafor",
+        "--event-time",
+        "2025-03-04T19:15:00+00:00",
+    ]);
+    assert_eq!(a["status"], "complete");
+    let b = t.json(&[
+        "ingest",
+        "Big news: I left Northwind Analytics at the end of July.",
+        "--speaker",
+        "Maya Okafor",
+        "--event-time",
+        "2025-08-09T21:30:00+01:00",
+    ]);
+    assert_eq!(b["derivation"]["superseded"], 1);
+    let status = t.ok(&["events", "status", b["event_id"].as_str().unwrap()]);
+    assert!(status.contains("status      complete"), "{status}");
+    assert!(status.contains("DERIVATION_COMMITTED"), "{status}");
+    // Both claims hang off one Maya Okafor.
+    let nodes = t.json(&["nodes", "list", "--limit", "100"]);
+    let people: Vec<&serde_json::Value> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["content"] == "Maya Okafor")
+        .collect();
+    assert_eq!(people.len(), 1);
+    let refused = t.fails(&[
+        "ingest",
+        "I like tea.",
+        "--speaker",
+        "Maya",
+        "--first-person-owner",
+    ]);
+    assert!(
+        refused.contains("first_person_owner is set on a turn with a speaker"),
+        "{refused}"
+    );
+}

@@ -1,0 +1,431 @@
+//! Identity through `ingest`: who "I" is, and what repeats or replaces
+//! what. Extraction replies are recorded and served over real HTTP by the
+//! replay server; each test names the reference-notes scenario (§8) or the
+//! rule it guards.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kith::identity::IdentityOptions;
+use kith::{EdgeType, EventInput, IngestOptions, Memory, Node, NodeQuery, NodeType, OwnerId};
+use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
+use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+use serde_json::{json, Value};
+
+fn fact(subject: &str, predicate: &str, object: &str, quote: &str) -> Value {
+    json!({"subject": subject, "predicate": predicate, "object": object, "polarity": "positive",
+           "evidence_quote": quote, "fact_type": "fact", "epistemic_type": "asserted",
+           "temporal_intent": null, "replaces_object": null, "condition": null, "confidence": 0.9})
+}
+
+fn with(mut v: Value, key: &str, value: Value) -> Value {
+    v[key] = value;
+    v
+}
+
+fn person(name: &str) -> Value {
+    json!({"name": name, "entity_type": "person"})
+}
+
+fn org(name: &str) -> Value {
+    json!({"name": name, "entity_type": "organization"})
+}
+
+/// A memory whose LLM is the replay server answering `rules` (message
+/// substring → extraction).
+fn memory(
+    rules: Vec<(&str, Value)>,
+    options: IdentityOptions,
+) -> (tempfile::TempDir, Memory, ReplayServer) {
+    let server = ReplayServer::start(
+        rules
+            .into_iter()
+            .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
+            .collect(),
+    )
+    .unwrap();
+    let config = OpenAiConfig::new(server.base_url(), "recorded")
+        .with_timeout(Duration::from_secs(5))
+        .with_max_retries(0);
+    let (tmp, _dir, m) = common::pack();
+    let m = m
+        .with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()))
+        .with_identity(options);
+    (tmp, m, server)
+}
+
+fn say(m: &Memory, text: &str, speaker: Option<&str>, time: &str) -> kith::IngestReceipt {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                speaker: speaker.map(Into::into),
+                session_id: Some("s1".into()),
+                event_time: Some(time.into()),
+                ..EventInput::new("user", text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        r.status,
+        kith::WorkStatus::Complete,
+        "{text}: {:?}",
+        r.error
+    );
+    r
+}
+
+fn all(m: &Memory) -> Vec<Node> {
+    m.nodes(&NodeQuery {
+        owner: Some(OwnerId::new("owner").unwrap()),
+        ..NodeQuery::default()
+    })
+    .unwrap()
+    .into_iter()
+    .map(|s| s.node)
+    .filter(|n| n.node_type != NodeType::Note)
+    .collect()
+}
+
+fn claims(m: &Memory, predicate: &str) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type != NodeType::Entity)
+        .filter(|n| {
+            n.metadata
+                .as_ref()
+                .is_some_and(|md| md["predicate"] == predicate)
+        })
+        .collect()
+}
+
+fn entities(m: &Memory, content: &str) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type == NodeType::Entity && n.content == content)
+        .collect()
+}
+
+fn has_fact_from(m: &Memory, claim: &Node) -> Vec<uuid::Uuid> {
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    tx.edges_of(claim.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::HasFact && e.target_id == claim.id)
+        .map(|e| e.source_id)
+        .collect()
+}
+
+fn dana_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "I work at Northwind.",
+            json!({"entities": [org("Northwind")],
+                   "facts": [with(fact("I", "works_at", "Northwind", "I work at Northwind."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "I left Northwind",
+            json!({"entities": [org("Northwind"), org("Brightpath")],
+            "facts": [
+                with(with(with(fact("I", "works_at", "Northwind",
+                    "I left Northwind and now work at Brightpath."),
+                    "polarity", json!("negative")), "temporal_intent", json!("update")),
+                    "object_entity_type", json!("organization")),
+                with(with(with(fact("I", "works_at", "Brightpath",
+                    "I left Northwind and now work at Brightpath."),
+                    "temporal_intent", json!("update")), "replaces_object", json!("Northwind")),
+                    "object_entity_type", json!("organization"))
+            ]}),
+        ),
+    ]
+}
+
+/// §8.9 with speaker references on: one Dana, the Northwind claim superseded.
+#[test]
+fn speaker_dana_changes_jobs() {
+    let (_t, m, _s) = memory(dana_rules(), IdentityOptions::default());
+    say(
+        &m,
+        "I work at Northwind.",
+        Some("Dana"),
+        "2025-01-01T09:00:00Z",
+    );
+    say(
+        &m,
+        "I left Northwind and now work at Brightpath.",
+        Some("Dana"),
+        "2025-03-01T09:00:00Z",
+    );
+    let dana = entities(&m, "Dana");
+    assert_eq!(dana.len(), 1, "one person entity for the speaker");
+    assert_eq!(dana[0].metadata.as_ref().unwrap()["entity_type"], "person");
+    assert!(
+        entities(&m, "I").is_empty(),
+        "no event-local I when the speaker binds"
+    );
+
+    let works = claims(&m, "works_at");
+    let first = works
+        .iter()
+        .find(|c| c.content == "I work at Northwind.")
+        .expect("first claim");
+    assert_eq!(first.lifecycle, kith::Lifecycle::Superseded);
+    assert!(first.superseded_by.is_some());
+    let by = first.superseded_by.unwrap();
+    assert!(works.iter().any(|c| c.id == by && c.lifecycle.is_active()));
+    // The claim keeps the literal pronoun; metadata says who bound it.
+    let m0 = first.metadata.as_ref().unwrap();
+    assert_eq!(m0["subject"], "I");
+    assert_eq!(m0["speaker_reference"]["speaker"], "Dana");
+    assert_eq!(m0["speaker_reference"]["fields"], json!(["subject"]));
+    assert_eq!(m0["speaker_reference"]["basis"], "speaker");
+    // HAS_FACT from Dana to every claim.
+    for c in &works {
+        assert_eq!(has_fact_from(&m, c), vec![dana[0].id]);
+    }
+}
+
+/// §8.9 with speaker references off: two event-local I's, nothing superseded.
+#[test]
+fn speaker_references_off_keeps_i_local() {
+    let off = IdentityOptions {
+        speaker_references: false,
+        ..IdentityOptions::default()
+    };
+    let (_t, m, _s) = memory(dana_rules(), off);
+    say(
+        &m,
+        "I work at Northwind.",
+        Some("Dana"),
+        "2025-01-01T09:00:00Z",
+    );
+    say(
+        &m,
+        "I left Northwind and now work at Brightpath.",
+        Some("Dana"),
+        "2025-03-01T09:00:00Z",
+    );
+    assert_eq!(entities(&m, "I").len(), 2);
+    assert!(entities(&m, "Dana").is_empty());
+    assert!(claims(&m, "works_at")
+        .iter()
+        .all(|c| c.lifecycle.is_active()));
+}
+
+/// §8.10: "We" stays local; "Sam called me." binds the object to the speaker.
+#[test]
+fn plural_stays_local_and_objects_bind() {
+    let rules = vec![
+        (
+            "We went camping.",
+            json!({"facts": [fact("We", "went", "camping", "We went camping.")]}),
+        ),
+        (
+            "Sam called me.",
+            json!({"entities": [person("Sam")],
+                   "facts": [with(fact("Sam", "called", "me", "Sam called me."), "subject_entity_type", json!("person"))]}),
+        ),
+    ];
+    let (_t, m, _s) = memory(rules, IdentityOptions::default());
+    say(&m, "We went camping.", Some("Dana"), "2025-01-01T09:00:00Z");
+    say(&m, "Sam called me.", Some("Dana"), "2025-01-02T09:00:00Z");
+    let we = entities(&m, "we");
+    assert_eq!(we.len(), 1);
+    assert_eq!(
+        we[0].metadata.as_ref().unwrap()["identity_status"],
+        "unresolved_reference"
+    );
+    let called = &claims(&m, "called")[0];
+    let md = called.metadata.as_ref().unwrap();
+    assert_eq!(md["speaker_reference"]["fields"], json!(["object"]));
+    let dana = entities(&m, "Dana")[0].id;
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let edges = tx.edges_of(called.id).unwrap();
+    assert!(edges
+        .iter()
+        .any(|e| e.edge_type == EdgeType::Mentions && e.target_id == dana));
+}
+
+/// §8.11: the same preference twice merges: the earlier is superseded and
+/// the later carries both events as evidence.
+#[test]
+fn repeated_claims_merge() {
+    let x = json!({"facts": [with(fact("I", "prefers", "Python", "I prefer Python."), "fact_type", json!("preference"))]});
+    let (_t, m, _s) = memory(vec![("I prefer Python.", x)], IdentityOptions::default());
+    let a = say(&m, "I prefer Python.", Some("Dana"), "2025-01-01T09:00:00Z");
+    let b = say(&m, "I prefer Python.", Some("Dana"), "2025-02-01T09:00:00Z");
+    let prefs = claims(&m, "prefers");
+    assert_eq!(prefs.len(), 2);
+    let old = prefs
+        .iter()
+        .find(|c| c.evidence_refs == vec![a.event_id])
+        .unwrap();
+    let new = prefs.iter().find(|c| c.evidence_refs.len() == 2).unwrap();
+    assert_eq!(old.lifecycle, kith::Lifecycle::Superseded);
+    assert_eq!(old.superseded_by, Some(new.id));
+    assert_eq!(new.evidence_refs, vec![a.event_id, b.event_id]);
+    assert_eq!(
+        new.metadata.as_ref().unwrap()["merged_claim_ids"],
+        json!([old.id.to_string()])
+    );
+    // With merging off, both stay current.
+    let x = json!({"facts": [with(fact("I", "prefers", "Python", "I prefer Python."), "fact_type", json!("preference"))]});
+    let off = IdentityOptions {
+        claim_merge: false,
+        ..IdentityOptions::default()
+    };
+    let (_t2, m2, _s2) = memory(vec![("I prefer Python.", x)], off);
+    say(
+        &m2,
+        "I prefer Python.",
+        Some("Dana"),
+        "2025-01-01T09:00:00Z",
+    );
+    say(
+        &m2,
+        "I prefer Python.",
+        Some("Dana"),
+        "2025-02-01T09:00:00Z",
+    );
+    assert!(claims(&m2, "prefers")
+        .iter()
+        .all(|c| c.lifecycle.is_active()));
+}
+
+/// §8.6: without a speaker, each event keeps its own I, linked to both of
+/// its facts, and nothing merges across events.
+#[test]
+fn speakerless_i_is_event_local() {
+    let quote = "I prefer tea and I drink tea.";
+    let x = json!({"facts": [
+        with(fact("I", "prefers", "tea", quote), "fact_type", json!("preference")),
+        fact("I", "drinks", "tea", quote)
+    ]});
+    let (_t, m, _s) = memory(vec![(quote, x)], IdentityOptions::default());
+    let a = say(&m, quote, None, "2025-01-01T09:00:00Z");
+    let b = say(&m, quote, None, "2025-01-02T09:00:00Z");
+    let is = entities(&m, "I");
+    assert_eq!(is.len(), 2);
+    assert_ne!(is[0].id, is[1].id);
+    for (i, r) in is.iter().zip([a.event_id, b.event_id]) {
+        assert_eq!(
+            i.metadata.as_ref().unwrap()["reference_event_id"],
+            r.to_string()
+        );
+    }
+    for c in claims(&m, "prefers")
+        .iter()
+        .chain(claims(&m, "drinks").iter())
+    {
+        assert!(c.lifecycle.is_active());
+        let from = has_fact_from(&m, c);
+        assert_eq!(from.len(), 1);
+        assert!(is.iter().any(|i| i.id == from[0]));
+    }
+}
+
+/// §8.5: US/country and IT/technology are names: one entity across events.
+#[test]
+fn named_readings_of_pronoun_words() {
+    let quote = "IT runs the US office.";
+    let x = json!({"entities": [{"name": "US", "entity_type": "country"}, {"name": "IT", "entity_type": "technology"}],
+                   "facts": [with(with(fact("IT", "runs_office_in", "US", quote), "subject_entity_type", json!("technology")),
+                                  "object_entity_type", json!("country"))]});
+    let (_t, m, _s) = memory(vec![(quote, x)], IdentityOptions::default());
+    say(&m, quote, None, "2025-01-01T09:00:00Z");
+    say(&m, quote, None, "2025-01-02T09:00:00Z");
+    assert_eq!(entities(&m, "US").len(), 1);
+    assert_eq!(entities(&m, "IT").len(), 1);
+    assert!(entities(&m, "I").is_empty() && entities(&m, "it").is_empty());
+}
+
+/// Self-introductions bind a speakerless user turn's I to the listed person.
+#[test]
+fn self_introduction_binds_i() {
+    let text = "Hi, I am Alex Rivera. I like tea.";
+    let x = json!({"entities": [person("Alex Rivera")],
+                   "facts": [with(fact("I", "likes", "tea", "I like tea."), "fact_type", json!("preference"))]});
+    let (_t, m, _s) = memory(vec![(text, x)], IdentityOptions::default());
+    say(&m, text, None, "2025-01-01T09:00:00Z");
+    let alex = entities(&m, "Alex Rivera");
+    assert_eq!(alex.len(), 1);
+    let like = &claims(&m, "likes")[0];
+    assert_eq!(has_fact_from(&m, like), vec![alex[0].id]);
+    assert_eq!(
+        like.metadata.as_ref().unwrap()["speaker_reference"]["basis"],
+        "self_introduction"
+    );
+    assert!(entities(&m, "I").is_empty());
+}
+
+/// A possessive is no introduction; a pasted quote in the first person
+/// never becomes the owner's claim.
+#[test]
+fn possessives_and_quotes_bind_nobody() {
+    let text = "I am Jordan's partner. Jordan wrote: 'I hate sushi'.";
+    let x = json!({"entities": [person("Jordan")],
+                   "facts": [with(fact("I", "likes", "sushi", "Jordan wrote: 'I hate sushi'."), "polarity", json!("negative"))]});
+    let (_t, m, _s) = memory(vec![(text, x)], IdentityOptions::default());
+    say(&m, text, None, "2025-01-01T09:00:00Z");
+    let hate = &claims(&m, "likes")[0];
+    let from = has_fact_from(&m, hate);
+    let i = entities(&m, "I");
+    assert_eq!(i.len(), 1, "the I stays event-local");
+    assert_eq!(from, vec![i[0].id]);
+    assert!(hate
+        .metadata
+        .as_ref()
+        .unwrap()
+        .get("speaker_reference")
+        .is_none());
+}
+
+/// first_person_owner binds a user turn's I to the owner's reference
+/// entity, and is refused with a speaker or on another role.
+#[test]
+fn first_person_owner() {
+    let text = "I prefer trains to flights.";
+    let x = json!({"facts": [with(fact("I", "prefers", "trains", text), "fact_type", json!("preference"))]});
+    let (_t, m, _s) = memory(vec![(text, x)], IdentityOptions::default());
+    let fpo = IngestOptions {
+        first_person_owner: true,
+        ..IngestOptions::default()
+    };
+    let input = |role: &str, speaker: Option<&str>, source: &str| EventInput {
+        owner_id: Some("owner".into()),
+        speaker: speaker.map(Into::into),
+        source_id: Some(source.into()),
+        ..EventInput::new(role, text)
+    };
+    m.ingest(input("user", None, "a"), fpo).unwrap();
+    m.ingest(input("user", None, "b"), fpo).unwrap();
+    let me = entities(&m, "I");
+    assert_eq!(me.len(), 1, "one owner reference per owner and scope");
+    assert_eq!(
+        me[0].metadata.as_ref().unwrap()["identity_status"],
+        "owner_reference"
+    );
+    // The repeat merged onto the owner.
+    assert_eq!(
+        claims(&m, "prefers")
+            .iter()
+            .filter(|c| c.lifecycle.is_active())
+            .count(),
+        1
+    );
+    let before = common::snapshot(&m, "owner");
+    for (role, speaker, source) in [("user", Some("Dana"), "c"), ("assistant", None, "d")] {
+        let err = m.ingest(input(role, speaker, source), fpo).unwrap_err();
+        assert_eq!(err.kind(), kith::ErrorKind::InvalidInput, "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("first_person_owner is set on a turn with"),
+            "{err}"
+        );
+    }
+    assert_eq!(common::snapshot(&m, "owner"), before);
+}
