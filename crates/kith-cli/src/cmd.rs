@@ -205,10 +205,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 ListShow::Show { id } => {
                     let node = memory.node(&owner, parse_id(id)?)?;
+                    let claims = if node.node_type == NodeType::Entity {
+                        memory.entity_claims(&owner, node.id)?
+                    } else {
+                        Vec::new()
+                    };
                     if json {
-                        render::json(&node)?;
+                        let claims: Vec<serde_json::Value> = claims
+                            .iter()
+                            .map(|(c, basis)| serde_json::json!({"claim": c, "basis": basis}))
+                            .collect();
+                        render::json(&serde_json::json!({"node": node, "claims": claims}))?;
                     } else {
                         render::node_detail(&node);
+                        if !claims.is_empty() {
+                            println!("claims");
+                            render::entity_claims(&claims);
+                        }
                     }
                 }
             }

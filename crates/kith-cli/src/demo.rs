@@ -116,9 +116,27 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
         println!("   ({took:.2} ms)\n");
     }
     println!(
-        "labelled evidence in the top 3 for {answered} of {} questions",
+        "labelled evidence in the top 3 for {answered} of {} questions\n",
         questions.len()
     );
+    // Who said "I": claims bound to each speaker, current ones first.
+    let people = memory.nodes(&kith::NodeQuery {
+        owner: Some(owner.clone()),
+        node_types: vec![NodeType::Entity],
+        ..kith::NodeQuery::default()
+    })?;
+    for person in people.iter().map(|s| &s.node).filter(|n| {
+        n.metadata
+            .as_ref()
+            .is_some_and(|m| m["entity_type"] == "person")
+    }) {
+        let claims = memory.entity_claims(&owner, person.id)?;
+        if claims.is_empty() {
+            continue;
+        }
+        println!("What {} said about themselves:", person.content);
+        render::entity_claims(&claims);
+    }
     if keep.is_some() {
         println!(
             "explore it: kith --pack {} --owner {OWNER} search \"Lisbon\"",

@@ -197,3 +197,33 @@ pub fn work_report(w: &WorkReport) {
     }
     println!("journal     {}", w.journal.join(", "));
 }
+
+/// An entity's claims and what bound them, for people.
+pub fn entity_claims(claims: &[(Node, Option<String>)]) {
+    for (c, basis) in claims {
+        let m = c.metadata.as_ref();
+        let field = |k: &str| {
+            m.and_then(|m| m.get(k))
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let negative = if field("polarity") == "negative" {
+            "NOT "
+        } else {
+            ""
+        };
+        let bound = basis
+            .as_ref()
+            .map(|b| format!(", bound by {b}"))
+            .unwrap_or_default();
+        println!(
+            "  [{}] {negative}{} {} ({}{bound}) \"{}\"",
+            c.lifecycle.as_str(),
+            field("predicate"),
+            field("object"),
+            c.valid_from.date(),
+            clip(&c.content, 70)
+        );
+    }
+}

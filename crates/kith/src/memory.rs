@@ -181,6 +181,37 @@ impl Memory {
         }
     }
 
+    /// The claims an entity of `owner` has (targets of its HAS_FACT edges),
+    /// current ones first, each with the basis that bound it when a
+    /// first-person rule did (`speaker`, `self_introduction`,
+    /// `first_person_owner`).
+    pub fn entity_claims(
+        &self,
+        owner: &OwnerId,
+        entity: Uuid,
+    ) -> Result<Vec<(Node, Option<String>)>, Error> {
+        let entity_node = self.node(owner, entity)?;
+        let mut tx = self.store.begin(TxMode::Read)?;
+        let mut out = Vec::new();
+        for edge in tx.edges_of(entity_node.id)? {
+            if edge.edge_type != kith_core::EdgeType::HasFact || edge.source_id != entity {
+                continue;
+            }
+            if let Some(claim) = tx.get_node(edge.target_id)? {
+                let basis = claim.metadata.as_ref().and_then(|m| {
+                    m.get("speaker_reference")
+                        .or_else(|| m.get("owner_reference"))
+                        .and_then(|r| r.get("basis"))
+                        .and_then(|b| b.as_str())
+                        .map(String::from)
+                });
+                out.push((claim, basis));
+            }
+        }
+        out.sort_by_key(|(n, _)| (!n.lifecycle.is_active(), n.valid_from));
+        Ok(out)
+    }
+
     /// Nodes in creation order.
     pub fn nodes(&self, query: &NodeQuery) -> Result<Vec<StoredNode>, Error> {
         let mut tx = self.store.begin(TxMode::Read)?;
