@@ -215,7 +215,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                             .iter()
                             .map(|(c, basis)| serde_json::json!({"claim": c, "basis": basis}))
                             .collect();
-                        render::json(&serde_json::json!({"node": node, "claims": claims}))?;
+                        // The node's own fields, plus its claims for an entity.
+                        let mut value = serde_json::to_value(&node)?;
+                        if node.node_type == NodeType::Entity {
+                            value["claims"] = serde_json::Value::Array(claims);
+                        }
+                        render::json(&value)?;
                     } else {
                         render::node_detail(&node);
                         if !claims.is_empty() {
