@@ -157,8 +157,8 @@ pub fn ingest_receipt(r: &IngestReceipt) {
     println!("{state}: event {} ({})", r.event_id, r.status.as_str());
     if let Some(d) = &r.derivation {
         println!(
-            "  {} entities new, {} reused; {} claims; {} edges; {} claims dropped by grounding",
-            d.entities_created, d.entities_reused, d.claims, d.edges, d.dropped
+            "  {} entities new, {} reused; {} claims; {} edges; {} earlier claims superseded; {} claims dropped by grounding",
+            d.entities_created, d.entities_reused, d.claims, d.edges, d.superseded, d.dropped
         );
     }
     if let Some(e) = &r.error {
