@@ -10,7 +10,10 @@
 //!    extraction lists that name as a person (with `self_introductions` on).
 //!    Possessives ("I am Jordan's partner"), unlisted names and two different
 //!    introductions bind nothing.
-//! 4. Otherwise the first person stays local to its event.
+//! 4. A user turn that names nobody (no speaker, no introduction, no person
+//!    in the extraction), with `owner_name_carry` on: the newest person entity
+//!    a user turn created under the owner's name (the caller looks it up).
+//! 5. Otherwise the first person stays local to its event.
 //!
 //! Plural, second- and third-person references are never bound here.
 
@@ -30,6 +33,8 @@ pub enum Basis {
     SelfIntroduction,
     /// The caller declared the turn's first person to be the owner.
     FirstPersonOwner,
+    /// The owner's name, carried from an earlier user turn.
+    OwnerName,
 }
 
 /// The decision.
@@ -63,6 +68,8 @@ pub struct FirstPersonInput<'a> {
     pub entities: &'a [ExtractedEntity],
     /// Which rules run.
     pub options: &'a IdentityOptions,
+    /// The newest name a user turn of this owner and scope gave the owner.
+    pub owner_name: Option<&'a str>,
 }
 
 /// Decides who the turn's singular first person is.
@@ -90,7 +97,38 @@ pub fn bind_first_person(input: &FirstPersonInput<'_>) -> FirstPerson {
             };
         }
     }
+    let names_somebody = input
+        .entities
+        .iter()
+        .any(|e| e.entity_type.trim().eq_ignore_ascii_case("person"));
+    if input.options.owner_name_carry
+        && input.options.speaker_references
+        && input.role == Role::User
+        && !names_somebody
+    {
+        if let Some(name) = input.owner_name.map(str::trim).filter(|n| !n.is_empty()) {
+            return FirstPerson::Named {
+                name: name.to_string(),
+                basis: Basis::OwnerName,
+            };
+        }
+    }
     FirstPerson::Local
+}
+
+impl FirstPerson {
+    /// Whether the person entity this binding creates carries the owner's
+    /// name (`owner_name`): a user turn's own speaker or introduction.
+    pub fn names_the_owner(&self, role: Role) -> bool {
+        role == Role::User
+            && matches!(
+                self,
+                FirstPerson::Named {
+                    basis: Basis::Speaker | Basis::SelfIntroduction,
+                    ..
+                }
+            )
+    }
 }
 
 /// Introduction markers, lower case; each must start a word.
@@ -188,6 +226,7 @@ mod tests {
             content,
             entities,
             options: &options,
+            owner_name: None,
         })
     }
 
@@ -285,5 +324,70 @@ mod tests {
             decide(Role::Participant, Some("Jordan"), false, "x", &[], on),
             FirstPerson::Named { .. }
         ));
+    }
+}
+
+#[cfg(test)]
+mod carry_tests {
+    use super::*;
+
+    fn carry(role: Role, entities: &[ExtractedEntity], options: IdentityOptions) -> FirstPerson {
+        bind_first_person(&FirstPersonInput {
+            role,
+            speaker: None,
+            first_person_owner: false,
+            content: "I prefer trains to flights.",
+            entities,
+            options: &options,
+            owner_name: Some("Maya Okafor"),
+        })
+    }
+
+    #[test]
+    fn owner_name_carry() {
+        let on = IdentityOptions::default();
+        assert_eq!(
+            carry(Role::User, &[], on),
+            FirstPerson::Named {
+                name: "Maya Okafor".into(),
+                basis: Basis::OwnerName
+            }
+        );
+        // Never for other roles; never when the turn names a person; each
+        // switch (and speaker references, which it needs) turns it off.
+        assert_eq!(carry(Role::Participant, &[], on), FirstPerson::Local);
+        let jordan = [ExtractedEntity {
+            name: "Jordan".into(),
+            entity_type: "person".into(),
+            description: None,
+        }];
+        assert_eq!(carry(Role::User, &jordan, on), FirstPerson::Local);
+        for off in [
+            IdentityOptions {
+                owner_name_carry: false,
+                ..on
+            },
+            IdentityOptions {
+                speaker_references: false,
+                ..on
+            },
+        ] {
+            assert_eq!(carry(Role::User, &[], off), FirstPerson::Local);
+        }
+        assert!(FirstPerson::Named {
+            name: "A".into(),
+            basis: Basis::Speaker
+        }
+        .names_the_owner(Role::User));
+        assert!(!FirstPerson::Named {
+            name: "A".into(),
+            basis: Basis::OwnerName
+        }
+        .names_the_owner(Role::User));
+        assert!(!FirstPerson::Named {
+            name: "A".into(),
+            basis: Basis::Speaker
+        }
+        .names_the_owner(Role::Participant));
     }
 }

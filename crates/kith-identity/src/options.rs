@@ -6,6 +6,7 @@
 //! | `self_introductions` | `KITH_ENABLE_INGEST_CLAIM_FIXES` | on |
 //! | `claim_merge` | `KITH_ENABLE_CLAIM_MERGE` | on |
 //! | `supersedence` | `KITH_ENABLE_SUPERSEDENCE` | on |
+//! | `owner_name_carry` | `KITH_ENABLE_OWNER_NAME_CARRY` | on (needs `speaker_references`) |
 //!
 //! Boolean values: `1`, `true`, `yes`, `on` and `0`, `false`, `no`, `off`
 //! (any case); anything else is refused with the variable named.
@@ -24,6 +25,14 @@ pub struct IdentityOptions {
     pub claim_merge: bool,
     /// A grounded update supersedes the claim it replaces.
     pub supersedence: bool,
+    /// A user turn that names nobody binds its I to the newest person a user
+    /// turn created under the owner's name.
+    #[serde(default = "on")]
+    pub owner_name_carry: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Default for IdentityOptions {
@@ -33,6 +42,7 @@ impl Default for IdentityOptions {
             self_introductions: true,
             claim_merge: true,
             supersedence: true,
+            owner_name_carry: true,
         }
     }
 }
@@ -43,6 +53,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("self_introductions", "KITH_ENABLE_INGEST_CLAIM_FIXES"),
     ("claim_merge", "KITH_ENABLE_CLAIM_MERGE"),
     ("supersedence", "KITH_ENABLE_SUPERSEDENCE"),
+    ("owner_name_carry", "KITH_ENABLE_OWNER_NAME_CARRY"),
 ];
 
 impl IdentityOptions {
@@ -57,7 +68,8 @@ impl IdentityOptions {
                 "speaker_references" => o.speaker_references = value,
                 "self_introductions" => o.self_introductions = value,
                 "claim_merge" => o.claim_merge = value,
-                _ => o.supersedence = value,
+                "supersedence" => o.supersedence = value,
+                _ => o.owner_name_carry = value,
             }
         }
         Ok(o)
@@ -77,7 +89,8 @@ impl IdentityOptions {
                     "speaker_references" => self.speaker_references,
                     "self_introductions" => self.self_introductions,
                     "claim_merge" => self.claim_merge,
-                    _ => self.supersedence,
+                    "supersedence" => self.supersedence,
+                    _ => self.owner_name_carry,
                 };
                 (*name, *var, value)
             })
@@ -113,6 +126,6 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
-        assert_eq!(IdentityOptions::default().effective().len(), 4);
+        assert_eq!(IdentityOptions::default().effective().len(), 5);
     }
 }

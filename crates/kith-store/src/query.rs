@@ -53,6 +53,11 @@ pub struct NodeQuery {
     pub event_id: Option<Uuid>,
     /// Only nodes with `seq` greater than this (paging).
     pub after_seq: i64,
+    /// Only nodes whose metadata has this top-level key (letters, digits
+    /// and `_`).
+    pub metadata_key: Option<String>,
+    /// Newest first instead of creation order.
+    pub newest_first: bool,
     /// At most this many.
     pub limit: usize,
 }

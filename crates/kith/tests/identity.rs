@@ -429,3 +429,157 @@ fn first_person_owner() {
     }
     assert_eq!(common::snapshot(&m, "owner"), before);
 }
+
+fn say_in(
+    m: &Memory,
+    text: &str,
+    speaker: Option<&str>,
+    role: &str,
+    scope: &str,
+) -> kith::IngestReceipt {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                speaker: speaker.map(Into::into),
+                scope: Some(scope.into()),
+                ..EventInput::new(role, text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        r.status,
+        kith::WorkStatus::Complete,
+        "{text}: {:?}",
+        r.error
+    );
+    r
+}
+
+fn carry_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "I work at Northwind.",
+            json!({"entities": [org("Northwind")],
+                   "facts": [with(fact("I", "works_at", "Northwind", "I work at Northwind."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "I prefer trains to flights.",
+            json!({"facts": [with(fact("I", "prefers", "trains", "I prefer trains to flights."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+        (
+            "Jordan wrote: 'I hate sushi'.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [with(fact("I", "likes", "sushi", "Jordan wrote: 'I hate sushi'."),
+                                  "polarity", json!("negative"))]}),
+        ),
+    ]
+}
+
+/// Owner name carry: a user turn that names nobody binds to the newest
+/// person a user turn created under the owner's name.
+#[test]
+fn owner_name_is_carried_to_later_user_turns() {
+    let (_t, m, _s) = memory(carry_rules(), IdentityOptions::default());
+    say_in(
+        &m,
+        "I work at Northwind.",
+        Some("Maya Okafor"),
+        "user",
+        "personal",
+    );
+    let maya = &entities(&m, "Maya Okafor")[0];
+    assert_eq!(maya.metadata.as_ref().unwrap()["owner_name"], true);
+
+    say_in(&m, "I prefer trains to flights.", None, "user", "personal");
+    let trains = &claims(&m, "prefers")[0];
+    assert_eq!(has_fact_from(&m, trains), vec![maya.id]);
+    let md = trains.metadata.as_ref().unwrap();
+    assert_eq!(md["speaker_reference"]["basis"], "owner_name");
+    assert_eq!(md["subject"], "I", "the claim keeps its wording");
+    assert!(entities(&m, "I").is_empty());
+
+    // A quoted first person in a turn that names someone is not the owner's.
+    say_in(
+        &m,
+        "Jordan wrote: 'I hate sushi'.",
+        None,
+        "user",
+        "personal",
+    );
+    let sushi = &claims(&m, "likes")[0];
+    assert_ne!(has_fact_from(&m, sushi), vec![maya.id]);
+    assert_eq!(entities(&m, "I").len(), 1);
+}
+
+#[test]
+fn owner_name_carry_has_limits() {
+    let (_t, m, _s) = memory(carry_rules(), IdentityOptions::default());
+    say_in(
+        &m,
+        "I work at Northwind.",
+        Some("Maya Okafor"),
+        "user",
+        "personal",
+    );
+    // Not for a participant's turn, and not across scopes.
+    say_in(
+        &m,
+        "I prefer trains to flights.",
+        None,
+        "participant",
+        "personal",
+    );
+    say_in(&m, "I prefer trains to flights.", None, "user", "work");
+    assert_eq!(entities(&m, "I").len(), 2);
+    // A participant's named turn never marks the owner's name.
+    say_in(
+        &m,
+        "I work at Northwind.",
+        Some("Jordan Lee"),
+        "participant",
+        "personal",
+    );
+    assert!(entities(&m, "Jordan Lee")[0]
+        .metadata
+        .as_ref()
+        .unwrap()
+        .get("owner_name")
+        .is_none());
+    // Off: the I stays local.
+    let off = IdentityOptions {
+        owner_name_carry: false,
+        ..IdentityOptions::default()
+    };
+    let (_t2, m2, _s2) = memory(carry_rules(), off);
+    say_in(
+        &m2,
+        "I work at Northwind.",
+        Some("Maya Okafor"),
+        "user",
+        "personal",
+    );
+    say_in(&m2, "I prefer trains to flights.", None, "user", "personal");
+    assert!(entities(&m2, "Maya Okafor")[0]
+        .metadata
+        .as_ref()
+        .unwrap()
+        .get("owner_name")
+        .is_none());
+    assert_eq!(entities(&m2, "I").len(), 1);
+}
+
+/// A, then B, then A again keeps B: A's entity is not marked a second time.
+#[test]
+fn later_names_replace_earlier_ones() {
+    let (_t, m, _s) = memory(carry_rules(), IdentityOptions::default());
+    say_in(&m, "I work at Northwind.", Some("Ann"), "user", "personal");
+    say_in(&m, "I work at Northwind.", Some("Bea"), "user", "personal");
+    say_in(&m, "I work at Northwind.", Some("Ann"), "user", "personal");
+    say_in(&m, "I prefer trains to flights.", None, "user", "personal");
+    let bea = &entities(&m, "Bea")[0];
+    assert_eq!(has_fact_from(&m, &claims(&m, "prefers")[0]), vec![bea.id]);
+}

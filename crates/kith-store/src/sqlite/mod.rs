@@ -435,7 +435,18 @@ impl Tx for SqliteTx<'_> {
             .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
             .eq("source_event_id", event.as_deref())
             .any("node_type", q.node_types.iter().map(|t| t.as_str()));
-        let (sql, args) = select.finish("seq", q.limit);
+        if let Some(key) = &q.metadata_key {
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(StoreError::new(
+                    StoreErrorKind::Other,
+                    format!("metadata key {key:?} must be letters, digits and _"),
+                ));
+            }
+            let path = format!("$.{key}");
+            select.text("json_type(metadata, ?) IS NOT NULL", &path);
+        }
+        let order = if q.newest_first { "seq DESC" } else { "seq" };
+        let (sql, args) = select.finish(order, q.limit);
         query_all(self.conn(), &sql, &args, |r| {
             Ok(StoredNode {
                 seq: r.get("seq").map_err(map_err)?,

@@ -49,6 +49,13 @@ impl Select {
         self
     }
 
+    /// `AND {condition}`, where `condition` holds one `?` for the text.
+    pub fn text(&mut self, condition: &str, value: &str) -> &mut Self {
+        self.sql.push_str(&format!(" AND {condition}"));
+        self.args.push(SqlValue::Text(value.to_string()));
+        self
+    }
+
     /// Appends `ORDER BY {order} LIMIT ?` (0 means no limit) and returns the
     /// finished SQL and parameters.
     pub fn finish(mut self, order: &str, limit: usize) -> (String, Vec<SqlValue>) {

@@ -142,14 +142,21 @@ impl Memory {
         self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
     }
 
-    /// The identity decision for an event: who its singular first person is.
+    /// The identity decision for an event: who its singular first person
+    /// is. Reads (inside `tx`) the newest name a user turn gave the owner.
     fn identity_for(
         &self,
+        tx: &mut dyn Tx,
         event: &kith_core::Event,
         grounded: &grounding::Grounded,
         first_person_owner: bool,
-    ) -> plan::Identity {
+    ) -> Result<plan::Identity, Error> {
         let options = self.identity_options();
+        let owner_name = if options.owner_name_carry {
+            newest_owner_name(tx, event)?
+        } else {
+            None
+        };
         let first_person =
             kith_identity::first_person::bind_first_person(&kith_identity::FirstPersonInput {
                 role: event.role,
@@ -158,11 +165,12 @@ impl Memory {
                 content: &event.content,
                 entities: &grounded.entities,
                 options: &options,
+                owner_name: owner_name.as_deref(),
             });
-        plan::Identity {
+        Ok(plan::Identity {
             first_person,
             options,
-        }
+        })
     }
 
     /// Ingests several messages: validates all, admits them (events, notes,
@@ -402,7 +410,8 @@ impl Memory {
             }
         };
         let grounded = grounding::ground(&event.content, &extraction);
-        let identity = self.identity_for(&event, &grounded, options.first_person_owner);
+        let identity =
+            self.identity_for(&mut *tx, &event, &grounded, options.first_person_owner)?;
         match derive(&mut *tx, &event, &grounded, &identity)? {
             Some(_) => {
                 complete_work(&mut *tx, event_id)?;
@@ -776,7 +785,7 @@ impl Memory {
             let first_person_owner = tx
                 .get_work_item(event.id)?
                 .is_some_and(|w| w.options["first_person_owner"] == json!(true));
-            let identity = self.identity_for(&event, &grounded, first_person_owner);
+            let identity = self.identity_for(&mut *tx, &event, &grounded, first_person_owner)?;
             plan::build(
                 &event,
                 &grounded,
@@ -899,6 +908,25 @@ fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {
     nodes.sort();
     edges.sort();
     (nodes, edges)
+}
+
+/// The newest active person entity a user turn of the event's owner and
+/// scope created under the owner's name, if any.
+fn newest_owner_name(tx: &mut dyn Tx, event: &kith_core::Event) -> Result<Option<String>, Error> {
+    let marked = tx.list_nodes(&kith_store::NodeQuery {
+        owner: Some(event.owner_id.clone()),
+        scope: Some(event.scope.clone()),
+        node_types: vec![kith_core::NodeType::Entity],
+        metadata_key: Some("owner_name".into()),
+        newest_first: true,
+        limit: 16,
+        ..kith_store::NodeQuery::default()
+    })?;
+    Ok(marked
+        .into_iter()
+        .map(|s| s.node)
+        .find(|n| n.lifecycle.is_active() && n.evidence_refs.first() != Some(&event.id))
+        .map(|n| n.content))
 }
 
 /// `first_person_owner` declares a user turn's own first person: it is

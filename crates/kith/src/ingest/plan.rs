@@ -544,6 +544,11 @@ impl Builder<'_> {
                     if let Some(d) = description.filter(|d| !d.trim().is_empty()) {
                         metadata.insert("description".into(), json!(d));
                     }
+                    if self.marks_owner_name(name, entity_type) {
+                        // Written once, with the node: later user turns that
+                        // name nobody carry this name (owner name carry).
+                        metadata.insert("owner_name".into(), json!(true));
+                    }
                     let node = self.node(
                         id,
                         NodeType::Entity,
@@ -595,6 +600,20 @@ impl Builder<'_> {
             }
         }
         Ok((Some(self.reference(family)), None))
+    }
+
+    /// Whether a person entity created now under `name` is the owner's: a
+    /// user turn's own speaker or self-introduction.
+    fn marks_owner_name(&self, name: &str, entity_type: &str) -> bool {
+        match &self.identity.first_person {
+            FirstPerson::Named { name: bound, .. } => {
+                self.identity.options.owner_name_carry
+                    && entity_type == "person"
+                    && self.identity.first_person.names_the_owner(self.event.role)
+                    && bound.trim().eq_ignore_ascii_case(name.trim())
+            }
+            _ => false,
+        }
     }
 
     /// The owner's reference entity (one per owner and scope).
