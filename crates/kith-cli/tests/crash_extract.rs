@@ -4,14 +4,9 @@
 
 mod common;
 
-use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use common::TestPack;
+use common::{KillTimer, TestPack};
 use serde_json::Value;
+use std::collections::HashSet;
 
 const MESSAGES: usize = 800;
 
@@ -74,54 +69,15 @@ fn kill_9_during_import_extract_then_process_derives_exactly_once() {
 
     // The victim: killed at random moments, then finished by `process`.
     let t = TestPack::new();
-    let mut seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(11)
-        | 1;
+    let file = file.to_str().unwrap();
+    let mut timer = KillTimer::new();
     let mut acknowledged: HashSet<String> = HashSet::new();
     let mut kills = 0;
     for _ in 0..4 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let delay = Duration::from_millis(30 + seed % 900);
-        let mut child = t
-            .cmd(&[
-                "--json",
-                "import",
-                "--extract",
-                file.to_str().unwrap(),
-                "--batch-size",
-                "100",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let acked = Arc::new(Mutex::new(Vec::<String>::new()));
-        let sink = Arc::clone(&acked);
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    if let Some(ids) = v["committed"].as_array() {
-                        sink.lock()
-                            .unwrap()
-                            .extend(ids.iter().filter_map(|i| i.as_str().map(String::from)));
-                    }
-                }
-            }
-        });
-        std::thread::sleep(delay);
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap();
-            kills += 1;
-        }
-        child.wait().unwrap();
-        reader.join().unwrap();
-        acknowledged.extend(acked.lock().unwrap().drain(..));
+        let args = ["--json", "import", "--extract", file, "--batch-size", "100"];
+        let (acked, killed) = common::run_and_kill(&t, &args, timer.next(30, 900));
+        acknowledged.extend(acked);
+        kills += usize::from(killed);
         // Finish whatever the killed run left, in admission order.
         t.ok(&["process", "--reclaim"]);
     }
@@ -136,7 +92,7 @@ fn kill_9_during_import_extract_then_process_derives_exactly_once() {
     );
 
     // Admit whatever was never acknowledged, and derive it.
-    t.ok(&["import", "--extract", file.to_str().unwrap()]);
+    t.ok(&["import", "--extract", file]);
     assert_eq!(node_snapshot(&t), expected);
     // Exactly once: one extraction, one plan, one receipt per event.
     let stats = t.json(&["stats"]);

@@ -101,3 +101,63 @@ pub fn exported_ids(t: &TestPack) -> Vec<String> {
         })
         .collect()
 }
+
+/// Random kill delays: xorshift over a seed taken from the clock, so every
+/// run kills at different moments.
+pub struct KillTimer(u64);
+
+impl KillTimer {
+    /// Seeded from the clock.
+    pub fn new() -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(7);
+        KillTimer(seed | 1)
+    }
+
+    /// A delay between `min_ms` and `min_ms + spread_ms`.
+    pub fn next(&mut self, min_ms: u64, spread_ms: u64) -> std::time::Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        std::time::Duration::from_millis(min_ms + self.0 % spread_ms)
+    }
+}
+
+/// Runs `kith ARGS…` (which must print `{"committed": [ids]}` lines), sends
+/// it SIGKILL after `delay` unless it finished, and returns the event ids it
+/// acknowledged and whether it was killed.
+pub fn run_and_kill(
+    t: &TestPack,
+    args: &[&str],
+    delay: std::time::Duration,
+) -> (Vec<String>, bool) {
+    use std::io::{BufRead, BufReader};
+    let mut child = t
+        .cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kith starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut acked = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+                if let Some(ids) = v["committed"].as_array() {
+                    acked.extend(ids.iter().filter_map(|i| i.as_str().map(String::from)));
+                }
+            }
+        }
+        acked
+    });
+    std::thread::sleep(delay);
+    let killed = child.try_wait().expect("wait").is_none();
+    if killed {
+        child.kill().expect("SIGKILL");
+    }
+    child.wait().expect("reap");
+    (reader.join().expect("reader"), killed)
+}
