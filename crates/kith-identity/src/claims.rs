@@ -55,17 +55,38 @@ pub fn normalize_predicate(predicate: &str) -> String {
     normalize_text(predicate).replace([' ', '-'], "_")
 }
 
+/// Predicates that mean the same thing for supersedence; the first names
+/// the class.
+const CLASSES: &[&[&str]] = &[
+    &[
+        "works_at",
+        "employed_by",
+        "employed_at",
+        "joined",
+        "works_for",
+    ],
+    &["lives_in", "resides_in", "located_in", "moved_to"],
+    &["role", "position", "title"],
+    &["uses", "switched_to"],
+];
+
 /// The predicate's class for supersedence.
 pub fn predicate_class(predicate: &str) -> String {
     let p = normalize_predicate(predicate);
-    let class = match p.as_str() {
-        "works_at" | "employed_by" | "employed_at" | "joined" | "works_for" => "works_at",
-        "lives_in" | "resides_in" | "located_in" | "moved_to" => "lives_in",
-        "role" | "position" | "title" => "role",
-        "uses" | "switched_to" => "uses",
-        _ => return p,
-    };
-    class.to_string()
+    CLASSES
+        .iter()
+        .find(|class| class.contains(&p.as_str()))
+        .map_or(p, |class| class[0].to_string())
+}
+
+/// Every normalised predicate a claim with `predicate` can repeat or
+/// replace: itself and the members of its class.
+pub fn related_predicates(predicate: &str) -> Vec<String> {
+    let p = normalize_predicate(predicate);
+    match CLASSES.iter().find(|class| class.contains(&p.as_str())) {
+        Some(class) => class.iter().map(|m| m.to_string()).collect(),
+        None => vec![p],
+    }
 }
 
 fn stable(e: EpistemicType) -> bool {
@@ -212,6 +233,15 @@ mod tests {
         let mut c = claim("works_at", "Northwind", false, 2);
         c.conditional = true;
         assert!(!replaces(&c, None, &old));
+    }
+
+    #[test]
+    fn predicate_classes() {
+        assert_eq!(predicate_class("Employed by"), "works_at");
+        assert_eq!(predicate_class("moved-to"), "lives_in");
+        assert_eq!(predicate_class("likes"), "likes");
+        assert!(related_predicates("joined").contains(&"works_for".to_string()));
+        assert_eq!(related_predicates("Likes"), vec!["likes".to_string()]);
     }
 
     #[test]

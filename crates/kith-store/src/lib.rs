@@ -88,6 +88,15 @@ pub trait Tx {
     /// does not exist; owner, scope, type and id never change.
     fn update_node(&mut self, node: &Node) -> Result<(), StoreError>;
 
+    /// The active claims (non-entity nodes) an entity has through HAS_FACT
+    /// edges whose normalised predicate (`metadata.predicate`, lower case,
+    /// spaces and hyphens as `_`) is one of `predicates`.
+    fn subject_claims(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError>;
+
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
 

@@ -1593,3 +1593,47 @@ fn read_transactions_refuse_writes(store: &dyn Store) {
         assert_eq!(tx.stats(None).unwrap(), Stats::default())
     });
 }
+
+store_test!(subject_claims_filter_by_predicate_and_lifecycle);
+/// The claims an entity has through HAS_FACT, filtered by normalised
+/// predicate and active lifecycle (what claim merge and supersedence read).
+fn subject_claims_filter_by_predicate_and_lifecycle(store: &dyn Store) {
+    let e = event(input("alice", "m1", "Alice works at Northwind"));
+    let alice = derived(&e, NodeType::Entity, Lifecycle::Tentative, "Alice");
+    let claim = |predicate: &str, lifecycle: Lifecycle| Node {
+        metadata: Some(json!({"predicate": predicate, "object": "Northwind"})),
+        ..derived(&e, NodeType::Fact, lifecycle, "Alice works at Northwind")
+    };
+    let works = claim("Works at", Lifecycle::Tentative);
+    let employed = claim("employed-by", Lifecycle::Stable);
+    let old = claim("works_at", Lifecycle::Superseded);
+    let likes = claim("likes", Lifecycle::Tentative);
+    let unlinked = claim("works_at", Lifecycle::Tentative);
+    write(store, |tx| {
+        tx.insert_event(&e).unwrap();
+        for n in [&alice, &works, &employed, &old, &likes, &unlinked] {
+            tx.insert_node(n).unwrap();
+        }
+        for n in [&works, &employed, &old, &likes] {
+            tx.insert_edge(&edge(&alice, n, EdgeType::HasFact)).unwrap();
+        }
+        // A MENTIONS edge is not a claim of the subject.
+        tx.insert_edge(&edge(&alice, &unlinked, EdgeType::Mentions))
+            .unwrap();
+    });
+    read(store, |tx| {
+        let class = vec!["works_at".to_string(), "employed_by".to_string()];
+        let ids: Vec<Uuid> = tx
+            .subject_claims(alice.id, &class)
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id)
+            .collect();
+        assert_eq!(ids, vec![works.id, employed.id]);
+        assert!(tx.subject_claims(alice.id, &[]).unwrap().is_empty());
+        assert!(tx
+            .subject_claims(Uuid::new_v4(), &class)
+            .unwrap()
+            .is_empty());
+    });
+}

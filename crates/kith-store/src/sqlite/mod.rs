@@ -534,6 +534,35 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn subject_claims(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError> {
+        if predicates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let columns = rows::NODE_COLUMNS
+            .split(", ")
+            .map(|c| format!("n.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut select = sql::Select::new(
+            format!(
+                "SELECT {columns} FROM edges g JOIN nodes n ON n.id = g.target_id
+                 WHERE g.source_id = ? AND g.edge_type = 'HAS_FACT' AND n.node_type <> 'entity'
+                   AND n.lifecycle IN ('tentative', 'stable', 'contested')"
+            ),
+            vec![SqlValue::Text(uuid_text(subject))],
+        );
+        select.any(
+            "replace(replace(lower(trim(json_extract(n.metadata, '$.predicate'))), ' ', '_'), '-', '_')",
+            predicates.iter().map(String::as_str),
+        );
+        let (sql, args) = select.finish("n.seq", 0);
+        query_all(self.conn(), &sql, &args, rows::node)
+    }
+
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
         let sql = format!(
             "SELECT {} FROM edges WHERE source_id = ?1 OR target_id = ?1 ORDER BY seq",

@@ -208,8 +208,13 @@ pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'sta
 pub trait Lookup {
     /// A node by id.
     fn node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
-    /// Active claims an entity has (targets of its HAS_FACT edges).
-    fn claims_about(&mut self, subject: Uuid) -> Result<Vec<Node>, StoreError>;
+    /// Active claims an entity has (targets of its HAS_FACT edges) whose
+    /// normalised predicate is one of `predicates`.
+    fn claims_about(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError>;
 }
 
 /// [`Lookup`] inside a store transaction.
@@ -220,19 +225,12 @@ impl Lookup for TxLookup<'_> {
         self.0.get_node(id)
     }
 
-    fn claims_about(&mut self, subject: Uuid) -> Result<Vec<Node>, StoreError> {
-        let mut out = Vec::new();
-        for edge in self.0.edges_of(subject)? {
-            if edge.edge_type != EdgeType::HasFact || edge.source_id != subject {
-                continue;
-            }
-            if let Some(n) = self.0.get_node(edge.target_id)? {
-                if n.lifecycle.is_active() && n.node_type != NodeType::Entity {
-                    out.push(n);
-                }
-            }
-        }
-        Ok(out)
+    fn claims_about(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError> {
+        self.0.subject_claims(subject, predicates)
     }
 }
 
@@ -718,9 +716,9 @@ impl Builder<'_> {
         let options = self.identity.options;
         let history = match subject {
             // Event-local references have no history by construction.
-            Some(s) if options.claim_merge || options.supersedence => {
-                self.lookup.claims_about(s)?
-            }
+            Some(s) if options.claim_merge || options.supersedence => self
+                .lookup
+                .claims_about(s, &claims::related_predicates(spec.predicate))?,
             _ => Vec::new(),
         };
         for old in history {
