@@ -17,6 +17,11 @@ pub struct Cli {
     /// Print JSON instead of text (read commands).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Set an identity option for this command, e.g. `--identity
+    /// claim_merge=false` (repeatable; overrides KITH_ENABLE_*; see `kith
+    /// config show`).
+    #[arg(long = "identity", global = true, value_name = "NAME=BOOL")]
+    pub identity: Vec<String>,
     /// More log output (-v info, -vv debug); KITH_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,

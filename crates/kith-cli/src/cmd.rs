@@ -295,8 +295,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Config {
             action: ConfigAction::Show,
         } => {
-            let identity =
-                kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
+            let identity = identity_options(&cli)?;
             let llm = kith::extract::openai::OpenAiCompatible::from_env()?;
             let rows: Vec<serde_json::Value> = identity
                 .effective()
@@ -335,6 +334,7 @@ fn open(cli: &Cli) -> Result<Memory> {
 /// Work a crashed process left running (its lease ended) is resumed first.
 fn open_for_ingest(cli: &Cli) -> Result<Memory> {
     let memory = configure(open(cli)?)?;
+    let memory = memory.with_identity(identity_options(cli)?);
     let owner = OwnerId::new(&cli.owner)?;
     let resumed = memory.resume_interrupted(Some(&owner))?;
     if resumed.taken > 0 {
@@ -344,6 +344,17 @@ fn open_for_ingest(cli: &Cli) -> Result<Memory> {
         );
     }
     Ok(memory)
+}
+
+/// The identity options: defaults, then `KITH_ENABLE_*`, then `--identity`.
+fn identity_options(cli: &Cli) -> Result<kith::identity::IdentityOptions> {
+    let mut options = kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
+    for assignment in &cli.identity {
+        options
+            .set(assignment)
+            .map_err(|e| anyhow::anyhow!("--identity {e}"))?;
+    }
+    Ok(options)
 }
 
 /// Applies the environment's extraction settings to `memory`

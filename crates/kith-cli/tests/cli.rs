@@ -237,6 +237,21 @@ fn config_show_prints_effective_options() {
     assert_eq!(speaker["value"], false);
     assert!(v["provider"].as_str().unwrap().starts_with("heuristic"));
 
+    // A flag overrides the environment.
+    let flagged = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .args([
+            "--json",
+            "--identity",
+            "speaker_references=on",
+            "config",
+            "show",
+        ])
+        .env("KITH_ENABLE_SPEAKER_REFERENCES", "off")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&flagged.stdout).unwrap();
+    assert_eq!(v["identity"][0]["value"], true);
+
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
         .args(["config", "show"])
         .env("KITH_ENABLE_CLAIM_MERGE", "perhaps")

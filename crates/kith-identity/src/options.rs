@@ -75,6 +75,32 @@ impl IdentityOptions {
         Ok(o)
     }
 
+    /// Sets one option by name (`speaker_references=false`), as the `kith
+    /// --identity` flag does.
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let (name, text) = assignment
+            .split_once('=')
+            .ok_or_else(|| format!("{assignment:?} is not NAME=BOOL (e.g. claim_merge=false)"))?;
+        let value = parse_bool(text)
+            .ok_or_else(|| format!("{text:?} is not a boolean (use true or false)"))?;
+        let slot = match name.trim() {
+            "speaker_references" => &mut self.speaker_references,
+            "self_introductions" => &mut self.self_introductions,
+            "claim_merge" => &mut self.claim_merge,
+            "supersedence" => &mut self.supersedence,
+            "owner_name_carry" => &mut self.owner_name_carry,
+            other => {
+                let names: Vec<&str> = VARIABLES.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "unknown identity option {other:?}; options are {}",
+                    names.join(", ")
+                ));
+            }
+        };
+        *slot = value;
+        Ok(())
+    }
+
     /// The defaults, overridden by the process environment.
     pub fn from_env() -> Result<Self, String> {
         Self::from_lookup(|v| std::env::var(v).ok())
@@ -127,5 +153,17 @@ mod tests {
         .unwrap_err();
         assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
         assert_eq!(IdentityOptions::default().effective().len(), 5);
+        let mut o = IdentityOptions::default();
+        o.set("claim_merge=off").unwrap();
+        assert!(!o.claim_merge);
+        assert!(o.set("claim_merge").unwrap_err().contains("NAME=BOOL"));
+        assert!(o
+            .set("merging=false")
+            .unwrap_err()
+            .contains("unknown identity option"));
+        assert!(o
+            .set("claim_merge=2")
+            .unwrap_err()
+            .contains("not a boolean"));
     }
 }
