@@ -583,3 +583,217 @@ fn later_names_replace_earlier_ones() {
     let bea = &entities(&m, "Bea")[0];
     assert_eq!(has_fact_from(&m, &claims(&m, "prefers")[0]), vec![bea.id]);
 }
+
+fn ingest_as(m: &Memory, owner: &str, scope: &str, text: &str) -> kith::IngestReceipt {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some(owner.into()),
+                scope: Some(scope.into()),
+                ..EventInput::new("user", text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        r.status,
+        kith::WorkStatus::Complete,
+        "{text}: {:?}",
+        r.error
+    );
+    r
+}
+
+fn entity_ids(m: &Memory, owner: &str, name_lower: &str) -> Vec<uuid::Uuid> {
+    m.nodes(&NodeQuery {
+        owner: Some(OwnerId::new(owner).unwrap()),
+        node_types: vec![NodeType::Entity],
+        ..NodeQuery::default()
+    })
+    .unwrap()
+    .into_iter()
+    .map(|s| s.node)
+    .filter(|n| n.content.trim().to_lowercase() == name_lower)
+    .map(|n| n.id)
+    .collect()
+}
+
+/// §8.1: "  Aster  "/organization behind 260 other entities; a later
+/// "aster"/organization is the same node, and no new one is made.
+#[test]
+fn named_entities_are_reused_by_trimmed_lower_case_name_and_type() {
+    let mut rules = vec![
+        (
+            "Aster opened.",
+            json!({"entities": [{"name": "  Aster  ", "entity_type": "organization"}]}),
+        ),
+        (
+            "aster again.",
+            json!({"entities": [{"name": "aster", "entity_type": "organization"}]}),
+        ),
+    ];
+    let many: Vec<Value> = (0..260)
+        .map(|i| json!({"name": format!("Company {i}"), "entity_type": "organization"}))
+        .collect();
+    rules.push(("Many companies.", json!({"entities": many})));
+    let (_t, m, _s) = memory(rules, IdentityOptions::default());
+    ingest_as(&m, "owner", "personal", "Aster opened.");
+    ingest_as(&m, "owner", "personal", "Many companies.");
+    let before = entity_ids(&m, "owner", "aster");
+    assert_eq!(before.len(), 1);
+    let count = m.stats(None).unwrap().nodes();
+    let r = ingest_as(&m, "owner", "personal", "aster again.");
+    assert_eq!(entity_ids(&m, "owner", "aster"), before);
+    let d = r.derivation.unwrap();
+    assert_eq!((d.entities_created, d.entities_reused), (0, 1));
+    // Only the new note was added.
+    assert_eq!(m.stats(None).unwrap().nodes(), count + 1);
+}
+
+/// §8.2: another owner, scope or type, or an archived entity: a new node.
+#[test]
+fn entities_are_never_reused_across_owner_scope_type_or_when_archived() {
+    let rules = vec![
+        (
+            "Aster opened.",
+            json!({"entities": [{"name": "Aster", "entity_type": "organization"}]}),
+        ),
+        (
+            "Aster bloomed.",
+            json!({"entities": [{"name": "Aster", "entity_type": "plant"}]}),
+        ),
+    ];
+    let (_t, m, _s) = memory(rules, IdentityOptions::default());
+    ingest_as(&m, "owner", "personal", "Aster opened.");
+    ingest_as(&m, "other", "personal", "Aster opened.");
+    ingest_as(&m, "owner", "work", "Aster opened.");
+    ingest_as(&m, "owner", "personal", "Aster bloomed.");
+    let ours = entity_ids(&m, "owner", "aster");
+    assert_eq!(
+        ours.len(),
+        3,
+        "personal/organization, work/organization, personal/plant"
+    );
+    assert_eq!(entity_ids(&m, "other", "aster").len(), 1);
+    assert!(!ours.contains(&entity_ids(&m, "other", "aster")[0]));
+    // Archive the personal organization: the next mention makes a new one.
+    let org_id = ours[0];
+    {
+        let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+        let mut n = tx.get_node(org_id).unwrap().unwrap();
+        n.lifecycle = kith::Lifecycle::Archived;
+        tx.update_node(&n).unwrap();
+        tx.commit().unwrap();
+    }
+    ingest_as(&m, "owner", "personal", "Aster opened.");
+    let after = entity_ids(&m, "owner", "aster");
+    assert_eq!(after.len(), 4);
+}
+
+/// §8.4: an old global "I" node is never bound: each event gets its own.
+#[test]
+fn a_legacy_global_i_is_never_reused() {
+    let x = json!({"facts": [with(fact("I", "likes", "tea", "I like tea."), "fact_type", json!("preference"))]});
+    let (_t, m, _s) = memory(vec![("I like tea.", x)], IdentityOptions::default());
+    // A pronoun node as an older system might have kept it: global, named "I".
+    let legacy = {
+        let r = ingest_as(&m, "owner", "personal", "I like tea.");
+        let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+        let e = tx.get_event(r.event_id).unwrap().unwrap().event;
+        let mut legacy = kith::Node::note_for(&e, NodeType::Entity);
+        legacy.id = uuid::Uuid::new_v4();
+        legacy.content = "I".into();
+        legacy.evidence_refs = Vec::new();
+        legacy.metadata = Some(json!({"entity_type": "person"}));
+        tx.insert_node(&legacy).unwrap();
+        tx.commit().unwrap();
+        legacy.id
+    };
+    ingest_as(&m, "owner", "personal", "I like tea.");
+    ingest_as(&m, "owner", "personal", "I like tea.");
+    let is: Vec<uuid::Uuid> = entities(&m, "I").into_iter().map(|n| n.id).collect();
+    assert_eq!(is.len(), 4, "three event-local I's and the legacy node");
+    for c in claims(&m, "likes") {
+        assert_ne!(has_fact_from(&m, &c), vec![legacy]);
+    }
+}
+
+/// §8.7: Jordan the person and Jordan the place: a typed fact links each
+/// end to the right one; an untyped one is ambiguous and dropped.
+#[test]
+fn namesakes_are_told_apart_by_type() {
+    let quote = "Jordan lives in Jordan.";
+    let typed = json!({"entities": [person("Jordan"), {"name": "Jordan", "entity_type": "location"}],
+        "facts": [with(with(fact("Jordan", "lives_in", "Jordan", quote), "subject_entity_type", json!("person")),
+                       "object_entity_type", json!("location"))]});
+    let untyped = json!({"entities": [person("Jordan"), {"name": "Jordan", "entity_type": "location"}],
+        "facts": [fact("Jordan", "lives_in", "Jordan", "Jordan still lives in Jordan.")]});
+    let (_t, m, _s) = memory(
+        vec![(quote, typed), ("Jordan still lives in Jordan.", untyped)],
+        IdentityOptions::default(),
+    );
+    ingest_as(&m, "owner", "personal", quote);
+    let r = ingest_as(&m, "owner", "personal", "Jordan still lives in Jordan.");
+    let jordans = entities(&m, "Jordan");
+    assert_eq!(jordans.len(), 2);
+    let person_id = jordans
+        .iter()
+        .find(|n| n.metadata.as_ref().unwrap()["entity_type"] == "person")
+        .unwrap()
+        .id;
+    let place_id = jordans
+        .iter()
+        .find(|n| n.metadata.as_ref().unwrap()["entity_type"] == "location")
+        .unwrap()
+        .id;
+    let lives = claims(&m, "lives_in");
+    assert_eq!(lives.len(), 1, "the untyped claim is dropped");
+    assert_eq!(has_fact_from(&m, &lives[0]), vec![person_id]);
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    assert!(tx
+        .edges_of(lives[0].id)
+        .unwrap()
+        .iter()
+        .any(|e| e.edge_type == EdgeType::Mentions && e.target_id == place_id));
+    let status = m
+        .work_status(&OwnerId::new("owner").unwrap(), r.event_id)
+        .unwrap();
+    assert!(matches!(
+        status.dropped[0].reason,
+        kith_extract::grounding::DropReason::AmbiguousEntity { .. }
+    ));
+}
+
+/// §8.8: a subject the quote does not mention is rejected while its grounded
+/// sibling stays; curly quotes in the message map to the exact span.
+#[test]
+fn ungrounded_subjects_are_rejected_and_curly_quotes_map_back() {
+    let text = "Alice likes tea. I said \u{201c}fine\u{201d} to coffee.";
+    let x = json!({"entities": [person("Alice")],
+    "facts": [
+        fact("I", "likes", "tea", "Alice likes tea."),
+        fact("I", "said", "fine", "I said \"fine\" to coffee.")
+    ]});
+    let (_t, m, _s) = memory(vec![("Alice likes tea.", x)], IdentityOptions::default());
+    let r = ingest_as(&m, "owner", "personal", text);
+    assert!(claims(&m, "likes").is_empty());
+    let said = &claims(&m, "said")[0];
+    let md = said.metadata.as_ref().unwrap();
+    assert_eq!(
+        md["evidence_quote"],
+        "I said \u{201c}fine\u{201d} to coffee."
+    );
+    let span: Vec<usize> = serde_json::from_value(md["evidence_span"].clone()).unwrap();
+    assert_eq!(
+        &text[span[0]..span[1]],
+        "I said \u{201c}fine\u{201d} to coffee."
+    );
+    let status = m
+        .work_status(&OwnerId::new("owner").unwrap(), r.event_id)
+        .unwrap();
+    assert_eq!(status.dropped.len(), 1);
+    assert!(matches!(
+        status.dropped[0].reason,
+        kith_extract::grounding::DropReason::NotMentioned { .. }
+    ));
+}
