@@ -487,13 +487,30 @@ fn clause_from(sentence: &str, start: usize) -> String {
 /// Grounds `extraction` against the message `content` (see the module
 /// documentation for the rules and their order).
 pub fn ground(content: &str, extraction: &Extraction) -> Grounded {
+    ground_with(content, extraction, &GroundingOptions::default())
+}
+
+/// Options of grounding.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroundingOptions {
+    /// Speaker grounding (`KITH_ENABLE_SPEAKER_GROUNDING`, off by default):
+    /// when set to the turn's speaker, the speaker's own first-person forms
+    /// (I, me, my, mine, myself) count as mentions of the speaker's name, so
+    /// a claim written about "Dana" from "I moved to Lisbon" said by Dana is
+    /// grounded.
+    pub speaker: Option<String>,
+}
+
+/// [`ground`] with options.
+pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOptions) -> Grounded {
     let source = Source::new(content);
+    let speaker = options.speaker.as_deref();
     let mut out = Grounded {
         entities: dedup_entities(&extraction.entities),
         ..Grounded::default()
     };
     for (index, fact) in extraction.facts.iter().enumerate() {
-        match ground_fact(&source, &out.entities, fact) {
+        match ground_fact(&source, &out.entities, fact, speaker) {
             Ok(grounded) => out.facts.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Fact,
@@ -503,7 +520,7 @@ pub fn ground(content: &str, extraction: &Extraction) -> Grounded {
         }
     }
     for (index, relationship) in extraction.relationships.iter().enumerate() {
-        match ground_relationship(&source, &out.entities, relationship) {
+        match ground_relationship(&source, &out.entities, relationship, speaker) {
             Ok(grounded) => out.relationships.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Relationship,
@@ -535,6 +552,7 @@ fn ground_fact(
     source: &Source<'_>,
     entities: &[ExtractedEntity],
     fact: &ExtractedFact,
+    speaker: Option<&str>,
 ) -> Result<GroundedFact, DropReason> {
     let evidence =
         source
@@ -548,8 +566,8 @@ fn ground_fact(
         fact.subject_entity_type.as_deref(),
     );
     let object = Endpoint::read("object", &fact.object, fact.object_entity_type.as_deref());
-    subject.check_mentioned(&evidence.sentence)?;
-    object.check_mentioned(&evidence.sentence)?;
+    subject.check_mentioned(&evidence.sentence, speaker)?;
+    object.check_mentioned(&evidence.sentence, speaker)?;
     let subject_ref = subject.resolve(entities, false)?;
     let object_ref = object.resolve(entities, true)?;
     let mut fact = fact.clone();
@@ -581,6 +599,7 @@ fn ground_relationship(
     source: &Source<'_>,
     entities: &[ExtractedEntity],
     relationship: &ExtractedRelationship,
+    speaker: Option<&str>,
 ) -> Result<GroundedRelationship, DropReason> {
     let evidence =
         source
@@ -590,8 +609,8 @@ fn ground_relationship(
             })?;
     let source_end = Endpoint::read("source_entity", &relationship.source_entity, None);
     let target_end = Endpoint::read("target_entity", &relationship.target_entity, None);
-    source_end.check_mentioned(&evidence.sentence)?;
-    target_end.check_mentioned(&evidence.sentence)?;
+    source_end.check_mentioned(&evidence.sentence, speaker)?;
+    target_end.check_mentioned(&evidence.sentence, speaker)?;
     let source_ref = source_end.resolve(entities, false)?;
     let target_ref = target_end.resolve(entities, false)?;
     let mut relationship = relationship.clone();
@@ -638,10 +657,18 @@ impl<'a> Endpoint<'a> {
         Endpoint { field, text, kind }
     }
 
-    fn check_mentioned(&self, sentence: &str) -> Result<(), DropReason> {
+    fn check_mentioned(&self, sentence: &str, speaker: Option<&str>) -> Result<(), DropReason> {
         let mentioned = match self.kind {
             EndpointKind::Personal(family) => family.iter().any(|word| mentions(sentence, word)),
-            EndpointKind::Named { .. } => mentions(sentence, self.text),
+            EndpointKind::Named { .. } => {
+                mentions(sentence, self.text)
+                    || speaker.is_some_and(|name| {
+                        fold(name) == fold(self.text)
+                            && ["i", "me", "my", "mine", "myself"]
+                                .iter()
+                                .any(|w| mentions(sentence, w))
+                    })
+            }
         };
         if mentioned {
             Ok(())
@@ -1591,5 +1618,45 @@ mod tests {
             g.facts[0].fact.condition.as_deref(),
             Some("if the job works out")
         );
+    }
+}
+
+#[cfg(test)]
+mod speaker_grounding_tests {
+    use super::*;
+
+    #[test]
+    fn the_speakers_first_person_mentions_the_speaker() {
+        let extraction = Extraction::parse(
+            r#"{"entities": [{"name": "Dana", "entity_type": "person"}, {"name": "Lisbon", "entity_type": "place"}],
+                "facts": [{"subject": "Dana", "subject_entity_type": "person", "predicate": "lives_in",
+                           "object": "Lisbon", "polarity": "positive", "evidence_quote": "I moved to Lisbon.",
+                           "fact_type": "fact", "epistemic_type": "asserted", "confidence": 0.9}]}"#,
+        )
+        .unwrap();
+        let off = ground("I moved to Lisbon.", &extraction);
+        assert_eq!(
+            off.facts.len(),
+            0,
+            "off by default: Dana is not in the sentence"
+        );
+        let on = ground_with(
+            "I moved to Lisbon.",
+            &extraction,
+            &GroundingOptions {
+                speaker: Some("dana".into()),
+            },
+        );
+        assert_eq!(on.facts.len(), 1);
+        assert_eq!(on.facts[0].subject, EndpointRef::Entity { index: 0 });
+        // Another speaker's name is not grounded by this turn's I.
+        let other = ground_with(
+            "I moved to Lisbon.",
+            &extraction,
+            &GroundingOptions {
+                speaker: Some("Sam".into()),
+            },
+        );
+        assert_eq!(other.facts.len(), 0);
     }
 }

@@ -7,6 +7,7 @@
 //! | `claim_merge` | `KITH_ENABLE_CLAIM_MERGE` | on |
 //! | `supersedence` | `KITH_ENABLE_SUPERSEDENCE` | on |
 //! | `owner_name_carry` | `KITH_ENABLE_OWNER_NAME_CARRY` | on (needs `speaker_references`) |
+//! | `speaker_grounding` | `KITH_ENABLE_SPEAKER_GROUNDING` | off |
 //!
 //! Boolean values: `1`, `true`, `yes`, `on` and `0`, `false`, `no`, `off`
 //! (any case); anything else is refused with the variable named.
@@ -29,6 +30,10 @@ pub struct IdentityOptions {
     /// turn created under the owner's name.
     #[serde(default = "on")]
     pub owner_name_carry: bool,
+    /// Grounding counts the speaker's own first person as a mention of the
+    /// speaker's name.
+    #[serde(default)]
+    pub speaker_grounding: bool,
 }
 
 fn on() -> bool {
@@ -43,6 +48,7 @@ impl Default for IdentityOptions {
             claim_merge: true,
             supersedence: true,
             owner_name_carry: true,
+            speaker_grounding: false,
         }
     }
 }
@@ -54,6 +60,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("claim_merge", "KITH_ENABLE_CLAIM_MERGE"),
     ("supersedence", "KITH_ENABLE_SUPERSEDENCE"),
     ("owner_name_carry", "KITH_ENABLE_OWNER_NAME_CARRY"),
+    ("speaker_grounding", "KITH_ENABLE_SPEAKER_GROUNDING"),
 ];
 
 impl IdentityOptions {
@@ -69,7 +76,8 @@ impl IdentityOptions {
                 "self_introductions" => o.self_introductions = value,
                 "claim_merge" => o.claim_merge = value,
                 "supersedence" => o.supersedence = value,
-                _ => o.owner_name_carry = value,
+                "owner_name_carry" => o.owner_name_carry = value,
+                _ => o.speaker_grounding = value,
             }
         }
         Ok(o)
@@ -89,6 +97,7 @@ impl IdentityOptions {
             "claim_merge" => &mut self.claim_merge,
             "supersedence" => &mut self.supersedence,
             "owner_name_carry" => &mut self.owner_name_carry,
+            "speaker_grounding" => &mut self.speaker_grounding,
             other => {
                 let names: Vec<&str> = VARIABLES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -116,7 +125,8 @@ impl IdentityOptions {
                     "self_introductions" => self.self_introductions,
                     "claim_merge" => self.claim_merge,
                     "supersedence" => self.supersedence,
-                    _ => self.owner_name_carry,
+                    "owner_name_carry" => self.owner_name_carry,
+                    _ => self.speaker_grounding,
                 };
                 (*name, *var, value)
             })
@@ -152,7 +162,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
-        assert_eq!(IdentityOptions::default().effective().len(), 5);
+        assert_eq!(IdentityOptions::default().effective().len(), 6);
         let mut o = IdentityOptions::default();
         o.set("claim_merge=off").unwrap();
         assert!(!o.claim_merge);

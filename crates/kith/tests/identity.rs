@@ -797,3 +797,34 @@ fn ungrounded_subjects_are_rejected_and_curly_quotes_map_back() {
         kith_extract::grounding::DropReason::NotMentioned { .. }
     ));
 }
+
+/// Speaker grounding (off by default): a claim written about the speaker by
+/// name is grounded by the speaker's own "I" only when the option is on.
+#[test]
+fn speaker_grounding_accepts_the_speakers_first_person() {
+    let text = "I moved to Lisbon.";
+    let x = || {
+        json!({"entities": [person("Dana"), {"name": "Lisbon", "entity_type": "place"}],
+               "facts": [with(with(fact("Dana", "lives_in", "Lisbon", text), "subject_entity_type", json!("person")),
+                              "object_entity_type", json!("place"))]})
+    };
+    let (_t, m, _s) = memory(vec![(text, x())], IdentityOptions::default());
+    say(&m, text, Some("Dana"), "2025-01-01T09:00:00Z");
+    assert!(
+        claims(&m, "lives_in").is_empty(),
+        "off: Dana is not written in the sentence"
+    );
+
+    let on = IdentityOptions {
+        speaker_grounding: true,
+        ..IdentityOptions::default()
+    };
+    let (_t2, m2, _s2) = memory(vec![(text, x())], on);
+    say(&m2, text, Some("Dana"), "2025-01-01T09:00:00Z");
+    let lives = claims(&m2, "lives_in");
+    assert_eq!(lives.len(), 1);
+    assert_eq!(
+        has_fact_from(&m2, &lives[0]),
+        vec![entities(&m2, "Dana")[0].id]
+    );
+}

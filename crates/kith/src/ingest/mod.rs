@@ -142,6 +142,19 @@ impl Memory {
         self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
     }
 
+    /// Grounds an extraction against its event, with speaker grounding when
+    /// that option is on.
+    fn ground(&self, event: &kith_core::Event, extraction: &Extraction) -> grounding::Grounded {
+        let options = grounding::GroundingOptions {
+            speaker: self
+                .identity_options()
+                .speaker_grounding
+                .then(|| event.speaker.as_ref().map(|s| s.as_str().to_string()))
+                .flatten(),
+        };
+        grounding::ground_with(&event.content, extraction, &options)
+    }
+
     /// The identity decision for an event: who its singular first person
     /// is. Reads (inside `tx`) the newest name a user turn gave the owner.
     fn identity_for(
@@ -409,7 +422,7 @@ impl Memory {
                 save_extraction(&mut *tx, &event, reply)?
             }
         };
-        let grounded = grounding::ground(&event.content, &extraction);
+        let grounded = self.ground(&event, &extraction);
         let identity =
             self.identity_for(&mut *tx, &event, &grounded, options.first_person_owner)?;
         match derive(&mut *tx, &event, &grounded, &identity)? {
@@ -764,7 +777,7 @@ impl Memory {
                 revision: None,
             });
         };
-        let grounded = grounding::ground(&event.content, &extraction);
+        let grounded = self.ground(&event, &extraction);
         let committed = self.committed_plan(&event)?;
         let Some(old) = committed else {
             // Never committed: finish the normal way, from the saved extraction.
