@@ -1,0 +1,178 @@
+//! `reingest`: re-derive events from their saved extractions under the
+//! current policy, without calling the provider.
+
+use kith_core::Timestamp;
+use kith_store::{StoreErrorKind, TxMode, WorkStatus};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::commit::{commit_plan, save_plan, Committed};
+use super::plan::{self, DerivationPlan, NodeAction};
+use super::ReingestOutcome;
+use crate::error::Error;
+use crate::memory::Memory;
+
+impl Memory {
+    /// Re-derives one event from its saved extraction under the current
+    /// policy. Never calls the provider. If the derivation would write the
+    /// same claims and edges, nothing changes (`unchanged`); otherwise a new
+    /// plan revision is saved and committed, and claims of the old revision
+    /// that the new one no longer makes are archived (`rederived`).
+    pub fn reingest_event(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<ReingestOutcome, Error> {
+        let event = self.event(owner, event_id)?.event;
+        let Some(extraction) = self.saved_extraction(&event)? else {
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: "no_extraction".into(),
+                revision: None,
+            });
+        };
+        let grounded = self.ground(&event, &extraction);
+        let committed = self.committed_plan(&event)?;
+        let Some(old) = committed else {
+            // Never committed: finish the normal way, from the saved extraction.
+            let status = self.run_work(event_id, true)?;
+            let revision = self.committed_plan(&event)?.map(|p| p.revision);
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: if status == WorkStatus::Complete {
+                    "derived".into()
+                } else {
+                    status.as_str().into()
+                },
+                revision,
+            });
+        };
+        let fresh = {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            let first_person_owner = tx
+                .get_work_item(event.id)?
+                .is_some_and(|w| w.options["first_person_owner"] == json!(true));
+            let identity = self.identity_for(&mut *tx, &event, &grounded, first_person_owner)?;
+            plan::build(
+                &event,
+                &grounded,
+                plan::extraction_op_id(event.id),
+                old.revision + 1,
+                &identity,
+                &mut plan::TxLookup(&mut *tx),
+            )?
+        };
+        if derived_ids(&fresh) == derived_ids(&old) {
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: "unchanged".into(),
+                revision: Some(old.revision),
+            });
+        }
+        // Save the new revision, commit it and retire what it no longer
+        // makes, in one transaction.
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        save_plan(&mut *tx, &event, &fresh)?;
+        if let Committed::Stale(reason) = commit_plan(&mut *tx, &fresh)? {
+            return Err(kith_store::StoreError::new(
+                StoreErrorKind::Conflict,
+                format!("reingest of event {event_id} went stale ({reason}); try again"),
+            )
+            .into());
+        }
+        let keep = derived_ids(&fresh).0;
+        for planned in &old.nodes {
+            let n = &planned.node;
+            if n.node_type == kith_core::NodeType::Entity || keep.contains(&n.id) {
+                continue;
+            }
+            if let Some(mut current) = tx.get_node(n.id)? {
+                if current.lifecycle.can_become(kith_core::Lifecycle::Archived) {
+                    current.lifecycle = kith_core::Lifecycle::Archived;
+                    current.updated_at = Timestamp::now();
+                    tx.update_node(&current)?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(ReingestOutcome {
+            event_id,
+            outcome: "rederived".into(),
+            revision: Some(fresh.revision),
+        })
+    }
+
+    /// [`Memory::reingest_event`] for every ingested event of a session, in
+    /// ingestion order.
+    pub fn reingest_session(
+        &self,
+        owner: &kith_core::OwnerId,
+        session: &kith_core::SessionId,
+    ) -> Result<Vec<ReingestOutcome>, Error> {
+        let events = self.events(&kith_store::EventQuery {
+            owner: Some(owner.clone()),
+            session: Some(session.clone()),
+            ..kith_store::EventQuery::default()
+        })?;
+        let mut out = Vec::new();
+        for e in events {
+            let has_work = {
+                let mut tx = self.store_backend().begin(TxMode::Read)?;
+                tx.get_work_item(e.event.id)?.is_some()
+            };
+            if has_work {
+                out.push(self.reingest_event(owner, e.event.id)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The newest committed plan of an event.
+    fn committed_plan(&self, event: &kith_core::Event) -> Result<Option<DerivationPlan>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let mut found = None;
+        let mut revision = 1;
+        while let Some(saved) = tx.get_operation(plan::plan_op_id(event.id, revision))? {
+            if tx
+                .get_operation(plan::receipt_op_id(event.id, revision))?
+                .is_some()
+            {
+                found = Some(saved);
+            }
+            revision += 1;
+        }
+        found
+            .map(|op| {
+                serde_json::from_value(op.payload["plan"].clone()).map_err(|e| {
+                    kith_store::StoreError::corrupted(format!(
+                        "saved plan of event {}: {e}",
+                        event.id
+                    ))
+                    .into()
+                })
+            })
+            .transpose()
+    }
+}
+
+/// The ids of the claims (not entities) and edges a plan writes.
+fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {
+    let mut nodes: Vec<Uuid> = plan
+        .nodes
+        .iter()
+        .filter(|p| p.node.node_type != kith_core::NodeType::Entity)
+        .filter(|p| p.action == NodeAction::Create)
+        .map(|p| p.node.id)
+        .collect();
+    // Supersedence depends on what else the owner said since; a reingest
+    // compares what the event itself derives.
+    let mut edges: Vec<Uuid> = plan
+        .edges
+        .iter()
+        .filter(|e| e.edge_type != kith_core::EdgeType::Supersedes)
+        .map(|e| e.id)
+        .collect();
+    nodes.sort();
+    edges.sort();
+    (nodes, edges)
+}
