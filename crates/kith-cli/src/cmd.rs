@@ -247,7 +247,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 render::json(&report)?;
             } else if report.healthy() {
-                println!("healthy: {} events verified", report.events_checked);
+                println!(
+                    "healthy: {} events verified, {} journal records verified",
+                    report.events_checked, report.operations_checked
+                );
             } else {
                 println!(
                     "DAMAGED: {} problem(s) after checking {} events",

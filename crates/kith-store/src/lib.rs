@@ -107,6 +107,14 @@ pub trait Tx {
     /// One journal record by id.
     fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError>;
 
+    /// Every owner's journal records in journal order, with their position,
+    /// after position `after_seq` (maintenance: `doctor`).
+    fn scan_operations(
+        &mut self,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Operation)>, StoreError>;
+
     /// Journal records in journal order (see [`OperationQuery`]).
     fn list_operations(&mut self, query: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
 

@@ -13,6 +13,9 @@ use crate::memory::Memory;
 pub struct DoctorReport {
     /// Events whose checksums were recomputed.
     pub events_checked: u64,
+    /// Journal records whose checksums were recomputed.
+    #[serde(default)]
+    pub operations_checked: u64,
     /// Problems, one sentence each. Empty means healthy.
     pub problems: Vec<String>,
 }
@@ -31,9 +34,47 @@ const PAGE: usize = 1000;
 const MAX_PROBLEMS: usize = 200;
 
 impl Memory {
+    /// Recomputes every journal record's checksum, and every saved plan's
+    /// checksum against the one it was saved with.
+    fn check_journal(
+        &self,
+        tx: &mut dyn kith_store::Tx,
+        report: &mut DoctorReport,
+    ) -> Result<(), Error> {
+        let mut after = 0;
+        loop {
+            let page = tx.scan_operations(after, PAGE)?;
+            let Some((last, _)) = page.last() else { break };
+            after = *last;
+            for (_, op) in &page {
+                report.operations_checked += 1;
+                if op.compute_checksum() != op.checksum {
+                    report.problems.push(format!(
+                        "journal record {} ({}): checksum does not match its fields",
+                        op.id, op.kind
+                    ));
+                }
+                if op.kind == kith_core::OperationKind::DerivationPrepared
+                    && Some(canon::checksum(&op.payload["plan"]).as_str())
+                        != op.payload["plan_checksum"].as_str()
+                {
+                    report.problems.push(format!(
+                        "journal record {}: the saved plan does not match its plan checksum",
+                        op.id
+                    ));
+                }
+            }
+            if report.problems.len() >= MAX_PROBLEMS {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Recomputes every event's content hash, checksum and id, checks that
-    /// each has its note node (one read snapshot), then runs the backend's
-    /// own integrity checks. Changes nothing.
+    /// each has its note node, recomputes every journal record's checksum
+    /// (one read snapshot), then runs the backend's own integrity checks.
+    /// Changes nothing.
     pub fn doctor(&self) -> Result<DoctorReport, Error> {
         let mut report = DoctorReport::default();
         let mut tx = self.store_backend().begin(TxMode::Read)?;
@@ -83,6 +124,7 @@ impl Memory {
                 break;
             }
         }
+        self.check_journal(&mut *tx, &mut report)?;
         drop(tx);
         // The backend's own checks run under the write lock (SQLite's FTS
         // check is a write command); the transaction is dropped, so nothing

@@ -95,3 +95,47 @@ fn a_missing_note_is_found() {
         report.problems
     );
 }
+
+#[test]
+fn the_journal_is_verified() {
+    let (_t, dir, memory) = common::pack();
+    memory
+        .ingest(
+            kith::EventInput {
+                speaker: Some("Maya".into()),
+                ..common::msg("maya", "I work at Northwind Analytics.")
+            },
+            kith::IngestOptions::default(),
+        )
+        .unwrap();
+    let report = memory.doctor().unwrap();
+    assert!(report.healthy(), "{:?}", report.problems);
+    assert_eq!(report.operations_checked, 3);
+    drop(memory);
+    // Edit a saved plan behind kith's back.
+    let conn = rusqlite::Connection::open(dir.join("kith.sqlite")).unwrap();
+    conn.execute(
+        "UPDATE operations SET payload = replace(payload, 'Northwind', 'Southwind')
+         WHERE kind = 'DERIVATION_PREPARED'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let report = Memory::open(&dir).unwrap().doctor().unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("(DERIVATION_PREPARED): checksum does not match its fields")),
+        "{:?}",
+        report.problems
+    );
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("the saved plan does not match its plan checksum")),
+        "{:?}",
+        report.problems
+    );
+}

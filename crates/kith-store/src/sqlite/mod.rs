@@ -611,6 +611,24 @@ impl Tx for SqliteTx<'_> {
         .map(|mut v| v.pop())
     }
 
+    fn scan_operations(
+        &mut self,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Operation)>, StoreError> {
+        let select = sql::Select::new(
+            format!(
+                "SELECT seq, {} FROM operations WHERE seq > ?",
+                rows::OPERATION_COLUMNS
+            ),
+            vec![SqlValue::Integer(after_seq)],
+        );
+        let (sql, args) = select.finish("seq", limit);
+        query_all(self.conn(), &sql, &args, |r| {
+            Ok((r.get("seq").map_err(map_err)?, rows::operation(r)?))
+        })
+    }
+
     fn list_operations(&mut self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
         let mut select = sql::Select::new(
             format!(
