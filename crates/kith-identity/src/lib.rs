@@ -14,6 +14,7 @@
 
 pub mod claims;
 pub mod first_person;
+pub mod groups;
 pub mod options;
 
 pub use first_person::{Basis, FirstPerson, FirstPersonInput};

@@ -8,6 +8,7 @@
 //! | `supersedence` | `KITH_ENABLE_SUPERSEDENCE` | on |
 //! | `owner_name_carry` | `KITH_ENABLE_OWNER_NAME_CARRY` | on (needs `speaker_references`) |
 //! | `speaker_grounding` | `KITH_ENABLE_SPEAKER_GROUNDING` | off |
+//! | `owner_group_links` | `KITH_ENABLE_OWNER_GROUP_LINKS` | on (needs `owner_name_carry`) |
 //!
 //! Boolean values: `1`, `true`, `yes`, `on` and `0`, `false`, `no`, `off`
 //! (any case); anything else is refused with the variable named.
@@ -34,6 +35,10 @@ pub struct IdentityOptions {
     /// speaker's name.
     #[serde(default)]
     pub speaker_grounding: bool,
+    /// A user turn's we-claims are linked to the owner, and to the other
+    /// members of the one group the session names.
+    #[serde(default = "on")]
+    pub owner_group_links: bool,
 }
 
 fn on() -> bool {
@@ -49,6 +54,7 @@ impl Default for IdentityOptions {
             supersedence: true,
             owner_name_carry: true,
             speaker_grounding: false,
+            owner_group_links: true,
         }
     }
 }
@@ -61,6 +67,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("supersedence", "KITH_ENABLE_SUPERSEDENCE"),
     ("owner_name_carry", "KITH_ENABLE_OWNER_NAME_CARRY"),
     ("speaker_grounding", "KITH_ENABLE_SPEAKER_GROUNDING"),
+    ("owner_group_links", "KITH_ENABLE_OWNER_GROUP_LINKS"),
 ];
 
 impl IdentityOptions {
@@ -77,7 +84,8 @@ impl IdentityOptions {
                 "claim_merge" => o.claim_merge = value,
                 "supersedence" => o.supersedence = value,
                 "owner_name_carry" => o.owner_name_carry = value,
-                _ => o.speaker_grounding = value,
+                "speaker_grounding" => o.speaker_grounding = value,
+                _ => o.owner_group_links = value,
             }
         }
         Ok(o)
@@ -98,6 +106,7 @@ impl IdentityOptions {
             "supersedence" => &mut self.supersedence,
             "owner_name_carry" => &mut self.owner_name_carry,
             "speaker_grounding" => &mut self.speaker_grounding,
+            "owner_group_links" => &mut self.owner_group_links,
             other => {
                 let names: Vec<&str> = VARIABLES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -126,7 +135,8 @@ impl IdentityOptions {
                     "claim_merge" => self.claim_merge,
                     "supersedence" => self.supersedence,
                     "owner_name_carry" => self.owner_name_carry,
-                    _ => self.speaker_grounding,
+                    "speaker_grounding" => self.speaker_grounding,
+                    _ => self.owner_group_links,
                 };
                 (*name, *var, value)
             })
@@ -162,7 +172,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
-        assert_eq!(IdentityOptions::default().effective().len(), 6);
+        assert_eq!(IdentityOptions::default().effective().len(), 7);
         let mut o = IdentityOptions::default();
         o.set("claim_merge=off").unwrap();
         assert!(!o.claim_merge);

@@ -828,3 +828,186 @@ fn speaker_grounding_accepts_the_speakers_first_person() {
         vec![entities(&m2, "Dana")[0].id]
     );
 }
+
+fn group_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Jordan and I went hiking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        ("Sam and I cooked.", json!({"entities": [person("Sam")]})),
+        (
+            "We decided to sell the car.",
+            json!({"facts": [with(fact("We", "decided", "sell the car", "We decided to sell the car."),
+                                  "fact_type", json!("decision"))]}),
+        ),
+    ]
+}
+
+fn say_session(
+    m: &Memory,
+    text: &str,
+    role: &str,
+    speaker: Option<&str>,
+    session: &str,
+) -> kith::IngestReceipt {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                speaker: speaker.map(Into::into),
+                session_id: Some(session.into()),
+                ..EventInput::new(role, text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        r.status,
+        kith::WorkStatus::Complete,
+        "{text}: {:?}",
+        r.error
+    );
+    r
+}
+
+/// Group links as (target content, metadata) for a claim.
+fn group_links(m: &Memory, claim: &Node) -> Vec<(String, Value)> {
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let mut out: Vec<(String, Value)> = tx
+        .edges_of(claim.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::Mentions && e.source_id == claim.id)
+        .filter(|e| {
+            e.metadata
+                .as_ref()
+                .is_some_and(|md| md["basis"] == "group_member")
+        })
+        .map(|e| {
+            let target = tx.get_node(e.target_id).unwrap().unwrap();
+            (target.content, e.metadata.unwrap())
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Owner group links: we-claims link to the owner, and to the one group the
+/// session named, recording where it was named.
+#[test]
+fn we_claims_link_the_owner_and_the_named_group() {
+    let (_t, m, _s) = memory(group_rules(), IdentityOptions::default());
+    let named = say_session(&m, "Jordan and I went hiking.", "user", Some("Maya"), "s1");
+    say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let sold = &claims(&m, "decided")[0];
+    // The subject stays the event-local we.
+    let we = entities(&m, "we");
+    assert_eq!(has_fact_from(&m, sold), vec![we[0].id]);
+    let links = group_links(&m, sold);
+    assert_eq!(links.len(), 2, "{links:?}");
+    assert_eq!(links[0].0, "Jordan");
+    assert_eq!(links[0].1["named_in"], named.event_id.to_string());
+    assert_eq!(links[1].0, "Maya");
+    assert_eq!(links[1].1["role"], "speaker");
+}
+
+#[test]
+fn two_groups_or_other_roles_link_less() {
+    let (_t, m, _s) = memory(group_rules(), IdentityOptions::default());
+    say_session(&m, "Jordan and I went hiking.", "user", Some("Maya"), "s1");
+    say_session(&m, "Sam and I cooked.", "user", Some("Maya"), "s1");
+    say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let sold = &claims(&m, "decided")[0];
+    let links: Vec<String> = group_links(&m, sold).into_iter().map(|l| l.0).collect();
+    assert_eq!(
+        links,
+        vec!["Maya".to_string()],
+        "two groups: the owner only"
+    );
+
+    // A participant's we is theirs: no links at all.
+    say_session(
+        &m,
+        "We decided to sell the car.",
+        "participant",
+        Some("Jordan"),
+        "s2",
+    );
+    let theirs: Vec<Node> = claims(&m, "decided")
+        .into_iter()
+        .filter(|c| c.id != sold.id)
+        .collect();
+    assert!(group_links(&m, &theirs[0]).is_empty());
+
+    // Off: no links.
+    let off = IdentityOptions {
+        owner_group_links: false,
+        ..IdentityOptions::default()
+    };
+    let (_t2, m2, _s2) = memory(group_rules(), off);
+    say_session(&m2, "Jordan and I went hiking.", "user", Some("Maya"), "s1");
+    say_session(
+        &m2,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    assert!(group_links(&m2, &claims(&m2, "decided")[0]).is_empty());
+}
+
+/// The same we-claim twice in one session merges; in another session it
+/// stays separate.
+#[test]
+fn repeated_we_claims_merge_within_a_session_only() {
+    let (_t, m, _s) = memory(group_rules(), IdentityOptions::default());
+    let a = say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let b = say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s2",
+    );
+    let all = claims(&m, "decided");
+    assert_eq!(all.len(), 3);
+    let current: Vec<&Node> = all.iter().filter(|c| c.lifecycle.is_active()).collect();
+    assert_eq!(current.len(), 2, "s1's copies merged, s2's stays");
+    let merged = current
+        .iter()
+        .find(|c| c.evidence_refs.len() == 2)
+        .expect("merged claim");
+    assert_eq!(merged.evidence_refs, vec![a.event_id, b.event_id]);
+    let old = all
+        .iter()
+        .find(|c| c.evidence_refs == vec![a.event_id])
+        .unwrap();
+    assert_eq!(old.lifecycle, kith::Lifecycle::Superseded);
+    assert_eq!(old.superseded_by, Some(merged.id));
+}

@@ -118,11 +118,11 @@ pub(super) fn derive(
     event: &kith_core::Event,
     grounded: &grounding::Grounded,
     identity: &plan::Identity,
-) -> Result<Option<DerivationSummary>, Error> {
+) -> Result<Option<(DerivationSummary, DerivationPlan)>, Error> {
     for _ in 0..MAX_REPLANS {
         let plan = prepare_plan(tx, event, grounded, identity)?;
         match commit_plan(tx, &plan)? {
-            Committed::Done(summary) => return Ok(Some(summary)),
+            Committed::Done(summary) => return Ok(Some((summary, plan))),
             Committed::Stale(reason) => {
                 tracing::info!(event = %event.id, %reason, "plan went stale; replanning");
                 mark_plan_stale(tx, &plan, &reason)?;

@@ -13,6 +13,7 @@
 //! is checked inside the commit transaction).
 
 mod commit;
+mod groups;
 pub mod plan;
 mod reingest;
 
@@ -431,7 +432,15 @@ impl Memory {
         let identity =
             self.identity_for(&mut *tx, &event, &grounded, options.first_person_owner)?;
         match derive(&mut *tx, &event, &grounded, &identity)? {
-            Some(_) => {
+            Some((_, plan)) => {
+                // Outside the plan, inside its transaction.
+                groups::link_groups(
+                    &mut *tx,
+                    &event,
+                    &plan,
+                    &identity.options,
+                    options.first_person_owner,
+                )?;
                 complete_work(&mut *tx, event_id)?;
                 tx.commit()?;
                 Ok(WorkStatus::Complete)
@@ -473,6 +482,14 @@ impl Memory {
 /// The newest active person entity a user turn of the event's owner and
 /// scope created under the owner's name, if any.
 fn newest_owner_name(tx: &mut dyn Tx, event: &kith_core::Event) -> Result<Option<String>, Error> {
+    Ok(newest_owner_entity(tx, event)?.map(|n| n.content))
+}
+
+/// The node behind [`newest_owner_name`].
+fn newest_owner_entity(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+) -> Result<Option<kith_core::Node>, Error> {
     let marked = tx.list_nodes(&kith_store::NodeQuery {
         owner: Some(event.owner_id.clone()),
         scope: Some(event.scope.clone()),
@@ -485,8 +502,7 @@ fn newest_owner_name(tx: &mut dyn Tx, event: &kith_core::Event) -> Result<Option
     Ok(marked
         .into_iter()
         .map(|s| s.node)
-        .find(|n| n.lifecycle.is_active() && n.evidence_refs.first() != Some(&event.id))
-        .map(|n| n.content))
+        .find(|n| n.lifecycle.is_active() && n.evidence_refs.first() != Some(&event.id)))
 }
 
 /// `first_person_owner` declares a user turn's own first person: it is

@@ -815,7 +815,7 @@ impl Builder<'_> {
 }
 
 /// The comparable parts of a stored claim, from its metadata.
-fn view_of(node: &Node) -> Option<ClaimView<'_>> {
+pub(super) fn view_of(node: &Node) -> Option<ClaimView<'_>> {
     let m = node.metadata.as_ref()?;
     Some(ClaimView {
         node_type: node.node_type,

@@ -47,22 +47,34 @@ impl Memory {
                 revision,
             });
         };
-        let fresh = {
+        let (fresh, identity, first_person_owner) = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
             let first_person_owner = tx
                 .get_work_item(event.id)?
                 .is_some_and(|w| w.options["first_person_owner"] == json!(true));
             let identity = self.identity_for(&mut *tx, &event, &grounded, first_person_owner)?;
-            plan::build(
+            let fresh = plan::build(
                 &event,
                 &grounded,
                 plan::extraction_op_id(event.id),
                 old.revision + 1,
                 &identity,
                 &mut plan::TxLookup(&mut *tx),
-            )?
+            )?;
+            (fresh, identity, first_person_owner)
         };
         if derived_ids(&fresh) == derived_ids(&old) {
+            // The same claims: only the group links (made outside plans)
+            // may be missing, e.g. for memories ingested before the option.
+            let mut tx = self.store_backend().begin(TxMode::Write)?;
+            super::groups::link_groups(
+                &mut *tx,
+                &event,
+                &old,
+                &identity.options,
+                first_person_owner,
+            )?;
+            tx.commit()?;
             return Ok(ReingestOutcome {
                 event_id,
                 outcome: "unchanged".into(),
@@ -80,6 +92,13 @@ impl Memory {
             )
             .into());
         }
+        super::groups::link_groups(
+            &mut *tx,
+            &event,
+            &fresh,
+            &identity.options,
+            first_person_owner,
+        )?;
         let keep = derived_ids(&fresh).0;
         for planned in &old.nodes {
             let n = &planned.node;

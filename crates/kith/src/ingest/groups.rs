@@ -1,0 +1,294 @@
+//! Owner group links, applied after a derivation's plan is committed (in the
+//! same transaction, outside the plan, so saved plans keep their bytes).
+//!
+//! For a user turn's claims about we/us/our (the event-local `we`): a
+//! MENTIONS link to the owner (`basis: group_member`, `role: speaker`), and
+//! one to each other member when the session names exactly one group
+//! (`named_in`: the turn that named it); then, with claim merge on, an
+//! earlier copy of the same we-claim in the same session, linked to the same
+//! owner as its speaker, is merged into the new one. See
+//! `kith_identity::groups` for the reading rules and `docs/identity.md`.
+
+use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, OwnerId, Role};
+use kith_identity::claims;
+use kith_identity::groups::{self, Members};
+use kith_identity::IdentityOptions;
+use kith_store::{EventQuery, StoreErrorKind, Tx};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::plan::{self, DerivationPlan, NodeAction};
+use crate::error::Error;
+
+/// `uuid5(KITH_NS, "edge:group:v1:{claim}:{member}")`: a group-member link.
+pub fn group_edge_id(claim: Uuid, member: Uuid) -> Uuid {
+    ids::v5_name(&format!("edge:group:v1:{claim}:{member}"))
+}
+
+/// Links the plan's we-claims; returns how many links it wrote.
+pub(super) fn link_groups(
+    tx: &mut dyn Tx,
+    event: &Event,
+    derivation: &DerivationPlan,
+    options: &IdentityOptions,
+    first_person_owner: bool,
+) -> Result<usize, Error> {
+    if !(options.owner_group_links && options.owner_name_carry && options.speaker_references)
+        || event.role != Role::User
+        || first_person_owner
+    {
+        return Ok(0);
+    }
+    let we = plan::reference_entity_id(event.id, "we");
+    let we_claims: Vec<&Node> = derivation
+        .nodes
+        .iter()
+        .filter(|p| {
+            p.action == NodeAction::Create && p.node.node_type != kith_core::NodeType::Entity
+        })
+        .map(|p| &p.node)
+        .filter(|n| {
+            derivation.edges.iter().any(|e| {
+                (e.edge_type == EdgeType::HasFact && e.source_id == we && e.target_id == n.id)
+                    || (e.edge_type == EdgeType::Mentions
+                        && e.source_id == n.id
+                        && e.target_id == we)
+            })
+        })
+        .collect();
+    if we_claims.is_empty() {
+        return Ok(0);
+    }
+    let Some(owner) = owner_entity(tx, event)? else {
+        return Ok(0);
+    };
+    let (texts, ids) = session_turns(tx, event)?;
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let members = match groups::group_members(&texts) {
+        Members::Named(named) => resolve_members(tx, &event.owner_id, event, named, &ids)?,
+        Members::OwnerOnly => Vec::new(),
+    };
+    let mut written = 0;
+    for claim in &we_claims {
+        written += link(
+            tx,
+            event,
+            claim.id,
+            owner,
+            json!({"basis": "group_member", "role": "speaker"}),
+        )?;
+        for (member, named_in) in &members {
+            if *member == owner {
+                continue;
+            }
+            let meta = json!({"basis": "group_member", "named_in": named_in.to_string()});
+            written += link(tx, event, claim.id, *member, meta)?;
+        }
+        if options.claim_merge {
+            merge_repeats(tx, event, claim.id, owner)?;
+        }
+    }
+    Ok(written)
+}
+
+/// The owner's entity for this turn: its own speaker's person entity
+/// (created, marked with the owner's name, if no claim made it yet), else
+/// the newest person a user turn created under the owner's name.
+fn owner_entity(tx: &mut dyn Tx, event: &Event) -> Result<Option<Uuid>, Error> {
+    let Some(speaker) = &event.speaker else {
+        return Ok(super::newest_owner_entity(tx, event)?.map(|n| n.id));
+    };
+    let name = speaker.as_str().trim();
+    let key = name.to_lowercase();
+    let id = plan::named_entity_id(&event.owner_id, &event.scope, "person", &key, 0);
+    match tx.get_node(id)? {
+        Some(n) if n.lifecycle.is_active() => Ok(Some(n.id)),
+        Some(_) => Ok(None),
+        None => {
+            let mut node = Node::note_for(event, kith_core::NodeType::Entity);
+            node.id = id;
+            node.content = name.to_string();
+            node.confidence = 0.5;
+            node.epistemic_type = kith_core::EpistemicType::Asserted;
+            node.metadata = Some(json!({"entity_type": "person", "owner_name": true}));
+            tx.insert_node(&node)?;
+            Ok(Some(id))
+        }
+    }
+}
+
+/// The session's user turns by the same speaker, oldest first, up to and
+/// including `event` (at most the newest 500), with their ids.
+fn session_turns(tx: &mut dyn Tx, event: &Event) -> Result<(Vec<String>, Vec<Uuid>), Error> {
+    let Some(session) = &event.session_id else {
+        return Ok((vec![event.content.clone()], vec![event.id]));
+    };
+    let mut turns: Vec<(String, Uuid)> = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = tx.list_events(&EventQuery {
+            owner: Some(event.owner_id.clone()),
+            scope: Some(event.scope.clone()),
+            session: Some(session.clone()),
+            after_seq: after,
+            limit: 500,
+        })?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        let mut reached = false;
+        for stored in page {
+            let e = stored.event;
+            if e.role == Role::User && e.speaker == event.speaker {
+                turns.push((e.content, e.id));
+            }
+            if e.id == event.id {
+                reached = true;
+                break;
+            }
+        }
+        if reached {
+            break;
+        }
+    }
+    let skip = turns.len().saturating_sub(groups::MAX_SESSION_EVENTS);
+    Ok(turns.into_iter().skip(skip).unzip())
+}
+
+/// Stored person entities for the named members (full name, else the rest
+/// after a weekday, month or title), with the id of the turn that named them.
+fn resolve_members(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    event: &Event,
+    named: Vec<(String, usize)>,
+    turn_ids: &[Uuid],
+) -> Result<Vec<(Uuid, Uuid)>, Error> {
+    let mut out = Vec::new();
+    for (name, index) in named {
+        let mut candidates = vec![name.clone()];
+        if let Some(rest) = groups::without_prefix(&name) {
+            candidates.push(rest.to_string());
+        }
+        for candidate in candidates {
+            let key = candidate.trim().to_lowercase();
+            let id = plan::named_entity_id(owner, &event.scope, "person", &key, 0);
+            if let Some(node) = tx.get_node(id)?.filter(|n| n.lifecycle.is_active()) {
+                out.push((node.id, turn_ids[index]));
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn link(
+    tx: &mut dyn Tx,
+    event: &Event,
+    claim: Uuid,
+    target: Uuid,
+    metadata: serde_json::Value,
+) -> Result<usize, Error> {
+    let edge = Edge {
+        id: group_edge_id(claim, target),
+        owner_id: event.owner_id.clone(),
+        scope: event.scope.clone(),
+        source_id: claim,
+        target_id: target,
+        edge_type: EdgeType::Mentions,
+        confidence: 1.0,
+        valid_from: event.effective_time(),
+        valid_to: None,
+        provenance_event_id: Some(event.id),
+        metadata: Some(metadata),
+        created_at: event.ingested_at,
+    };
+    match tx.insert_edge(&edge) {
+        Ok(()) => Ok(1),
+        Err(e) if e.kind() == StoreErrorKind::Conflict => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Merges an earlier copy of the same we-claim, said by the same owner in
+/// the same session, into the new claim.
+fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) -> Result<(), Error> {
+    let Some(mut new) = tx.get_node(claim_id)? else {
+        return Ok(());
+    };
+    // Compare against a snapshot: `new` gains evidence as copies merge in.
+    let snapshot = new.clone();
+    let Some(new_view) = plan::view_of(&snapshot) else {
+        return Ok(());
+    };
+    let mut merged_any = false;
+    for edge in tx.edges_of(owner)? {
+        let said_by_owner = edge.edge_type == EdgeType::Mentions
+            && edge.target_id == owner
+            && edge.source_id != claim_id
+            && edge
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m["basis"] == "group_member" && m["role"] == "speaker");
+        if !said_by_owner {
+            continue;
+        }
+        let Some(mut old) = tx.get_node(edge.source_id)? else {
+            continue;
+        };
+        if !old.lifecycle.is_active()
+            || old.session_id != event.session_id
+            || old.evidence_refs.contains(&event.id)
+        {
+            continue;
+        }
+        let repeat = plan::view_of(&old).is_some_and(|v| claims::is_repeat(&new_view, &v));
+        if !repeat {
+            continue;
+        }
+        for r in old.evidence_refs.clone() {
+            if !new.evidence_refs.contains(&r) {
+                let at = new.evidence_refs.len() - 1;
+                new.evidence_refs.insert(at, r);
+            }
+        }
+        if let Some(m) = new.metadata.as_mut().and_then(|m| m.as_object_mut()) {
+            let list = m.entry("merged_claim_ids").or_insert_with(|| json!([]));
+            if let Some(items) = list.as_array_mut() {
+                items.push(json!(old.id.to_string()));
+            }
+        }
+        old.lifecycle = Lifecycle::Superseded;
+        old.superseded_by = Some(new.id);
+        old.valid_to = Some(event.effective_time());
+        old.updated_at = event.ingested_at;
+        tx.update_node(&old)?;
+        link_supersedes(tx, event, new.id, old.id)?;
+        merged_any = true;
+    }
+    if merged_any {
+        tx.update_node(&new)?;
+    }
+    Ok(())
+}
+
+fn link_supersedes(tx: &mut dyn Tx, event: &Event, new: Uuid, old: Uuid) -> Result<(), Error> {
+    let edge = Edge {
+        id: plan::edge_id(new, EdgeType::Supersedes, old),
+        owner_id: event.owner_id.clone(),
+        scope: event.scope.clone(),
+        source_id: new,
+        target_id: old,
+        edge_type: EdgeType::Supersedes,
+        confidence: 1.0,
+        valid_from: event.effective_time(),
+        valid_to: None,
+        provenance_event_id: Some(event.id),
+        metadata: Some(json!({"basis": "group_member"})),
+        created_at: event.ingested_at,
+    };
+    match tx.insert_edge(&edge) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == StoreErrorKind::Conflict => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
