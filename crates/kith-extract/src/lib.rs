@@ -18,6 +18,7 @@ pub mod grounding;
 pub mod heuristic;
 pub mod openai;
 pub mod prompt;
+pub mod pronoun;
 pub mod provider;
 pub mod replay;
 pub mod schema;

@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 
 use crate::error::ExtractError;
 use crate::prompt;
+use crate::pronoun::{self, PronounReply, PronounRequest};
 use crate::provider::{ExtractionInput, Provider, ProviderReply};
 use crate::schema::Extraction;
 
@@ -161,11 +162,16 @@ impl ResponseFormat {
     /// The `response_format` value as JSON text, the schema's properties in
     /// declaration order ([`prompt::json_schema_text`]).
     pub fn to_json_text(self) -> String {
+        self.text_for(prompt::SCHEMA_NAME, &prompt::json_schema_text())
+    }
+
+    /// The `response_format` value for any schema.
+    fn text_for(self, name: &str, schema_text: &str) -> String {
         match self {
             ResponseFormat::JsonSchema => format!(
                 r#"{{"type":"json_schema","json_schema":{{"name":{},"strict":true,"schema":{}}}}}"#,
-                Value::from(prompt::SCHEMA_NAME),
-                prompt::json_schema_text()
+                Value::from(name),
+                schema_text
             ),
             ResponseFormat::JsonObject => r#"{"type":"json_object"}"#.to_string(),
         }
@@ -306,16 +312,16 @@ impl OpenAiCompatible {
 
     /// The request body for one input. Written as text so that the schema
     /// keeps its property order (a [`Value`] would sort it).
-    fn request_body(&self, user: &str, format: ResponseFormat) -> String {
+    fn request_body(&self, q: &Question<'_>, format: ResponseFormat) -> String {
         let messages = json!([
-            {"role": "system", "content": prompt::SYSTEM_PROMPT},
-            {"role": "user", "content": user},
+            {"role": "system", "content": q.system},
+            {"role": "user", "content": q.user},
         ]);
         format!(
             r#"{{"model":{},"temperature":0,"stream":false,"messages":{},"response_format":{}}}"#,
             Value::from(self.config.model.as_str()),
             messages,
-            format.to_json_text()
+            format.text_for(q.schema_name, &q.schema_text)
         )
     }
 
@@ -407,7 +413,9 @@ impl OpenAiCompatible {
 
     /// Parses a success body: the first choice's message content, one
     /// surrounding code fence stripped, as an [`Extraction`].
-    fn finish(&self, body: &str, calls: u32) -> Result<ProviderReply, ExtractError> {
+    /// The message content of a chat completion (fence stripped) and
+    /// whether the model stopped at its token limit.
+    fn content_of(&self, body: &str) -> Result<(String, bool), ExtractError> {
         let empty = |why: &str| {
             tracing::warn!(endpoint = %self.endpoint, why, "the chat completion has no content");
             ExtractError::EmptyReply {
@@ -429,48 +437,27 @@ impl OpenAiCompatible {
         if text.is_empty() {
             return Err(empty("the content is blank"));
         }
-        let extraction = Extraction::parse(text).map_err(|e| match e {
-            ExtractError::InvalidJson { reason }
-                if choice.and_then(|c| c.get("finish_reason")) == Some(&json!("length")) =>
-            {
-                ExtractError::InvalidJson {
-                    reason: format!(
-                        "{reason} (the model stopped at its token limit: finish_reason length)"
-                    ),
-                }
-            }
-            other => other,
-        })?;
-        Ok(ProviderReply {
-            extraction,
-            raw: text.to_string(),
-            provider: PROVIDER_NAME.to_string(),
-            model: self.config.model.clone(),
-            calls,
-        })
-    }
-}
-
-impl Provider for OpenAiCompatible {
-    fn name(&self) -> &str {
-        PROVIDER_NAME
+        let truncated = choice.and_then(|c| c.get("finish_reason")) == Some(&json!("length"));
+        Ok((text.to_string(), truncated))
     }
 
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError> {
-        let user = prompt::user_message(input);
+    /// Asks one question: bounded retries with backoff on retryable
+    /// failures, and the json_object fallback when the server refuses
+    /// json_schema. Returns the content, whether it was cut at the token
+    /// limit, and the requests made.
+    fn ask(&self, q: &Question<'_>) -> Result<(String, bool, u32), ExtractError> {
         let mut calls: u32 = 0;
         let mut retries: u32 = 0;
         let mut backoff = self.config.initial_backoff;
         loop {
             let format = self.response_format();
-            let body = self.request_body(&user, format);
+            let body = self.request_body(q, format);
             calls += 1;
             let failure = match self.post(&body) {
-                Ok(text) => return self.finish(&text, calls),
+                Ok(text) => {
+                    let (content, truncated) = self.content_of(&text)?;
+                    return Ok((content, truncated, calls));
+                }
                 Err(failure) => failure,
             };
             let error = match failure {
@@ -505,7 +492,7 @@ impl Provider for OpenAiCompatible {
                 Failure::Transport(error) => error,
             };
             if !error.is_retryable() || retries >= self.config.max_retries {
-                tracing::warn!(endpoint = %self.endpoint, calls, %error, "extraction request failed");
+                tracing::warn!(endpoint = %self.endpoint, calls, %error, "request failed");
                 return Err(error);
             }
             let wait = backoff.min(self.config.max_backoff);
@@ -514,6 +501,73 @@ impl Provider for OpenAiCompatible {
             retries += 1;
             backoff = backoff.saturating_mul(2).min(self.config.max_backoff);
         }
+    }
+}
+
+/// One chat question: prompts and the reply's schema.
+struct Question<'a> {
+    system: &'a str,
+    user: String,
+    schema_name: &'a str,
+    schema_text: String,
+}
+
+/// Adds the token-limit note to an invalid-JSON error.
+fn note_truncation(error: ExtractError, truncated: bool) -> ExtractError {
+    match error {
+        ExtractError::InvalidJson { reason } if truncated => ExtractError::InvalidJson {
+            reason: format!(
+                "{reason} (the model stopped at its token limit: finish_reason length)"
+            ),
+        },
+        other => other,
+    }
+}
+
+impl Provider for OpenAiCompatible {
+    fn name(&self) -> &str {
+        PROVIDER_NAME
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError> {
+        let question = Question {
+            system: prompt::SYSTEM_PROMPT,
+            user: prompt::user_message(input),
+            schema_name: prompt::SCHEMA_NAME,
+            schema_text: prompt::json_schema_text(),
+        };
+        let (text, truncated, calls) = self.ask(&question)?;
+        let extraction = Extraction::parse(&text).map_err(|e| note_truncation(e, truncated))?;
+        Ok(ProviderReply {
+            extraction,
+            raw: text,
+            provider: PROVIDER_NAME.to_string(),
+            model: self.config.model.clone(),
+            calls,
+        })
+    }
+
+    fn resolve_pronouns(
+        &self,
+        request: &PronounRequest<'_>,
+    ) -> Result<Option<PronounReply>, ExtractError> {
+        let question = Question {
+            system: pronoun::SYSTEM_PROMPT,
+            user: pronoun::user_message(request),
+            schema_name: pronoun::SCHEMA_NAME,
+            schema_text: pronoun::json_schema_text(),
+        };
+        let (text, truncated, calls) = self.ask(&question)?;
+        let answers = pronoun::parse_answers(&text).map_err(|e| note_truncation(e, truncated))?;
+        Ok(Some(PronounReply {
+            answers,
+            raw: text,
+            calls,
+        }))
     }
 }
 

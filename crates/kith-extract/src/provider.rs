@@ -51,4 +51,15 @@ pub trait Provider: Send + Sync {
     fn is_local(&self) -> bool {
         false
     }
+
+    /// Pronoun repair: who the third-person pronouns of `request` refer to.
+    /// `Ok(None)` when the provider cannot answer such questions (the
+    /// heuristic); then nothing is repaired.
+    fn resolve_pronouns(
+        &self,
+        request: &crate::pronoun::PronounRequest<'_>,
+    ) -> Result<Option<crate::pronoun::PronounReply>, ExtractError> {
+        let _ = request;
+        Ok(None)
+    }
 }

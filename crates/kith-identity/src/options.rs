@@ -9,6 +9,7 @@
 //! | `owner_name_carry` | `KITH_ENABLE_OWNER_NAME_CARRY` | on (needs `speaker_references`) |
 //! | `speaker_grounding` | `KITH_ENABLE_SPEAKER_GROUNDING` | off |
 //! | `owner_group_links` | `KITH_ENABLE_OWNER_GROUP_LINKS` | on (needs `owner_name_carry`) |
+//! | `pronoun_repair` | `KITH_ENABLE_PRONOUN_REPAIR` | on (acts only with an LLM provider) |
 //!
 //! Boolean values: `1`, `true`, `yes`, `on` and `0`, `false`, `no`, `off`
 //! (any case); anything else is refused with the variable named.
@@ -39,6 +40,9 @@ pub struct IdentityOptions {
     /// members of the one group the session names.
     #[serde(default = "on")]
     pub owner_group_links: bool,
+    /// One more LLM question for third-person pronoun subjects and objects.
+    #[serde(default = "on")]
+    pub pronoun_repair: bool,
 }
 
 fn on() -> bool {
@@ -55,6 +59,7 @@ impl Default for IdentityOptions {
             owner_name_carry: true,
             speaker_grounding: false,
             owner_group_links: true,
+            pronoun_repair: true,
         }
     }
 }
@@ -68,6 +73,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("owner_name_carry", "KITH_ENABLE_OWNER_NAME_CARRY"),
     ("speaker_grounding", "KITH_ENABLE_SPEAKER_GROUNDING"),
     ("owner_group_links", "KITH_ENABLE_OWNER_GROUP_LINKS"),
+    ("pronoun_repair", "KITH_ENABLE_PRONOUN_REPAIR"),
 ];
 
 impl IdentityOptions {
@@ -85,7 +91,8 @@ impl IdentityOptions {
                 "supersedence" => o.supersedence = value,
                 "owner_name_carry" => o.owner_name_carry = value,
                 "speaker_grounding" => o.speaker_grounding = value,
-                _ => o.owner_group_links = value,
+                "owner_group_links" => o.owner_group_links = value,
+                _ => o.pronoun_repair = value,
             }
         }
         Ok(o)
@@ -107,6 +114,7 @@ impl IdentityOptions {
             "owner_name_carry" => &mut self.owner_name_carry,
             "speaker_grounding" => &mut self.speaker_grounding,
             "owner_group_links" => &mut self.owner_group_links,
+            "pronoun_repair" => &mut self.pronoun_repair,
             other => {
                 let names: Vec<&str> = VARIABLES.iter().map(|(n, _)| *n).collect();
                 return Err(format!(
@@ -136,7 +144,8 @@ impl IdentityOptions {
                     "supersedence" => self.supersedence,
                     "owner_name_carry" => self.owner_name_carry,
                     "speaker_grounding" => self.speaker_grounding,
-                    _ => self.owner_group_links,
+                    "owner_group_links" => self.owner_group_links,
+                    _ => self.pronoun_repair,
                 };
                 (*name, *var, value)
             })
@@ -172,7 +181,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.contains("KITH_ENABLE_CLAIM_MERGE"), "{err}");
-        assert_eq!(IdentityOptions::default().effective().len(), 7);
+        assert_eq!(IdentityOptions::default().effective().len(), 8);
         let mut o = IdentityOptions::default();
         o.set("claim_merge=off").unwrap();
         assert!(!o.claim_merge);

@@ -1011,3 +1011,78 @@ fn repeated_we_claims_merge_within_a_session_only() {
     assert_eq!(old.lifecycle, kith::Lifecycle::Superseded);
     assert_eq!(old.superseded_by, Some(merged.id));
 }
+
+fn repair_rules(names: &[&str]) -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "PRONOUN-REPAIR",
+            json!({"answers": [{"index": 0, "field": "subject", "names": names}]}),
+        ),
+        (
+            "Jordan got a new bike.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "He loves his new bike.",
+            json!({"facts": [with(fact("He", "loves", "his new bike", "He loves his new bike."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+    ]
+}
+
+/// Pronoun repair: one extra question for a third-person pronoun subject;
+/// a single name written in what was shown rebinds it.
+#[test]
+fn pronoun_repair_rebinds_to_a_name_shown() {
+    let (_t, m, server) = memory(repair_rules(&["Jordan"]), IdentityOptions::default());
+    say_session(&m, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    let before = server.requests().len();
+    say_session(&m, "He loves his new bike.", "user", Some("Maya"), "s1");
+    assert_eq!(
+        server.requests().len() - before,
+        2,
+        "extraction + one repair question"
+    );
+    let loves = &claims(&m, "loves")[0];
+    let jordan = entities(&m, "Jordan")[0].id;
+    assert_eq!(has_fact_from(&m, loves), vec![jordan]);
+    let md = loves.metadata.as_ref().unwrap();
+    assert_eq!(md["resolved_from_context"], true);
+    assert_eq!(md["resolution"][0]["names"], json!(["Jordan"]));
+    assert_eq!(md["subject"], "He", "the claim keeps its wording");
+    assert_eq!(md["evidence_quote"], "He loves his new bike.");
+}
+
+/// A name nobody wrote is thrown away; several names keep the pronoun
+/// entity and are listed; with the option off nothing is asked.
+#[test]
+fn pronoun_repair_never_invents_and_keeps_ambiguity() {
+    let (_t, m, _s) = memory(repair_rules(&["Bob"]), IdentityOptions::default());
+    say_session(&m, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    say_session(&m, "He loves his new bike.", "user", Some("Maya"), "s1");
+    let loves = &claims(&m, "loves")[0];
+    assert_eq!(has_fact_from(&m, loves), vec![entities(&m, "he")[0].id]);
+    assert!(loves.metadata.as_ref().unwrap().get("resolution").is_none());
+
+    let (_t2, m2, _s2) = memory(
+        repair_rules(&["Jordan", "Maya"]),
+        IdentityOptions::default(),
+    );
+    say_session(&m2, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    say_session(&m2, "He loves his new bike.", "user", Some("Maya"), "s1");
+    let loves = &claims(&m2, "loves")[0];
+    assert_eq!(has_fact_from(&m2, loves), vec![entities(&m2, "he")[0].id]);
+    let md = loves.metadata.as_ref().unwrap();
+    assert_eq!(md["resolution"][0]["names"], json!(["Jordan", "Maya"]));
+    assert_eq!(md["resolution"][0]["rebound"], false);
+
+    let off = IdentityOptions {
+        pronoun_repair: false,
+        ..IdentityOptions::default()
+    };
+    let (_t3, m3, server) = memory(repair_rules(&["Jordan"]), off);
+    say_session(&m3, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    let before = server.requests().len();
+    say_session(&m3, "He loves his new bike.", "user", Some("Maya"), "s1");
+    assert_eq!(server.requests().len() - before, 1, "no repair question");
+}

@@ -85,6 +85,7 @@ pub(super) fn save_extraction(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
     reply: kith_extract::ProviderReply,
+    repair: serde_json::Value,
 ) -> Result<Extraction, Error> {
     if let Some(saved) = saved_extraction(tx, event)? {
         return Ok(saved);
@@ -103,10 +104,22 @@ pub(super) fn save_extraction(
             "calls": reply.calls,
             "raw": reply.raw,
             "extraction": reply.extraction,
+            "pronoun_repair": repair,
         }),
         Timestamp::now(),
     ))?;
     Ok(reply.extraction)
+}
+
+/// The validated pronoun-repair answers saved with an event's extraction.
+pub(super) fn saved_repairs(
+    tx: &mut dyn Tx,
+    event_id: uuid::Uuid,
+) -> Result<Vec<kith_extract::pronoun::PronounAnswer>, Error> {
+    Ok(tx
+        .get_operation(plan::extraction_op_id(event_id))?
+        .and_then(|op| serde_json::from_value(op.payload["pronoun_repair"]["answers"].clone()).ok())
+        .unwrap_or_default())
 }
 
 /// Derives an event inside `tx`: replays its newest saved plan that is

@@ -186,9 +186,11 @@ impl Memory {
                 options: &options,
                 owner_name: owner_name.as_deref(),
             });
+        let repairs = commit::saved_repairs(tx, event.id)?;
         Ok(plan::Identity {
             first_person,
             options,
+            repairs,
         })
     }
 
@@ -408,7 +410,7 @@ impl Memory {
         let extraction = match saved {
             Some(x) => x,
             None if local => match self.provider().extract(&extraction_input(&event)) {
-                Ok(reply) => save_extraction(&mut *tx, &event, reply)?,
+                Ok(reply) => save_extraction(&mut *tx, &event, reply, serde_json::Value::Null)?,
                 Err(err) => {
                     drop(tx);
                     self.fail_work(event_id, err.reason_code(), &err.to_string())?;
@@ -424,8 +426,11 @@ impl Memory {
                         return Ok(WorkStatus::Failed);
                     }
                 };
+                // The one extra question, asked before anything is saved so
+                // that the reply is saved with the extraction, once.
+                let repair = self.repair_pronouns(&event, &reply.extraction)?;
                 tx = self.store_backend().begin(TxMode::Write)?;
-                save_extraction(&mut *tx, &event, reply)?
+                save_extraction(&mut *tx, &event, reply, repair)?
             }
         };
         let grounded = self.ground(&event, &extraction);
@@ -455,6 +460,113 @@ impl Memory {
                 Ok(WorkStatus::Failed)
             }
         }
+    }
+
+    /// Pronoun repair for a freshly extracted message: asks the provider
+    /// who each third-person pronoun subject or object refers to, keeps only
+    /// names written in what it was shown, and returns the record to save
+    /// (`null` when nothing was asked).
+    fn repair_pronouns(
+        &self,
+        event: &kith_core::Event,
+        extraction: &Extraction,
+    ) -> Result<serde_json::Value, Error> {
+        use kith_extract::grounding::EndpointRef;
+        use kith_extract::pronoun::{self, PronounQuestion, PronounRequest};
+        if !self.identity_options().pronoun_repair {
+            return Ok(serde_json::Value::Null);
+        }
+        let grounded = self.ground(event, extraction);
+        let third = |r: &EndpointRef| match r {
+            EndpointRef::Personal { surface } => pronoun::THIRD_PERSON
+                .contains(&surface.to_lowercase().as_str())
+                .then(|| surface.clone()),
+            _ => None,
+        };
+        let mut questions = Vec::new();
+        for (index, f) in grounded.facts.iter().enumerate() {
+            for (field, r) in [("subject", &f.subject), ("object", &f.object)] {
+                if let Some(p) = third(r) {
+                    questions.push(PronounQuestion {
+                        index,
+                        field: field.into(),
+                        pronoun: p,
+                        sentence: f.evidence.sentence.clone(),
+                    });
+                }
+            }
+        }
+        if questions.is_empty() {
+            return Ok(serde_json::Value::Null);
+        }
+        let memories = self.preceding_memories(event, 8)?;
+        let speaker = event.speaker.as_ref().map(|s| s.as_str());
+        let request = PronounRequest {
+            message: &event.content,
+            speaker,
+            memories: &memories,
+            questions: &questions,
+        };
+        let reply = match self.provider().resolve_pronouns(&request) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => return Ok(serde_json::Value::Null),
+            // A failed repair leaves the claims as extracted.
+            Err(err) => return Ok(json!({"error": err.to_string(), "answers": []})),
+        };
+        let speaker_line = speaker.map(|s| format!("Speaker: {s}")).unwrap_or_default();
+        let mut sources: Vec<&str> = vec![&event.content, &speaker_line];
+        sources.extend(memories.iter().map(String::as_str));
+        let answers: Vec<pronoun::PronounAnswer> = reply
+            .answers
+            .into_iter()
+            .filter(|a| {
+                questions
+                    .iter()
+                    .any(|q| q.index == a.index && q.field == a.field)
+            })
+            .map(|a| pronoun::PronounAnswer {
+                names: pronoun::valid_names(&a.names, &sources),
+                ..a
+            })
+            .filter(|a| !a.names.is_empty())
+            .collect();
+        Ok(
+            json!({"raw": reply.raw, "calls": reply.calls, "questions": questions, "answers": answers}),
+        )
+    }
+
+    /// The owner's memories stored before `event` in its session (or scope),
+    /// newest `n`, oldest first, as "Speaker: text" lines.
+    fn preceding_memories(&self, event: &kith_core::Event, n: usize) -> Result<Vec<String>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let mut lines: Vec<String> = Vec::new();
+        let mut after = 0;
+        'pages: loop {
+            let page = tx.list_events(&kith_store::EventQuery {
+                owner: Some(event.owner_id.clone()),
+                scope: Some(event.scope.clone()),
+                session: event.session_id.clone(),
+                after_seq: after,
+                limit: 500,
+            })?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for stored in page {
+                if stored.event.id == event.id {
+                    break 'pages;
+                }
+                let who = stored
+                    .event
+                    .speaker
+                    .as_ref()
+                    .map_or(stored.event.role.as_str().to_string(), |s| {
+                        s.as_str().to_string()
+                    });
+                lines.push(format!("{who}: {}", stored.event.content));
+            }
+        }
+        let skip = lines.len().saturating_sub(n);
+        Ok(lines.into_iter().skip(skip).collect())
     }
 
     fn fail_work(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {

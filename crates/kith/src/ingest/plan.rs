@@ -241,6 +241,8 @@ pub struct Identity {
     pub first_person: FirstPerson,
     /// The options in force.
     pub options: IdentityOptions,
+    /// Validated pronoun-repair answers (by grounded fact index and field).
+    pub repairs: Vec<kith_extract::pronoun::PronounAnswer>,
 }
 
 /// Builds a plan, asking `lookup` (inside the transaction that saves it)
@@ -277,9 +279,24 @@ pub fn build(
 
     // Claims: facts, then relationships a fact does not already cover.
     let mut seen_digests: Vec<String> = Vec::new();
-    for f in &grounded.facts {
-        let (subject, subject_basis) = b.endpoint(&f.subject, &f.fact.subject, &entity_ids)?;
-        let (object, object_basis) = b.endpoint(&f.object, &f.fact.object, &entity_ids)?;
+    for (index, f) in grounded.facts.iter().enumerate() {
+        let (mut subject, subject_basis) = b.endpoint(&f.subject, &f.fact.subject, &entity_ids)?;
+        let (mut object, object_basis) = b.endpoint(&f.object, &f.fact.object, &entity_ids)?;
+        let mut resolutions = Vec::new();
+        for repair in identity.repairs.iter().filter(|r| r.index == index) {
+            let (slot, pronoun) = match repair.field.as_str() {
+                "subject" => (&mut subject, &f.fact.subject),
+                "object" => (&mut object, &f.fact.object),
+                _ => continue,
+            };
+            if let [name] = repair.names.as_slice() {
+                *slot = Some(b.named_entity(name, "person", None)?);
+            }
+            resolutions.push(
+                json!({"field": repair.field, "pronoun": pronoun, "names": repair.names,
+                                    "rebound": repair.names.len() == 1}),
+            );
+        }
         let fact = &f.fact;
         let mut metadata = Map::new();
         metadata.insert("extraction_kind".into(), json!("fact"));
@@ -319,6 +336,10 @@ pub fn build(
         }
         metadata.insert("extraction_confidence".into(), json!(fact.confidence));
         speaker_reference(&mut metadata, subject_basis, object_basis, identity);
+        if !resolutions.is_empty() {
+            metadata.insert("resolved_from_context".into(), json!(true));
+            metadata.insert("resolution".into(), json!(resolutions));
+        }
         let node_type = match fact.fact_type {
             FactType::Fact => NodeType::Fact,
             FactType::Preference => NodeType::Preference,
