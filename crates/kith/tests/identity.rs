@@ -1086,3 +1086,84 @@ fn pronoun_repair_never_invents_and_keeps_ambiguity() {
     say_session(&m3, "He loves his new bike.", "user", Some("Maya"), "s1");
     assert_eq!(server.requests().len() - before, 1, "no repair question");
 }
+
+/// Member names match after a weekday, month or title; a full name that no
+/// person entity has ("Jordan Lee" when only "Lee"... is stored) links
+/// nobody; another speaker's identical we-claim never retires the owner's.
+#[test]
+fn group_member_names_and_other_speakers() {
+    let rules = vec![
+        (
+            "Sunday Jordan and I went hiking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "Jordan Lee and I cooked.",
+            json!({"entities": [person("Lee")]}),
+        ),
+        (
+            "We decided to sell the car.",
+            json!({"facts": [with(fact("We", "decided", "sell the car", "We decided to sell the car."),
+                                  "fact_type", json!("decision"))]}),
+        ),
+    ];
+    let (_t, m, _s) = memory(rules.clone(), IdentityOptions::default());
+    say_session(
+        &m,
+        "Sunday Jordan and I went hiking.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    say_session(
+        &m,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let links: Vec<String> = group_links(&m, &claims(&m, "decided")[0])
+        .into_iter()
+        .map(|l| l.0)
+        .collect();
+    assert_eq!(links, vec!["Jordan".to_string(), "Maya".to_string()]);
+
+    let (_t2, m2, _s2) = memory(rules.clone(), IdentityOptions::default());
+    say_session(&m2, "Jordan Lee and I cooked.", "user", Some("Maya"), "s1");
+    say_session(
+        &m2,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let links: Vec<String> = group_links(&m2, &claims(&m2, "decided")[0])
+        .into_iter()
+        .map(|l| l.0)
+        .collect();
+    assert_eq!(
+        links,
+        vec!["Maya".to_string()],
+        "a stored Lee is not Jordan Lee"
+    );
+
+    // Sam's identical we-claim (Sam's own group) does not retire Maya's.
+    let (_t3, m3, _s3) = memory(rules, IdentityOptions::default());
+    say_session(
+        &m3,
+        "We decided to sell the car.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    say_session(
+        &m3,
+        "We decided to sell the car.",
+        "user",
+        Some("Sam"),
+        "s1",
+    );
+    assert!(claims(&m3, "decided")
+        .iter()
+        .all(|c| c.lifecycle.is_active()));
+}
