@@ -169,39 +169,21 @@ pub fn edge_id(source: Uuid, edge_type: EdgeType, target: Uuid) -> Uuid {
     ids::v5_name(&format!("edge:v1:{source}:{}:{target}", edge_type.as_str()))
 }
 
-/// The canonical word of a personal reference's family, or `None` when the
-/// surface is not a personal reference (or its entity type makes it a named
-/// thing: US/country, IT/technology, I/chemical).
+/// The canonical word of a personal reference's family (`I`, `we`, `you`,
+/// `he`, `she`, `they`, `it`), or `None` when the surface is not a personal
+/// reference or its entity type makes it a named thing (US/country,
+/// IT/technology, I/chemical). The word lists are grounding's
+/// ([`kith_extract::grounding::PERSONAL_FAMILIES`]), so both layers agree.
 pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'static str> {
-    const NAMED_TYPES: &[&str] = &[
-        "country",
-        "place",
-        "location",
-        "technology",
-        "concept",
-        "product",
-        "tool",
-        "language",
-        "programming_language",
-        "chemical",
-        "element",
-        "number",
-    ];
-    if let Some(t) = entity_type {
-        if NAMED_TYPES.contains(&t.trim().to_lowercase().as_str()) {
-            return None;
-        }
+    if entity_type.is_some_and(kith_extract::grounding::is_named_reference_type) {
+        return None;
     }
-    match surface.trim().to_lowercase().as_str() {
-        "i" | "me" | "myself" | "my" | "mine" => Some("I"),
-        "we" | "us" | "ourselves" | "our" | "ours" => Some("we"),
-        "you" | "yourself" | "yourselves" | "your" | "yours" => Some("you"),
-        "he" | "him" | "himself" | "his" => Some("he"),
-        "she" | "her" | "herself" | "hers" => Some("she"),
-        "they" | "them" | "themselves" | "their" | "theirs" => Some("they"),
-        "it" | "itself" => Some("it"),
-        _ => None,
-    }
+    let family = kith_extract::grounding::personal_family(surface)?;
+    // Each family's first word names it; the first person is written "I".
+    Some(match family[0] {
+        "i" => "I",
+        first => first,
+    })
 }
 
 /// What plan building may ask the store.
