@@ -280,18 +280,13 @@ pub fn build(
             );
         }
         let fact = &f.fact;
-        let mut metadata = Map::new();
-        metadata.insert("extraction_kind".into(), json!("fact"));
-        metadata.insert("subject".into(), json!(fact.subject));
-        metadata.insert("predicate".into(), json!(fact.predicate));
-        metadata.insert("object".into(), json!(fact.object));
-        metadata.insert("polarity".into(), json!(fact.polarity));
-        metadata.insert("evidence_quote".into(), json!(f.evidence.quote));
-        metadata.insert(
-            "evidence_span".into(),
-            json!([f.evidence.start, f.evidence.end]),
+        let mut metadata = claim_metadata(
+            "fact",
+            [&fact.subject, &fact.predicate, &fact.object],
+            fact.polarity,
+            &f.evidence,
+            fact.confidence,
         );
-        metadata.insert("grounding_method".into(), json!("claim_sentences_v1"));
         metadata.insert("subject_link_status".into(), json!(link_status(&f.subject)));
         metadata.insert("object_link_status".into(), json!(link_status(&f.object)));
         put_opt(
@@ -316,7 +311,6 @@ pub fn build(
             metadata.insert("condition".into(), json!(condition));
             metadata.insert("condition_state".into(), json!("unknown"));
         }
-        metadata.insert("extraction_confidence".into(), json!(fact.confidence));
         speaker_reference(&mut metadata, subject_basis, object_basis, identity);
         if !resolutions.is_empty() {
             metadata.insert("resolved_from_context".into(), json!(true));
@@ -359,19 +353,17 @@ pub fn build(
         let (target, target_basis) =
             b.endpoint(&r.target, &r.relationship.target_entity, &entity_ids)?;
         let rel = &r.relationship;
-        let mut metadata = Map::new();
-        metadata.insert("extraction_kind".into(), json!("relationship"));
-        metadata.insert("subject".into(), json!(rel.source_entity));
-        metadata.insert("predicate".into(), json!(rel.relationship_type));
-        metadata.insert("object".into(), json!(rel.target_entity));
-        metadata.insert("polarity".into(), json!(rel.polarity));
-        metadata.insert("evidence_quote".into(), json!(r.evidence.quote));
-        metadata.insert(
-            "evidence_span".into(),
-            json!([r.evidence.start, r.evidence.end]),
+        let mut metadata = claim_metadata(
+            "relationship",
+            [
+                &rel.source_entity,
+                &rel.relationship_type,
+                &rel.target_entity,
+            ],
+            rel.polarity,
+            &r.evidence,
+            rel.confidence,
         );
-        metadata.insert("grounding_method".into(), json!("claim_sentences_v1"));
-        metadata.insert("extraction_confidence".into(), json!(rel.confidence));
         speaker_reference(&mut metadata, source_basis, target_basis, identity);
         let spec = ClaimSpec {
             kind: "relationship",
@@ -830,6 +822,31 @@ pub(super) fn view_of(node: &Node) -> Option<ClaimView<'_>> {
         conditional: m.get("condition").is_some(),
         valid_from_ms: node.valid_from.unix_millis(),
     })
+}
+
+/// The metadata every claim carries: what was extracted (kind, subject,
+/// predicate, object, polarity, confidence) and where its evidence stands.
+fn claim_metadata(
+    kind: &str,
+    [subject, predicate, object]: [&String; 3],
+    polarity: Polarity,
+    evidence: &kith_extract::grounding::Evidence,
+    confidence: f64,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("extraction_kind".into(), json!(kind));
+    m.insert("subject".into(), json!(subject));
+    m.insert("predicate".into(), json!(predicate));
+    m.insert("object".into(), json!(object));
+    m.insert("polarity".into(), json!(polarity));
+    m.insert("evidence_quote".into(), json!(evidence.quote));
+    m.insert(
+        "evidence_span".into(),
+        json!([evidence.start, evidence.end]),
+    );
+    m.insert("grounding_method".into(), json!("claim_sentences_v1"));
+    m.insert("extraction_confidence".into(), json!(confidence));
+    m
 }
 
 fn link_status(r: &EndpointRef) -> &'static str {
