@@ -1167,3 +1167,39 @@ fn group_member_names_and_other_speakers() {
         .iter()
         .all(|c| c.lifecycle.is_active()));
 }
+
+/// `reingest` after an identity option changed re-derives from the saved
+/// extraction (no new LLM call) and commits a new plan revision.
+#[test]
+fn reingest_rederives_under_new_options() {
+    let off = IdentityOptions {
+        speaker_references: false,
+        ..IdentityOptions::default()
+    };
+    let (_t, m, server) = memory(dana_rules(), off);
+    let r = say(
+        &m,
+        "I work at Northwind.",
+        Some("Dana"),
+        "2025-01-01T09:00:00Z",
+    );
+    assert!(entities(&m, "Dana").is_empty());
+    let calls = server.requests().len();
+    let m = m.with_identity(IdentityOptions::default());
+    let owner = OwnerId::new("owner").unwrap();
+    let outcome = m.reingest_event(&owner, r.event_id).unwrap();
+    assert_eq!(outcome.outcome, "rederived");
+    assert_eq!(outcome.revision, Some(2));
+    assert_eq!(server.requests().len(), calls, "no new LLM call");
+    let dana = entities(&m, "Dana");
+    assert_eq!(dana.len(), 1);
+    let works = claims(&m, "works_at");
+    assert_eq!(works.len(), 1, "the claim keeps its id");
+    assert!(has_fact_from(&m, &works[0]).contains(&dana[0].id));
+    // A second reingest under the same options changes nothing.
+    assert_eq!(
+        m.reingest_event(&owner, r.event_id).unwrap().outcome,
+        "unchanged"
+    );
+    assert!(m.doctor().unwrap().healthy());
+}
