@@ -15,22 +15,13 @@ use serde_json::Value;
 
 use crate::error::ExtractError;
 
-/// The pronoun families repair asks about.
-pub const THIRD_PERSON: &[&str] = &[
-    "he",
-    "him",
-    "his",
-    "himself",
-    "she",
-    "her",
-    "hers",
-    "herself",
-    "they",
-    "them",
-    "their",
-    "theirs",
-    "themselves",
-];
+/// Whether a word is a third-person personal pronoun (he, she, they and
+/// their forms, per [`crate::grounding::PERSONAL_FAMILIES`]): the ones
+/// repair asks about.
+pub fn is_third_person(word: &str) -> bool {
+    crate::grounding::personal_family(word)
+        .is_some_and(|family| matches!(family.first(), Some(&"he") | Some(&"she") | Some(&"they")))
+}
 
 /// The reply schema's name.
 pub const SCHEMA_NAME: &str = "kith_pronoun_repair";
@@ -181,6 +172,16 @@ fn written_in(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn third_person_pronouns() {
+        for w in ["He", "him", "her", "They", "theirs"] {
+            assert!(is_third_person(w), "{w}");
+        }
+        for w in ["I", "we", "you", "it", "Jordan"] {
+            assert!(!is_third_person(w), "{w}");
+        }
+    }
 
     #[test]
     fn names_must_be_written_somewhere_shown() {

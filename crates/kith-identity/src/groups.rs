@@ -395,6 +395,17 @@ mod tests {
     }
 
     #[test]
+    fn only_the_first_words_of_a_turn_are_read() {
+        let filler = "word ".repeat(MAX_WORDS);
+        assert!(names(&format!("{filler}. Jordan and I left.")).is_empty());
+        let near = "word ".repeat(MAX_WORDS - 10);
+        assert_eq!(
+            names(&format!("{near}. Jordan and I left.")),
+            vec![g(&[Some("Jordan")])]
+        );
+    }
+
+    #[test]
     fn prefixes() {
         assert_eq!(without_prefix("Sunday Jordan"), Some("Jordan"));
         assert_eq!(without_prefix("Coach Taylor"), Some("Taylor"));

@@ -478,9 +478,9 @@ impl Memory {
         }
         let grounded = self.ground(event, extraction);
         let third = |r: &EndpointRef| match r {
-            EndpointRef::Personal { surface } => pronoun::THIRD_PERSON
-                .contains(&surface.to_lowercase().as_str())
-                .then(|| surface.clone()),
+            EndpointRef::Personal { surface } => {
+                pronoun::is_third_person(surface).then(|| surface.clone())
+            }
             _ => None,
         };
         let mut questions = Vec::new();
