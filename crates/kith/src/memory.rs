@@ -133,16 +133,7 @@ impl Memory {
     /// Stores several messages in one transaction: all are validated first,
     /// and either every new one is written or none is.
     pub fn store_batch(&self, inputs: Vec<EventInput>) -> Result<Vec<StoreReceipt>, Error> {
-        let defaults = InputDefaults {
-            owner_id: None,
-            scope: ScopeId::personal(),
-            now: Timestamp::now(),
-        };
-        let valid = inputs
-            .into_iter()
-            .map(|i| i.validate(&defaults))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.write_valid(&valid)
+        self.write_valid(&validate_all(inputs)?)
     }
 
     /// Writes already validated events in one transaction.
@@ -253,4 +244,18 @@ pub(crate) fn write_events(
         });
     }
     Ok(receipts)
+}
+
+/// Validates every input (owner required, scope `personal` by default,
+/// ingested now); the first invalid one fails the whole call.
+pub(crate) fn validate_all(inputs: Vec<EventInput>) -> Result<Vec<ValidEvent>, Error> {
+    let defaults = InputDefaults {
+        owner_id: None,
+        scope: ScopeId::personal(),
+        now: Timestamp::now(),
+    };
+    inputs
+        .into_iter()
+        .map(|i| i.validate(&defaults).map_err(Error::from))
+        .collect()
 }

@@ -13,7 +13,7 @@ use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, OwnerId, Role};
 use kith_identity::claims;
 use kith_identity::groups::{self, Members};
 use kith_identity::IdentityOptions;
-use kith_store::{EventQuery, StoreErrorKind, Tx};
+use kith_store::{StoreErrorKind, Tx};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -117,41 +117,20 @@ fn owner_entity(tx: &mut dyn Tx, event: &Event) -> Result<Option<Uuid>, Error> {
     }
 }
 
-/// The session's user turns by the same speaker, oldest first, up to and
-/// including `event` (at most the newest 500), with their ids.
+/// The user turns by `event`'s speaker among the newest 500 events of its
+/// session up to and including `event`, oldest first, with their ids.
 fn session_turns(tx: &mut dyn Tx, event: &Event) -> Result<(Vec<String>, Vec<Uuid>), Error> {
-    let Some(session) = &event.session_id else {
+    if event.session_id.is_none() {
         return Ok((vec![event.content.clone()], vec![event.id]));
-    };
-    let mut turns: Vec<(String, Uuid)> = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = tx.list_events(&EventQuery {
-            owner: Some(event.owner_id.clone()),
-            scope: Some(event.scope.clone()),
-            session: Some(session.clone()),
-            after_seq: after,
-            limit: 500,
-        })?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        let mut reached = false;
-        for stored in page {
-            let e = stored.event;
-            if e.role == Role::User && e.speaker == event.speaker {
-                turns.push((e.content, e.id));
-            }
-            if e.id == event.id {
-                reached = true;
-                break;
-            }
-        }
-        if reached {
-            break;
-        }
     }
-    let skip = turns.len().saturating_sub(groups::MAX_SESSION_EVENTS);
-    Ok(turns.into_iter().skip(skip).unzip())
+    let events = super::events_through(tx, event)?;
+    let skip = events.len().saturating_sub(groups::MAX_SESSION_EVENTS);
+    Ok(events
+        .into_iter()
+        .skip(skip)
+        .filter(|e| e.role == Role::User && e.speaker == event.speaker)
+        .map(|e| (e.content, e.id))
+        .unzip())
 }
 
 /// Stored person entities for the named members (full name, else the rest

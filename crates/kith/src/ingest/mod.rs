@@ -23,8 +23,7 @@ use commit::{
 
 use std::time::Duration;
 
-use kith_core::event::InputDefaults;
-use kith_core::{EventInput, OperationKind, ScopeId, Timestamp};
+use kith_core::{EventInput, OperationKind, Timestamp};
 use kith_extract::grounding;
 use kith_extract::Extraction;
 use kith_store::{OperationQuery, Tx, TxMode, WorkItem, WorkQuery, WorkStatus};
@@ -133,19 +132,8 @@ impl Memory {
         input: EventInput,
         options: IngestOptions,
     ) -> Result<IngestReceipt, Error> {
-        let defaults = InputDefaults {
-            owner_id: None,
-            scope: ScopeId::personal(),
-            now: Timestamp::now(),
-        };
-        let valid = input.validate(&defaults)?;
-        check_first_person_owner(&valid.event, options)?;
-        let receipt = self.admit(std::slice::from_ref(&valid), options)?.remove(0);
-        if options.defer {
-            return self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created);
-        }
-        self.process_event(receipt.event_id)?;
-        self.ingest_receipt(receipt.event_id, receipt.node_id, receipt.created)
+        let mut receipts = self.ingest_batch(vec![input], options)?;
+        Ok(receipts.remove(0))
     }
 
     /// Grounds an extraction against its event, with speaker grounding when
@@ -202,15 +190,10 @@ impl Memory {
         inputs: Vec<EventInput>,
         options: IngestOptions,
     ) -> Result<Vec<IngestReceipt>, Error> {
-        let defaults = InputDefaults {
-            owner_id: None,
-            scope: ScopeId::personal(),
-            now: Timestamp::now(),
-        };
-        let valid = inputs
-            .into_iter()
-            .map(|i| i.validate(&defaults))
-            .collect::<Result<Vec<_>, _>>()?;
+        let valid = crate::memory::validate_all(inputs)?;
+        for v in &valid {
+            check_first_person_owner(&v.event, options)?;
+        }
         let admitted = self.admit(&valid, options)?;
         let mut out = Vec::with_capacity(admitted.len());
         for r in admitted {
@@ -539,34 +522,21 @@ impl Memory {
     /// newest `n`, oldest first, as "Speaker: text" lines.
     fn preceding_memories(&self, event: &kith_core::Event, n: usize) -> Result<Vec<String>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut lines: Vec<String> = Vec::new();
-        let mut after = 0;
-        'pages: loop {
-            let page = tx.list_events(&kith_store::EventQuery {
-                owner: Some(event.owner_id.clone()),
-                scope: Some(event.scope.clone()),
-                session: event.session_id.clone(),
-                after_seq: after,
-                limit: 500,
-            })?;
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            for stored in page {
-                if stored.event.id == event.id {
-                    break 'pages;
-                }
-                let who = stored
-                    .event
+        let mut earlier = events_through(&mut *tx, event)?;
+        earlier.pop(); // `event` itself
+        let skip = earlier.len().saturating_sub(n);
+        Ok(earlier
+            .into_iter()
+            .skip(skip)
+            .map(|e| {
+                let who = e
                     .speaker
                     .as_ref()
-                    .map_or(stored.event.role.as_str().to_string(), |s| {
-                        s.as_str().to_string()
-                    });
-                lines.push(format!("{who}: {}", stored.event.content));
-            }
-        }
-        let skip = lines.len().saturating_sub(n);
-        Ok(lines.into_iter().skip(skip).collect())
+                    .map_or(e.role.as_str(), |s| s.as_str())
+                    .to_string();
+                format!("{who}: {}", e.content)
+            })
+            .collect())
     }
 
     fn fail_work(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {
@@ -589,6 +559,35 @@ impl Memory {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         saved_extraction(&mut *tx, event)
     }
+}
+
+/// The events of `event`'s owner, scope and session (the whole scope when it
+/// has none), in ingestion order, up to and including `event`.
+fn events_through(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+) -> Result<Vec<kith_core::Event>, Error> {
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = tx.list_events(&kith_store::EventQuery {
+            owner: Some(event.owner_id.clone()),
+            scope: Some(event.scope.clone()),
+            session: event.session_id.clone(),
+            after_seq: after,
+            limit: 500,
+        })?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for stored in page {
+            let reached = stored.event.id == event.id;
+            out.push(stored.event);
+            if reached {
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The newest active person entity a user turn of the event's owner and
