@@ -427,6 +427,10 @@ fn first_person_owner() {
             "{err}"
         );
     }
+    // A batch is checked whole: one bad turn refuses all of it.
+    let batch = vec![input("user", None, "e"), input("user", Some("Dana"), "f")];
+    let err = m.ingest_batch(batch, fpo).unwrap_err();
+    assert_eq!(err.kind(), kith::ErrorKind::InvalidInput, "{err}");
     assert_eq!(common::snapshot(&m, "owner"), before);
 }
 
