@@ -466,6 +466,32 @@ impl Builder<'_> {
         }
     }
 
+    /// Plans an existing node as it is (commit checks it is unchanged).
+    fn reuse(&mut self, node: Node) {
+        self.push_node(PlannedNode {
+            action: NodeAction::Reuse {
+                checksum: node.checksum(),
+            },
+            node,
+        });
+    }
+
+    /// Plans a new entity of this event (tentative, asserted, confidence 0.5).
+    fn create_entity(&mut self, id: Uuid, content: &str, metadata: Map<String, Value>) {
+        let node = self.node(
+            id,
+            NodeType::Entity,
+            content,
+            metadata,
+            EpistemicType::Asserted,
+            0.5,
+        );
+        self.push_node(PlannedNode {
+            action: NodeAction::Create,
+            node,
+        });
+    }
+
     /// The planned version of a node, if the plan already holds it.
     fn planned(&self, id: Uuid) -> Option<&Node> {
         self.nodes.iter().find(|p| p.node.id == id).map(|p| &p.node)
@@ -522,12 +548,7 @@ impl Builder<'_> {
             }
             match self.lookup.node(id)? {
                 Some(node) if node.lifecycle.is_active() => {
-                    self.push_node(PlannedNode {
-                        action: NodeAction::Reuse {
-                            checksum: node.checksum(),
-                        },
-                        node,
-                    });
+                    self.reuse(node);
                     return Ok(id);
                 }
                 Some(_) => generation += 1,
@@ -542,18 +563,7 @@ impl Builder<'_> {
                         // name nobody carry this name (owner name carry).
                         metadata.insert("owner_name".into(), json!(true));
                     }
-                    let node = self.node(
-                        id,
-                        NodeType::Entity,
-                        name.trim(),
-                        metadata,
-                        EpistemicType::Asserted,
-                        0.5,
-                    );
-                    self.push_node(PlannedNode {
-                        action: NodeAction::Create,
-                        node,
-                    });
+                    self.create_entity(id, name.trim(), metadata);
                     return Ok(id);
                 }
             }
@@ -618,12 +628,7 @@ impl Builder<'_> {
         }
         match self.lookup.node(id)? {
             Some(node) => {
-                self.push_node(PlannedNode {
-                    action: NodeAction::Reuse {
-                        checksum: node.checksum(),
-                    },
-                    node,
-                });
+                self.reuse(node);
             }
             None => {
                 let mut metadata = Map::new();
@@ -631,18 +636,7 @@ impl Builder<'_> {
                 metadata.insert("identity_status".into(), json!("owner_reference"));
                 metadata.insert("owner_id".into(), json!(e.owner_id));
                 metadata.insert("kith_first_person_owner_v1".into(), json!(true));
-                let node = self.node(
-                    id,
-                    NodeType::Entity,
-                    "I",
-                    metadata,
-                    EpistemicType::Asserted,
-                    0.5,
-                );
-                self.push_node(PlannedNode {
-                    action: NodeAction::Create,
-                    node,
-                });
+                self.create_entity(id, "I", metadata);
             }
         }
         Ok(id)
@@ -655,18 +649,7 @@ impl Builder<'_> {
         metadata.insert("entity_type".into(), json!("personal_reference"));
         metadata.insert("identity_status".into(), json!("unresolved_reference"));
         metadata.insert("reference_event_id".into(), json!(e.id.to_string()));
-        let node = self.node(
-            id,
-            NodeType::Entity,
-            family,
-            metadata,
-            EpistemicType::Asserted,
-            0.5,
-        );
-        self.push_node(PlannedNode {
-            action: NodeAction::Create,
-            node,
-        });
+        self.create_entity(id, family, metadata);
         id
     }
 
