@@ -22,8 +22,8 @@ pub mod sqlite;
 
 pub use error::{StoreError, StoreErrorKind};
 pub use query::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, SearchFilters, Stats,
-    StoredEvent, StoredNode, WorkItem, WorkQuery, WorkStatus,
+    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery,
+    SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem, WorkQuery, WorkStatus,
 };
 
 use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
@@ -133,6 +133,40 @@ pub trait Tx {
 
     /// BM25 search over node text, filtered as [`LexicalQuery`] says.
     fn search_lexical(&mut self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;
+
+    /// Saves a node's embedding under `model`, replacing one it had. Fails
+    /// with [`StoreErrorKind::NotFound`] if the node does not exist.
+    fn put_embedding(
+        &mut self,
+        node_id: Uuid,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<(), StoreError>;
+
+    /// A node's embedding: its model and vector.
+    fn get_embedding(&mut self, node_id: Uuid) -> Result<Option<(String, Vec<f32>)>, StoreError>;
+
+    /// Nodes (of `owner`, or every owner) that have no embedding made by
+    /// `model`, in creation order after `after_seq`, at most `limit`.
+    fn nodes_missing_embedding(
+        &mut self,
+        owner: Option<&OwnerId>,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredNode>, StoreError>;
+
+    /// Removes every stored embedding (before re-embedding with another
+    /// model); returns how many there were.
+    fn delete_embeddings(&mut self) -> Result<u64, StoreError>;
+
+    /// The models whose vectors the store holds.
+    fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError>;
+
+    /// Exact nearest neighbours by cosine similarity among the owner's
+    /// vectors of the query's model, filtered as [`VectorQuery`] says, best
+    /// first.
+    fn search_vector(&mut self, query: &VectorQuery) -> Result<Vec<LexicalHit>, StoreError>;
 
     /// Counts, for one owner or the whole store.
     fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError>;

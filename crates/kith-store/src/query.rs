@@ -81,6 +81,10 @@ pub struct SearchFilters {
     pub time_from: Option<Timestamp>,
     /// Only what was said before this time.
     pub time_to: Option<Timestamp>,
+    /// Memory as it stood at this time: only nodes created at or before it,
+    /// and a node retired or superseded after it counts as it was then
+    /// (active). `None`: now.
+    pub as_of: Option<Timestamp>,
 }
 
 /// A BM25 query over node text.
@@ -96,12 +100,39 @@ pub struct LexicalQuery {
     pub limit: usize,
 }
 
-/// One lexical hit with its provenance.
+/// An exact nearest-neighbour query over stored embeddings.
+#[derive(Debug, Clone)]
+pub struct VectorQuery {
+    /// Always required: nothing crosses owners.
+    pub owner: OwnerId,
+    /// Only vectors made by this model (vectors of two models never mix).
+    pub model: String,
+    /// The query vector, L2-normalised, of the model's dimension.
+    pub vector: Vec<f32>,
+    /// Everything else to filter on.
+    pub filters: SearchFilters,
+    /// At most this many hits (0: 10).
+    pub limit: usize,
+}
+
+/// How many vectors a store holds for one embedding model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmbeddingModelCount {
+    /// The model id.
+    pub model: String,
+    /// Its dimension.
+    pub dimension: usize,
+    /// Vectors stored.
+    pub vectors: u64,
+}
+
+/// One search hit (lexical or vector) with its provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LexicalHit {
     /// The node found.
     pub node_id: Uuid,
-    /// BM25 score (higher is better).
+    /// The path's score, higher is better: BM25 for lexical hits, cosine
+    /// similarity for vector hits.
     pub score: f64,
     /// Its type.
     pub node_type: NodeType,

@@ -21,6 +21,8 @@
 mod fixtures;
 #[path = "conformance/sqlite_only.rs"]
 mod sqlite_only;
+#[path = "conformance/vectors.rs"]
+mod vectors;
 
 use fixtures::*;
 use kith_core::{
@@ -58,12 +60,13 @@ mod backends {
 
 /// Generates `mod $name { #[test] fn <backend>() }` for every backend, each
 /// running the body `fn $name(store: &dyn Store)` defined beside it.
+#[macro_export]
 macro_rules! store_test {
     ($name:ident) => {
         mod $name {
             #[test]
             fn sqlite() {
-                crate::backends::sqlite::with_store(super::$name);
+                $crate::backends::sqlite::with_store(super::$name);
             }
             // A new backend is one more line here, e.g.:
             // #[test] fn postgres() { crate::backends::postgres::with_store(super::$name); }

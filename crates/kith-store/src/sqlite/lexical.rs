@@ -6,6 +6,7 @@
 //! be read as FTS5 syntax. Scores are `-bm25()` (FTS5 ranks lower-is-better;
 //! kith reports higher-is-better).
 
+use crate::SearchFilters;
 use kith_core::{Lifecycle, Role, SessionId, Timestamp};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
@@ -66,7 +67,20 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
             SqlValue::Text(q.owner.as_str().to_string()),
         ],
     );
-    let f = &q.filters;
+    apply_filters(&mut select, &q.filters);
+    let (sql, args) = select.finish("r, n.seq", q.limit);
+    let sql = format!(
+        "SELECT t.id, -t.r, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,
+                e.speaker, e.event_time, e.ingested_at
+         FROM ({sql}) t LEFT JOIN events e ON e.id = t.source_event_id
+         ORDER BY t.r, t.seq"
+    );
+    query_all(conn, &sql, &args, |r| decode_hit(r, None))
+}
+
+/// Adds the filters every search shares (scope, session, roles, node types,
+/// lifecycle, time range, `as_of`) to a query over `nodes n`.
+pub(super) fn apply_filters(select: &mut Select, f: &SearchFilters) {
     let lifecycles: Vec<Lifecycle> = if f.lifecycles.is_empty() {
         Lifecycle::ALL
             .iter()
@@ -81,49 +95,82 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
         .eq("n.session_id", f.session.as_ref().map(|s| s.as_str()))
         .any("n.source_role", f.roles.iter().map(|r| r.as_str()))
         .any("n.node_type", f.node_types.iter().map(|t| t.as_str()))
-        .any("n.lifecycle", lifecycles.iter().map(|l| l.as_str()))
         .int("n.effective_ms >= ?", f.time_from.map(|t| t.unix_millis()))
         .int("n.effective_ms < ?", f.time_to.map(|t| t.unix_millis()));
-    let (sql, args) = select.finish("r, n.seq", q.limit);
-    let sql = format!(
-        "SELECT t.id, -t.r, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,
-                e.speaker, e.event_time, e.ingested_at
-         FROM ({sql}) t LEFT JOIN events e ON e.id = t.source_event_id
-         ORDER BY t.r, t.seq"
-    );
-    query_all(conn, &sql, &args, |r| {
-        let damaged = |what: String| StoreError::corrupted(format!("lexical hit: {what}"));
-        let text = |i: usize| r.get::<_, Option<String>>(i).map_err(map_err);
-        let id: String = r.get(0).map_err(map_err)?;
-        let time = |i: usize| -> Result<Option<Timestamp>, StoreError> {
-            text(i)?
-                .map(|t| Timestamp::parse("time", &t).map_err(|e| damaged(e.to_string())))
-                .transpose()
-        };
-        Ok(LexicalHit {
-            node_id: Uuid::parse_str(&id).map_err(|e| damaged(e.to_string()))?,
-            score: r.get(1).map_err(map_err)?,
-            node_type: kith_core::NodeType::parse(
-                "node_type",
-                &r.get::<_, String>(2).map_err(map_err)?,
-            )
+    match f.as_of {
+        None => {
+            select.any("n.lifecycle", lifecycles.iter().map(|l| l.as_str()));
+        }
+        Some(as_of) => {
+            // A node changed after `as_of` was, at `as_of`, in a state the
+            // store no longer holds; kith only ever changes an active node
+            // (retiring or superseding it), so it counts as active then.
+            let ms = as_of.unix_millis();
+            select.int("n.created_ms <= ?", Some(ms));
+            let marks = vec!["?"; lifecycles.len()].join(", ");
+            let mut values: Vec<SqlValue> = lifecycles
+                .iter()
+                .map(|l| SqlValue::Text(l.as_str().to_string()))
+                .collect();
+            let wants_active = lifecycles.iter().any(|l| l.is_active());
+            if wants_active {
+                values.push(SqlValue::Integer(ms));
+                select.raw(
+                    &format!("(n.lifecycle IN ({marks}) OR n.updated_ms > ?)"),
+                    values,
+                );
+            } else {
+                values.push(SqlValue::Integer(ms));
+                select.raw(
+                    &format!("(n.lifecycle IN ({marks}) AND n.updated_ms <= ?)"),
+                    values,
+                );
+            }
+        }
+    }
+}
+
+/// Decodes a hit row: `id, score, node_type, content, scope, event id,
+/// session, role, speaker, event time, ingested at`. `score` overrides the
+/// row's score when given.
+pub(super) fn decode_hit(
+    r: &rusqlite::Row<'_>,
+    score: Option<f64>,
+) -> Result<LexicalHit, StoreError> {
+    let damaged = |what: String| StoreError::corrupted(format!("search hit: {what}"));
+    let text = |i: usize| r.get::<_, Option<String>>(i).map_err(map_err);
+    let id: String = r.get(0).map_err(map_err)?;
+    let time = |i: usize| -> Result<Option<Timestamp>, StoreError> {
+        text(i)?
+            .map(|t| Timestamp::parse("time", &t).map_err(|e| damaged(e.to_string())))
+            .transpose()
+    };
+    Ok(LexicalHit {
+        node_id: Uuid::parse_str(&id).map_err(|e| damaged(e.to_string()))?,
+        score: match score {
+            Some(s) => s,
+            None => r.get(1).map_err(map_err)?,
+        },
+        node_type: kith_core::NodeType::parse(
+            "node_type",
+            &r.get::<_, String>(2).map_err(map_err)?,
+        )
+        .map_err(|e| damaged(e.to_string()))?,
+        content: r.get(3).map_err(map_err)?,
+        scope: kith_core::ScopeId::new(r.get::<_, String>(4).map_err(map_err)?)
             .map_err(|e| damaged(e.to_string()))?,
-            content: r.get(3).map_err(map_err)?,
-            scope: kith_core::ScopeId::new(r.get::<_, String>(4).map_err(map_err)?)
-                .map_err(|e| damaged(e.to_string()))?,
-            event_id: text(5)?
-                .map(|t| Uuid::parse_str(&t).map_err(|e| damaged(e.to_string())))
-                .transpose()?,
-            session_id: text(6)?
-                .map(|s| SessionId::new(s).map_err(|e| damaged(e.to_string())))
-                .transpose()?,
-            role: text(7)?
-                .map(|s| Role::parse("role", &s).map_err(|e| damaged(e.to_string())))
-                .transpose()?,
-            speaker: text(8)?,
-            event_time: time(9)?,
-            ingested_at: time(10)?,
-        })
+        event_id: text(5)?
+            .map(|t| Uuid::parse_str(&t).map_err(|e| damaged(e.to_string())))
+            .transpose()?,
+        session_id: text(6)?
+            .map(|s| SessionId::new(s).map_err(|e| damaged(e.to_string())))
+            .transpose()?,
+        role: text(7)?
+            .map(|s| Role::parse("role", &s).map_err(|e| damaged(e.to_string())))
+            .transpose()?,
+        speaker: text(8)?,
+        event_time: time(9)?,
+        ingested_at: time(10)?,
     })
 }
 

@@ -10,6 +10,7 @@ mod lexical;
 mod rows;
 mod schema;
 mod sql;
+mod vector;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -23,8 +24,9 @@ use uuid::Uuid;
 pub use schema::SCHEMA_VERSION;
 
 use crate::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats, Store, StoreError,
-    StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, WorkItem, WorkQuery,
+    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
+    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
+    WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -44,6 +46,7 @@ pub enum OpenMode {
 pub struct SqliteStore {
     path: PathBuf,
     pool: Mutex<Vec<Connection>>,
+    vectors: Mutex<vector::VectorCache>,
 }
 
 impl SqliteStore {
@@ -59,6 +62,7 @@ impl SqliteStore {
         let store = SqliteStore {
             path: path.to_path_buf(),
             pool: Mutex::new(Vec::new()),
+            vectors: Mutex::new(vector::VectorCache::default()),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -373,9 +377,9 @@ impl Tx for SqliteTx<'_> {
             "INSERT INTO nodes (id, owner_id, scope, session_id, node_type, content, metadata,
                 confidence, lifecycle, epistemic_type, source_type, valid_from, valid_to,
                 event_time, superseded_by, evidence_refs, source_event_id, created_at, updated_at,
-                source_role, effective_ms)
+                created_ms, updated_ms, source_role, effective_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                ?18, ?19,
+                ?18, ?19, ?20, ?21,
                 (SELECT role FROM events WHERE id = ?17),
                 (SELECT coalesce(event_time_ms, ingested_at_ms) FROM events WHERE id = ?17))",
             params![
@@ -398,6 +402,8 @@ impl Tx for SqliteTx<'_> {
                 n.evidence_refs.first().copied().map(uuid_text),
                 n.created_at.to_rfc3339(),
                 n.updated_at.to_rfc3339(),
+                n.created_at.unix_millis(),
+                n.updated_at.unix_millis(),
             ],
         )
         .map_err(|err| map_err(err).with_context(&format!("node {}", n.id)))?;
@@ -501,7 +507,7 @@ impl Tx for SqliteTx<'_> {
         conn.execute(
             "UPDATE nodes SET content = ?2, metadata = ?3, confidence = ?4, lifecycle = ?5,
                 epistemic_type = ?6, valid_from = ?7, valid_to = ?8, superseded_by = ?9,
-                evidence_refs = ?10, updated_at = ?11
+                evidence_refs = ?10, updated_at = ?11, updated_ms = ?12
              WHERE id = ?1",
             params![
                 uuid_text(n.id),
@@ -515,6 +521,7 @@ impl Tx for SqliteTx<'_> {
                 n.superseded_by.map(uuid_text),
                 refs,
                 n.updated_at.to_rfc3339(),
+                n.updated_at.unix_millis(),
             ],
         )
         .map_err(|err| map_err(err).with_context(&format!("node {}", n.id)))?;
@@ -729,6 +736,139 @@ impl Tx for SqliteTx<'_> {
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
         lexical::search(self.conn(), q)
+    }
+
+    fn put_embedding(
+        &mut self,
+        node_id: Uuid,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<(), StoreError> {
+        if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
+            return Err(StoreError::new(
+                StoreErrorKind::Other,
+                format!("node {node_id}: an embedding must be non-empty and finite"),
+            ));
+        }
+        let conn = self.writer()?;
+        let owner: Option<String> = conn
+            .query_row(
+                "SELECT owner_id FROM nodes WHERE id = ?1",
+                params![uuid_text(node_id)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(map_err)?;
+        let Some(owner) = owner else {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("node {node_id} does not exist"),
+            ));
+        };
+        // A new row (new seq) rather than an in-place update, so vector
+        // caches that load by seq see the replacement.
+        conn.execute(
+            "DELETE FROM embeddings WHERE node_id = ?1",
+            params![uuid_text(node_id)],
+        )
+        .map_err(map_err)?;
+        conn.execute(
+            "INSERT INTO embeddings (node_id, owner_id, model, dim, vector)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                uuid_text(node_id),
+                owner,
+                model,
+                vector.len() as i64,
+                vector::encode(vector)
+            ],
+        )
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    fn get_embedding(&mut self, node_id: Uuid) -> Result<Option<(String, Vec<f32>)>, StoreError> {
+        let row: Option<(String, Vec<u8>)> = self
+            .conn()
+            .query_row(
+                "SELECT model, vector FROM embeddings WHERE node_id = ?1",
+                params![uuid_text(node_id)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(map_err)?;
+        row.map(|(model, blob)| {
+            vector::decode(&blob).map(|v| (model, v)).ok_or_else(|| {
+                StoreError::corrupted(format!("embedding of node {node_id}: bad blob"))
+            })
+        })
+        .transpose()
+    }
+
+    fn nodes_missing_embedding(
+        &mut self,
+        owner: Option<&OwnerId>,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredNode>, StoreError> {
+        let columns: Vec<String> = rows::NODE_COLUMNS
+            .split(',')
+            .map(|c| format!("n.{}", c.trim()))
+            .collect();
+        let mut select = sql::Select::new(
+            format!(
+                "SELECT n.seq, {} FROM nodes n
+                 LEFT JOIN embeddings e ON e.node_id = n.id AND e.model = ?
+                 WHERE e.node_id IS NULL AND n.seq > ?",
+                columns.join(", ")
+            ),
+            vec![
+                SqlValue::Text(model.to_string()),
+                SqlValue::Integer(after_seq),
+            ],
+        );
+        select.eq("n.owner_id", owner.map(|o| o.as_str()));
+        let (sql, args) = select.finish("n.seq", limit);
+        query_all(self.conn(), &sql, &args, |r| {
+            Ok(StoredNode {
+                seq: r.get("seq").map_err(map_err)?,
+                node: rows::node(r)?,
+            })
+        })
+    }
+
+    fn delete_embeddings(&mut self) -> Result<u64, StoreError> {
+        let conn = self.writer()?;
+        let n = conn
+            .execute("DELETE FROM embeddings", [])
+            .map_err(map_err)?;
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('embeddings_generation', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![Uuid::new_v4().to_string()],
+        )
+        .map_err(map_err)?;
+        Ok(n as u64)
+    }
+
+    fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
+        query_all(
+            self.conn(),
+            "SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim ORDER BY model, dim",
+            &[],
+            |r| {
+                Ok(EmbeddingModelCount {
+                    model: r.get(0).map_err(map_err)?,
+                    dimension: r.get::<_, i64>(1).map_err(map_err)? as usize,
+                    vectors: r.get::<_, i64>(2).map_err(map_err)? as u64,
+                })
+            },
+        )
+    }
+
+    fn search_vector(&mut self, query: &VectorQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        vector::search(self.conn(), &self.store.vectors, query)
     }
 
     fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError> {

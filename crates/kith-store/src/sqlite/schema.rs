@@ -138,4 +138,24 @@ CREATE TABLE work_items (
 CREATE INDEX work_items_status ON work_items (status, owner_id, seq);
 CREATE INDEX operations_target ON operations (target_id, seq);
 "#,
+    // 3: embeddings; node creation and update times as milliseconds for
+    // `as_of` filters.
+    r#"
+CREATE TABLE embeddings (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    node_id  TEXT NOT NULL UNIQUE,
+    owner_id TEXT NOT NULL,
+    model    TEXT NOT NULL,
+    dim      INTEGER NOT NULL,
+    -- little-endian f32 × dim
+    vector   BLOB NOT NULL
+);
+CREATE INDEX embeddings_owner_model ON embeddings (owner_id, model, seq);
+ALTER TABLE nodes ADD COLUMN created_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN updated_ms INTEGER;
+UPDATE nodes SET created_ms = CAST(unixepoch(created_at, 'subsec') * 1000 AS INTEGER),
+                 updated_ms = CAST(unixepoch(updated_at, 'subsec') * 1000 AS INTEGER);
+INSERT INTO meta (key, value) VALUES ('embeddings_generation', '0')
+    ON CONFLICT (key) DO NOTHING;
+"#,
 ];

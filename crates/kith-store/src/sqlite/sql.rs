@@ -56,6 +56,13 @@ impl Select {
         self
     }
 
+    /// `AND {condition}` with its own parameters, in order.
+    pub fn raw(&mut self, condition: &str, values: Vec<SqlValue>) -> &mut Self {
+        self.sql.push_str(&format!(" AND {condition}"));
+        self.args.extend(values);
+        self
+    }
+
     /// Appends `ORDER BY {order} LIMIT ?` (0 means no limit) and returns the
     /// finished SQL and parameters.
     pub fn finish(mut self, order: &str, limit: usize) -> (String, Vec<SqlValue>) {

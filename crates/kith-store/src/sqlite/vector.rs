@@ -1,0 +1,377 @@
+//! Exact vector search for the SQLite backend.
+//!
+//! Vectors live in the `embeddings` table (one row per node, little-endian
+//! f32). Scanning them from SQLite on every query would read the whole table,
+//! so the store keeps an in-memory copy, [`VectorCache`], shared by every
+//! transaction of one [`super::SqliteStore`]:
+//!
+//! - It grows incrementally: each search first reads the rows whose `seq` is
+//!   above the last one loaded (the table is written only under SQLite's one
+//!   write lock, so `seq` follows commit order and nothing is skipped, even
+//!   when another process wrote them).
+//! - A replaced embedding gets a new `seq`; the cache keeps one slot per
+//!   node and overwrites it.
+//! - `delete_embeddings` bumps `meta.embeddings_generation`; a cache that
+//!   sees another generation starts over.
+//! - Each row carries the node attributes that never change after the
+//!   node's event is written (scope, session, role, type, times), so the scan
+//!   filters without touching SQLite. Lifecycle can change, so the best
+//!   candidates are re-checked against `nodes` in the caller's transaction,
+//!   which also fetches their provenance.
+//!
+//! The scan is a plain dot product over contiguous f32 rows (vectors are
+//! L2-normalised, so this is cosine similarity), compiled for AVX2+FMA when
+//! the CPU has them.
+
+use std::collections::HashMap;
+
+use kith_core::{NodeType, Role};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, Connection, OptionalExtension};
+use uuid::Uuid;
+
+use super::lexical::{apply_filters, decode_hit};
+use super::sql::Select;
+use super::{map_err, query_all};
+use crate::{LexicalHit, StoreError, StoreErrorKind, VectorQuery};
+
+/// Encodes a vector as the table stores it.
+pub fn encode(vector: &[f32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(vector.len() * 4);
+    for v in vector {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// Decodes a stored vector; `None` if the blob is not whole f32s.
+pub fn decode(blob: &[u8]) -> Option<Vec<f32>> {
+    if blob.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        blob.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+/// What the scan needs to know of a row's node.
+#[derive(Debug, Clone)]
+struct RowMeta {
+    node_id: Uuid,
+    seq: i64,
+    scope: String,
+    session: Option<String>,
+    role: Option<Role>,
+    node_type: NodeType,
+    effective_ms: Option<i64>,
+    created_ms: Option<i64>,
+}
+
+/// One owner's vectors of one model, row-major.
+#[derive(Debug, Default)]
+struct Matrix {
+    dim: usize,
+    data: Vec<f32>,
+    rows: Vec<RowMeta>,
+    slot_of: HashMap<Uuid, usize>,
+}
+
+/// The in-memory copy of the `embeddings` table.
+#[derive(Debug, Default)]
+pub struct VectorCache {
+    generation: Option<String>,
+    last_seq: i64,
+    matrices: HashMap<(String, String), Matrix>,
+}
+
+impl VectorCache {
+    /// Brings the cache up to what `conn`'s transaction sees.
+    fn refresh(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        let generation: Option<String> = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'embeddings_generation'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(map_err)?;
+        if generation != self.generation {
+            *self = VectorCache {
+                generation,
+                ..VectorCache::default()
+            };
+        }
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT e.seq, e.node_id, e.owner_id, e.model, e.vector, n.scope, n.session_id,
+                        n.source_role, n.node_type, n.effective_ms, n.created_ms
+                 FROM embeddings e JOIN nodes n ON n.id = e.node_id
+                 WHERE e.seq > ?1 ORDER BY e.seq",
+            )
+            .map_err(map_err)?;
+        let mut rows = stmt.query(params![self.last_seq]).map_err(map_err)?;
+        while let Some(r) = rows.next().map_err(map_err)? {
+            let damaged = |what: String| StoreError::corrupted(format!("embedding row: {what}"));
+            let seq: i64 = r.get(0).map_err(map_err)?;
+            let node_id: String = r.get(1).map_err(map_err)?;
+            let owner: String = r.get(2).map_err(map_err)?;
+            let model: String = r.get(3).map_err(map_err)?;
+            let blob: Vec<u8> = r.get(4).map_err(map_err)?;
+            let vector =
+                decode(&blob).ok_or_else(|| damaged(format!("node {node_id}: bad blob")))?;
+            let role: Option<String> = r.get(7).map_err(map_err)?;
+            let meta = RowMeta {
+                node_id: Uuid::parse_str(&node_id).map_err(|e| damaged(e.to_string()))?,
+                seq,
+                scope: r.get(5).map_err(map_err)?,
+                session: r.get(6).map_err(map_err)?,
+                role: role
+                    .map(|s| Role::parse("role", &s).map_err(|e| damaged(e.to_string())))
+                    .transpose()?,
+                node_type: NodeType::parse("node_type", &r.get::<_, String>(8).map_err(map_err)?)
+                    .map_err(|e| damaged(e.to_string()))?,
+                effective_ms: r.get(9).map_err(map_err)?,
+                created_ms: r.get(10).map_err(map_err)?,
+            };
+            self.last_seq = seq;
+            let m = self.matrices.entry((owner, model)).or_default();
+            if m.rows.is_empty() {
+                m.dim = vector.len();
+            }
+            if vector.len() != m.dim {
+                return Err(damaged(format!(
+                    "node {node_id}: dimension {} among vectors of dimension {}",
+                    vector.len(),
+                    m.dim
+                )));
+            }
+            match m.slot_of.get(&meta.node_id) {
+                Some(&slot) => {
+                    m.data[slot * m.dim..(slot + 1) * m.dim].copy_from_slice(&vector);
+                    m.rows[slot] = meta;
+                }
+                None => {
+                    m.slot_of.insert(meta.node_id, m.rows.len());
+                    m.data.extend_from_slice(&vector);
+                    m.rows.push(meta);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The best `k` rows of one owner and model that pass the unchanging
+    /// filters and were visible at `max_seq`, best first.
+    fn scan(&self, q: &VectorQuery, max_seq: i64, k: usize) -> Vec<(Uuid, f32)> {
+        let Some(m) = self
+            .matrices
+            .get(&(q.owner.as_str().to_string(), q.model.clone()))
+        else {
+            return Vec::new();
+        };
+        if m.dim != q.vector.len() || k == 0 {
+            return Vec::new();
+        }
+        let f = &q.filters;
+        let keep = |row: &RowMeta| -> bool {
+            row.seq <= max_seq
+                && f.scope.as_ref().is_none_or(|s| s.as_str() == row.scope)
+                && f.session
+                    .as_ref()
+                    .is_none_or(|s| row.session.as_deref() == Some(s.as_str()))
+                && (f.roles.is_empty() || row.role.is_some_and(|r| f.roles.contains(&r)))
+                && (f.node_types.is_empty() || f.node_types.contains(&row.node_type))
+                && f.time_from
+                    .is_none_or(|t| row.effective_ms.is_some_and(|ms| ms >= t.unix_millis()))
+                && f.time_to
+                    .is_none_or(|t| row.effective_ms.is_some_and(|ms| ms < t.unix_millis()))
+                && f.as_of
+                    .is_none_or(|t| row.created_ms.is_some_and(|ms| ms <= t.unix_millis()))
+        };
+        let mut best = TopK::new(k);
+        for (i, row) in m.rows.iter().enumerate() {
+            if !keep(row) {
+                continue;
+            }
+            let score = dot(&q.vector, &m.data[i * m.dim..(i + 1) * m.dim]);
+            best.offer(score, i);
+        }
+        best.into_sorted()
+            .into_iter()
+            .map(|(score, i)| (m.rows[i].node_id, score))
+            .collect()
+    }
+}
+
+/// Keeps the `k` largest scores seen (a small sorted buffer: k is tens to
+/// hundreds, and most offers lose to the current minimum at once).
+struct TopK {
+    k: usize,
+    items: Vec<(f32, usize)>,
+    floor: f32,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK {
+            k,
+            items: Vec::with_capacity(k + 1),
+            floor: f32::NEG_INFINITY,
+        }
+    }
+
+    fn offer(&mut self, score: f32, index: usize) {
+        if self.items.len() == self.k && score <= self.floor {
+            return;
+        }
+        let at = self.items.partition_point(|(s, _)| *s >= score);
+        self.items.insert(at, (score, index));
+        if self.items.len() > self.k {
+            self.items.pop();
+        }
+        if self.items.len() == self.k {
+            self.floor = self.items[self.k - 1].0;
+        }
+    }
+
+    fn into_sorted(self) -> Vec<(f32, usize)> {
+        self.items
+    }
+}
+
+/// Dot product, dispatched to an AVX2+FMA build of the same loop when the
+/// CPU has them (the portable build only gets SSE2).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the features this function was compiled for were
+            // detected on this CPU just above.
+            return unsafe { dot_avx2(a, b) };
+        }
+    }
+    dot_portable(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot_portable(a, b)
+}
+
+/// Eight independent accumulators so the compiler can keep a vector
+/// register's worth of partial sums without reassociating floats itself.
+#[inline(always)]
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let chunks = n / 8;
+    for c in 0..chunks {
+        let x = &a[c * 8..c * 8 + 8];
+        let y = &b[c * 8..c * 8 + 8];
+        for j in 0..8 {
+            acc[j] = x[j].mul_add(y[j], acc[j]);
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for i in chunks * 8..n {
+        sum += a[i] * b[i];
+    }
+    sum
+}
+
+/// `Tx::search_vector` for SQLite: refresh the cache, scan it, then re-check
+/// lifecycle and fetch provenance for the best candidates in `conn`'s
+/// transaction.
+pub fn search(
+    conn: &Connection,
+    cache: &std::sync::Mutex<VectorCache>,
+    q: &VectorQuery,
+) -> Result<Vec<LexicalHit>, StoreError> {
+    if q.vector.iter().any(|v| !v.is_finite()) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            "the query vector holds a non-finite number",
+        ));
+    }
+    let limit = if q.limit == 0 { 10 } else { q.limit };
+    // What this transaction can see: rows committed after its snapshot may
+    // already be in the shared cache and are skipped.
+    let max_seq: i64 = conn
+        .query_row("SELECT coalesce(max(seq), 0) FROM embeddings", [], |r| {
+            r.get(0)
+        })
+        .map_err(map_err)?;
+    // Lifecycle is re-checked below, so take some slack for candidates that
+    // are no longer active.
+    let k = limit * 2 + 16;
+    let candidates = {
+        let mut cache = cache
+            .lock()
+            .map_err(|_| StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned"))?;
+        cache.refresh(conn)?;
+        cache.scan(q, max_seq, k)
+    };
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let score_of: HashMap<Uuid, f32> = candidates.iter().copied().collect();
+    let marks = vec!["?"; candidates.len()].join(", ");
+    let mut args: Vec<SqlValue> = candidates
+        .iter()
+        .map(|(id, _)| SqlValue::Text(id.to_string()))
+        .collect();
+    args.push(SqlValue::Text(q.owner.as_str().to_string()));
+    let mut select = Select::new(
+        format!(
+            "SELECT n.id, 0.0, n.node_type, n.content, n.scope, e.id, e.session_id, e.role,
+                    e.speaker, e.event_time, e.ingested_at
+             FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+             WHERE n.id IN ({marks}) AND n.owner_id = ?"
+        ),
+        args,
+    );
+    apply_filters(&mut select, &q.filters);
+    let (sql, args) = select.finish("n.seq", 0);
+    let mut hits = query_all(conn, &sql, &args, |r| decode_hit(r, None))?;
+    for h in &mut hits {
+        h.score = f64::from(score_of.get(&h.node_id).copied().unwrap_or(f32::MIN));
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(limit);
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_a_plain_sum_at_every_tail_length() {
+        for n in [0usize, 1, 7, 8, 9, 384, 385] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-4, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn top_k_keeps_the_largest_in_order() {
+        let mut t = TopK::new(3);
+        for (i, s) in [0.1f32, 0.9, 0.5, 0.7, 0.2, 0.95].iter().enumerate() {
+            t.offer(*s, i);
+        }
+        assert_eq!(t.into_sorted(), vec![(0.95, 5), (0.9, 1), (0.7, 3)]);
+    }
+
+    #[test]
+    fn blobs_round_trip_and_reject_torn_lengths() {
+        let v = vec![1.5f32, -0.25, 3.0];
+        assert_eq!(decode(&encode(&v)).unwrap(), v);
+        assert!(decode(&[0, 1, 2]).is_none());
+    }
+}
