@@ -46,7 +46,7 @@ pub fn encode(vector: &[f32]) -> Vec<u8> {
 
 /// Decodes a stored vector; `None` if the blob is not whole f32s.
 pub fn decode(blob: &[u8]) -> Option<Vec<f32>> {
-    if blob.len() % 4 != 0 {
+    if !blob.len().is_multiple_of(4) {
         return None;
     }
     Some(
