@@ -11,7 +11,7 @@ const MODEL: &str = "test/model-3";
 
 /// A unit vector pointing mostly along axis `axis` of 3.
 fn unit(axis: usize, lean: f32) -> Vec<f32> {
-    let mut v = vec![lean; 3];
+    let mut v = [lean; 3];
     v[axis] = 1.0;
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.iter().map(|x| x / norm).collect()
