@@ -286,6 +286,8 @@ text_enum!(
         LifecycleChanged = "LIFECYCLE_CHANGED",
         /// A merge or change was undone from its record.
         Undo = "UNDO",
+        /// A retrieval's receipt: what was asked, found and packed, and why.
+        RetrievalRecorded = "RETRIEVAL_RECORDED",
     }
 );
 

@@ -92,6 +92,13 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The embedding model failed or is missing, or vectors of another
+    /// model are in the way.
+    #[error("{0}")]
+    Embedding(String),
+    /// A request kith refuses as asked (a zero budget, an unknown option).
+    #[error("{0}")]
+    Request(String),
     /// Something asked for by id does not exist.
     #[error("{what} not found")]
     NotFound {
@@ -119,6 +126,8 @@ impl Error {
             Error::Pack(_) => ErrorKind::Unsupported,
             Error::Io { .. } => ErrorKind::Io,
             Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Embedding(_) => ErrorKind::Unsupported,
+            Error::Request(_) => ErrorKind::InvalidInput,
         }
     }
 

@@ -24,11 +24,13 @@
 //! (later) the HTTP and MCP servers use nothing else.
 
 mod doctor;
+pub mod embedding;
 mod error;
 pub mod ingest;
 mod jsonl;
 mod memory;
 mod pack;
+pub mod retrieve;
 mod search;
 
 pub use doctor::DoctorReport;
@@ -36,6 +38,9 @@ pub use error::{Error, ErrorKind, PackError};
 pub use ingest::{
     DerivationSummary, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
 };
+pub use embedding::RebuildReport;
+pub use kith_embed::{self as embed, Embedder};
+pub use retrieve::{RetrievePaths, Retrieval, RetrieveRequest, RetrievedItem};
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 pub use kith_core::{

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kith_extract::heuristic::HeuristicExtractor;
+use kith_embed::Embedder;
 use kith_extract::Provider;
 
 use kith_core::event::{InputDefaults, ValidEvent};
@@ -36,6 +37,7 @@ pub struct Memory {
     provider: Arc<dyn Provider>,
     lease: Duration,
     identity: kith_identity::IdentityOptions,
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Memory {
@@ -71,6 +73,7 @@ impl Memory {
             provider: Arc::new(HeuristicExtractor::default()),
             lease: crate::ingest::DEFAULT_LEASE,
             identity: kith_identity::IdentityOptions::default(),
+            embedder: None,
         }
     }
 
@@ -91,6 +94,19 @@ impl Memory {
     pub fn with_identity(mut self, options: kith_identity::IdentityOptions) -> Memory {
         self.identity = options;
         self
+    }
+
+    /// Embeds every new note with `embedder` from now on, and lets
+    /// `retrieve` search by vector. Vectors of one model only: see
+    /// [`Memory::rebuild_embeddings`] to change models.
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The embedder, when vectors are on.
+    pub fn embedder(&self) -> Option<&dyn Embedder> {
+        self.embedder.as_deref()
     }
 
     /// The identity rules in force.
@@ -138,8 +154,12 @@ impl Memory {
 
     /// Writes already validated events in one transaction.
     pub(crate) fn write_valid(&self, valid: &[ValidEvent]) -> Result<Vec<StoreReceipt>, Error> {
+        // Embedding happens before the write lock is taken, and the vectors
+        // commit with their notes: an acknowledged note is searchable by
+        // vector at once, and a crash leaves no note half-indexed.
+        let vectors = self.embed_events(valid)?;
         let mut tx = self.store.begin(TxMode::Write)?;
-        let receipts = write_events(&mut *tx, valid)?;
+        let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
         tx.commit()?;
         Ok(receipts)
     }
@@ -222,6 +242,7 @@ impl Memory {
 pub(crate) fn write_events(
     tx: &mut dyn Tx,
     valid: &[ValidEvent],
+    vectors: Option<&crate::embedding::NoteVectors>,
 ) -> Result<Vec<StoreReceipt>, Error> {
     let mut receipts = Vec::with_capacity(valid.len());
     for v in valid {
@@ -237,6 +258,9 @@ pub(crate) fn write_events(
         tx.insert_event(event)?;
         let node = Node::note_for(event, v.node_type);
         tx.insert_node(&node)?;
+        if let Some(vectors) = vectors {
+            tx.put_embedding(node.id, &vectors.model, &vectors.vectors[receipts.len()])?;
+        }
         receipts.push(StoreReceipt {
             event_id: event.id,
             node_id: node.id,

@@ -211,8 +211,9 @@ impl Memory {
         valid: &[kith_core::event::ValidEvent],
         options: IngestOptions,
     ) -> Result<Vec<crate::StoreReceipt>, Error> {
+        let vectors = self.embed_events(valid)?;
         let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let receipts = crate::memory::write_events(&mut *tx, valid)?;
+        let receipts = crate::memory::write_events(&mut *tx, valid, vectors.as_ref())?;
         for (v, r) in valid.iter().zip(&receipts) {
             if tx.get_work_item(r.event_id)?.is_some() {
                 continue;

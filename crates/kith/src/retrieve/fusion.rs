@@ -1,0 +1,181 @@
+//! Reciprocal rank fusion with path weights and boosts, keeping a trace of
+//! everything that moved each result.
+//!
+//! A candidate's fused score is
+//! `Σ over paths p that found it: weight(p) / (RRF_K + rank_p)` (ranks from
+//! 1), then multiplied by every boost that applies. The weights and boosts
+//! are documented in `ARCHITECTURE.md` (Retrieval) and exposed in the trace.
+
+use serde::Serialize;
+
+/// The RRF constant (Cormack et al. use 60).
+pub const RRF_K: f64 = 60.0;
+
+/// A way a candidate was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathKind {
+    /// BM25 over node text.
+    Lexical,
+    /// Cosine similarity of embeddings.
+    Vector,
+    /// A claim about an entity the query names (the graph).
+    Graph,
+    /// A turn next to a strong hit in its session.
+    Neighbour,
+    /// Among the newest memories, for queries about what is recent.
+    Recency,
+}
+
+impl PathKind {
+    /// The path's weight in fusion.
+    pub fn weight(self) -> f64 {
+        match self {
+            PathKind::Lexical => 1.0,
+            PathKind::Vector => 1.0,
+            PathKind::Graph => 0.8,
+            PathKind::Neighbour => 0.5,
+            PathKind::Recency => 0.3,
+        }
+    }
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathKind::Lexical => "lexical",
+            PathKind::Vector => "vector",
+            PathKind::Graph => "graph",
+            PathKind::Neighbour => "neighbour",
+            PathKind::Recency => "recency",
+        }
+    }
+}
+
+/// One path's view of a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathRank {
+    /// The path.
+    pub path: PathKind,
+    /// 1-based rank within the path.
+    pub rank: usize,
+    /// The path's own score (BM25, cosine, …), when it has one.
+    pub score: Option<f64>,
+    /// What led there (the hit a neighbour sits next to, the entity a graph
+    /// claim is about).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+/// A multiplier applied after fusion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Boost {
+    /// Its name (`named_speaker`, `mentions_named_person`).
+    pub name: &'static str,
+    /// The factor.
+    pub factor: f64,
+    /// Why it applied.
+    pub reason: String,
+}
+
+/// Why a result ranks where it does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Trace {
+    /// Every path that found it.
+    pub paths: Vec<PathRank>,
+    /// The fused score before boosts.
+    pub rrf: f64,
+    /// Boosts applied.
+    pub boosts: Vec<Boost>,
+    /// The final score.
+    pub score: f64,
+}
+
+impl Trace {
+    /// Records a path's rank, keeping the best rank if the path saw the
+    /// candidate twice.
+    pub fn add_path(&mut self, path: PathRank) {
+        match self.paths.iter_mut().find(|p| p.path == path.path) {
+            Some(p) if p.rank <= path.rank => {}
+            Some(p) => *p = path,
+            None => self.paths.push(path),
+        }
+    }
+
+    /// Has a path found it?
+    pub fn has(&self, path: PathKind) -> bool {
+        self.paths.iter().any(|p| p.path == path)
+    }
+
+    /// Adds a boost (once per name).
+    pub fn add_boost(&mut self, boost: Boost) {
+        if !self.boosts.iter().any(|b| b.name == boost.name) {
+            self.boosts.push(boost);
+        }
+    }
+
+    /// Computes `rrf` and `score` from the paths and boosts.
+    pub fn finish(&mut self) {
+        self.rrf = self
+            .paths
+            .iter()
+            .map(|p| p.path.weight() / (RRF_K + p.rank as f64))
+            .sum();
+        self.score = self.boosts.iter().fold(self.rrf, |s, b| s * b.factor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: PathKind, rank: usize) -> PathRank {
+        PathRank {
+            path,
+            rank,
+            score: None,
+            via: None,
+        }
+    }
+
+    #[test]
+    fn rrf_sums_weighted_reciprocal_ranks() {
+        let mut t = Trace::default();
+        t.add_path(at(PathKind::Lexical, 1));
+        t.add_path(at(PathKind::Vector, 3));
+        t.finish();
+        let want = 1.0 / 61.0 + 1.0 / 63.0;
+        assert!((t.rrf - want).abs() < 1e-12);
+        assert_eq!(t.score, t.rrf);
+    }
+
+    #[test]
+    fn a_path_keeps_its_best_rank_and_boosts_multiply_once() {
+        let mut t = Trace::default();
+        t.add_path(at(PathKind::Neighbour, 5));
+        t.add_path(at(PathKind::Neighbour, 2));
+        t.add_path(at(PathKind::Neighbour, 9));
+        let b = Boost {
+            name: "named_speaker",
+            factor: 1.5,
+            reason: "x".into(),
+        };
+        t.add_boost(b.clone());
+        t.add_boost(b);
+        t.finish();
+        assert_eq!(t.paths.len(), 1);
+        assert_eq!(t.paths[0].rank, 2);
+        assert!((t.score - 1.5 * 0.5 / 62.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn two_paths_beat_one_at_equal_rank() {
+        let mut both = Trace::default();
+        both.add_path(at(PathKind::Lexical, 4));
+        both.add_path(at(PathKind::Vector, 4));
+        both.finish();
+        let mut one = Trace::default();
+        one.add_path(at(PathKind::Lexical, 1));
+        one.finish();
+        assert!(both.score > one.score);
+    }
+}

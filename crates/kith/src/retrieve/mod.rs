@@ -1,0 +1,713 @@
+//! Retrieval: hybrid candidates, fusion with a trace, token-budget packing
+//! and receipts.
+//!
+//! `retrieve(query, budget)` runs, in one read transaction:
+//!
+//! 1. **Lexical**: BM25 over node text.
+//! 2. **Vector**: the query's embedding against note vectors (exact scan),
+//!    when the memory has an embedder.
+//! 3. **Graph**: entities the query names (whole words, case-insensitive),
+//!    and the active claims they have (HAS_FACT), ranked by how many query
+//!    words a claim shares.
+//! 4. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
+//! 5. **Neighbours**: the turns just before and after each of the best
+//!    hits, in their session (an answer often spans two turns).
+//! 6. **Recency**: the newest notes, only when the query asks about what is
+//!    recent ("latest", "now", "currently", …).
+//! 7. **Speaker boost**: when the query names someone who speaks in the
+//!    candidates, their turns are multiplied by
+//!    [`NAMED_SPEAKER_BOOST`] — kith knows who said what.
+//!
+//! Results are one per source event (a claim and its turn are one piece of
+//! evidence; the others are listed in `also`). Every result has a trace.
+//! The packed context ([`pack`]) never exceeds the token budget. Unless
+//! asked not to, each retrieval is journaled as a `RETRIEVAL_RECORDED`
+//! receipt whose id is the request id (`kith retrievals show ID`).
+//!
+//! Nothing crosses owners: every store call takes the request's owner.
+
+pub mod fusion;
+pub mod pack;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use kith_core::{
+    ids, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId,
+    SessionId, Timestamp,
+};
+use kith_store::{
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode,
+    VectorQuery,
+};
+use serde::Serialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::memory::Memory;
+use crate::search::Provenance;
+use fusion::{Boost, PathKind, PathRank, Trace};
+use pack::{PackItem, PackedLine};
+
+/// The factor for turns by a speaker the query names.
+pub const NAMED_SPEAKER_BOOST: f64 = 1.5;
+/// Default token budget.
+pub const DEFAULT_TOKEN_BUDGET: usize = 1024;
+/// How many of the best fused hits bring their session neighbours.
+const NEIGHBOUR_SOURCES: usize = 10;
+/// Words that mark a question about what is recent.
+const RECENCY_CUES: &[&str] = &[
+    "latest", "recent", "recently", "now", "current", "currently", "today", "newest", "lately",
+];
+
+/// Which candidate paths and boosts run (all by default; benchmarks turn
+/// them off one at a time to measure each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RetrievePaths {
+    /// BM25.
+    pub lexical: bool,
+    /// Embeddings.
+    pub vector: bool,
+    /// Claims of entities the query names.
+    pub graph: bool,
+    /// Session neighbours of the best hits.
+    pub neighbours: bool,
+    /// Newest notes for recency questions.
+    pub recency: bool,
+    /// The named-speaker boost.
+    pub speaker_boost: bool,
+}
+
+impl Default for RetrievePaths {
+    fn default() -> Self {
+        RetrievePaths {
+            lexical: true,
+            vector: true,
+            graph: true,
+            neighbours: true,
+            recency: true,
+            speaker_boost: true,
+        }
+    }
+}
+
+/// A retrieval: always one owner.
+#[derive(Debug, Clone)]
+pub struct RetrieveRequest {
+    /// Whose memory.
+    pub owner: OwnerId,
+    /// The question or the agent's current turn.
+    pub query: String,
+    /// Scope, session, roles, node types, lifecycle, time and `as_of`.
+    pub filters: SearchFilters,
+    /// The packed context's maximum size in [`pack::TOKENIZER`] tokens.
+    pub token_budget: usize,
+    /// Structured results to return (default 10).
+    pub limit: usize,
+    /// Paths and boosts to run.
+    pub paths: RetrievePaths,
+    /// Journal a receipt (default true).
+    pub record: bool,
+}
+
+impl RetrieveRequest {
+    /// A retrieval of `owner`'s memory with defaults.
+    pub fn new(owner: &str, query: &str) -> Result<Self, Error> {
+        Ok(RetrieveRequest {
+            owner: OwnerId::new(owner)?,
+            query: query.to_string(),
+            filters: SearchFilters::default(),
+            token_budget: DEFAULT_TOKEN_BUDGET,
+            limit: 10,
+            paths: RetrievePaths::default(),
+            record: true,
+        })
+    }
+}
+
+/// One piece of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RetrievedItem {
+    /// 1-based rank.
+    pub rank: usize,
+    /// The best node of this evidence.
+    pub node_id: Uuid,
+    /// Its type.
+    pub node_type: NodeType,
+    /// Its scope.
+    pub scope: ScopeId,
+    /// Its text.
+    pub content: String,
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// Other nodes of the same event that were found too.
+    pub also: Vec<Uuid>,
+    /// Why it ranks here.
+    pub trace: Trace,
+}
+
+/// Milliseconds spent per stage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// Embedding the query.
+    pub embed_ms: f64,
+    /// Candidates and fusion.
+    pub search_ms: f64,
+    /// Packing.
+    pub pack_ms: f64,
+    /// Writing the receipt.
+    pub record_ms: f64,
+    /// Everything.
+    pub total_ms: f64,
+}
+
+/// What `retrieve` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retrieval {
+    /// The request id; the receipt's id when one was recorded.
+    pub request_id: Uuid,
+    /// Whether a receipt was journaled.
+    pub recorded: bool,
+    /// The query.
+    pub query: String,
+    /// Ranked evidence.
+    pub results: Vec<RetrievedItem>,
+    /// The packed context block.
+    pub context: String,
+    /// Its size in tokens.
+    pub tokens: usize,
+    /// The budget it had.
+    pub token_budget: usize,
+    /// The tokenizer both are counted with.
+    pub tokenizer: &'static str,
+    /// The packed lines.
+    pub packed: Vec<PackedLine>,
+    /// Candidates that did not fit.
+    pub left_out: Vec<Uuid>,
+    /// The embedding model used for the vector path, if any.
+    pub embedding_model: Option<String>,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// A candidate under construction.
+struct Candidate {
+    hit: LexicalHit,
+    trace: Trace,
+    order: usize,
+}
+
+/// Candidates by node id, remembering first-seen order for stable ties.
+#[derive(Default)]
+struct Pool {
+    by_id: HashMap<Uuid, Candidate>,
+}
+
+impl Pool {
+    fn add(&mut self, hit: LexicalHit, path: PathRank) {
+        let order = self.by_id.len();
+        self.by_id
+            .entry(hit.node_id)
+            .or_insert_with(|| Candidate {
+                hit,
+                trace: Trace::default(),
+                order,
+            })
+            .trace
+            .add_path(path);
+    }
+
+    /// Candidates best first.
+    fn ranked(&mut self) -> Vec<&Candidate> {
+        for c in self.by_id.values_mut() {
+            c.trace.finish();
+        }
+        let mut all: Vec<&Candidate> = self.by_id.values().collect();
+        all.sort_by(|a, b| {
+            b.trace
+                .score
+                .total_cmp(&a.trace.score)
+                .then(a.order.cmp(&b.order))
+        });
+        all
+    }
+}
+
+impl Memory {
+    /// Finds the evidence for `req.query` and packs it into the budget.
+    pub fn retrieve(&self, req: &RetrieveRequest) -> Result<Retrieval, Error> {
+        let started = Instant::now();
+        if req.token_budget == 0 {
+            return Err(Error::Request("token_budget must be at least 1".into()));
+        }
+        let limit = if req.limit == 0 { 10 } else { req.limit };
+        let pool_size = (limit * 2).max(50);
+        let mut timings = Timings::default();
+
+        // The query's embedding, before the transaction.
+        let t = Instant::now();
+        let embedded = match (self.embedder(), req.paths.vector) {
+            (Some(e), true) if !req.query.trim().is_empty() => {
+                let v = crate::embedding::embed_checked(e, &[req.query.as_str()])?;
+                Some((e.model_id().to_string(), v.into_iter().next().unwrap_or_default()))
+            }
+            _ => None,
+        };
+        timings.embed_ms = ms(t);
+
+        let t = Instant::now();
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let mut pool = Pool::default();
+        let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
+        let keep = |h: &LexicalHit| wants_entities || h.node_type != NodeType::Entity;
+
+        if req.paths.lexical {
+            let hits = tx.search_lexical(&LexicalQuery {
+                owner: req.owner.clone(),
+                text: req.query.clone(),
+                filters: req.filters.clone(),
+                limit: pool_size,
+            })?;
+            for (i, h) in hits.into_iter().filter(keep).enumerate() {
+                let score = Some(h.score);
+                pool.add(h, path(PathKind::Lexical, i, score, None));
+            }
+        }
+        if let Some((model, vector)) = &embedded {
+            let hits = tx.search_vector(&VectorQuery {
+                owner: req.owner.clone(),
+                model: model.clone(),
+                vector: vector.clone(),
+                filters: req.filters.clone(),
+                limit: pool_size,
+            })?;
+            for (i, h) in hits.into_iter().filter(keep).enumerate() {
+                let score = Some(h.score);
+                pool.add(h, path(PathKind::Vector, i, score, None));
+            }
+        }
+        if req.paths.graph {
+            graph_candidates(&mut *tx, req, &mut pool)?;
+        }
+        if req.paths.neighbours {
+            let sources: Vec<(Uuid, Option<Uuid>, Option<SessionId>)> = pool
+                .ranked()
+                .into_iter()
+                .take(NEIGHBOUR_SOURCES)
+                .map(|c| (c.hit.node_id, c.hit.event_id, c.hit.session_id.clone()))
+                .collect();
+            neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
+        }
+        if req.paths.recency && asks_about_recent(&req.query) {
+            recency_candidates(&mut *tx, req, &mut pool)?;
+        }
+        if req.paths.speaker_boost {
+            boost_named_speakers(&req.query, &mut pool);
+        }
+        drop(tx);
+
+        // One result per source event.
+        let ranked = pool.ranked();
+        let mut results: Vec<RetrievedItem> = Vec::new();
+        let mut by_event: HashMap<Uuid, usize> = HashMap::new();
+        let mut items: Vec<PackItem> = Vec::new();
+        for c in &ranked {
+            let h = &c.hit;
+            if items.len() < pool_size {
+                items.push(PackItem {
+                    node_id: h.node_id,
+                    event_id: h.event_id,
+                    when: h.event_time.or(h.ingested_at),
+                    speaker: h.speaker.clone(),
+                    role: h.role,
+                    text: h.content.clone(),
+                });
+            }
+            let (Some(event_id), Some(role), Some(ingested_at)) = (h.event_id, h.role, h.ingested_at)
+            else {
+                continue;
+            };
+            if let Some(&i) = by_event.get(&event_id) {
+                results[i].also.push(h.node_id);
+                continue;
+            }
+            if results.len() >= limit {
+                continue;
+            }
+            by_event.insert(event_id, results.len());
+            results.push(RetrievedItem {
+                rank: results.len() + 1,
+                node_id: h.node_id,
+                node_type: h.node_type,
+                scope: h.scope.clone(),
+                content: h.content.clone(),
+                provenance: Provenance {
+                    event_id,
+                    session_id: h.session_id.clone(),
+                    role,
+                    speaker: h.speaker.clone(),
+                    event_time: h.event_time,
+                    ingested_at,
+                },
+                also: Vec::new(),
+                trace: c.trace.clone(),
+            });
+        }
+        timings.search_ms = ms(t);
+
+        let t = Instant::now();
+        let packed = pack::pack(&items, req.token_budget);
+        timings.pack_ms = ms(t);
+
+        let mut out = Retrieval {
+            request_id: Uuid::new_v4(),
+            recorded: false,
+            query: req.query.clone(),
+            results,
+            context: packed.context,
+            tokens: packed.tokens,
+            token_budget: req.token_budget,
+            tokenizer: pack::TOKENIZER,
+            packed: packed.lines,
+            left_out: packed.left_out,
+            embedding_model: embedded.map(|(m, _)| m),
+            timings,
+        };
+        if req.record {
+            let t = Instant::now();
+            self.record_receipt(req, &out)?;
+            out.recorded = true;
+            out.timings.record_ms = ms(t);
+        }
+        out.timings.total_ms = ms(started);
+        Ok(out)
+    }
+
+    fn record_receipt(&self, req: &RetrieveRequest, r: &Retrieval) -> Result<(), Error> {
+        let f = &req.filters;
+        let payload = json!({
+            "query": req.query,
+            "filters": {
+                "scope": f.scope.as_ref().map(|s| s.as_str()),
+                "session": f.session.as_ref().map(|s| s.as_str()),
+                "roles": f.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+                "node_types": f.node_types.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                "lifecycles": f.lifecycles.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
+                "time_from": f.time_from.map(|t| t.to_rfc3339()),
+                "time_to": f.time_to.map(|t| t.to_rfc3339()),
+                "as_of": f.as_of.map(|t| t.to_rfc3339()),
+            },
+            "paths": req.paths,
+            "limit": req.limit,
+            "token_budget": r.token_budget,
+            "tokenizer": r.tokenizer,
+            "tokens": r.tokens,
+            "embedding_model": r.embedding_model,
+            "results": r.results.iter().map(|i| json!({
+                "rank": i.rank,
+                "node_id": i.node_id,
+                "event_id": i.provenance.event_id,
+                "speaker": i.provenance.speaker,
+                "content": i.content,
+                "also": i.also,
+                "trace": i.trace,
+            })).collect::<Vec<_>>(),
+            "packed": r.packed.iter().map(|l| json!({
+                "node_id": l.node_id,
+                "event_id": l.event_id,
+                "folded": l.folded,
+                "tokens": l.tokens,
+                "truncated": l.truncated,
+                "text": l.text,
+            })).collect::<Vec<_>>(),
+            "left_out": r.left_out,
+            "timings": r.timings,
+        });
+        let scope = req.filters.scope.clone().unwrap_or_else(ScopeId::personal);
+        let op = Operation::new(
+            r.request_id,
+            OperationKind::RetrievalRecorded,
+            req.owner.clone(),
+            scope,
+            None,
+            payload,
+            Timestamp::now(),
+        );
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        tx.append_operation(&op)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// A retrieval receipt by id, only if it belongs to `owner`.
+    pub fn retrieval_receipt(&self, owner: &OwnerId, id: Uuid) -> Result<Operation, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        match tx.get_operation(id)? {
+            Some(op) if &op.owner_id == owner && op.kind == OperationKind::RetrievalRecorded => {
+                Ok(op)
+            }
+            _ => Err(Error::NotFound {
+                what: format!("retrieval {id} of owner {owner}"),
+            }),
+        }
+    }
+
+    /// An owner's retrieval receipts, oldest first (at most `limit`; 0: all).
+    pub fn retrieval_receipts(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Operation>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        Ok(tx.list_operations(&kith_store::OperationQuery {
+            owner: owner.clone(),
+            kind: Some(OperationKind::RetrievalRecorded),
+            target_id: None,
+            limit,
+        })?)
+    }
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+fn path(kind: PathKind, index: usize, score: Option<f64>, via: Option<String>) -> PathRank {
+    PathRank {
+        path: kind,
+        rank: index + 1,
+        score,
+        via,
+    }
+}
+
+/// Lower-cased words of letters and digits.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether `name` occurs in `query_words` as whole consecutive words.
+fn names(query_words: &[String], name: &str) -> bool {
+    let name_words = words(name);
+    !name_words.is_empty()
+        && query_words
+            .windows(name_words.len())
+            .any(|w| w == name_words.as_slice())
+}
+
+fn asks_about_recent(query: &str) -> bool {
+    words(query).iter().any(|w| RECENCY_CUES.contains(&w.as_str()))
+}
+
+/// A hit for a node, with provenance from its source event.
+fn hit_for(node: &kith_core::Node, event: Option<&StoredEvent>) -> LexicalHit {
+    LexicalHit {
+        node_id: node.id,
+        score: 0.0,
+        node_type: node.node_type,
+        content: node.content.clone(),
+        scope: node.scope.clone(),
+        event_id: event.map(|e| e.event.id),
+        session_id: event.and_then(|e| e.event.session_id.clone()),
+        role: event.map(|e| e.event.role),
+        speaker: event.and_then(|e| e.event.speaker.as_ref().map(|s| s.as_str().to_string())),
+        event_time: event.and_then(|e| e.event.event_time),
+        ingested_at: event.map(|e| e.event.ingested_at),
+    }
+}
+
+/// Whether a node found outside the store's own search passes the request's
+/// filters (the lexical and vector paths filter in the store).
+fn passes(node: &kith_core::Node, event: Option<&StoredEvent>, f: &SearchFilters) -> bool {
+    let active_then = match f.as_of {
+        Some(t) => {
+            node.created_at.unix_millis() <= t.unix_millis()
+                && (node.lifecycle.is_active() || node.updated_at.unix_millis() > t.unix_millis())
+        }
+        None => node.lifecycle.is_active(),
+    };
+    let lifecycle_ok = if f.lifecycles.is_empty() {
+        active_then
+    } else {
+        f.lifecycles.contains(&node.lifecycle)
+    };
+    let effective = event.map(|e| e.event.effective_time().unix_millis());
+    lifecycle_ok
+        && f.scope.as_ref().is_none_or(|s| s == &node.scope)
+        && f.session.as_ref().is_none_or(|s| {
+            event.and_then(|e| e.event.session_id.as_ref()) == Some(s)
+        })
+        && (f.roles.is_empty() || event.is_some_and(|e| f.roles.contains(&e.event.role)))
+        && (f.node_types.is_empty() || f.node_types.contains(&node.node_type))
+        && f.time_from
+            .is_none_or(|t| effective.is_some_and(|ms| ms >= t.unix_millis()))
+        && f.time_to
+            .is_none_or(|t| effective.is_some_and(|ms| ms < t.unix_millis()))
+}
+
+/// Entities the query names, and their active claims.
+fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
+    let query_words = words(&req.query);
+    let entities = tx.search_lexical(&LexicalQuery {
+        owner: req.owner.clone(),
+        text: req.query.clone(),
+        filters: SearchFilters {
+            scope: req.filters.scope.clone(),
+            node_types: vec![NodeType::Entity],
+            ..SearchFilters::default()
+        },
+        limit: 20,
+    })?;
+    let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
+    let mut seen = HashSet::new();
+    for entity in entities.iter().filter(|e| names(&query_words, &e.content)) {
+        for edge in tx.edges_of(entity.node_id)? {
+            if edge.edge_type != EdgeType::HasFact || edge.source_id != entity.node_id {
+                continue;
+            }
+            if !seen.insert(edge.target_id) {
+                continue;
+            }
+            let Some(claim) = tx.get_node(edge.target_id)? else {
+                continue;
+            };
+            if claim.owner_id != req.owner {
+                continue;
+            }
+            let claim_words: HashSet<String> = words(&claim.content).into_iter().collect();
+            let overlap = query_words.iter().filter(|w| claim_words.contains(*w)).count();
+            let newest = -claim.created_at.unix_millis();
+            claims.push((overlap, newest, claim, entity.content.clone()));
+        }
+    }
+    claims.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (i, (_, _, claim, entity)) in claims.into_iter().take(50).enumerate() {
+        let event = match claim.evidence_refs.first() {
+            Some(id) => tx.get_event(*id)?,
+            None => None,
+        };
+        if !passes(&claim, event.as_ref(), &req.filters) {
+            continue;
+        }
+        let hit = hit_for(&claim, event.as_ref());
+        pool.add(hit, path(PathKind::Graph, i, None, Some(format!("entity {entity}"))));
+    }
+    Ok(())
+}
+
+/// The turns before and after each source hit in its session.
+fn neighbour_candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    sources: &[(Uuid, Option<Uuid>, Option<SessionId>)],
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> = HashMap::new();
+    for (i, (node_id, event_id, session)) in sources.iter().enumerate() {
+        let (Some(event_id), Some(session)) = (event_id, session) else {
+            continue;
+        };
+        if !sessions.contains_key(session) {
+            let events = tx.list_events(&EventQuery {
+                owner: Some(req.owner.clone()),
+                session: Some(session.clone()),
+                limit: 5_000,
+                ..EventQuery::default()
+            })?;
+            sessions.insert(session.clone(), events);
+        }
+        let events = &sessions[session];
+        let Some(at) = events.iter().position(|e| e.event.id == *event_id) else {
+            continue;
+        };
+        let around = [at.checked_sub(1), Some(at + 1)];
+        for j in around.into_iter().flatten() {
+            let Some(e) = events.get(j) else { continue };
+            let note_id = ids::note_node_id(e.event.id);
+            let Some(note) = tx.get_node(note_id)? else {
+                continue;
+            };
+            if note.owner_id != req.owner || !passes(&note, Some(e), &req.filters) {
+                continue;
+            }
+            if req.filters.node_types.is_empty() && note.node_type == NodeType::Entity {
+                continue;
+            }
+            let hit = hit_for(&note, Some(e));
+            pool.add(hit, path(PathKind::Neighbour, i, None, Some(format!("node {node_id}"))));
+        }
+    }
+    Ok(())
+}
+
+/// The newest notes, for questions about what is recent.
+fn recency_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
+    let newest = tx.list_nodes(&NodeQuery {
+        owner: Some(req.owner.clone()),
+        scope: req.filters.scope.clone(),
+        node_types: vec![NodeType::Note],
+        newest_first: true,
+        limit: 10,
+        ..NodeQuery::default()
+    })?;
+    let mut rank = 0;
+    for s in newest {
+        let event = match s.node.evidence_refs.first() {
+            Some(id) => tx.get_event(*id)?,
+            None => None,
+        };
+        if !passes(&s.node, event.as_ref(), &req.filters) {
+            continue;
+        }
+        pool.add(hit_for(&s.node, event.as_ref()), path(PathKind::Recency, rank, None, None));
+        rank += 1;
+    }
+    Ok(())
+}
+
+/// Boosts turns by a speaker the query names.
+fn boost_named_speakers(query: &str, pool: &mut Pool) {
+    let query_words = words(query);
+    let mut named: HashMap<String, bool> = HashMap::new();
+    for c in pool.by_id.values_mut() {
+        let Some(speaker) = c.hit.speaker.clone() else {
+            continue;
+        };
+        let is_named = *named.entry(speaker.clone()).or_insert_with(|| {
+            // The full name, or the first name alone ("Caroline" for
+            // "Caroline Reyes").
+            names(&query_words, &speaker)
+                || words(&speaker)
+                    .first()
+                    .is_some_and(|first| first.len() >= 3 && query_words.contains(first))
+        });
+        if is_named && c.hit.role != Some(Role::System) {
+            c.trace.add_boost(Boost {
+                name: "named_speaker",
+                factor: NAMED_SPEAKER_BOOST,
+                reason: format!("the query names {speaker}, who said this"),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_whole_words_only() {
+        let q = words("What did Caroline Reyes say about Mel?");
+        assert!(names(&q, "Caroline"));
+        assert!(names(&q, "caroline reyes"));
+        assert!(!names(&q, "Carol"));
+        assert!(!names(&q, "Melanie"));
+        assert!(!names(&q, ""));
+    }
+
+    #[test]
+    fn recency_cues_are_words() {
+        assert!(asks_about_recent("Where does Maya work now?"));
+        assert!(!asks_about_recent("Where does Maya know people from?"));
+    }
+}
