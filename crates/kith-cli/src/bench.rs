@@ -38,6 +38,29 @@ struct IngestFigures {
 }
 
 pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
+    if let BenchCommand::Recall {
+        dataset,
+        data,
+        embeddings,
+        without,
+        questions,
+        extract,
+    } = which
+    {
+        let mut paths = kith::RetrievePaths::default();
+        crate::retrieve::turn_off(&mut paths, without)?;
+        return crate::bench_recall::run(
+            &crate::bench_recall::RecallOptions {
+                dataset,
+                data,
+                embeddings,
+                paths,
+                questions: *questions,
+                extract: *extract,
+            },
+            json,
+        );
+    }
     let BenchCommand::Ingest {
         notes,
         single,
@@ -45,7 +68,10 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         dir,
         data,
         extract,
-    } = which;
+    } = which
+    else {
+        unreachable!("every other benchmark returned above");
+    };
     let corpus = match data {
         Some(path) => Some(Corpus::load(path)?),
         None => None,

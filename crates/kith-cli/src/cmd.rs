@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use kith::embedding::EmbeddingSpec;
 use kith::{
     EventInput, EventQuery, ImportOptions, IngestOptions, Memory, NodeQuery, NodeType, OwnerId,
     ProcessReport, Role, ScopeId, SearchFilters, SearchRequest, SessionId, Timestamp,
@@ -19,11 +20,36 @@ use crate::render;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
     match cli.command {
-        Command::Init { ref dir } => {
+        Command::Init {
+            ref dir,
+            ref embeddings,
+        } => {
             let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
-            Memory::init(&dir)?;
-            println!("created memory pack {}", dir.display());
+            // Load the model before creating anything, so a missing model
+            // leaves no half-made pack behind.
+            match EmbeddingSpec::parse(embeddings)?.load()? {
+                Some(embedder) => {
+                    let model = embedder.model_id().to_string();
+                    Memory::init_with_embedder(&dir, embedder)?;
+                    println!("created memory pack {} (embeddings: {model})", dir.display());
+                }
+                None => {
+                    Memory::init(&dir)?;
+                    println!(
+                        "created memory pack {} (no embeddings: lexical and graph retrieval)",
+                        dir.display()
+                    );
+                }
+            }
         }
+        Command::Retrieve(ref a) => crate::retrieve::retrieve(&cli, a)?,
+        Command::Retrievals { ref action } => crate::retrieve::retrievals(&cli, action)?,
+        Command::Rebuild {
+            embeddings: _,
+            ref model,
+            all,
+        } => crate::retrieve::rebuild(&cli, model.as_deref(), all)?,
+        Command::Model { ref action } => crate::retrieve::model(action)?,
         Command::Store(ref a) => {
             let memory = open(&cli)?;
             let receipt = memory.store(message_input(&cli.owner, a)?)?;
@@ -95,31 +121,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Search(ref a) => {
             let memory = open(&cli)?;
-            let filters = SearchFilters {
-                scope: a.scope.clone().map(ScopeId::new).transpose()?,
-                session: a.session.clone().map(SessionId::new).transpose()?,
-                roles: a
-                    .role
-                    .iter()
-                    .map(|r| Role::parse("--role", r))
-                    .collect::<Result<_, _>>()?,
-                node_types: a
-                    .node_type
-                    .iter()
-                    .map(|t| NodeType::parse("--node-type", t))
-                    .collect::<Result<_, _>>()?,
-                time_from: a
-                    .from
-                    .as_deref()
-                    .map(|t| Timestamp::parse("--from", t))
-                    .transpose()?,
-                time_to: a
-                    .to
-                    .as_deref()
-                    .map(|t| Timestamp::parse("--to", t))
-                    .transpose()?,
-                ..SearchFilters::default()
-            };
+            let filters = filters_from(&a.filters)?;
             let req = SearchRequest {
                 filters,
                 limit: a.limit,
@@ -326,7 +328,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open(cli: &Cli) -> Result<Memory> {
+pub fn open(cli: &Cli) -> Result<Memory> {
     Memory::open(&cli.pack).map_err(Into::into)
 }
 
@@ -493,4 +495,33 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Search filters from the shared flags.
+pub fn filters_from(a: &crate::args::FilterArgs) -> Result<SearchFilters> {
+    Ok(SearchFilters {
+        scope: a.scope.clone().map(ScopeId::new).transpose()?,
+        session: a.session.clone().map(SessionId::new).transpose()?,
+        roles: a
+            .role
+            .iter()
+            .map(|r| Role::parse("--role", r))
+            .collect::<Result<_, _>>()?,
+        node_types: a
+            .node_type
+            .iter()
+            .map(|t| NodeType::parse("--node-type", t))
+            .collect::<Result<_, _>>()?,
+        time_from: a
+            .from
+            .as_deref()
+            .map(|t| Timestamp::parse("--from", t))
+            .transpose()?,
+        time_to: a
+            .to
+            .as_deref()
+            .map(|t| Timestamp::parse("--to", t))
+            .transpose()?,
+        ..SearchFilters::default()
+    })
 }

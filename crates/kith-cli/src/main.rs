@@ -5,9 +5,11 @@
 
 mod args;
 mod bench;
+mod bench_recall;
 mod cmd;
 mod demo;
 mod render;
+mod retrieve;
 
 use std::process::ExitCode;
 

@@ -173,3 +173,111 @@ pub(crate) fn embed_checked(
 
 /// A shared embedder handle.
 pub type SharedEmbedder = Arc<dyn Embedder>;
+
+/// The embedding model a pack or a command asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbeddingSpec {
+    /// No vectors: lexical and graph retrieval only.
+    None,
+    /// all-MiniLM-L6-v2 on the CPU (the default).
+    MiniLm,
+    /// Feature hashing with this many dimensions: for tests only.
+    Hashing(usize),
+    /// An OpenAI-compatible `/v1/embeddings` endpoint (`KITH_EMBEDDING_*`).
+    OpenAi,
+}
+
+impl EmbeddingSpec {
+    /// Parses `none`, `minilm` (or its model id), `hashing-N` (or
+    /// `kith/hashing-v1-N`), `openai` (or `openai:MODEL`).
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("none") {
+            return Ok(EmbeddingSpec::None);
+        }
+        if t.eq_ignore_ascii_case("minilm") || t == kith_embed::MINILM_MODEL_ID {
+            return Ok(EmbeddingSpec::MiniLm);
+        }
+        if t == "openai" || t.starts_with("openai:") {
+            return Ok(EmbeddingSpec::OpenAi);
+        }
+        let dims = t
+            .strip_prefix("kith/hashing-v1-")
+            .or_else(|| t.strip_prefix("hashing-"));
+        if let Some(d) = dims.and_then(|d| d.parse::<usize>().ok()) {
+            if (1..=4096).contains(&d) {
+                return Ok(EmbeddingSpec::Hashing(d));
+            }
+        }
+        Err(Error::Request(format!(
+            "unknown embedding model {text:?}; use minilm, none, openai or hashing-N (tests only)"
+        )))
+    }
+
+    /// Loads the embedder (`None` for [`EmbeddingSpec::None`]). MiniLM's
+    /// files are found as `kith_embed::MiniLm::locate` says; when missing,
+    /// the error says how to install them.
+    pub fn load(&self) -> Result<Option<Arc<dyn Embedder>>, Error> {
+        let err = |e: kith_embed::EmbedError| Error::Embedding(e.to_string());
+        Ok(match self {
+            EmbeddingSpec::None => None,
+            EmbeddingSpec::MiniLm => Some(Arc::new(kith_embed::MiniLm::open(None).map_err(err)?)),
+            EmbeddingSpec::Hashing(d) => Some(Arc::new(kith_embed::HashingEmbedder::new(*d))),
+            EmbeddingSpec::OpenAi => Some(Arc::new(kith_embed::OpenAiEmbedder::from_env().map_err(err)?)),
+        })
+    }
+}
+
+/// An embedder that loads its model on first use, so commands that never
+/// embed (listing events, `doctor`) do not pay for reading the weights.
+pub struct LazyEmbedder {
+    spec: EmbeddingSpec,
+    model_id: String,
+    dimension: usize,
+    loaded: std::sync::OnceLock<Result<Arc<dyn Embedder>, String>>,
+}
+
+impl LazyEmbedder {
+    /// An embedder for `spec` that claims `model_id` and `dimension` (from
+    /// the pack manifest) until loaded, and checks them when it loads.
+    pub fn new(spec: EmbeddingSpec, model_id: String, dimension: usize) -> Self {
+        LazyEmbedder {
+            spec,
+            model_id,
+            dimension,
+            loaded: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&Arc<dyn Embedder>, kith_embed::EmbedError> {
+        let loaded = self.loaded.get_or_init(|| match self.spec.load() {
+            Ok(Some(e)) if e.model_id() == self.model_id && e.dimension() == self.dimension => Ok(e),
+            Ok(Some(e)) => Err(format!(
+                "the pack records {} (dimension {}) but the model loaded is {} (dimension {})",
+                self.model_id,
+                self.dimension,
+                e.model_id(),
+                e.dimension()
+            )),
+            Ok(None) => Err("no embedding model".to_string()),
+            Err(e) => Err(e.to_string()),
+        });
+        loaded
+            .as_ref()
+            .map_err(|m| kith_embed::EmbedError::Config(m.clone()))
+    }
+}
+
+impl Embedder for LazyEmbedder {
+    fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, kith_embed::EmbedError> {
+        self.get()?.embed(texts)
+    }
+}

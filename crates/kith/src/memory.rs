@@ -51,14 +51,66 @@ impl Memory {
         ))
     }
 
-    /// Opens the pack at `dir`, migrating an older format.
+    /// Creates a new pack at `dir` whose notes are embedded with
+    /// `embedder`; the manifest records its model id and dimension.
+    pub fn init_with_embedder(dir: &Path, embedder: Arc<dyn Embedder>) -> Result<Memory, Error> {
+        let mut memory = Memory::init(dir)?;
+        if let Some((dir, manifest)) = &mut memory.pack {
+            manifest.embedding_model = Some(embedder.model_id().to_string());
+            manifest.embedding_dimension = Some(embedder.dimension() as u32);
+            pack::write_manifest(dir, manifest)?;
+        }
+        Ok(memory.with_embedder(embedder))
+    }
+
+    /// Opens the pack at `dir`, migrating an older format. The embedding
+    /// model its manifest records is loaded on first use.
     pub fn open(dir: &Path) -> Result<Memory, Error> {
         let (manifest, db) = pack::open(dir)?;
         let store = SqliteStore::open(&db, OpenMode::MustExist)?;
-        Ok(Memory::assemble(
-            Box::new(store),
-            Some((dir.to_path_buf(), manifest)),
-        ))
+        let embedder = match (&manifest.embedding_model, manifest.embedding_dimension) {
+            (Some(model), Some(dim)) => {
+                let spec = crate::embedding::EmbeddingSpec::parse(model)?;
+                Some(Arc::new(crate::embedding::LazyEmbedder::new(
+                    spec,
+                    model.clone(),
+                    dim as usize,
+                )) as Arc<dyn Embedder>)
+            }
+            _ => None,
+        };
+        let mut memory = Memory::assemble(Box::new(store), Some((dir.to_path_buf(), manifest)));
+        memory.embedder = embedder;
+        Ok(memory)
+    }
+
+    /// Switches the pack to `embedder` (recorded in the manifest) and
+    /// re-embeds every note with it; `None` turns vectors off and removes
+    /// them. `progress(done, total)` follows the re-embedding.
+    pub fn switch_embedder(
+        &mut self,
+        embedder: Option<Arc<dyn Embedder>>,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<crate::RebuildReport, Error> {
+        self.embedder = embedder;
+        if let Some((dir, manifest)) = &mut self.pack {
+            manifest.embedding_model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+            manifest.embedding_dimension = self.embedder.as_ref().map(|e| e.dimension() as u32);
+            pack::write_manifest(dir, manifest)?;
+        }
+        match self.embedder {
+            Some(_) => self.rebuild_embeddings(true, progress),
+            None => {
+                let mut tx = self.store.begin(TxMode::Write)?;
+                let removed = tx.delete_embeddings()?;
+                tx.commit()?;
+                Ok(crate::RebuildReport {
+                    model: "none".into(),
+                    removed,
+                    embedded: 0,
+                })
+            }
+        }
     }
 
     /// Wraps any store (tests, other backends).

@@ -6,13 +6,13 @@
 //! 1), then multiplied by every boost that applies. The weights and boosts
 //! are documented in `ARCHITECTURE.md` (Retrieval) and exposed in the trace.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The RRF constant (Cormack et al. use 60).
 pub const RRF_K: f64 = 60.0;
 
 /// A way a candidate was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PathKind {
     /// BM25 over node text.
@@ -52,7 +52,7 @@ impl PathKind {
 }
 
 /// One path's view of a candidate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PathRank {
     /// The path.
     pub path: PathKind,
@@ -62,15 +62,15 @@ pub struct PathRank {
     pub score: Option<f64>,
     /// What led there (the hit a neighbour sits next to, the entity a graph
     /// claim is about).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
 }
 
 /// A multiplier applied after fusion.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Boost {
     /// Its name (`named_speaker`, `mentions_named_person`).
-    pub name: &'static str,
+    pub name: String,
     /// The factor.
     pub factor: f64,
     /// Why it applied.
@@ -78,7 +78,7 @@ pub struct Boost {
 }
 
 /// Why a result ranks where it does.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
     /// Every path that found it.
     pub paths: Vec<PathRank>,
@@ -155,7 +155,7 @@ mod tests {
         t.add_path(at(PathKind::Neighbour, 2));
         t.add_path(at(PathKind::Neighbour, 9));
         let b = Boost {
-            name: "named_speaker",
+            name: "named_speaker".into(),
             factor: 1.5,
             reason: "x".into(),
         };

@@ -683,7 +683,7 @@ fn boost_named_speakers(query: &str, pool: &mut Pool) {
         });
         if is_named && c.hit.role != Some(Role::System) {
             c.trace.add_boost(Boost {
-                name: "named_speaker",
+                name: "named_speaker".into(),
                 factor: NAMED_SPEAKER_BOOST,
                 reason: format!("the query names {speaker}, who said this"),
             });

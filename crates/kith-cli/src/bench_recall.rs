@@ -1,0 +1,515 @@
+//! `kith bench recall`: evidence recall on LoCoMo and LongMemEval, by the
+//! protocols in `shared/bench/README.md` (restated in BENCHMARKS.md).
+//!
+//! - LoCoMo: one pack per conversation; every turn stored as its speaker's
+//!   turn (session date as event time; an image's caption appended as
+//!   `[image: …]`); questions of categories 1–4; evidence ids normalised
+//!   (`D:?(\d+):(\d+)` → `D{a}:{b}`, ids naming no turn dropped, questions
+//!   left without evidence skipped); recall@k = share of a question's
+//!   evidence turns in the top k, at k = 5, 10, 25, 50.
+//! - LongMemEval: one owner per question in one pack; user turns only, id
+//!   `<session>_<turn index>`; gold turns are user turns with `has_answer`,
+//!   gold sessions `answer_session_ids`; abstention questions and questions
+//!   with no gold user turn skipped. recall_any@k, recall_all@k and nDCG@k
+//!   (binary gains) at k = 5, 10, at turn and session level (a session ranks
+//!   at its best turn).
+//!
+//! Retrieval runs exactly as `retrieve` does (no receipt), taking the
+//! results' source events in rank order. Embeddings of identical texts are
+//! computed once (LongMemEval haystacks share sessions).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use kith::embedding::EmbeddingSpec;
+use kith::{Embedder, EventInput, IngestOptions, Memory, RetrievePaths, RetrieveRequest};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::retrieve::bar;
+
+/// How to run.
+pub struct RecallOptions<'a> {
+    /// `locomo` or `longmemeval`.
+    pub dataset: &'a str,
+    /// The data file.
+    pub data: &'a Path,
+    /// The embedding model (`none` for lexical and graph only).
+    pub embeddings: &'a str,
+    /// Paths turned off.
+    pub paths: RetrievePaths,
+    /// Only the first N questions (0: all).
+    pub questions: usize,
+    /// Extract entities and claims (heuristic) while storing.
+    pub extract: bool,
+}
+
+/// Embeds each distinct text once.
+struct CachedEmbedder {
+    inner: Arc<dyn Embedder>,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl Embedder for CachedEmbedder {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, kith::embed::EmbedError> {
+        let missing: Vec<&str> = {
+            let cache = self.cache.lock().expect("cache lock");
+            let mut seen = HashSet::new();
+            texts
+                .iter()
+                .copied()
+                .filter(|t| !cache.contains_key(*t) && seen.insert(*t))
+                .collect()
+        };
+        if !missing.is_empty() {
+            let vectors = self.inner.embed(&missing)?;
+            let mut cache = self.cache.lock().expect("cache lock");
+            for (t, v) in missing.iter().zip(vectors) {
+                cache.insert((*t).to_string(), v);
+            }
+        }
+        let cache = self.cache.lock().expect("cache lock");
+        Ok(texts.iter().map(|t| cache[*t].clone()).collect())
+    }
+}
+
+/// A memory for one haystack.
+fn new_memory(dir: &Path, embedder: &Option<Arc<dyn Embedder>>) -> Result<Memory> {
+    Ok(match embedder {
+        Some(e) => Memory::init_with_embedder(dir, e.clone())?,
+        None => Memory::init(dir)?,
+    })
+}
+
+fn store_all(memory: &Memory, inputs: Vec<EventInput>, extract: bool) -> Result<()> {
+    for chunk in inputs.chunks(500) {
+        if extract {
+            memory.ingest_batch(chunk.to_vec(), IngestOptions::default())?;
+        } else {
+            memory.store_batch(chunk.to_vec())?;
+        }
+    }
+    Ok(())
+}
+
+/// Source ids of the results, in rank order.
+fn ranked_sources(memory: &Memory, owner: &str, query: &str, paths: RetrievePaths, k: usize) -> Result<Vec<String>> {
+    let mut req = RetrieveRequest::new(owner, query)?;
+    req.limit = k;
+    req.record = false;
+    req.paths = paths;
+    req.token_budget = 64;
+    let r = memory.retrieve(&req)?;
+    let owner_id = kith::OwnerId::new(owner)?;
+    let mut out = Vec::new();
+    for item in &r.results {
+        let e = memory.event(&owner_id, item.provenance.event_id)?;
+        out.push(e.event.source_id.as_str().to_string());
+    }
+    Ok(out)
+}
+
+/// Parses LoCoMo's "1:56 pm on 8 May, 2023" as RFC 3339 (UTC).
+fn locomo_time(text: &str) -> Option<String> {
+    let (clock, date) = text.split_once(" on ")?;
+    let (hm, ampm) = clock.trim().split_once(' ')?;
+    let (h, m) = hm.split_once(':')?;
+    let mut h: u32 = h.parse().ok()?;
+    let m: u32 = m.parse().ok()?;
+    match ampm.to_ascii_lowercase().as_str() {
+        "pm" if h < 12 => h += 12,
+        "am" if h == 12 => h = 0,
+        _ => {}
+    }
+    let parts: Vec<&str> = date.trim().split([' ', ',']).filter(|s| !s.is_empty()).collect();
+    let [day, month, year] = parts.as_slice() else {
+        return None;
+    };
+    let months = [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september",
+        "october", "november", "december",
+    ];
+    let mi = months.iter().position(|n| n.starts_with(&month.to_ascii_lowercase()))? + 1;
+    Some(format!("{year}-{mi:02}-{:02}T{h:02}:{m:02}:00Z", day.parse::<u32>().ok()?))
+}
+
+/// Normalises LoCoMo evidence ids ("D8:6", "D:8:6", "D8:6; D9:1").
+fn evidence_ids(list: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in list.as_array().into_iter().flatten() {
+        let text = e.as_str().unwrap_or("");
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] == 'D' {
+                let mut j = i + 1;
+                if j < chars.len() && chars[j] == ':' {
+                    j += 1;
+                }
+                let a: String = chars[j..].iter().take_while(|c| c.is_ascii_digit()).collect();
+                let k = j + a.len();
+                if !a.is_empty() && k < chars.len() && chars[k] == ':' {
+                    let b: String = chars[k + 1..].iter().take_while(|c| c.is_ascii_digit()).collect();
+                    if !b.is_empty() {
+                        out.push(format!("D{a}:{b}"));
+                        i = k + 1 + b.len();
+                        continue;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+#[derive(Default, Serialize, Clone)]
+struct Sums {
+    questions: usize,
+    recall: [f64; 4],
+}
+
+const LOCOMO_K: [usize; 4] = [5, 10, 25, 50];
+
+/// Runs the benchmark and prints its figures.
+pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
+    let embedder: Option<Arc<dyn Embedder>> = EmbeddingSpec::parse(o.embeddings)?
+        .load()?
+        .map(|inner| {
+            Arc::new(CachedEmbedder {
+                inner,
+                cache: Mutex::new(HashMap::new()),
+            }) as Arc<dyn Embedder>
+        });
+    match o.dataset {
+        "locomo" => locomo(o, embedder, json),
+        "longmemeval" => longmemeval(o, embedder, json),
+        other => bail!("--dataset {other:?}: expected locomo or longmemeval"),
+    }
+}
+
+fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
+    let text = std::fs::read_to_string(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
+    let data: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", o.data.display()))?;
+    let convs = data.as_array().context("LoCoMo data is a list of conversations")?;
+    let tmp = tempfile::tempdir()?;
+    let started = Instant::now();
+    let mut per_cat: HashMap<u64, Sums> = HashMap::new();
+    let mut asked = 0usize;
+    let total_q: usize = convs.iter().map(|c| c["qa"].as_array().map(|q| q.len()).unwrap_or(0)).sum();
+    let progress = bar(total_q as u64, "questions");
+    let mut turns_stored = 0usize;
+    let mut retrieve_ms = Vec::new();
+    for (ci, conv) in convs.iter().enumerate() {
+        let c = &conv["conversation"];
+        let owner = format!("conv{ci}");
+        let mut inputs = Vec::new();
+        let mut turn_ids = HashSet::new();
+        let obj = c.as_object().context("conversation is an object")?;
+        let mut keys: Vec<(u32, &String)> = obj
+            .keys()
+            .filter_map(|k| {
+                let n = k.strip_prefix("session_")?;
+                n.parse::<u32>().ok().map(|n| (n, k))
+            })
+            .collect();
+        keys.sort();
+        for (n, key) in keys {
+            let when = c[format!("session_{n}_date_time")].as_str().and_then(locomo_time);
+            for turn in obj[key].as_array().into_iter().flatten() {
+                let (Some(speaker), Some(id)) = (turn["speaker"].as_str(), turn["dia_id"].as_str()) else {
+                    continue;
+                };
+                let mut text = turn["text"].as_str().unwrap_or("").to_string();
+                if let Some(cap) = turn["blip_caption"].as_str() {
+                    text.push_str(&format!(" [image: {cap}]"));
+                }
+                if text.trim().is_empty() {
+                    continue;
+                }
+                turn_ids.insert(id.to_string());
+                inputs.push(EventInput {
+                    owner_id: Some(owner.clone()),
+                    session_id: Some(format!("session_{n}")),
+                    speaker: Some(speaker.to_string()),
+                    event_time: when.clone(),
+                    source_id: Some(id.to_string()),
+                    ..EventInput::new("user", &text)
+                });
+            }
+        }
+        turns_stored += inputs.len();
+        let memory = new_memory(&tmp.path().join(&owner), &embedder)?;
+        store_all(&memory, inputs, o.extract)?;
+        for qa in conv["qa"].as_array().into_iter().flatten() {
+            progress.inc(1);
+            let cat = qa["category"].as_u64().unwrap_or(0);
+            if !(1..=4).contains(&cat) || (o.questions > 0 && asked >= o.questions) {
+                continue;
+            }
+            let gold: HashSet<String> = evidence_ids(&qa["evidence"])
+                .into_iter()
+                .filter(|id| turn_ids.contains(id))
+                .collect();
+            if gold.is_empty() {
+                continue;
+            }
+            let q = qa["question"].as_str().unwrap_or("");
+            let t = Instant::now();
+            let ranked = ranked_sources(&memory, &owner, q, o.paths, 50)?;
+            retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            asked += 1;
+            let s = per_cat.entry(cat).or_default();
+            s.questions += 1;
+            for (i, k) in LOCOMO_K.iter().enumerate() {
+                let found = ranked.iter().take(*k).filter(|id| gold.contains(*id)).count();
+                s.recall[i] += found as f64 / gold.len() as f64;
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let mut all = Sums::default();
+    let mut rows = Vec::new();
+    let names = ["", "multi-hop", "temporal", "open-domain", "single-hop"];
+    let mut cats: Vec<_> = per_cat.into_iter().collect();
+    cats.sort_by_key(|(c, _)| *c);
+    for (cat, s) in &cats {
+        all.questions += s.questions;
+        for i in 0..4 {
+            all.recall[i] += s.recall[i];
+        }
+        rows.push((format!("{cat} {}", names[*cat as usize]), s.clone()));
+    }
+    rows.push(("all (1-4)".into(), all));
+    retrieve_ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| retrieve_ms.get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    if json {
+        let out: Vec<Value> = rows
+            .iter()
+            .map(|(name, s)| {
+                serde_json::json!({
+                    "category": name, "questions": s.questions,
+                    "recall@5": s.recall[0] / s.questions.max(1) as f64,
+                    "recall@10": s.recall[1] / s.questions.max(1) as f64,
+                    "recall@25": s.recall[2] / s.questions.max(1) as f64,
+                    "recall@50": s.recall[3] / s.questions.max(1) as f64,
+                })
+            })
+            .collect();
+        return crate::render::json(&serde_json::json!({
+            "dataset": "locomo", "turns": turns_stored, "rows": out,
+            "retrieve_p50_ms": pct(0.5), "retrieve_p95_ms": pct(0.95),
+            "seconds": started.elapsed().as_secs_f64(),
+        }));
+    }
+    println!("LoCoMo turn-level evidence recall ({} turns, {:.0} s)", turns_stored, started.elapsed().as_secs_f64());
+    println!("{:<16} {:>5} {:>8} {:>8} {:>8} {:>8}", "category", "n", "R@5", "R@10", "R@25", "R@50");
+    for (name, s) in &rows {
+        let n = s.questions.max(1) as f64;
+        println!(
+            "{:<16} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            name, s.questions, s.recall[0] / n, s.recall[1] / n, s.recall[2] / n, s.recall[3] / n
+        );
+    }
+    println!("retrieve p50 {:.1} ms, p95 {:.1} ms", pct(0.5), pct(0.95));
+    Ok(())
+}
+
+/// LongMemEval's "2023/05/20 (Sat) 02:21" as RFC 3339 (UTC).
+fn lme_time(text: &str) -> Option<String> {
+    let mut parts = text.split_whitespace();
+    let date = parts.next()?;
+    let _day = parts.next();
+    let clock = parts.next().unwrap_or("00:00");
+    let d: Vec<&str> = date.split('/').collect();
+    let [y, m, dd] = d.as_slice() else { return None };
+    Some(format!("{y}-{m}-{dd}T{clock}:00Z"))
+}
+
+#[derive(Default, Clone)]
+struct LmeSums {
+    questions: usize,
+    // [turn|session][k=5|10][any, all, ndcg]
+    v: [[[f64; 3]; 2]; 2],
+}
+
+fn ndcg(ranked: &[bool], gold: usize, k: usize) -> f64 {
+    let dcg: f64 = ranked.iter().take(k).enumerate().filter(|(_, g)| **g).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
+    let ideal: f64 = (0..gold.min(k)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    if ideal == 0.0 { 0.0 } else { dcg / ideal }
+}
+
+fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
+    let file = std::fs::File::open(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
+    let data: Value = if o.data.extension().is_some_and(|e| e == "gz") {
+        serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
+    } else {
+        serde_json::from_reader(std::io::BufReader::new(file))
+    }
+    .with_context(|| format!("{} is not LongMemEval JSON", o.data.display()))?;
+    let questions = data.as_array().context("LongMemEval data is a list of questions")?;
+    let tmp = tempfile::tempdir()?;
+    let memory = new_memory(&tmp.path().join("lme"), &embedder)?;
+    let started = Instant::now();
+    let progress = bar(questions.len() as u64, "questions");
+    let mut per_type: HashMap<String, LmeSums> = HashMap::new();
+    let mut asked = 0usize;
+    let mut retrieve_ms = Vec::new();
+    for q in questions {
+        progress.inc(1);
+        let qid = q["question_id"].as_str().unwrap_or("");
+        if qid.ends_with("_abs") || (o.questions > 0 && asked >= o.questions) {
+            continue;
+        }
+        let sids = q["haystack_session_ids"].as_array().context("haystack_session_ids")?;
+        let dates = q["haystack_dates"].as_array().context("haystack_dates")?;
+        let sessions = q["haystack_sessions"].as_array().context("haystack_sessions")?;
+        let owner = format!("q{asked}-{}", qid.chars().filter(|c| c.is_ascii_alphanumeric()).take(40).collect::<String>());
+        let mut inputs = Vec::new();
+        let mut gold_turns = HashSet::new();
+        for ((sid, date), turns) in sids.iter().zip(dates).zip(sessions) {
+            let sid = sid.as_str().unwrap_or("");
+            let when = date.as_str().and_then(lme_time);
+            for (ti, t) in turns.as_array().into_iter().flatten().enumerate() {
+                if t["role"].as_str() != Some("user") {
+                    continue;
+                }
+                let id = format!("{sid}_{ti}");
+                if t["has_answer"].as_bool() == Some(true) {
+                    gold_turns.insert(id.clone());
+                }
+                let content = t["content"].as_str().unwrap_or("");
+                if content.trim().is_empty() {
+                    continue;
+                }
+                let content: String = content.chars().take(60_000).collect();
+                inputs.push(EventInput {
+                    owner_id: Some(owner.clone()),
+                    session_id: Some(sid.to_string()),
+                    event_time: when.clone(),
+                    source_id: Some(id),
+                    ..EventInput::new("user", &content)
+                });
+            }
+        }
+        if gold_turns.is_empty() {
+            continue;
+        }
+        let gold_sessions: HashSet<String> = q["answer_session_ids"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect();
+        store_all(&memory, inputs, o.extract)?;
+        let t = Instant::now();
+        let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o.paths, 50)?;
+        retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        asked += 1;
+        let session_of = |id: &str| id.rsplit_once('_').map(|(s, _)| s.to_string()).unwrap_or_default();
+        let mut sessions_ranked: Vec<String> = Vec::new();
+        for id in &ranked {
+            let s = session_of(id);
+            if !sessions_ranked.contains(&s) {
+                sessions_ranked.push(s);
+            }
+        }
+        let s = per_type.entry(q["question_type"].as_str().unwrap_or("?").to_string()).or_default();
+        s.questions += 1;
+        for (level, (list, gold)) in [
+            (ranked.clone(), &gold_turns),
+            (sessions_ranked, &gold_sessions),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for (ki, k) in [5usize, 10].iter().enumerate() {
+                let top: Vec<bool> = list.iter().take(*k).map(|id| gold.contains(id)).collect();
+                let found = top.iter().filter(|g| **g).count();
+                s.v[level][ki][0] += f64::from(u8::from(found > 0));
+                s.v[level][ki][1] += f64::from(u8::from(found == gold.len()));
+                s.v[level][ki][2] += ndcg(&top, gold.len(), *k);
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let mut rows: Vec<(String, LmeSums)> = per_type.into_iter().collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut all = LmeSums::default();
+    for (_, s) in &rows {
+        all.questions += s.questions;
+        for l in 0..2 {
+            for k in 0..2 {
+                for m in 0..3 {
+                    all.v[l][k][m] += s.v[l][k][m];
+                }
+            }
+        }
+    }
+    rows.push(("all".into(), all));
+    retrieve_ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| retrieve_ms.get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    if json {
+        let out: Vec<Value> = rows.iter().map(|(name, s)| {
+            let n = s.questions.max(1) as f64;
+            let f = |l: usize, k: usize, m: usize| s.v[l][k][m] / n;
+            serde_json::json!({
+                "question_type": name, "questions": s.questions,
+                "turn": {"recall_any@5": f(0,0,0), "recall_all@5": f(0,0,1), "ndcg@5": f(0,0,2),
+                         "recall_any@10": f(0,1,0), "recall_all@10": f(0,1,1), "ndcg@10": f(0,1,2)},
+                "session": {"recall_any@5": f(1,0,0), "recall_all@5": f(1,0,1), "ndcg@5": f(1,0,2),
+                            "recall_any@10": f(1,1,0), "recall_all@10": f(1,1,1), "ndcg@10": f(1,1,2)},
+            })
+        }).collect();
+        return crate::render::json(&serde_json::json!({
+            "dataset": "longmemeval", "rows": out,
+            "retrieve_p50_ms": pct(0.5), "retrieve_p95_ms": pct(0.95),
+            "seconds": started.elapsed().as_secs_f64(),
+        }));
+    }
+    println!("LongMemEval_S retrieval ({:.0} s)", started.elapsed().as_secs_f64());
+    println!(
+        "{:<26} {:>4} | turn: {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} | session: {:>6} {:>6} {:>6} {:>6}",
+        "question type", "n", "any@5", "all@5", "ndcg5", "any@10", "all@10", "ndcg10", "any@5", "all@5", "all@10", "ndcg10"
+    );
+    for (name, s) in &rows {
+        let n = s.questions.max(1) as f64;
+        let f = |l: usize, k: usize, m: usize| s.v[l][k][m] / n;
+        println!(
+            "{:<26} {:>4} |       {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} |          {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+            name, s.questions, f(0,0,0), f(0,0,1), f(0,0,2), f(0,1,0), f(0,1,1), f(0,1,2), f(1,0,0), f(1,0,1), f(1,1,1), f(1,1,2)
+        );
+    }
+    println!("retrieve p50 {:.1} ms, p95 {:.1} ms", pct(0.5), pct(0.95));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locomo_times_and_evidence_ids_parse() {
+        assert_eq!(locomo_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
+        assert_eq!(locomo_time("12:05 am on 1 January, 2024").as_deref(), Some("2024-01-01T00:05:00Z"));
+        let ids = evidence_ids(&serde_json::json!(["D8:6", "D:9:1", "D10:2; D10:3", "x"]));
+        assert_eq!(ids, vec!["D8:6", "D9:1", "D10:2", "D10:3"]);
+        assert_eq!(lme_time("2023/05/20 (Sat) 02:21").as_deref(), Some("2023-05-20T02:21:00Z"));
+    }
+
+    #[test]
+    fn ndcg_of_perfect_and_missing_rankings() {
+        assert!((ndcg(&[true, true, false], 2, 5) - 1.0).abs() < 1e-12);
+        assert_eq!(ndcg(&[false, false], 1, 5), 0.0);
+        assert!(ndcg(&[false, true], 1, 5) < 1.0);
+    }
+}
