@@ -288,6 +288,9 @@ pub struct RetrieveArgs {
     /// recency, speaker_boost).
     #[arg(long, value_delimiter = ',')]
     pub without: Vec<String>,
+    /// Path weights over the defaults, e.g. `vector=0.7,neighbour=0.3`.
+    #[arg(long, value_delimiter = ',')]
+    pub weights: Vec<String>,
     /// Do not journal a receipt.
     #[arg(long)]
     pub no_record: bool,
@@ -398,6 +401,13 @@ pub enum BenchCommand {
         /// Only the first N questions (0: all).
         #[arg(long, default_value_t = 0)]
         questions: usize,
+        /// Path weights over the defaults, e.g. `vector=0.7,neighbour=0.3`.
+        #[arg(long, value_delimiter = ',')]
+        weights: Vec<String>,
+        /// Keep query-independent embeddings in this file between runs
+        /// (same model only), so reruns skip re-embedding the corpus.
+        #[arg(long)]
+        embedding_cache: Option<PathBuf>,
         /// Extract entities and claims (the configured provider) while storing.
         #[arg(long)]
         extract: bool,

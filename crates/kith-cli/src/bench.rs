@@ -45,6 +45,8 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         without,
         questions,
         extract,
+        weights,
+        embedding_cache,
     } = which
     {
         let mut paths = kith::RetrievePaths::default();
@@ -57,6 +59,9 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
                 paths,
                 questions: *questions,
                 extract: *extract,
+                weights: kith::retrieve::fusion::PathWeights::parse(weights)
+                    .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
+                embedding_cache: embedding_cache.as_deref(),
             },
             json,
         );

@@ -45,6 +45,10 @@ pub struct RecallOptions<'a> {
     pub questions: usize,
     /// Extract entities and claims (heuristic) while storing.
     pub extract: bool,
+    /// Fusion weights.
+    pub weights: kith::retrieve::fusion::PathWeights,
+    /// A file keeping embeddings between runs.
+    pub embedding_cache: Option<&'a Path>,
 }
 
 /// Embeds each distinct text once.
@@ -82,6 +86,50 @@ impl Embedder for CachedEmbedder {
     }
 }
 
+impl CachedEmbedder {
+    /// Reads a cache file: per entry a u32 text length, the UTF-8 text, then
+    /// `dimension` little-endian f32s. The file starts with the model id
+    /// line; another model's file is ignored.
+    fn load(&self, path: &Path) -> Result<()> {
+        let Ok(bytes) = std::fs::read(path) else {
+            return Ok(());
+        };
+        let header = format!("{}\n", self.model_id());
+        let Some(mut rest) = bytes.strip_prefix(header.as_bytes()) else {
+            return Ok(());
+        };
+        let dim = self.dimension();
+        let mut cache = self.cache.lock().expect("cache lock");
+        while rest.len() >= 4 {
+            let n = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+            if rest.len() < 4 + n + 4 * dim {
+                break;
+            }
+            let text = String::from_utf8_lossy(&rest[4..4 + n]).into_owned();
+            let v: Vec<f32> = rest[4 + n..4 + n + 4 * dim]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            cache.insert(text, v);
+            rest = &rest[4 + n + 4 * dim..];
+        }
+        Ok(())
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        let cache = self.cache.lock().expect("cache lock");
+        let mut out = format!("{}\n", self.model_id()).into_bytes();
+        for (text, v) in cache.iter() {
+            out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            out.extend_from_slice(text.as_bytes());
+            for x in v {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
 /// A memory for one haystack.
 fn new_memory(dir: &Path, embedder: &Option<Arc<dyn Embedder>>) -> Result<Memory> {
     Ok(match embedder {
@@ -102,8 +150,10 @@ fn store_all(memory: &Memory, inputs: Vec<EventInput>, extract: bool) -> Result<
 }
 
 /// Source ids of the results, in rank order.
-fn ranked_sources(memory: &Memory, owner: &str, query: &str, paths: RetrievePaths, k: usize) -> Result<Vec<String>> {
+fn ranked_sources(memory: &Memory, owner: &str, query: &str, o: &RecallOptions<'_>, k: usize) -> Result<Vec<String>> {
     let mut req = RetrieveRequest::new(owner, query)?;
+    req.weights = o.weights;
+    let paths = o.paths;
     req.limit = k;
     req.record = false;
     req.paths = paths;
@@ -182,19 +232,25 @@ const LOCOMO_K: [usize; 4] = [5, 10, 25, 50];
 
 /// Runs the benchmark and prints its figures.
 pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
-    let embedder: Option<Arc<dyn Embedder>> = EmbeddingSpec::parse(o.embeddings)?
-        .load()?
-        .map(|inner| {
-            Arc::new(CachedEmbedder {
-                inner,
-                cache: Mutex::new(HashMap::new()),
-            }) as Arc<dyn Embedder>
-        });
-    match o.dataset {
+    let cached = EmbeddingSpec::parse(o.embeddings)?.load()?.map(|inner| {
+        Arc::new(CachedEmbedder {
+            inner,
+            cache: Mutex::new(HashMap::new()),
+        })
+    });
+    if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
+        c.load(path)?;
+    }
+    let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
+    let result = match o.dataset {
         "locomo" => locomo(o, embedder, json),
         "longmemeval" => longmemeval(o, embedder, json),
         other => bail!("--dataset {other:?}: expected locomo or longmemeval"),
+    };
+    if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
+        c.save(path)?;
     }
+    result
 }
 
 fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
@@ -265,7 +321,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             }
             let q = qa["question"].as_str().unwrap_or("");
             let t = Instant::now();
-            let ranked = ranked_sources(&memory, &owner, q, o.paths, 50)?;
+            let ranked = ranked_sources(&memory, &owner, q, o, 50)?;
             retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             asked += 1;
             let s = per_cat.entry(cat).or_default();
@@ -412,7 +468,7 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
             .collect();
         store_all(&memory, inputs, o.extract)?;
         let t = Instant::now();
-        let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o.paths, 50)?;
+        let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         asked += 1;
         let session_of = |id: &str| id.rsplit_once('_').map(|(s, _)| s.to_string()).unwrap_or_default();

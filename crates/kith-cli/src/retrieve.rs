@@ -26,6 +26,8 @@ pub fn retrieve(cli: &Cli, a: &RetrieveArgs) -> Result<()> {
     req.limit = a.limit;
     req.record = !a.no_record;
     turn_off(&mut req.paths, &a.without)?;
+    req.weights = kith::retrieve::fusion::PathWeights::parse(&a.weights)
+        .map_err(|e| anyhow::anyhow!("--weights {e}"))?;
     let r = memory.retrieve(&req)?;
     if cli.json {
         return render::json(&r);

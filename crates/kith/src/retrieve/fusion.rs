@@ -27,17 +27,72 @@ pub enum PathKind {
     Recency,
 }
 
-impl PathKind {
-    /// The path's weight in fusion.
-    pub fn weight(self) -> f64 {
-        match self {
-            PathKind::Lexical => 1.0,
-            PathKind::Vector => 1.0,
-            PathKind::Graph => 0.8,
-            PathKind::Neighbour => 0.5,
-            PathKind::Recency => 0.3,
+/// Each path's weight in fusion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PathWeights {
+    /// BM25.
+    pub lexical: f64,
+    /// Embeddings.
+    pub vector: f64,
+    /// Claims of named entities.
+    pub graph: f64,
+    /// Session neighbours.
+    pub neighbour: f64,
+    /// Newest notes.
+    pub recency: f64,
+}
+
+impl Default for PathWeights {
+    fn default() -> Self {
+        PathWeights {
+            lexical: 1.0,
+            vector: 1.0,
+            graph: 0.8,
+            neighbour: 0.5,
+            recency: 0.3,
         }
     }
+}
+
+impl PathWeights {
+    /// The weight of `path`.
+    pub fn of(&self, path: PathKind) -> f64 {
+        match path {
+            PathKind::Lexical => self.lexical,
+            PathKind::Vector => self.vector,
+            PathKind::Graph => self.graph,
+            PathKind::Neighbour => self.neighbour,
+            PathKind::Recency => self.recency,
+        }
+    }
+
+    /// Parses `name=value` pairs over the defaults (`vector=0.7`).
+    pub fn parse(pairs: &[String]) -> Result<Self, String> {
+        let mut w = PathWeights::default();
+        for pair in pairs {
+            let (name, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("{pair:?}: expected name=value"))?;
+            let v: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("{pair:?}: the weight must be a number ≥ 0"))?;
+            match name.trim() {
+                "lexical" => w.lexical = v,
+                "vector" => w.vector = v,
+                "graph" => w.graph = v,
+                "neighbour" | "neighbours" => w.neighbour = v,
+                "recency" => w.recency = v,
+                other => return Err(format!("unknown path {other:?}")),
+            }
+        }
+        Ok(w)
+    }
+}
+
+impl PathKind {
 
     /// The stable name.
     pub fn as_str(self) -> &'static str {
@@ -114,11 +169,11 @@ impl Trace {
     }
 
     /// Computes `rrf` and `score` from the paths and boosts.
-    pub fn finish(&mut self) {
+    pub fn finish(&mut self, weights: &PathWeights) {
         self.rrf = self
             .paths
             .iter()
-            .map(|p| p.path.weight() / (RRF_K + p.rank as f64))
+            .map(|p| weights.of(p.path) / (RRF_K + p.rank as f64))
             .sum();
         self.score = self.boosts.iter().fold(self.rrf, |s, b| s * b.factor);
     }
@@ -142,7 +197,7 @@ mod tests {
         let mut t = Trace::default();
         t.add_path(at(PathKind::Lexical, 1));
         t.add_path(at(PathKind::Vector, 3));
-        t.finish();
+        t.finish(&PathWeights::default());
         let want = 1.0 / 61.0 + 1.0 / 63.0;
         assert!((t.rrf - want).abs() < 1e-12);
         assert_eq!(t.score, t.rrf);
@@ -161,7 +216,7 @@ mod tests {
         };
         t.add_boost(b.clone());
         t.add_boost(b);
-        t.finish();
+        t.finish(&PathWeights::default());
         assert_eq!(t.paths.len(), 1);
         assert_eq!(t.paths[0].rank, 2);
         assert!((t.score - 1.5 * 0.5 / 62.0).abs() < 1e-12);
@@ -172,10 +227,10 @@ mod tests {
         let mut both = Trace::default();
         both.add_path(at(PathKind::Lexical, 4));
         both.add_path(at(PathKind::Vector, 4));
-        both.finish();
+        both.finish(&PathWeights::default());
         let mut one = Trace::default();
         one.add_path(at(PathKind::Lexical, 1));
-        one.finish();
+        one.finish(&PathWeights::default());
         assert!(both.score > one.score);
     }
 }

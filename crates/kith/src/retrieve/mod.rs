@@ -47,7 +47,7 @@ use uuid::Uuid;
 use crate::error::Error;
 use crate::memory::Memory;
 use crate::search::Provenance;
-use fusion::{Boost, PathKind, PathRank, Trace};
+use fusion::{Boost, PathKind, PathRank, PathWeights, Trace};
 use pack::{PackItem, PackedLine};
 
 /// The factor for turns by a speaker the query names.
@@ -107,6 +107,8 @@ pub struct RetrieveRequest {
     pub limit: usize,
     /// Paths and boosts to run.
     pub paths: RetrievePaths,
+    /// Each path's weight in fusion.
+    pub weights: PathWeights,
     /// Journal a receipt (default true).
     pub record: bool,
 }
@@ -121,6 +123,7 @@ impl RetrieveRequest {
             token_budget: DEFAULT_TOKEN_BUDGET,
             limit: 10,
             paths: RetrievePaths::default(),
+            weights: PathWeights::default(),
             record: true,
         })
     }
@@ -219,9 +222,9 @@ impl Pool {
     }
 
     /// Candidates best first.
-    fn ranked(&mut self) -> Vec<&Candidate> {
+    fn ranked(&mut self, weights: &PathWeights) -> Vec<&Candidate> {
         for c in self.by_id.values_mut() {
-            c.trace.finish();
+            c.trace.finish(weights);
         }
         let mut all: Vec<&Candidate> = self.by_id.values().collect();
         all.sort_by(|a, b| {
@@ -292,7 +295,7 @@ impl Memory {
         }
         if req.paths.neighbours {
             let sources: Vec<(Uuid, Option<Uuid>, Option<SessionId>)> = pool
-                .ranked()
+                .ranked(&req.weights)
                 .into_iter()
                 .take(NEIGHBOUR_SOURCES)
                 .map(|c| (c.hit.node_id, c.hit.event_id, c.hit.session_id.clone()))
@@ -308,7 +311,7 @@ impl Memory {
         drop(tx);
 
         // One result per source event.
-        let ranked = pool.ranked();
+        let ranked = pool.ranked(&req.weights);
         let mut results: Vec<RetrievedItem> = Vec::new();
         let mut by_event: HashMap<Uuid, usize> = HashMap::new();
         let mut items: Vec<PackItem> = Vec::new();
@@ -399,6 +402,7 @@ impl Memory {
                 "as_of": f.as_of.map(|t| t.to_rfc3339()),
             },
             "paths": req.paths,
+            "weights": req.weights,
             "limit": req.limit,
             "token_budget": r.token_budget,
             "tokenizer": r.tokenizer,
