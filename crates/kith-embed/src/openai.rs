@@ -156,7 +156,8 @@ impl OpenAiEmbedder {
             .timeout_global(Some(config.timeout))
             // A POST is never silently turned into a GET by a redirect.
             .max_redirects(0)
-            .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")));
+            .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")))
+            .tls_config(crate::tls_config());
         if is_loopback(&base) {
             // A local server is never behind the environment's proxy.
             builder = builder.proxy(None);

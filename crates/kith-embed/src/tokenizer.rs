@@ -17,6 +17,10 @@
 //!    characters, or one that cannot be covered by pieces, becomes `[UNK]`;
 //! 6. `[CLS]` … `[SEP]` around it, truncated to the maximum length.
 //!
+//! Before all that, special tokens written literally in the text (`[CLS]`,
+//! `[SEP]`, `[UNK]`, `[PAD]`, `[MASK]`, exactly so cased) are cut out and
+//! kept as their own ids, as HuggingFace does with its added tokens.
+//!
 //! The general categories come from a table generated from Python's
 //! `unicodedata` (`tools/gen_unicode_tables.py`), so they agree with the
 //! reference implementation. Unassigned code points (Cn) are kept as
@@ -112,7 +116,13 @@ pub struct WordPieceTokenizer {
     sep: u32,
     unk: u32,
     max_len: usize,
+    /// Special tokens matched literally in the input, longest first.
+    specials: Vec<(String, u32)>,
 }
+
+/// The special tokens BERT's vocabulary has and HuggingFace matches
+/// literally in input text.
+const SPECIAL_TOKENS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 
 impl WordPieceTokenizer {
     /// The default maximum sequence length, `[CLS]` and `[SEP]` included:
@@ -146,7 +156,12 @@ impl WordPieceTokenizer {
                 .copied()
                 .ok_or_else(|| format!("the vocabulary has no {name} token"))
         };
+        let specials = SPECIAL_TOKENS
+            .iter()
+            .filter_map(|t| starts.get(*t).map(|&id| (t.to_string(), id)))
+            .collect();
         Ok(WordPieceTokenizer {
+            specials,
             cls: special("[CLS]")?,
             sep: special("[SEP]")?,
             unk: special("[UNK]")?,
@@ -229,13 +244,21 @@ impl WordPieceTokenizer {
         let budget = self.max_len - 2;
         let mut ids = Vec::with_capacity(16);
         ids.push(self.cls);
-        self.for_each_word(text, |word| {
+        for (segment, special) in self.split_specials(text) {
             if ids.len() > budget {
-                return false;
+                break;
             }
-            self.word_pieces(word, &mut ids);
-            true
-        });
+            match special {
+                Some(id) => ids.push(id),
+                None => self.for_each_word(segment, |word| {
+                    if ids.len() > budget {
+                        return false;
+                    }
+                    self.word_pieces(word, &mut ids);
+                    true
+                }),
+            }
+        }
         ids.truncate(budget + 1);
         ids.push(self.sep);
         ids
@@ -245,13 +268,53 @@ impl WordPieceTokenizer {
     /// truncation: for tests and debugging.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
         let mut ids = Vec::new();
-        self.for_each_word(text, |word| {
-            self.word_pieces(word, &mut ids);
-            true
-        });
+        for (segment, special) in self.split_specials(text) {
+            match special {
+                Some(id) => ids.push(id),
+                None => self.for_each_word(segment, |word| {
+                    self.word_pieces(word, &mut ids);
+                    true
+                }),
+            }
+        }
         ids.iter()
             .map(|&id| self.tokens[id as usize].clone())
             .collect()
+    }
+
+    /// Cuts `text` into plain segments and literal special tokens (with
+    /// their id), in order.
+    fn split_specials<'t>(&self, text: &'t str) -> Vec<(&'t str, Option<u32>)> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        // Fast path: every special token starts with '['.
+        while let Some(open) = rest.find('[') {
+            let found = self
+                .specials
+                .iter()
+                .find(|(token, _)| rest[open..].starts_with(token.as_str()));
+            match found {
+                Some((token, id)) => {
+                    out.push((&rest[..open], None));
+                    out.push(("", Some(*id)));
+                    rest = &rest[open + token.len()..];
+                }
+                None => {
+                    // Not a special token: keep this '[' in the plain text.
+                    let plain_end = open + 1;
+                    match rest[plain_end..].find('[') {
+                        Some(next) => {
+                            let (head, tail) = rest.split_at(plain_end + next);
+                            out.push((head, None));
+                            rest = tail;
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+        out.push((rest, None));
+        out
     }
 
     /// Runs BERT's basic tokenizer (steps 1–4) and calls `f` with each
@@ -279,7 +342,13 @@ impl WordPieceTokenizer {
                 normalised.clear();
                 let lowered;
                 let base = if self.lowercase {
-                    lowered = word.to_lowercase();
+                    // Character by character, like HuggingFace: no
+                    // context-dependent rules (a word-final Σ becomes σ,
+                    // not the ς that str::to_lowercase would give).
+                    lowered = word
+                        .chars()
+                        .flat_map(char::to_lowercase)
+                        .collect::<String>();
                     lowered.as_str()
                 } else {
                     word
@@ -397,6 +466,17 @@ mod tests {
         );
         let long = "a".repeat(101);
         assert_eq!(t.encode(&long), vec![2, 1, 3]);
+    }
+
+    #[test]
+    fn literal_special_tokens_are_kept() {
+        let t = tiny();
+        assert_eq!(t.encode("[CLS]hello [SEP]"), vec![2, 2, 4, 3, 3]);
+        assert_eq!(
+            t.tokenize("[x] [cls]"),
+            vec!["[UNK]", "[UNK]", "[UNK]", "[UNK]", "[UNK]", "[UNK]"]
+        );
+        assert_eq!(t.tokenize("a [ [UNK]"), vec!["a", "[UNK]", "[UNK]"]);
     }
 
     #[test]

