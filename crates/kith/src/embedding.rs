@@ -48,7 +48,11 @@ impl Memory {
         };
         let mut vectors = Vec::with_capacity(valid.len());
         for chunk in valid.chunks(EMBED_BATCH) {
-            let texts: Vec<&str> = chunk.iter().map(|v| v.event.content.as_str()).collect();
+            let texts: Vec<String> = chunk
+                .iter()
+                .map(|v| vector_text(&v.event.content, v.event.speaker.as_ref().map(|s| s.as_str())))
+                .collect();
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             vectors.extend(embed_checked(embedder, &texts)?);
         }
         Ok(Some(NoteVectors {
@@ -103,7 +107,19 @@ impl Memory {
                 .filter(|s| s.node.node_type == NodeType::Note)
                 .collect();
             for chunk in notes.chunks(EMBED_BATCH) {
-                let texts: Vec<&str> = chunk.iter().map(|s| s.node.content.as_str()).collect();
+                let texts: Vec<String> = {
+                    let mut tx = self.store_backend().begin(TxMode::Read)?;
+                    let mut texts = Vec::with_capacity(chunk.len());
+                    for s in chunk {
+                        let speaker = match s.node.evidence_refs.first() {
+                            Some(id) => tx.get_event(*id)?.and_then(|e| e.event.speaker),
+                            None => None,
+                        };
+                        texts.push(vector_text(&s.node.content, speaker.as_ref().map(|s| s.as_str())));
+                    }
+                    texts
+                };
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let vectors = embed_checked(embedder, &texts)?;
                 let mut tx = self.store_backend().begin(TxMode::Write)?;
                 for (s, v) in chunk.iter().zip(&vectors) {
@@ -138,6 +154,16 @@ impl Memory {
             }
         }
         Ok(())
+    }
+}
+
+/// The text a note's vector is made from: the turn with its speaker
+/// (`Caroline: I went to the support group`), so that "what did Caroline
+/// say" lands near Caroline's turns.
+pub fn vector_text(content: &str, speaker: Option<&str>) -> String {
+    match speaker {
+        Some(s) if !s.trim().is_empty() => format!("{s}: {content}"),
+        _ => content.to_string(),
     }
 }
 
