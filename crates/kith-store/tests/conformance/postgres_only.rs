@@ -1,0 +1,1 @@
+//! POSTGRESQL-ONLY TESTS: not part of the backend-neutral conformance suite.
