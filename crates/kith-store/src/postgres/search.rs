@@ -81,18 +81,24 @@ pub fn vector_sql(q: &VectorQuery) -> Result<Option<(String, Vec<super::sql::Arg
     let owner = select.arg(q.owner.as_str().to_string());
     let model = select.arg(q.model.clone());
     let dim = select.arg(q.vector.len() as i32);
+    // The inner query scans and filters on embeddings and nodes only;
+    // events are joined for the top hits, not for every vector.
     select.push(&format!(
-        "SELECT (-(m.vector <#> {vector}))::float8 AS score, {}
+        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+                m.vector <#> {vector} AS distance
          FROM embeddings m JOIN nodes n ON n.id = m.node_id
-         LEFT JOIN events e ON e.id = n.source_event_id
          WHERE m.owner_id = {owner} AND m.model = {model} AND m.dim = {dim}
-           AND n.owner_id = {owner}",
-        super::rows::HIT_COLUMNS
+           AND n.owner_id = {owner}"
     ));
     apply_filters(&mut select, &q.filters);
-    Ok(Some(
-        select.finish(&format!("m.vector <#> {vector}, n.seq"), limit),
-    ))
+    let (inner, args) = select.finish("distance, n.seq", limit);
+    let sql = format!(
+        "SELECT (-n.distance)::float8 AS score, {}
+         FROM ({inner}) n LEFT JOIN events e ON e.id = n.source_event_id
+         ORDER BY n.distance, n.seq",
+        super::rows::HIT_COLUMNS
+    );
+    Ok(Some((sql, args)))
 }
 
 /// Adds the filters every search shares (scope, session, roles, node types,
