@@ -2,13 +2,15 @@
 //!
 //! kith's engine talks to storage only through [`Store`] and [`Tx`]: explicit
 //! transactions whose operations speak kith's model types. A backend maps its
-//! own errors to a [`StoreErrorKind`] at its edge, so no `rusqlite` (or, later,
-//! `postgres`) type appears in the trait.
+//! own errors to a [`StoreErrorKind`] at its edge, so no `rusqlite` or
+//! `postgres` type appears in the trait.
 //!
 //! Backends:
 //! - [`sqlite::SqliteStore`], the embedded default: one SQLite database in WAL
 //!   mode, FTS5 for BM25.
-//! - PostgreSQL arrives in a later issue behind the same trait.
+//! - [`postgres::PgStore`] (cargo feature `postgres`, on by default): a
+//!   shared PostgreSQL server, pgvector for embeddings, full text search for
+//!   lexical search.
 //!
 //! Architecture invariants:
 //! - Events are never updated or deleted through this trait (the SQLite schema
@@ -17,6 +19,8 @@
 //! - A transaction that is dropped without [`Tx::commit`] rolls back.
 
 pub mod error;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod query;
 pub mod sqlite;
 

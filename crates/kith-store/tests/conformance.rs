@@ -10,15 +10,19 @@
 //! `store_test!`. Run a single backend with `cargo test -p kith-store
 //! --test conformance ::sqlite`.
 //!
-//! Tests that need to reach under the trait (raw SQL on the SQLite file,
-//! schema versions) are backend-specific and live in `sqlite_only`, outside
-//! the macro.
+//! Tests that need to reach under the trait (raw SQL, schema versions) are
+//! backend-specific and live in `sqlite_only` and `postgres_only`, outside
+//! the macro. The PostgreSQL tests use `KITH_TEST_DATABASE_URL` if set, else
+//! start a private server from `KITH_PG_BIN` (default: where `.ci/pg-setup`
+//! installs it); they fail, never skip, when neither works.
 //!
 //! The design follows tantivy's `src/directory/tests.rs` and ripgrep's
 //! `rgtest!`.
 
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/postgres_only.rs"]
+mod postgres_only;
 #[path = "conformance/sqlite_only.rs"]
 mod sqlite_only;
 #[path = "conformance/vectors.rs"]
@@ -55,7 +59,20 @@ mod backends {
         }
     }
 
-    // pub mod postgres { pub fn with_store(f: impl FnOnce(&dyn Store)) { … } }
+    pub mod postgres {
+        use kith_store::postgres::{testing, PgStore};
+        use kith_store::Store;
+
+        /// A new database on the test server (started on first use; see
+        /// `kith_store::postgres::testing`), dropped afterwards.
+        pub fn with_store(f: impl FnOnce(&dyn Store)) {
+            let db = testing::test_database();
+            let store = PgStore::connect(db.url()).expect("connect to a new PostgreSQL database");
+            f(&store);
+            drop(store);
+            drop(db);
+        }
+    }
 }
 
 /// Generates `mod $name { #[test] fn <backend>() }` for every backend, each
@@ -68,8 +85,10 @@ macro_rules! store_test {
             fn sqlite() {
                 $crate::backends::sqlite::with_store(super::$name);
             }
-            // A new backend is one more line here, e.g.:
-            // #[test] fn postgres() { crate::backends::postgres::with_store(super::$name); }
+            #[test]
+            fn postgres() {
+                $crate::backends::postgres::with_store(super::$name);
+            }
         }
     };
 }

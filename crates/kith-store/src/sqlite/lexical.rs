@@ -25,8 +25,10 @@ const STOPWORDS: &[&str] = &[
     "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
 
-/// The FTS5 match expression for free text, or `None` when no word is left.
-pub fn match_expression(text: &str) -> Option<String> {
+/// The words of free text a search looks for: runs of Unicode letters and
+/// digits, lower-cased, without stopwords or repeats, in order. Every
+/// backend tokenises queries with this, so they agree on what a query means.
+pub(crate) fn query_words(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for word in text
         .split(|c: char| !c.is_alphanumeric())
@@ -38,6 +40,12 @@ pub fn match_expression(text: &str) -> Option<String> {
         }
         terms.push(word);
     }
+    terms
+}
+
+/// The FTS5 match expression for free text, or `None` when no word is left.
+pub fn match_expression(text: &str) -> Option<String> {
+    let terms = query_words(text);
     if terms.is_empty() {
         return None;
     }

@@ -6,7 +6,7 @@
 //! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue
 //! instead of failing; readers never block writers.
 
-mod lexical;
+pub(crate) mod lexical;
 mod rows;
 mod schema;
 mod sql;

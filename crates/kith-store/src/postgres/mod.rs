@@ -1,0 +1,1122 @@
+//! The PostgreSQL backend: a shared server, pgvector for embeddings,
+//! PostgreSQL full text search for lexical search.
+//!
+//! Connect with [`PgStore::connect`] and a libpq-style URL
+//! (`postgres://user:password@host:5432/kith`); the schema is created or
+//! migrated on connect ([`schema`]). The database needs the `vector`
+//! extension available (created by the first migration, or beforehand by an
+//! administrator when kith's role may not create extensions). TLS is not
+//! supported yet: connect over a private network or a local socket.
+//!
+//! # Transactions
+//!
+//! - [`TxMode::Read`] is `REPEATABLE READ READ ONLY`: one snapshot for the
+//!   whole transaction, as the trait asks; readers never block writers.
+//! - [`TxMode::Write`] is `READ COMMITTED` after taking one transaction-level
+//!   advisory lock ([`WRITE_LOCK_KEY`]), waiting at most [`BUSY_TIMEOUT`].
+//!   Writers therefore run one at a time, exactly like SQLite's single
+//!   writer, so every read-check-write sequence of the engine (leases, plan
+//!   re-checks, "does this node exist yet") holds without serialization
+//!   failures. `READ COMMITTED` (not `REPEATABLE READ`) because its
+//!   statements take their snapshot *after* the lock is granted: a writer
+//!   that waited sees what the previous writer committed. The cost is that
+//!   writers of different owners queue too; a per-owner lock needs the
+//!   owner at `begin`, which the trait does not give yet.
+//! - A statement that fails aborts a PostgreSQL transaction. The expected
+//!   failures (an id that exists) are detected without an error
+//!   (`ON CONFLICT DO NOTHING`), so the transaction stays usable, as on
+//!   SQLite. After any other failed statement the transaction refuses
+//!   further work and [`Tx::commit`] reports it rather than silently rolling
+//!   back.
+//!
+//! # Sequence numbers
+//!
+//! `seq` columns are identity columns. PostgreSQL hands out sequence values
+//! at insert, not at commit, so two concurrent writers could commit seqs out
+//! of order. Writers are serialised by the write lock, so in practice seqs do
+//! follow commit order; what is guaranteed in any case is that paging
+//! (`after_seq`) over data committed before the pages are read never skips a
+//! row, which is how the engine pages (maintenance over committed data).
+//! A reader that pages *while* a writer outside kith's lock commits could
+//! miss that writer's rows.
+//!
+//! # Errors
+//!
+//! Serialization failures and deadlocks (SQLSTATE 40001, 40P01) and a lock
+//! wait that timed out (55P03) are [`StoreErrorKind::Busy`] and say the
+//! transaction can be retried; lost connections and resource exhaustion are
+//! [`StoreErrorKind::Io`]; constraint violations (class 23, including the
+//! append-only triggers) are [`StoreErrorKind::Conflict`]; data corruption
+//! (XX001, XX002) is [`StoreErrorKind::Corrupted`].
+
+mod rows;
+pub mod schema;
+mod search;
+mod sql;
+#[cfg(any(test, feature = "pg-testing"))]
+pub mod testing;
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId};
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
+use uuid::Uuid;
+
+pub use schema::SCHEMA_VERSION;
+
+use crate::{
+    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
+    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
+    WorkQuery,
+};
+use search::PgVector;
+use sql::{refs, Arg, Select};
+
+/// How long a writer waits for another writer's lock before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The advisory lock every write transaction holds (a fixed key: "kith" in
+/// ASCII, then "w" for write).
+pub const WRITE_LOCK_KEY: i64 = 0x6b69_7468_0000_0077;
+
+/// The advisory lock migrations hold, so two processes opening a new
+/// database at once apply each step once.
+pub const MIGRATION_LOCK_KEY: i64 = 0x6b69_7468_0000_006d;
+
+/// Connections kept for reuse; more are opened when needed and closed after.
+const POOL_SIZE: usize = 8;
+
+/// A PostgreSQL-backed [`Store`]. Connections are pooled; each transaction
+/// uses one connection for its whole life.
+pub struct PgStore {
+    config: postgres::Config,
+    pool: Mutex<Vec<Conn>>,
+}
+
+/// A connection and its prepared statements.
+struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl PgStore {
+    /// Connects to the database at `url`, creates or migrates its schema up
+    /// to [`SCHEMA_VERSION`], and refuses a newer one with
+    /// [`StoreErrorKind::TooNew`] (without touching it).
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let mut config = postgres::Config::from_str(url).map_err(|e| {
+            StoreError::new(StoreErrorKind::Other, format!("not a PostgreSQL URL ({e})"))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("kith");
+        }
+        let store = PgStore {
+            config,
+            pool: Mutex::new(Vec::new()),
+        };
+        let mut conn = store.open_conn()?;
+        migrate(&mut conn.client)?;
+        store.release(conn);
+        Ok(store)
+    }
+
+    /// The schema version stored in the database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let mut conn = self.take()?;
+        let v = read_version(&mut conn.client);
+        self.release(conn);
+        v
+    }
+
+    fn open_conn(&self) -> Result<Conn, StoreError> {
+        let client = self.config.connect(NoTls).map_err(|e| {
+            let host = self
+                .config
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    postgres::config::Host::Tcp(name) => name.clone(),
+                    postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .unwrap_or_default();
+            map_err(e).context(&format!("cannot connect to PostgreSQL at {host}"))
+        })?;
+        Ok(Conn {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn take(&self) -> Result<Conn, StoreError> {
+        let pooled = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
+        match pooled {
+            Some(c) if !c.client.is_closed() => Ok(c),
+            _ => self.open_conn(),
+        }
+    }
+
+    fn release(&self, conn: Conn) {
+        if conn.client.is_closed() {
+            return;
+        }
+        if let Ok(mut pool) = self.pool.lock() {
+            if pool.len() < POOL_SIZE {
+                pool.push(conn);
+            }
+        }
+    }
+}
+
+fn read_version(client: &mut Client) -> Result<i64, StoreError> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('kith_meta') IS NOT NULL", &[])
+        .map_err(map_err)?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client
+        .query_opt(
+            "SELECT value FROM kith_meta WHERE key = 'schema_version'",
+            &[],
+        )
+        .map_err(map_err)?;
+    match row {
+        None => Ok(0),
+        Some(r) => {
+            let text: String = r.get(0);
+            text.parse().map_err(|_| {
+                StoreError::corrupted(format!(
+                    "kith_meta.schema_version is {text:?}, not a number"
+                ))
+            })
+        }
+    }
+}
+
+/// Applies missing migrations in one transaction under
+/// [`MIGRATION_LOCK_KEY`]; the version is re-read under the lock, so
+/// concurrent openers apply each step once.
+fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let current = read_version(client)?;
+    if current > SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    client
+        .batch_execute(&format!(
+            "BEGIN ISOLATION LEVEL READ COMMITTED;
+             SET LOCAL lock_timeout = '{}s';
+             SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY});",
+            BUSY_TIMEOUT.as_secs()
+        ))
+        .map_err(map_err)?;
+    let result = (|| {
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS kith_meta (
+                     key   text PRIMARY KEY,
+                     value text NOT NULL
+                 )",
+            )
+            .map_err(map_err)?;
+        let current = read_version(client)?;
+        if current > SCHEMA_VERSION {
+            return Err(too_new(current));
+        }
+        for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
+            client.batch_execute(step).map_err(|e| {
+                map_err(e).context(&format!("schema migration to version {}", i + 1))
+            })?;
+        }
+        client
+            .execute(
+                "INSERT INTO kith_meta (key, value) VALUES ('schema_version', $1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&SCHEMA_VERSION.to_string()],
+            )
+            .map_err(map_err)?;
+        Ok(())
+    })();
+    match result {
+        Ok(()) => client
+            .batch_execute("COMMIT")
+            .map_err(|e| map_err(e).context("commit the schema migration")),
+        Err(e) => {
+            let _ = client.batch_execute("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn too_new(found: i64) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::TooNew,
+        format!(
+            "database schema version {found} is newer than this kith (reads 1–{SCHEMA_VERSION}); upgrade kith"
+        ),
+    )
+}
+
+impl Store for PgStore {
+    fn backend_name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
+        let mut conn = self.take()?;
+        let sql = match mode {
+            TxMode::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
+            TxMode::Write => format!(
+                "BEGIN ISOLATION LEVEL READ COMMITTED;
+                 SET LOCAL lock_timeout = '{}s';
+                 SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY});
+                 SET LOCAL lock_timeout = 0;",
+                BUSY_TIMEOUT.as_secs()
+            ),
+        };
+        if let Err(e) = conn.client.batch_execute(&sql) {
+            let err = map_err(e);
+            // The connection may sit in an aborted transaction; close it.
+            if conn.client.batch_execute("ROLLBACK").is_ok() {
+                self.release(conn);
+            }
+            return Err(err.context("begin a transaction"));
+        }
+        Ok(Box::new(PgTx {
+            store: self,
+            conn: Some(conn),
+            mode,
+            failed: None,
+        }))
+    }
+}
+
+struct PgTx<'a> {
+    store: &'a PgStore,
+    conn: Option<Conn>,
+    mode: TxMode,
+    /// The first error that aborted the transaction on the server.
+    failed: Option<StoreError>,
+}
+
+impl Drop for PgTx<'_> {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            // Not committed: undo everything. If even ROLLBACK fails the
+            // connection is in an unknown state, so it is not reused.
+            if conn.client.batch_execute("ROLLBACK").is_ok() {
+                self.store.release(conn);
+            }
+        }
+    }
+}
+
+impl PgTx<'_> {
+    /// Refuses writes in a read transaction (which is `READ ONLY` on the
+    /// server too, but saying so here gives a clearer message).
+    fn writable(&self) -> Result<(), StoreError> {
+        match self.mode {
+            TxMode::Write => Ok(()),
+            TxMode::Read => Err(StoreError::new(
+                StoreErrorKind::Other,
+                "a read transaction cannot write; begin it with TxMode::Write",
+            )),
+        }
+    }
+
+    /// Runs one statement and returns its rows. Statements are prepared
+    /// once per connection. A failure marks the transaction as aborted.
+    fn query(&mut self, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
+        if let Some(err) = &self.failed {
+            return Err(StoreError::new(
+                err.kind(),
+                format!("the transaction was aborted by an earlier error: {err}"),
+            ));
+        }
+        let conn = self.conn.as_mut().expect("transaction connection is live");
+        let result = (|| {
+            let statement = match conn.statements.get(sql) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = conn.client.prepare(sql)?;
+                    conn.statements.insert(sql.to_string(), s.clone());
+                    s
+                }
+            };
+            conn.client.query(&statement, args)
+        })();
+        result.map_err(|e| {
+            let err = map_err(e);
+            self.failed = Some(err.clone());
+            err
+        })
+    }
+
+    /// [`PgTx::query`] with owned arguments from a [`Select`].
+    fn query_args(&mut self, sql: &str, args: &[Arg]) -> Result<Vec<Row>, StoreError> {
+        self.query(sql, &refs(args))
+    }
+
+    /// Runs a statement and decodes each row.
+    fn query_map<T>(
+        &mut self,
+        sql: &str,
+        args: &[&(dyn ToSql + Sync)],
+        decode: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.query(sql, args)?.iter().map(decode).collect()
+    }
+
+    /// A `count(*)`-like statement's single number.
+    fn count(&mut self, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
+        let rows = self.query(sql, args)?;
+        let n: i64 = rows
+            .first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "a count returned no row"))?;
+        Ok(n as u64)
+    }
+}
+
+fn conflict(what: String) -> StoreError {
+    StoreError::new(StoreErrorKind::Conflict, what)
+}
+
+fn not_found(what: String) -> StoreError {
+    StoreError::new(StoreErrorKind::NotFound, what)
+}
+
+impl Tx for PgTx<'_> {
+    fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
+                    content_sha256, event_time, event_time_ms, ingested_at, ingested_at_ms,
+                    metadata, source_id, checksum)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::json, $14, $15)
+             ON CONFLICT DO NOTHING
+             RETURNING seq",
+            &[
+                &e.id,
+                &e.owner_id.as_str(),
+                &e.scope.as_str(),
+                &e.session_id.as_ref().map(|s| s.as_str()),
+                &e.role.as_str(),
+                &e.speaker.as_ref().map(|s| s.as_str()),
+                &e.content,
+                &e.content_sha256,
+                &e.event_time.map(|t| t.to_rfc3339()),
+                &e.event_time.map(|t| t.unix_millis()),
+                &e.ingested_at.to_rfc3339(),
+                &e.ingested_at.unix_millis(),
+                &rows::json_text(&e.metadata),
+                &e.source_id.as_str(),
+                &e.checksum,
+            ],
+        )?;
+        let Some(row) = rows.first() else {
+            return Err(conflict(format!(
+                "event {}: an event with this id or (owner, source id) exists; events are append-only",
+                e.id
+            )));
+        };
+        let seq: i64 = row.get(0);
+        // Nodes written before their event (in the same transaction) get the
+        // copied role and time now.
+        self.query(
+            "UPDATE nodes SET source_role = $2, effective_ms = $3
+             WHERE source_event_id = $1 AND source_role IS NULL",
+            &[&e.id, &e.role.as_str(), &e.effective_time().unix_millis()],
+        )?;
+        Ok(seq)
+    }
+
+    fn event_id_by_source(
+        &mut self,
+        owner: &OwnerId,
+        source_id: &SourceId,
+    ) -> Result<Option<Uuid>, StoreError> {
+        let rows = self.query(
+            "SELECT id FROM events WHERE owner_id = $1 AND source_id = $2",
+            &[&owner.as_str(), &source_id.as_str()],
+        )?;
+        Ok(rows.first().map(|r| r.get(0)))
+    }
+
+    fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError> {
+        let sql = format!("SELECT {} FROM events WHERE id = $1", rows::EVENT_COLUMNS);
+        Ok(self.query_map(&sql, &[&id], rows::event)?.pop())
+    }
+
+    fn list_events(&mut self, q: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut select = Select::new(format!("SELECT {} FROM events", rows::EVENT_COLUMNS));
+        let after = select.arg(q.after_seq);
+        select
+            .push(&format!(" WHERE seq > {after}"))
+            .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
+            .eq("session_id", q.session.as_ref().map(|s| s.as_str()));
+        let (sql, args) = select.finish("seq", q.limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::event)
+            .collect()
+    }
+
+    fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "INSERT INTO nodes (id, owner_id, scope, session_id, node_type, content, metadata,
+                confidence, lifecycle, epistemic_type, source_type, valid_from, valid_to,
+                event_time, superseded_by, evidence_refs, source_event_id, created_at, updated_at,
+                created_ms, updated_ms, source_role, effective_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8, $9, $10, $11, $12, $13, $14, $15,
+                $16, $17, $18, $19, $20, $21,
+                (SELECT role FROM events WHERE id = $17),
+                (SELECT coalesce(event_time_ms, ingested_at_ms) FROM events WHERE id = $17))
+             ON CONFLICT DO NOTHING
+             RETURNING seq",
+            &[
+                &n.id,
+                &n.owner_id.as_str(),
+                &n.scope.as_str(),
+                &n.session_id.as_ref().map(|s| s.as_str()),
+                &n.node_type.as_str(),
+                &n.content,
+                &rows::json_text(&n.metadata),
+                &n.confidence,
+                &n.lifecycle.as_str(),
+                &n.epistemic_type.as_str(),
+                &n.source_type.as_str(),
+                &n.valid_from.to_rfc3339(),
+                &n.valid_to.map(|t| t.to_rfc3339()),
+                &n.event_time.map(|t| t.to_rfc3339()),
+                &n.superseded_by,
+                &n.evidence_refs,
+                &n.evidence_refs.first().copied(),
+                &n.created_at.to_rfc3339(),
+                &n.updated_at.to_rfc3339(),
+                &n.created_at.unix_millis(),
+                &n.updated_at.unix_millis(),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(conflict(format!(
+                "node {}: a node with this id exists",
+                n.id
+            )));
+        }
+        Ok(())
+    }
+
+    fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError> {
+        let sql = format!("SELECT {} FROM nodes n WHERE n.id = $1", rows::NODE_COLUMNS);
+        Ok(self.query_map(&sql, &[&id], rows::node)?.pop())
+    }
+
+    fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
+        let mut select = Select::new(format!("SELECT {} FROM nodes n", rows::NODE_COLUMNS));
+        let after = select.arg(q.after_seq);
+        select
+            .push(&format!(" WHERE n.seq > {after}"))
+            .eq("n.owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .eq("n.scope", q.scope.as_ref().map(|s| s.as_str()))
+            .any("n.node_type", q.node_types.iter().map(|t| t.as_str()));
+        if let Some(event) = q.event_id {
+            let p = select.arg(event);
+            select.and(&format!("n.source_event_id = {p}"));
+        }
+        if let Some(key) = &q.metadata_key {
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(StoreError::new(
+                    StoreErrorKind::Other,
+                    format!("metadata key {key:?} must be letters, digits and _"),
+                ));
+            }
+            // `->` on an object gives the value (JSON null included) and SQL
+            // NULL when the key is missing or metadata is not an object, as
+            // SQLite's `json_type(metadata, '$.key') IS NOT NULL` does.
+            let p = select.arg(key.clone());
+            select.and(&format!("(n.metadata -> {p}) IS NOT NULL"));
+        }
+        let order = if q.newest_first {
+            "n.seq DESC"
+        } else {
+            "n.seq"
+        };
+        let (sql, args) = select.finish(order, q.limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::stored_node)
+            .collect()
+    }
+
+    fn insert_edge(&mut self, e: &Edge) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "INSERT INTO edges (id, owner_id, scope, source_id, target_id, edge_type,
+                confidence, valid_from, valid_to, provenance_event_id, metadata, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::json, $12)
+             ON CONFLICT DO NOTHING
+             RETURNING seq",
+            &[
+                &e.id,
+                &e.owner_id.as_str(),
+                &e.scope.as_str(),
+                &e.source_id,
+                &e.target_id,
+                &e.edge_type.as_str(),
+                &e.confidence,
+                &e.valid_from.to_rfc3339(),
+                &e.valid_to.map(|t| t.to_rfc3339()),
+                &e.provenance_event_id,
+                &rows::json_text(&e.metadata),
+                &e.created_at.to_rfc3339(),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(conflict(format!(
+                "edge {}: an edge with this id exists",
+                e.id
+            )));
+        }
+        Ok(())
+    }
+
+    fn update_node(&mut self, n: &Node) -> Result<(), StoreError> {
+        self.writable()?;
+        // The generated tsvector column follows the new content by itself.
+        let rows = self.query(
+            "UPDATE nodes SET content = $2, metadata = $3::text::json, confidence = $4,
+                lifecycle = $5, epistemic_type = $6, valid_from = $7, valid_to = $8,
+                superseded_by = $9, evidence_refs = $10, updated_at = $11, updated_ms = $12
+             WHERE id = $1
+             RETURNING seq",
+            &[
+                &n.id,
+                &n.content,
+                &rows::json_text(&n.metadata),
+                &n.confidence,
+                &n.lifecycle.as_str(),
+                &n.epistemic_type.as_str(),
+                &n.valid_from.to_rfc3339(),
+                &n.valid_to.map(|t| t.to_rfc3339()),
+                &n.superseded_by,
+                &n.evidence_refs,
+                &n.updated_at.to_rfc3339(),
+                &n.updated_at.unix_millis(),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(not_found(format!("node {} does not exist", n.id)));
+        }
+        Ok(())
+    }
+
+    fn subject_claims(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError> {
+        if predicates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM edges g JOIN nodes n ON n.id = g.target_id
+             WHERE g.source_id = $1 AND g.edge_type = 'HAS_FACT' AND n.node_type <> 'entity'
+               AND n.lifecycle IN ('tentative', 'stable', 'contested')
+               AND replace(replace(lower(trim(n.metadata ->> 'predicate')), ' ', '_'), '-', '_')
+                   = ANY($2)
+             ORDER BY n.seq",
+            rows::NODE_COLUMNS
+        );
+        self.query_map(&sql, &[&subject, &predicates], rows::node)
+    }
+
+    fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM edges WHERE source_id = $1 OR target_id = $1 ORDER BY seq",
+            rows::EDGE_COLUMNS
+        );
+        self.query_map(&sql, &[&node], rows::edge)
+    }
+
+    fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "INSERT INTO operations (id, kind, owner_id, scope, target_id, payload,
+                created_at, checksum)
+             VALUES ($1, $2, $3, $4, $5, $6::text::json, $7, $8)
+             ON CONFLICT DO NOTHING
+             RETURNING seq",
+            &[
+                &op.id,
+                &op.kind.as_str(),
+                &op.owner_id.as_str(),
+                &op.scope.as_str(),
+                &op.target_id,
+                &kith_core::canon::to_canonical_string(&op.payload),
+                &op.created_at.to_rfc3339(),
+                &op.checksum,
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(conflict(format!(
+                "operation {}: a journal record with this id exists",
+                op.id
+            )));
+        }
+        Ok(())
+    }
+
+    fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM operations WHERE id = $1",
+            rows::OPERATION_COLUMNS
+        );
+        Ok(self.query_map(&sql, &[&id], rows::operation)?.pop())
+    }
+
+    fn scan_operations(
+        &mut self,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Operation)>, StoreError> {
+        let mut select = Select::new(format!(
+            "SELECT {} FROM operations",
+            rows::OPERATION_COLUMNS
+        ));
+        let after = select.arg(after_seq);
+        select.push(&format!(" WHERE seq > {after}"));
+        let (sql, args) = select.finish("seq", limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(|r| Ok((r.get::<_, i64>("seq"), rows::operation(r)?)))
+            .collect()
+    }
+
+    fn list_operations(&mut self, q: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        let mut select = Select::new(format!(
+            "SELECT {} FROM operations",
+            rows::OPERATION_COLUMNS
+        ));
+        let owner = select.arg(q.owner.as_str().to_string());
+        select
+            .push(&format!(" WHERE owner_id = {owner}"))
+            .eq("kind", q.kind.map(|k| k.as_str()));
+        if let Some(target) = q.target_id {
+            let p = select.arg(target);
+            select.and(&format!("target_id = {p}"));
+        }
+        let (sql, args) = select.finish("seq", q.limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::operation)
+            .collect()
+    }
+
+    fn insert_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "INSERT INTO work_items (event_id, owner_id, scope, status, attempts, reason_code,
+                last_error, lease_until_ms, options, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::json, $10, $11)
+             ON CONFLICT DO NOTHING
+             RETURNING seq",
+            &[
+                &w.event_id,
+                &w.owner_id.as_str(),
+                &w.scope.as_str(),
+                &w.status.as_str(),
+                &i64::from(w.attempts),
+                &w.reason_code,
+                &w.last_error,
+                &w.lease_until_ms,
+                &kith_core::canon::to_canonical_string(&w.options),
+                &w.created_at.to_rfc3339(),
+                &w.updated_at.to_rfc3339(),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(conflict(format!(
+                "work item {}: the event has a work item",
+                w.event_id
+            )));
+        }
+        Ok(())
+    }
+
+    fn get_work_item(&mut self, event_id: Uuid) -> Result<Option<WorkItem>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM work_items WHERE event_id = $1",
+            rows::WORK_COLUMNS
+        );
+        Ok(self.query_map(&sql, &[&event_id], rows::work_item)?.pop())
+    }
+
+    fn update_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "UPDATE work_items SET status = $2, attempts = $3, reason_code = $4,
+                last_error = $5, lease_until_ms = $6, options = $7::text::json, updated_at = $8
+             WHERE event_id = $1
+             RETURNING seq",
+            &[
+                &w.event_id,
+                &w.status.as_str(),
+                &i64::from(w.attempts),
+                &w.reason_code,
+                &w.last_error,
+                &w.lease_until_ms,
+                &kith_core::canon::to_canonical_string(&w.options),
+                &w.updated_at.to_rfc3339(),
+            ],
+        )?;
+        if rows.is_empty() {
+            return Err(not_found(format!(
+                "work item {} does not exist",
+                w.event_id
+            )));
+        }
+        Ok(())
+    }
+
+    fn list_work_items(&mut self, q: &WorkQuery) -> Result<Vec<WorkItem>, StoreError> {
+        let mut select = Select::new(format!(
+            "SELECT {} FROM work_items WHERE true",
+            rows::WORK_COLUMNS
+        ));
+        select
+            .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .any("status", q.statuses.iter().map(|s| s.as_str()));
+        if let Some(ms) = q.lease_expired_before_ms {
+            let p = select.arg(ms);
+            select.and(&format!(
+                "(status <> 'running' OR coalesce(lease_until_ms, 0) < {p})"
+            ));
+        }
+        let (sql, args) = select.finish("seq", q.limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::work_item)
+            .collect()
+    }
+
+    fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        let Some((sql, args)) = search::lexical_sql(q) else {
+            return Ok(Vec::new());
+        };
+        search::decode_hits(&self.query_args(&sql, &args)?)
+    }
+
+    fn put_embedding(
+        &mut self,
+        node_id: Uuid,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<(), StoreError> {
+        if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
+            return Err(StoreError::new(
+                StoreErrorKind::Other,
+                format!("node {node_id}: an embedding must be non-empty and finite"),
+            ));
+        }
+        if vector.len() > usize::from(u16::MAX) {
+            return Err(StoreError::new(
+                StoreErrorKind::Other,
+                format!(
+                    "node {node_id}: an embedding of {} dimensions is more than pgvector holds",
+                    vector.len()
+                ),
+            ));
+        }
+        self.writable()?;
+        let owner = self.query("SELECT owner_id FROM nodes WHERE id = $1", &[&node_id])?;
+        let Some(owner) = owner.first().map(|r| r.get::<_, String>(0)) else {
+            return Err(not_found(format!("node {node_id} does not exist")));
+        };
+        // Delete and insert (not update in place) so the replacement gets a
+        // new seq, as on SQLite.
+        self.query("DELETE FROM embeddings WHERE node_id = $1", &[&node_id])?;
+        self.query(
+            "INSERT INTO embeddings (node_id, owner_id, model, dim, vector)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &node_id,
+                &owner,
+                &model,
+                &(vector.len() as i32),
+                &PgVector(vector.to_vec()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn get_embedding(&mut self, node_id: Uuid) -> Result<Option<(String, Vec<f32>)>, StoreError> {
+        let rows = self.query(
+            "SELECT model, vector FROM embeddings WHERE node_id = $1",
+            &[&node_id],
+        )?;
+        rows.first()
+            .map(|r| {
+                let model: String = r.get(0);
+                let vector: PgVector = r.try_get(1).map_err(|e| {
+                    StoreError::corrupted(format!("embedding of node {node_id}: {e}"))
+                })?;
+                Ok((model, vector.0))
+            })
+            .transpose()
+    }
+
+    fn nodes_missing_embedding(
+        &mut self,
+        owner: Option<&OwnerId>,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredNode>, StoreError> {
+        let mut select = Select::new(format!(
+            "SELECT {} FROM nodes n LEFT JOIN embeddings m ON m.node_id = n.id AND m.model = ",
+            rows::NODE_COLUMNS
+        ));
+        let model = select.arg(model.to_string());
+        let after = select.arg(after_seq);
+        select
+            .push(&format!(
+                " {model} WHERE m.node_id IS NULL AND n.seq > {after}"
+            ))
+            .eq("n.owner_id", owner.map(|o| o.as_str()));
+        let (sql, args) = select.finish("n.seq", limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::stored_node)
+            .collect()
+    }
+
+    fn delete_embeddings(&mut self) -> Result<u64, StoreError> {
+        self.writable()?;
+        // No in-process vector cache to invalidate here: searches read the
+        // table itself.
+        Ok(self.query("DELETE FROM embeddings RETURNING 1", &[])?.len() as u64)
+    }
+
+    fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
+        self.query_map(
+            "SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim ORDER BY model, dim",
+            &[],
+            |r| {
+                Ok(EmbeddingModelCount {
+                    model: r.get(0),
+                    dimension: r.get::<_, i32>(1) as usize,
+                    vectors: r.get::<_, i64>(2) as u64,
+                })
+            },
+        )
+    }
+
+    fn search_vector(&mut self, q: &VectorQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        let Some((sql, args)) = search::vector_sql(q)? else {
+            return Ok(Vec::new());
+        };
+        search::decode_hits(&self.query_args(&sql, &args)?)
+    }
+
+    fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError> {
+        let o = owner.map(|o| o.as_str().to_string());
+        let args: &[&(dyn ToSql + Sync)] = &[&o];
+        let events = self.count(
+            "SELECT count(*) FROM events WHERE $1::text IS NULL OR owner_id = $1",
+            args,
+        )?;
+        let edges = self.count(
+            "SELECT count(*) FROM edges WHERE $1::text IS NULL OR owner_id = $1",
+            args,
+        )?;
+        let operations = self.count(
+            "SELECT count(*) FROM operations WHERE $1::text IS NULL OR owner_id = $1",
+            args,
+        )?;
+        let owners = self.count(
+            "SELECT count(DISTINCT owner_id) FROM events WHERE $1::text IS NULL OR owner_id = $1",
+            args,
+        )?;
+        let sessions = self.count(
+            "SELECT count(*) FROM (SELECT DISTINCT owner_id, session_id FROM events
+             WHERE session_id IS NOT NULL AND ($1::text IS NULL OR owner_id = $1)) s",
+            args,
+        )?;
+        let rows = self.query(
+            "SELECT node_type, count(*) FROM nodes WHERE $1::text IS NULL OR owner_id = $1
+             GROUP BY node_type ORDER BY node_type",
+            args,
+        )?;
+        let mut nodes_by_type = Vec::new();
+        for row in rows {
+            let t: String = row.get(0);
+            let n: i64 = row.get(1);
+            let t = NodeType::parse("node_type", &t)
+                .map_err(|e| StoreError::corrupted(format!("nodes: {e}")))?;
+            nodes_by_type.push((t, n as u64));
+        }
+        Ok(Stats {
+            events,
+            nodes_by_type,
+            edges,
+            operations,
+            owners,
+            sessions,
+        })
+    }
+
+    fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
+        // Refused in a read transaction, as on SQLite, so callers behave the
+        // same on both backends; nothing here writes.
+        self.writable()?;
+        let checks: [(&str, &str); 9] = [
+            (
+                "SELECT n.id::text FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
+                "node {} cites an event that does not exist",
+            ),
+            (
+                "SELECT DISTINCT n.id::text FROM nodes n, unnest(n.evidence_refs) AS r(id)
+                 WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = r.id) LIMIT 20",
+                "node {} lists evidence that is not a stored event",
+            ),
+            (
+                "SELECT g.id::text FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
+                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL
+                 LIMIT 20",
+                "edge {} points at a node that does not exist",
+            ),
+            (
+                "SELECT n.id::text FROM nodes n JOIN events e ON e.id = n.source_event_id
+                 WHERE e.owner_id <> n.owner_id LIMIT 20",
+                "node {} belongs to another owner than its source event",
+            ),
+            (
+                "SELECT id::text FROM nodes
+                 WHERE content_tsv IS DISTINCT FROM to_tsvector('english'::regconfig, content)
+                 LIMIT 20",
+                "the lexical index row of node {} does not match its text",
+            ),
+            (
+                "SELECT id::text FROM events WHERE checksum !~ '^[0-9a-f]{64}$' LIMIT 20",
+                "event {} has no well-formed checksum",
+            ),
+            (
+                "SELECT m.node_id::text FROM embeddings m LEFT JOIN nodes n ON n.id = m.node_id
+                 WHERE n.id IS NULL OR n.owner_id <> m.owner_id LIMIT 20",
+                "the embedding of node {} has no node of its owner",
+            ),
+            (
+                "SELECT node_id::text FROM embeddings WHERE vector_dims(vector) <> dim LIMIT 20",
+                "the embedding of node {} is not of its recorded dimension",
+            ),
+            (
+                "SELECT w.event_id::text FROM work_items w LEFT JOIN events e ON e.id = w.event_id
+                 WHERE e.id IS NULL LIMIT 20",
+                "the work item of event {} has no event",
+            ),
+        ];
+        let mut problems = Vec::new();
+        for (sql, message) in checks {
+            let ids = self.query_map(sql, &[], |r| Ok(r.get::<_, String>(0)))?;
+            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
+        }
+        Ok(problems)
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
+        if let Some(err) = self.failed.take() {
+            // PostgreSQL would answer COMMIT with a silent ROLLBACK; say so.
+            return Err(StoreError::new(
+                err.kind(),
+                format!("commit refused: the transaction was aborted by an earlier error ({err}); nothing was written"),
+            ));
+        }
+        let mut conn = self.conn.take().expect("transaction connection is live");
+        match conn.client.batch_execute("COMMIT") {
+            Ok(()) => {
+                self.store.release(conn);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.client.batch_execute("ROLLBACK");
+                Err(map_err(e).context("commit"))
+            }
+        }
+    }
+}
+
+/// Sorts a PostgreSQL error into a [`StoreErrorKind`] with a readable
+/// sentence.
+fn map_err(err: postgres::Error) -> StoreError {
+    let Some(db) = err.as_db_error() else {
+        // No server answer: the connection broke, or never opened.
+        let kind = if err.is_closed()
+            || std::error::Error::source(&err).is_some_and(|s| s.is::<std::io::Error>())
+        {
+            StoreErrorKind::Io
+        } else {
+            StoreErrorKind::Other
+        };
+        return StoreError::new(kind, format!("PostgreSQL: {err}"));
+    };
+    let code = db.code();
+    let class = &code.code()[..2];
+    let kind = if *code == SqlState::T_R_SERIALIZATION_FAILURE
+        || *code == SqlState::T_R_DEADLOCK_DETECTED
+        || *code == SqlState::LOCK_NOT_AVAILABLE
+    {
+        StoreErrorKind::Busy
+    } else if class == "23" {
+        StoreErrorKind::Conflict
+    } else if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED {
+        StoreErrorKind::Corrupted
+    } else if class == "08" || class == "53" || class == "57" || class == "58" {
+        // Connection, resources (disk full, too many connections), operator
+        // intervention (shutdown), system errors.
+        StoreErrorKind::Io
+    } else {
+        StoreErrorKind::Other
+    };
+    let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
+    let message = match kind {
+        StoreErrorKind::Busy => format!(
+            "the database is busy: {} [SQLSTATE {}]; retryable: run the transaction again",
+            db.message(),
+            code.code()
+        ),
+        StoreErrorKind::Corrupted => format!("the database is damaged: {}{detail}", db.message()),
+        _ => format!(
+            "PostgreSQL: {}{detail} [SQLSTATE {}]",
+            db.message(),
+            code.code()
+        ),
+    };
+    StoreError::new(kind, message)
+}
+
+/// Prefixes an error's message with what was being done.
+trait Context {
+    fn context(self, what: &str) -> StoreError;
+}
+
+impl Context for StoreError {
+    fn context(self, what: &str) -> StoreError {
+        let message = format!("{what}: {}", self.message());
+        StoreError::new(self.kind(), message)
+    }
+}

@@ -1,0 +1,247 @@
+//! Lexical search (PostgreSQL full text search) and exact vector search
+//! (pgvector) for the PostgreSQL backend.
+//!
+//! Lexical: the query is cut into words exactly as the SQLite backend does
+//! ([`crate::sqlite::lexical::query_words`]: letters and digits, lower-cased,
+//! kith's stopwords dropped), and each word becomes a quoted lexeme joined
+//! by `|` in `to_tsquery('english', …)`. `websearch_to_tsquery` would AND the
+//! words and read `-` and `or` as syntax; the quoted OR query matches any
+//! word, like FTS5's, and no character of the text can act as syntax.
+//! Scores are `ts_rank_cd` (cover density, higher is better).
+//!
+//! Vector: an exact scan ordered by pgvector's negative inner product
+//! (`<#>`); vectors are L2-normalised, so the score `-(a <#> b)` is cosine
+//! similarity. No ANN index is used, so results are exact.
+
+use kith_core::Lifecycle;
+use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+
+use super::sql::Select;
+use crate::{LexicalHit, LexicalQuery, SearchFilters, StoreError, StoreErrorKind, VectorQuery};
+
+/// The `to_tsquery` text for free text, or `None` when no word is left.
+pub fn tsquery_text(text: &str) -> Option<String> {
+    let words = crate::sqlite::lexical::query_words(text);
+    if words.is_empty() {
+        return None;
+    }
+    Some(
+        words
+            .iter()
+            // Words are letters and digits only, so they hold no quote or
+            // backslash; quoting still keeps a word that happens to be an
+            // operator name or holds a character the parser splits on a
+            // lexeme (or a phrase), never syntax.
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" | "),
+    )
+}
+
+/// The SQL and parameters of a lexical search, or `None` if the text has
+/// no word to look for.
+pub fn lexical_sql(q: &LexicalQuery) -> Option<(String, Vec<super::sql::Arg>)> {
+    let text = tsquery_text(&q.text)?;
+    let mut select = Select::new("");
+    let query = select.arg(text);
+    let owner = select.arg(q.owner.as_str().to_string());
+    // The inner query ranks and filters on `nodes` alone (role and time are
+    // copied onto nodes at insert); events are joined for the top hits only.
+    select.push(&format!(
+        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+                ts_rank_cd(n.content_tsv, tq.q)::float8 AS score
+         FROM nodes n, to_tsquery('english', {query}) AS tq(q)
+         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}"
+    ));
+    apply_filters(&mut select, &q.filters);
+    let (inner, args) = select.finish("score DESC, n.seq", q.limit);
+    let sql = format!(
+        "SELECT n.score, {} FROM ({inner}) n LEFT JOIN events e ON e.id = n.source_event_id
+         ORDER BY n.score DESC, n.seq",
+        super::rows::HIT_COLUMNS
+    );
+    Some((sql, args))
+}
+
+/// The SQL and parameters of an exact vector search, or `None` when the
+/// query cannot match anything (an empty vector).
+pub fn vector_sql(q: &VectorQuery) -> Result<Option<(String, Vec<super::sql::Arg>)>, StoreError> {
+    if q.vector.iter().any(|v| !v.is_finite()) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            "the query vector holds a non-finite number",
+        ));
+    }
+    if q.vector.is_empty() {
+        return Ok(None);
+    }
+    let limit = if q.limit == 0 { 10 } else { q.limit };
+    let mut select = Select::new("");
+    let vector = select.arg(PgVector(q.vector.clone()));
+    let owner = select.arg(q.owner.as_str().to_string());
+    let model = select.arg(q.model.clone());
+    let dim = select.arg(q.vector.len() as i32);
+    // The inner query scans and filters on embeddings and nodes only;
+    // events are joined for the top hits, not for every vector.
+    select.push(&format!(
+        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+                m.vector <#> {vector} AS distance
+         FROM embeddings m JOIN nodes n ON n.id = m.node_id
+         WHERE m.owner_id = {owner} AND m.model = {model} AND m.dim = {dim}
+           AND n.owner_id = {owner}"
+    ));
+    apply_filters(&mut select, &q.filters);
+    let (inner, args) = select.finish("distance, n.seq", limit);
+    let sql = format!(
+        "SELECT (-n.distance)::float8 AS score, {}
+         FROM ({inner}) n LEFT JOIN events e ON e.id = n.source_event_id
+         ORDER BY n.distance, n.seq",
+        super::rows::HIT_COLUMNS
+    );
+    Ok(Some((sql, args)))
+}
+
+/// Adds the filters every search shares (scope, session, roles, node types,
+/// lifecycle, time range, `as_of`) to a query over `nodes n`; the same rules
+/// as the SQLite backend's.
+fn apply_filters(select: &mut Select, f: &SearchFilters) {
+    let lifecycles: Vec<String> = if f.lifecycles.is_empty() {
+        Lifecycle::ALL
+            .iter()
+            .filter(|l| l.is_active())
+            .map(|l| l.as_str().to_string())
+            .collect()
+    } else {
+        f.lifecycles
+            .iter()
+            .map(|l| l.as_str().to_string())
+            .collect()
+    };
+    let wants_active = if f.lifecycles.is_empty() {
+        true
+    } else {
+        f.lifecycles.iter().any(|l| l.is_active())
+    };
+    select
+        .eq("n.scope", f.scope.as_ref().map(|s| s.as_str()))
+        .eq("n.session_id", f.session.as_ref().map(|s| s.as_str()))
+        .any("n.source_role", f.roles.iter().map(|r| r.as_str()))
+        .any("n.node_type", f.node_types.iter().map(|t| t.as_str()))
+        .int("n.effective_ms >=", f.time_from.map(|t| t.unix_millis()))
+        .int("n.effective_ms <", f.time_to.map(|t| t.unix_millis()));
+    match f.as_of {
+        None => {
+            let p = select.arg(lifecycles);
+            select.and(&format!("n.lifecycle = ANY({p})"));
+        }
+        Some(as_of) => {
+            // A node changed after `as_of` was, at `as_of`, in a state the
+            // store no longer holds; kith only ever changes an active node
+            // (retiring or superseding it), so it counts as active then.
+            let ms = select.arg(as_of.unix_millis());
+            select.and(&format!("n.created_ms <= {ms}"));
+            let states = select.arg(lifecycles);
+            if wants_active {
+                select.and(&format!(
+                    "(n.lifecycle = ANY({states}) OR n.updated_ms > {ms})"
+                ));
+            } else {
+                select.and(&format!(
+                    "(n.lifecycle = ANY({states}) AND n.updated_ms <= {ms})"
+                ));
+            }
+        }
+    }
+}
+
+/// Runs a search built by [`lexical_sql`] or [`vector_sql`].
+pub fn decode_hits(rows: &[postgres::Row]) -> Result<Vec<LexicalHit>, StoreError> {
+    rows.iter().map(super::rows::hit).collect()
+}
+
+/// A pgvector `vector` in its binary wire form: dimension (u16), a reserved
+/// u16 (0), then big-endian f32s. Binary keeps every float exact, which the
+/// text form only does if both sides print shortest round-trip decimals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgVector(pub Vec<f32>);
+
+impl ToSql for PgVector {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let dim = u16::try_from(self.0.len())
+            .map_err(|_| format!("a vector of {} dimensions is too long", self.0.len()))?;
+        out.extend_from_slice(&dim.to_be_bytes());
+        out.extend_from_slice(&0u16.to_be_bytes());
+        for v in &self.0 {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        ty.name() == "vector"
+    }
+
+    to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for PgVector {
+    fn from_sql(
+        _ty: &Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        if raw.len() < 4 {
+            return Err("a vector shorter than its header".into());
+        }
+        let dim = u16::from_be_bytes([raw[0], raw[1]]) as usize;
+        let body = &raw[4..];
+        if body.len() != dim * 4 {
+            return Err(format!(
+                "a vector of dimension {dim} with {} bytes of values",
+                body.len()
+            )
+            .into());
+        }
+        Ok(PgVector(
+            body.chunks_exact(4)
+                .map(|c| f32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        ty.name() == "vector"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_become_quoted_or_lexemes() {
+        assert_eq!(
+            tsquery_text("Where does Maya work now?").as_deref(),
+            Some("'maya' | 'work' | 'now'")
+        );
+        assert_eq!(
+            tsquery_text("NEAR(\"x\" & y:*) | !drop <-> 'it''s'").as_deref(),
+            Some("'near' | 'x' | 'y' | 'drop' | 's'")
+        );
+        assert_eq!(tsquery_text("what is it?"), None);
+    }
+
+    #[test]
+    fn vectors_round_trip_through_the_wire_form() {
+        let v = PgVector(vec![1.5, -0.25, f32::MIN_POSITIVE, 0.1]);
+        let mut out = postgres::types::private::BytesMut::new();
+        let ty = Type::TEXT; // not checked by to_sql
+        v.to_sql(&ty, &mut out).unwrap();
+        assert_eq!(&out[..4], &[0, 4, 0, 0]);
+        assert_eq!(PgVector::from_sql(&ty, &out).unwrap(), v);
+        assert!(PgVector::from_sql(&ty, &out[..7]).is_err());
+    }
+}

@@ -1,0 +1,346 @@
+//! POSTGRESQL-ONLY TESTS: not part of the backend-neutral conformance suite.
+//!
+//! These reach under the `Store` trait: they talk to the test database with
+//! the `postgres` client directly, damage it on purpose, or depend on the
+//! PostgreSQL schema's versioning, locking and transaction behaviour. Each
+//! gets its own database from `kith_store::postgres::testing`.
+
+use std::time::{Duration, Instant};
+
+use kith_core::{EdgeType, Node};
+use kith_store::postgres::testing::{test_database, TestDatabase};
+use kith_store::postgres::{PgStore, SCHEMA_VERSION};
+use kith_store::{EventQuery, NodeQuery, Store, StoreErrorKind, TxMode};
+use postgres::{Client, NoTls};
+use uuid::Uuid;
+
+use crate::fixtures::*;
+
+/// A new database with kith's schema, and a store on it.
+fn new_store() -> (TestDatabase, PgStore) {
+    let db = test_database();
+    let store = PgStore::connect(db.url()).expect("connect");
+    (db, store)
+}
+
+fn raw(db: &TestDatabase) -> Client {
+    Client::connect(db.url(), NoTls).expect("connect with the postgres client")
+}
+
+#[test]
+fn postgres_only_events_refuse_raw_update_delete_and_truncate() {
+    let (db, store) = new_store();
+    let e = event(input("alice", "m1", "an event that must never change"));
+    let seq = write(&store, |tx| put(tx, &e).0);
+
+    let mut conn = raw(&db);
+    let attempts = [
+        (
+            "UPDATE events SET content = 'rewritten' WHERE id = $1",
+            "never updated",
+        ),
+        (
+            "INSERT INTO events (id, owner_id, scope, role, content, content_sha256,
+                 ingested_at, ingested_at_ms, source_id, checksum)
+             VALUES ($1, 'alice', 'personal', 'user', 'x', 'x', 'x', 0, 'm1', 'x')
+             ON CONFLICT (id) DO UPDATE SET content = excluded.content",
+            "never updated",
+        ),
+        ("DELETE FROM events WHERE id = $1", "never deleted"),
+        (
+            "DELETE FROM events WHERE $1::uuid IS NOT NULL",
+            "never deleted",
+        ),
+    ];
+    for (sql, why) in attempts {
+        let err = conn
+            .execute(sql, &[&e.id])
+            .expect_err(&format!("{sql} must be refused"));
+        let db_err = err.as_db_error().expect("a server error");
+        assert!(
+            db_err.message().contains("append-only") && db_err.message().contains(why),
+            "{sql}: unexpected error {err}"
+        );
+        // A constraint violation, which the store reports as a conflict.
+        assert_eq!(&db_err.code().code()[..2], "23", "{sql}");
+    }
+    let err = conn.batch_execute("TRUNCATE events").unwrap_err();
+    let message = err.as_db_error().map(|d| d.message().to_string());
+    assert!(
+        message
+            .as_deref()
+            .is_some_and(|m| m.contains("never truncated")),
+        "{err:?}"
+    );
+    drop(conn);
+
+    read(&store, |tx| {
+        let got = tx.get_event(e.id).unwrap().expect("still there");
+        assert_eq!(got.seq, seq);
+        assert_same(&got.event, &e);
+        assert_eq!(list_events(tx, EventQuery::default()).len(), 1);
+    });
+}
+
+#[test]
+fn postgres_only_too_new_schema_is_refused_and_left_untouched() {
+    let (db, store) = new_store();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let e = event(input("alice", "m1", "written by this kith"));
+    write(&store, |tx| {
+        put(tx, &e);
+    });
+    drop(store);
+    let future = SCHEMA_VERSION + 41;
+    let mut conn = raw(&db);
+    conn.execute(
+        "UPDATE kith_meta SET value = $1 WHERE key = 'schema_version'",
+        &[&future.to_string()],
+    )
+    .unwrap();
+    let err = match PgStore::connect(db.url()) {
+        Ok(_) => panic!("a schema version {future} database must be refused"),
+        Err(err) => err,
+    };
+    assert_eq!(err.kind(), StoreErrorKind::TooNew, "{err}");
+    assert!(
+        err.message().contains(&format!("version {future}")),
+        "{err}"
+    );
+    let stored: String = conn
+        .query_one(
+            "SELECT value FROM kith_meta WHERE key = 'schema_version'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, future.to_string());
+    let events: i64 = conn
+        .query_one("SELECT count(*) FROM events", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(events, 1);
+}
+
+#[test]
+fn postgres_only_concurrent_first_opens_migrate_once() {
+    let db = test_database();
+    let url = db.url().to_string();
+    // Eight processes' worth of first opens at once: each step must be
+    // applied once (a second CREATE TABLE would fail), and all succeed.
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| PgStore::connect(&url).map(|store| store.schema_version())))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in results {
+        assert_eq!(r.expect("connect").expect("version"), SCHEMA_VERSION);
+    }
+    let mut conn = raw(&db);
+    let rows: i64 = conn
+        .query_one("SELECT count(*) FROM kith_meta", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
+}
+
+#[test]
+fn postgres_only_integrity_reports_damage() {
+    let (db, store) = new_store();
+    let alice = event(input("alice", "m1", "alice's event"));
+    let bob = event(input("bob", "m1", "bob's event"));
+    let missing = Uuid::new_v4();
+    let (a, orphan, dangling, stolen) = write(&store, |tx| {
+        let (_, a) = put(tx, &alice);
+        tx.insert_event(&bob).unwrap();
+        let orphan = Node {
+            id: Uuid::new_v4(),
+            evidence_refs: vec![missing],
+            ..a.clone()
+        };
+        tx.insert_node(&orphan).unwrap();
+        let ghost = Node {
+            id: Uuid::new_v4(),
+            ..a.clone()
+        };
+        let dangling = edge(&a, &ghost, EdgeType::Mentions);
+        tx.insert_edge(&dangling).unwrap();
+        let stolen = Node {
+            id: Uuid::new_v4(),
+            evidence_refs: vec![bob.id],
+            ..a.clone()
+        };
+        tx.insert_node(&stolen).unwrap();
+        tx.put_embedding(a.id, "m", &[1.0, 0.0]).unwrap();
+        (a, orphan, dangling, stolen)
+    });
+    assert_eq!(integrity(&store).len(), 4);
+    // Damage under the store: a node vanishes behind its embedding, and an
+    // event loses its checksum format (the trigger must be bypassed for
+    // that, as a careless administrator might).
+    let mut conn = raw(&db);
+    conn.execute("DELETE FROM nodes WHERE id = $1", &[&a.id])
+        .unwrap();
+    conn.batch_execute(
+        "ALTER TABLE events DISABLE TRIGGER events_are_immutable;
+         UPDATE events SET checksum = 'x' WHERE owner_id = 'bob';
+         ALTER TABLE events ENABLE TRIGGER events_are_immutable;",
+    )
+    .unwrap();
+    let mut problems = integrity(&store);
+    problems.sort();
+    let mut want = vec![
+        format!("node {} cites an event that does not exist", orphan.id),
+        format!(
+            "node {} lists evidence that is not a stored event",
+            orphan.id
+        ),
+        format!("edge {} points at a node that does not exist", dangling.id),
+        format!(
+            "node {} belongs to another owner than its source event",
+            stolen.id
+        ),
+        format!("event {} has no well-formed checksum", bob.id),
+        format!("the embedding of node {} has no node of its owner", a.id),
+    ];
+    want.sort();
+    assert_eq!(problems, want);
+}
+
+#[test]
+fn postgres_only_list_nodes_pages_by_position() {
+    let (db, store) = new_store();
+    let mut want = Vec::new();
+    write(&store, |tx| {
+        for i in 0..11 {
+            let (_, n) = put(tx, &event(input("alice", &format!("a{i}"), "alice")));
+            want.push(n.id);
+            if i % 2 == 0 {
+                put(tx, &event(input("bob", &format!("b{i}"), "bob")));
+            }
+        }
+    });
+    let mut conn = raw(&db);
+    let mut position = |id: Uuid| -> i64 {
+        conn.query_one("SELECT seq FROM nodes WHERE id = $1", &[&id])
+            .unwrap()
+            .get(0)
+    };
+    for page_size in [1, 3, 4, 11] {
+        let mut seen = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = read(&store, |tx| {
+                tx.list_nodes(&NodeQuery {
+                    owner: Some(owner("alice")),
+                    after_seq: after,
+                    limit: page_size,
+                    ..NodeQuery::default()
+                })
+                .unwrap()
+            });
+            assert!(page.len() <= page_size);
+            let Some(last) = page.last() else { break };
+            assert_eq!(last.seq, position(last.node.id));
+            after = last.seq;
+            seen.extend(page.iter().map(|n| n.node.id));
+            assert!(seen.len() <= want.len(), "paging repeats nodes");
+        }
+        assert_eq!(seen, want, "page size {page_size}");
+    }
+}
+
+#[test]
+fn postgres_only_writers_queue_like_sqlite() {
+    let (_db, store) = new_store();
+    let first = store.begin(TxMode::Write).unwrap();
+    let hold = Duration::from_millis(400);
+    let waited = std::thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let started = Instant::now();
+            let mut tx = store.begin(TxMode::Write).expect("second writer");
+            let waited = started.elapsed();
+            put(&mut *tx, &event(input("alice", "m2", "second")));
+            tx.commit().unwrap();
+            waited
+        });
+        std::thread::sleep(hold);
+        let mut first = first;
+        put(&mut *first, &event(input("alice", "m1", "first")));
+        first.commit().unwrap();
+        waiter.join().unwrap()
+    });
+    assert!(waited >= hold / 2, "second writer did not wait: {waited:?}");
+    // Readers never wait for writers.
+    let _writer = store.begin(TxMode::Write).unwrap();
+    let started = Instant::now();
+    let n = read(&store, |tx| list_events(tx, EventQuery::default()).len());
+    assert!(started.elapsed() < hold, "reader waited");
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn postgres_only_concurrent_writers_lose_nothing() {
+    let (_db, store) = new_store();
+    std::thread::scope(|s| {
+        for w in 0..4 {
+            let store = &store;
+            s.spawn(move || {
+                for i in 0..25 {
+                    write(store, |tx| {
+                        put(tx, &event(input("alice", &format!("w{w}-{i}"), "busy")));
+                    });
+                }
+            });
+        }
+    });
+    read(&store, |tx| {
+        let listed = list_events(tx, EventQuery::default());
+        assert_eq!(listed.len(), 100);
+        assert!(listed.windows(2).all(|p| p[0].seq < p[1].seq));
+        assert_eq!(tx.stats(None).unwrap().nodes(), 100);
+    });
+}
+
+#[test]
+fn postgres_only_a_failed_statement_makes_commit_fail_not_vanish() {
+    let (_db, store) = new_store();
+    let e = event(input("alice", "m1", "kept only if the commit says so"));
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    let (_, n) = put(&mut *tx, &e);
+    // pgvector refuses more than 16000 dimensions, on the server.
+    let huge = vec![0.01f32; 20_000];
+    assert!(tx.put_embedding(n.id, "m", &huge).is_err());
+    // The server has aborted the transaction: later work and the commit
+    // say so instead of pretending.
+    assert!(tx.get_event(e.id).is_err());
+    let err = tx.commit().expect_err("commit after a failed statement");
+    assert!(err.message().contains("nothing was written"), "{err}");
+    read(&store, |tx| assert_eq!(tx.get_event(e.id).unwrap(), None));
+    // The store is still usable.
+    write(&store, |tx| {
+        put(tx, &e);
+    });
+}
+
+#[test]
+fn postgres_only_unreachable_server_is_an_io_error() {
+    // A port nothing listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("host=127.0.0.1 port={port} user=kith dbname=kith connect_timeout=2");
+    let err = match PgStore::connect(&url) {
+        Ok(_) => panic!("connected to nothing"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), StoreErrorKind::Io, "{err}");
+    let err = match PgStore::connect("not a url at all ===") {
+        Ok(_) => panic!("accepted a malformed URL"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), StoreErrorKind::Other, "{err}");
+}
