@@ -150,7 +150,13 @@ fn store_all(memory: &Memory, inputs: Vec<EventInput>, extract: bool) -> Result<
 }
 
 /// Source ids of the results, in rank order.
-fn ranked_sources(memory: &Memory, owner: &str, query: &str, o: &RecallOptions<'_>, k: usize) -> Result<Vec<String>> {
+fn ranked_sources(
+    memory: &Memory,
+    owner: &str,
+    query: &str,
+    o: &RecallOptions<'_>,
+    k: usize,
+) -> Result<Vec<String>> {
     let mut req = RetrieveRequest::new(owner, query)?;
     req.weights = o.weights;
     let paths = o.paths;
@@ -180,16 +186,36 @@ fn locomo_time(text: &str) -> Option<String> {
         "am" if h == 12 => h = 0,
         _ => {}
     }
-    let parts: Vec<&str> = date.trim().split([' ', ',']).filter(|s| !s.is_empty()).collect();
+    let parts: Vec<&str> = date
+        .trim()
+        .split([' ', ','])
+        .filter(|s| !s.is_empty())
+        .collect();
     let [day, month, year] = parts.as_slice() else {
         return None;
     };
     let months = [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september",
-        "october", "november", "december",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
     ];
-    let mi = months.iter().position(|n| n.starts_with(&month.to_ascii_lowercase()))? + 1;
-    Some(format!("{year}-{mi:02}-{:02}T{h:02}:{m:02}:00Z", day.parse::<u32>().ok()?))
+    let mi = months
+        .iter()
+        .position(|n| n.starts_with(&month.to_ascii_lowercase()))?
+        + 1;
+    Some(format!(
+        "{year}-{mi:02}-{:02}T{h:02}:{m:02}:00Z",
+        day.parse::<u32>().ok()?
+    ))
 }
 
 /// Normalises LoCoMo evidence ids ("D8:6", "D:8:6", "D8:6; D9:1").
@@ -205,10 +231,16 @@ fn evidence_ids(list: &Value) -> Vec<String> {
                 if j < chars.len() && chars[j] == ':' {
                     j += 1;
                 }
-                let a: String = chars[j..].iter().take_while(|c| c.is_ascii_digit()).collect();
+                let a: String = chars[j..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
                 let k = j + a.len();
                 if !a.is_empty() && k < chars.len() && chars[k] == ':' {
-                    let b: String = chars[k + 1..].iter().take_while(|c| c.is_ascii_digit()).collect();
+                    let b: String = chars[k + 1..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect();
                     if !b.is_empty() {
                         out.push(format!("D{a}:{b}"));
                         i = k + 1 + b.len();
@@ -254,14 +286,21 @@ pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
 }
 
 fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
-    let text = std::fs::read_to_string(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
-    let data: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", o.data.display()))?;
-    let convs = data.as_array().context("LoCoMo data is a list of conversations")?;
+    let text = std::fs::read_to_string(o.data)
+        .with_context(|| format!("cannot read {}", o.data.display()))?;
+    let data: Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", o.data.display()))?;
+    let convs = data
+        .as_array()
+        .context("LoCoMo data is a list of conversations")?;
     let tmp = tempfile::tempdir()?;
     let started = Instant::now();
     let mut per_cat: HashMap<u64, Sums> = HashMap::new();
     let mut asked = 0usize;
-    let total_q: usize = convs.iter().map(|c| c["qa"].as_array().map(|q| q.len()).unwrap_or(0)).sum();
+    let total_q: usize = convs
+        .iter()
+        .map(|c| c["qa"].as_array().map(|q| q.len()).unwrap_or(0))
+        .sum();
     let progress = bar(total_q as u64, "questions");
     let mut turns_stored = 0usize;
     let mut retrieve_ms = Vec::new();
@@ -280,9 +319,12 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             .collect();
         keys.sort();
         for (n, key) in keys {
-            let when = c[format!("session_{n}_date_time")].as_str().and_then(locomo_time);
+            let when = c[format!("session_{n}_date_time")]
+                .as_str()
+                .and_then(locomo_time);
             for turn in obj[key].as_array().into_iter().flatten() {
-                let (Some(speaker), Some(id)) = (turn["speaker"].as_str(), turn["dia_id"].as_str()) else {
+                let (Some(speaker), Some(id)) = (turn["speaker"].as_str(), turn["dia_id"].as_str())
+                else {
                     continue;
                 };
                 let mut text = turn["text"].as_str().unwrap_or("").to_string();
@@ -327,7 +369,11 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             let s = per_cat.entry(cat).or_default();
             s.questions += 1;
             for (i, k) in LOCOMO_K.iter().enumerate() {
-                let found = ranked.iter().take(*k).filter(|id| gold.contains(*id)).count();
+                let found = ranked
+                    .iter()
+                    .take(*k)
+                    .filter(|id| gold.contains(*id))
+                    .count();
                 s.recall[i] += found as f64 / gold.len() as f64;
             }
         }
@@ -347,7 +393,12 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     }
     rows.push(("all (1-4)".into(), all));
     retrieve_ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| retrieve_ms.get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        retrieve_ms
+            .get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     if json {
         let out: Vec<Value> = rows
             .iter()
@@ -367,13 +418,25 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             "seconds": started.elapsed().as_secs_f64(),
         }));
     }
-    println!("LoCoMo turn-level evidence recall ({} turns, {:.0} s)", turns_stored, started.elapsed().as_secs_f64());
-    println!("{:<16} {:>5} {:>8} {:>8} {:>8} {:>8}", "category", "n", "R@5", "R@10", "R@25", "R@50");
+    println!(
+        "LoCoMo turn-level evidence recall ({} turns, {:.0} s)",
+        turns_stored,
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<16} {:>5} {:>8} {:>8} {:>8} {:>8}",
+        "category", "n", "R@5", "R@10", "R@25", "R@50"
+    );
     for (name, s) in &rows {
         let n = s.questions.max(1) as f64;
         println!(
             "{:<16} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
-            name, s.questions, s.recall[0] / n, s.recall[1] / n, s.recall[2] / n, s.recall[3] / n
+            name,
+            s.questions,
+            s.recall[0] / n,
+            s.recall[1] / n,
+            s.recall[2] / n,
+            s.recall[3] / n
         );
     }
     println!("retrieve p50 {:.1} ms, p95 {:.1} ms", pct(0.5), pct(0.95));
@@ -387,7 +450,9 @@ fn lme_time(text: &str) -> Option<String> {
     let _day = parts.next();
     let clock = parts.next().unwrap_or("00:00");
     let d: Vec<&str> = date.split('/').collect();
-    let [y, m, dd] = d.as_slice() else { return None };
+    let [y, m, dd] = d.as_slice() else {
+        return None;
+    };
     Some(format!("{y}-{m}-{dd}T{clock}:00Z"))
 }
 
@@ -399,20 +464,39 @@ struct LmeSums {
 }
 
 fn ndcg(ranked: &[bool], gold: usize, k: usize) -> f64 {
-    let dcg: f64 = ranked.iter().take(k).enumerate().filter(|(_, g)| **g).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
-    let ideal: f64 = (0..gold.min(k)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
-    if ideal == 0.0 { 0.0 } else { dcg / ideal }
+    let dcg: f64 = ranked
+        .iter()
+        .take(k)
+        .enumerate()
+        .filter(|(_, g)| **g)
+        .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    let ideal: f64 = (0..gold.min(k))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    if ideal == 0.0 {
+        0.0
+    } else {
+        dcg / ideal
+    }
 }
 
-fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
-    let file = std::fs::File::open(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
+fn longmemeval(
+    o: &RecallOptions<'_>,
+    embedder: Option<Arc<dyn Embedder>>,
+    json: bool,
+) -> Result<()> {
+    let file =
+        std::fs::File::open(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
     let data: Value = if o.data.extension().is_some_and(|e| e == "gz") {
         serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
     } else {
         serde_json::from_reader(std::io::BufReader::new(file))
     }
     .with_context(|| format!("{} is not LongMemEval JSON", o.data.display()))?;
-    let questions = data.as_array().context("LongMemEval data is a list of questions")?;
+    let questions = data
+        .as_array()
+        .context("LongMemEval data is a list of questions")?;
     let tmp = tempfile::tempdir()?;
     let memory = new_memory(&tmp.path().join("lme"), &embedder)?;
     let started = Instant::now();
@@ -426,10 +510,20 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
         if qid.ends_with("_abs") || (o.questions > 0 && asked >= o.questions) {
             continue;
         }
-        let sids = q["haystack_session_ids"].as_array().context("haystack_session_ids")?;
+        let sids = q["haystack_session_ids"]
+            .as_array()
+            .context("haystack_session_ids")?;
         let dates = q["haystack_dates"].as_array().context("haystack_dates")?;
-        let sessions = q["haystack_sessions"].as_array().context("haystack_sessions")?;
-        let owner = format!("q{asked}-{}", qid.chars().filter(|c| c.is_ascii_alphanumeric()).take(40).collect::<String>());
+        let sessions = q["haystack_sessions"]
+            .as_array()
+            .context("haystack_sessions")?;
+        let owner = format!(
+            "q{asked}-{}",
+            qid.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .take(40)
+                .collect::<String>()
+        );
         let mut inputs = Vec::new();
         let mut gold_turns = HashSet::new();
         for ((sid, date), turns) in sids.iter().zip(dates).zip(sessions) {
@@ -471,7 +565,11 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
         let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         asked += 1;
-        let session_of = |id: &str| id.rsplit_once('_').map(|(s, _)| s.to_string()).unwrap_or_default();
+        let session_of = |id: &str| {
+            id.rsplit_once('_')
+                .map(|(s, _)| s.to_string())
+                .unwrap_or_default()
+        };
         let mut sessions_ranked: Vec<String> = Vec::new();
         for id in &ranked {
             let s = session_of(id);
@@ -479,7 +577,9 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
                 sessions_ranked.push(s);
             }
         }
-        let s = per_type.entry(q["question_type"].as_str().unwrap_or("?").to_string()).or_default();
+        let s = per_type
+            .entry(q["question_type"].as_str().unwrap_or("?").to_string())
+            .or_default();
         s.questions += 1;
         for (level, (list, gold)) in [
             (ranked.clone(), &gold_turns),
@@ -513,7 +613,12 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
     }
     rows.push(("all".into(), all));
     retrieve_ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| retrieve_ms.get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        retrieve_ms
+            .get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     if json {
         let out: Vec<Value> = rows.iter().map(|(name, s)| {
             let n = s.questions.max(1) as f64;
@@ -532,7 +637,10 @@ fn longmemeval(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json:
             "seconds": started.elapsed().as_secs_f64(),
         }));
     }
-    println!("LongMemEval_S retrieval ({:.0} s)", started.elapsed().as_secs_f64());
+    println!(
+        "LongMemEval_S retrieval ({:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
     println!(
         "{:<26} {:>4} | turn: {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} | session: {:>6} {:>6} {:>6} {:>6}",
         "question type", "n", "any@5", "all@5", "ndcg5", "any@10", "all@10", "ndcg10", "any@5", "all@5", "all@10", "ndcg10"
@@ -555,11 +663,20 @@ mod tests {
 
     #[test]
     fn locomo_times_and_evidence_ids_parse() {
-        assert_eq!(locomo_time("1:56 pm on 8 May, 2023").as_deref(), Some("2023-05-08T13:56:00Z"));
-        assert_eq!(locomo_time("12:05 am on 1 January, 2024").as_deref(), Some("2024-01-01T00:05:00Z"));
+        assert_eq!(
+            locomo_time("1:56 pm on 8 May, 2023").as_deref(),
+            Some("2023-05-08T13:56:00Z")
+        );
+        assert_eq!(
+            locomo_time("12:05 am on 1 January, 2024").as_deref(),
+            Some("2024-01-01T00:05:00Z")
+        );
         let ids = evidence_ids(&serde_json::json!(["D8:6", "D:9:1", "D10:2; D10:3", "x"]));
         assert_eq!(ids, vec!["D8:6", "D9:1", "D10:2", "D10:3"]);
-        assert_eq!(lme_time("2023/05/20 (Sat) 02:21").as_deref(), Some("2023-05-20T02:21:00Z"));
+        assert_eq!(
+            lme_time("2023/05/20 (Sat) 02:21").as_deref(),
+            Some("2023-05-20T02:21:00Z")
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 Some(embedder) => {
                     let model = embedder.model_id().to_string();
                     Memory::init_with_embedder(&dir, embedder)?;
-                    println!("created memory pack {} (embeddings: {model})", dir.display());
+                    println!(
+                        "created memory pack {} (embeddings: {model})",
+                        dir.display()
+                    );
                 }
                 None => {
                     Memory::init(&dir)?;

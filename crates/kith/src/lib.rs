@@ -34,19 +34,18 @@ pub mod retrieve;
 mod search;
 
 pub use doctor::DoctorReport;
+pub use embedding::RebuildReport;
 pub use error::{Error, ErrorKind, PackError};
 pub use ingest::{
     DerivationSummary, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
 };
-pub use embedding::RebuildReport;
-pub use kith_embed::{self as embed, Embedder};
-pub use retrieve::{RetrievePaths, Retrieval, RetrieveRequest, RetrievedItem};
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 pub use kith_core::{
     EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
     Timestamp, ValidationError,
 };
+pub use kith_embed::{self as embed, Embedder};
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.
 pub use kith_extract as extract;
 pub use kith_extract::{ExtractError, Provider};
@@ -56,4 +55,5 @@ pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, S
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
+pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use search::{Provenance, SearchHit, SearchRequest};

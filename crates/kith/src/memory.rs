@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kith_extract::heuristic::HeuristicExtractor;
 use kith_embed::Embedder;
+use kith_extract::heuristic::HeuristicExtractor;
 use kith_extract::Provider;
 
 use kith_core::event::{InputDefaults, ValidEvent};

@@ -21,7 +21,8 @@ pub enum PathKind {
     Vector,
     /// A claim about an entity the query names (the graph).
     Graph,
-    /// A turn next to a strong hit in its session.
+    /// A turn next to a strong hit in its session; its score is that hit's
+    /// fused score.
     Neighbour,
     /// Among the newest memories, for queries about what is recent.
     Recency,
@@ -51,7 +52,7 @@ impl Default for PathWeights {
             lexical: 1.0,
             vector: 0.5,
             graph: 0.8,
-            neighbour: 0.8,
+            neighbour: 0.5,
             recency: 0.3,
         }
     }
@@ -96,7 +97,6 @@ impl PathWeights {
 }
 
 impl PathKind {
-
     /// The stable name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -176,7 +176,13 @@ impl Trace {
         self.rrf = self
             .paths
             .iter()
-            .map(|p| weights.of(p.path) / (RRF_K + p.rank as f64))
+            .map(|p| match (p.path, p.score) {
+                // A neighbour inherits a share of the fused score of the hit
+                // it sits next to (spreading activation), so it never
+                // outranks that hit on the neighbour path alone.
+                (PathKind::Neighbour, Some(source)) => weights.neighbour * source,
+                _ => weights.of(p.path) / (RRF_K + p.rank as f64),
+            })
             .sum();
         self.score = self.boosts.iter().fold(self.rrf, |s, b| s * b.factor);
     }
@@ -222,7 +228,7 @@ mod tests {
         t.finish(&PathWeights::default());
         assert_eq!(t.paths.len(), 1);
         assert_eq!(t.paths[0].rank, 2);
-        assert!((t.score - 1.5 * 0.8 / 62.0).abs() < 1e-12);
+        assert!((t.score - 1.5 * 0.5 / 62.0).abs() < 1e-12);
     }
 
     #[test]

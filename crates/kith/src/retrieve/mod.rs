@@ -33,8 +33,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use kith_core::{
-    ids, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId,
-    SessionId, Timestamp,
+    ids, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId, Timestamp,
 };
 use kith_store::{
     EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode,
@@ -58,7 +57,15 @@ pub const DEFAULT_TOKEN_BUDGET: usize = 1024;
 const NEIGHBOUR_SOURCES: usize = 10;
 /// Words that mark a question about what is recent.
 const RECENCY_CUES: &[&str] = &[
-    "latest", "recent", "recently", "now", "current", "currently", "today", "newest", "lately",
+    "latest",
+    "recent",
+    "recently",
+    "now",
+    "current",
+    "currently",
+    "today",
+    "newest",
+    "lately",
 ];
 
 /// Which candidate paths and boosts run (all by default; benchmarks turn
@@ -253,7 +260,10 @@ impl Memory {
         let embedded = match (self.embedder(), req.paths.vector) {
             (Some(e), true) if !req.query.trim().is_empty() => {
                 let v = crate::embedding::embed_checked(e, &[req.query.as_str()])?;
-                Some((e.model_id().to_string(), v.into_iter().next().unwrap_or_default()))
+                Some((
+                    e.model_id().to_string(),
+                    v.into_iter().next().unwrap_or_default(),
+                ))
             }
             _ => None,
         };
@@ -294,11 +304,16 @@ impl Memory {
             graph_candidates(&mut *tx, req, &mut pool)?;
         }
         if req.paths.neighbours {
-            let sources: Vec<(Uuid, Option<Uuid>, Option<SessionId>)> = pool
+            let sources: Vec<Source> = pool
                 .ranked(&req.weights)
                 .into_iter()
                 .take(NEIGHBOUR_SOURCES)
-                .map(|c| (c.hit.node_id, c.hit.event_id, c.hit.session_id.clone()))
+                .map(|c| Source {
+                    node_id: c.hit.node_id,
+                    event_id: c.hit.event_id,
+                    session: c.hit.session_id.clone(),
+                    score: c.trace.rrf,
+                })
                 .collect();
             neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
         }
@@ -327,7 +342,8 @@ impl Memory {
                     text: h.content.clone(),
                 });
             }
-            let (Some(event_id), Some(role), Some(ingested_at)) = (h.event_id, h.role, h.ingested_at)
+            let (Some(event_id), Some(role), Some(ingested_at)) =
+                (h.event_id, h.role, h.ingested_at)
             else {
                 continue;
             };
@@ -428,6 +444,11 @@ impl Memory {
             "left_out": r.left_out,
             "timings": r.timings,
         });
+        // serde_json's float parsing is not an exact inverse of its
+        // printing for every f64, so the checksum is taken over the value
+        // as it will read back from the journal.
+        let payload: serde_json::Value = serde_json::from_str(&payload.to_string())
+            .map_err(|e| Error::Request(format!("receipt payload: {e}")))?;
         let scope = req.filters.scope.clone().unwrap_or_else(ScopeId::personal);
         let op = Operation::new(
             r.request_id,
@@ -458,7 +479,11 @@ impl Memory {
     }
 
     /// An owner's retrieval receipts, oldest first (at most `limit`; 0: all).
-    pub fn retrieval_receipts(&self, owner: &OwnerId, limit: usize) -> Result<Vec<Operation>, Error> {
+    pub fn retrieval_receipts(
+        &self,
+        owner: &OwnerId,
+        limit: usize,
+    ) -> Result<Vec<Operation>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         Ok(tx.list_operations(&kith_store::OperationQuery {
             owner: owner.clone(),
@@ -500,7 +525,9 @@ fn names(query_words: &[String], name: &str) -> bool {
 }
 
 fn asks_about_recent(query: &str) -> bool {
-    words(query).iter().any(|w| RECENCY_CUES.contains(&w.as_str()))
+    words(query)
+        .iter()
+        .any(|w| RECENCY_CUES.contains(&w.as_str()))
 }
 
 /// A hit for a node, with provenance from its source event.
@@ -538,9 +565,9 @@ fn passes(node: &kith_core::Node, event: Option<&StoredEvent>, f: &SearchFilters
     let effective = event.map(|e| e.event.effective_time().unix_millis());
     lifecycle_ok
         && f.scope.as_ref().is_none_or(|s| s == &node.scope)
-        && f.session.as_ref().is_none_or(|s| {
-            event.and_then(|e| e.event.session_id.as_ref()) == Some(s)
-        })
+        && f.session
+            .as_ref()
+            .is_none_or(|s| event.and_then(|e| e.event.session_id.as_ref()) == Some(s))
         && (f.roles.is_empty() || event.is_some_and(|e| f.roles.contains(&e.event.role)))
         && (f.node_types.is_empty() || f.node_types.contains(&node.node_type))
         && f.time_from
@@ -579,7 +606,10 @@ fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> 
                 continue;
             }
             let claim_words: HashSet<String> = words(&claim.content).into_iter().collect();
-            let overlap = query_words.iter().filter(|w| claim_words.contains(*w)).count();
+            let overlap = query_words
+                .iter()
+                .filter(|w| claim_words.contains(*w))
+                .count();
             let newest = -claim.created_at.unix_millis();
             claims.push((overlap, newest, claim, entity.content.clone()));
         }
@@ -594,21 +624,34 @@ fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> 
             continue;
         }
         let hit = hit_for(&claim, event.as_ref());
-        pool.add(hit, path(PathKind::Graph, i, None, Some(format!("entity {entity}"))));
+        pool.add(
+            hit,
+            path(PathKind::Graph, i, None, Some(format!("entity {entity}"))),
+        );
     }
     Ok(())
+}
+
+/// A strong hit whose session neighbours join the candidates.
+struct Source {
+    node_id: Uuid,
+    event_id: Option<Uuid>,
+    session: Option<SessionId>,
+    /// Its fused score before boosts.
+    score: f64,
 }
 
 /// The turns before and after each source hit in its session.
 fn neighbour_candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
-    sources: &[(Uuid, Option<Uuid>, Option<SessionId>)],
+    sources: &[Source],
     pool: &mut Pool,
 ) -> Result<(), Error> {
     let mut sessions: HashMap<SessionId, Vec<StoredEvent>> = HashMap::new();
-    for (i, (node_id, event_id, session)) in sources.iter().enumerate() {
-        let (Some(event_id), Some(session)) = (event_id, session) else {
+    for (i, source) in sources.iter().enumerate() {
+        let node_id = source.node_id;
+        let (Some(event_id), Some(session)) = (&source.event_id, &source.session) else {
             continue;
         };
         if !sessions.contains_key(session) {
@@ -638,14 +681,26 @@ fn neighbour_candidates(
                 continue;
             }
             let hit = hit_for(&note, Some(e));
-            pool.add(hit, path(PathKind::Neighbour, i, None, Some(format!("node {node_id}"))));
+            pool.add(
+                hit,
+                path(
+                    PathKind::Neighbour,
+                    i,
+                    Some(source.score),
+                    Some(format!("node {node_id}")),
+                ),
+            );
         }
     }
     Ok(())
 }
 
 /// The newest notes, for questions about what is recent.
-fn recency_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
+fn recency_candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    pool: &mut Pool,
+) -> Result<(), Error> {
     let newest = tx.list_nodes(&NodeQuery {
         owner: Some(req.owner.clone()),
         scope: req.filters.scope.clone(),
@@ -663,7 +718,10 @@ fn recency_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -
         if !passes(&s.node, event.as_ref(), &req.filters) {
             continue;
         }
-        pool.add(hit_for(&s.node, event.as_ref()), path(PathKind::Recency, rank, None, None));
+        pool.add(
+            hit_for(&s.node, event.as_ref()),
+            path(PathKind::Recency, rank, None, None),
+        );
         rank += 1;
     }
     Ok(())

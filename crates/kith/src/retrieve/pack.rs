@@ -134,9 +134,11 @@ pub fn pack(items: &[PackItem], budget: usize) -> Packed {
     // longest text among the event's items (the note holds the whole turn).
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let same = item
-            .event_id
-            .and_then(|e| groups.iter_mut().find(|(_, g)| items[g[0]].event_id == Some(e)));
+        let same = item.event_id.and_then(|e| {
+            groups
+                .iter_mut()
+                .find(|(_, g)| items[g[0]].event_id == Some(e))
+        });
         match same {
             Some((_, g)) => g.push(i),
             None => groups.push((i, vec![i])),
@@ -229,7 +231,10 @@ mod tests {
 
     #[test]
     fn lines_show_date_speaker_role_and_text() {
-        let p = pack(&[item(1, "I went to the support group.\nIt was great.")], 100);
+        let p = pack(
+            &[item(1, "I went to the support group.\nIt was great.")],
+            100,
+        );
         assert_eq!(
             p.context,
             "[2023-05-08 13:56] Caroline (user): I went to the support group. It was great."
@@ -246,7 +251,9 @@ mod tests {
         assert_eq!(p.lines.len(), 2);
         assert_eq!(p.lines[0].node_id, note.node_id);
         assert_eq!(p.lines[0].folded, vec![claim.node_id]);
-        assert!(p.context.starts_with("[2023-05-08 13:56] Caroline (user): I adopted a puppy named Rex last week"));
+        assert!(p.context.starts_with(
+            "[2023-05-08 13:56] Caroline (user): I adopted a puppy named Rex last week"
+        ));
     }
 
     #[test]
@@ -283,16 +290,34 @@ mod tests {
             state
         };
         let words = [
-            "memory", "Caroline", "naïve", "café", "über", "東京", "🙂", "—", "1,024", "x",
-            "support-group", "it's", "\n", "  ", "LGBTQ", "counselling", "a", "the", "!!!",
+            "memory",
+            "Caroline",
+            "naïve",
+            "café",
+            "über",
+            "東京",
+            "🙂",
+            "—",
+            "1,024",
+            "x",
+            "support-group",
+            "it's",
+            "\n",
+            "  ",
+            "LGBTQ",
+            "counselling",
+            "a",
+            "the",
+            "!!!",
         ];
         for case in 0..120 {
             let n = 1 + (next() % 60) as usize;
             let items: Vec<PackItem> = (0..n)
                 .map(|i| {
                     let len = 1 + (next() % 400) as usize;
-                    let text: Vec<&str> =
-                        (0..len).map(|_| words[(next() % words.len() as u64) as usize]).collect();
+                    let text: Vec<&str> = (0..len)
+                        .map(|_| words[(next() % words.len() as u64) as usize])
+                        .collect();
                     let mut it = item((next() % 40) as u128, &text.join(" "));
                     it.node_id = Uuid::from_u128(i as u128 + 1);
                     if next() % 3 == 0 {
