@@ -408,6 +408,10 @@ pub enum BenchCommand {
         /// (same model only), so reruns skip re-embedding the corpus.
         #[arg(long)]
         embedding_cache: Option<PathBuf>,
+        /// LoCoMo: append each question whose evidence is not in the top 10
+        /// (with the evidence and the top 3) to this file.
+        #[arg(long)]
+        misses: Option<PathBuf>,
         /// Extract entities and claims (the configured provider) while storing.
         #[arg(long)]
         extract: bool,

@@ -47,6 +47,7 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
         extract,
         weights,
         embedding_cache,
+        misses,
     } = which
     {
         let mut paths = kith::RetrievePaths::default();
@@ -62,6 +63,7 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
                 weights: kith::retrieve::fusion::PathWeights::parse(weights)
                     .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
                 embedding_cache: embedding_cache.as_deref(),
+                misses: misses.as_deref(),
             },
             json,
         );

@@ -49,6 +49,8 @@ pub struct RecallOptions<'a> {
     pub weights: kith::retrieve::fusion::PathWeights,
     /// A file keeping embeddings between runs.
     pub embedding_cache: Option<&'a Path>,
+    /// Append LoCoMo questions whose evidence misses the top 10 here.
+    pub misses: Option<&'a Path>,
 }
 
 /// Embeds each distinct text once.
@@ -309,6 +311,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
         let owner = format!("conv{ci}");
         let mut inputs = Vec::new();
         let mut turn_ids = HashSet::new();
+        let mut texts: HashMap<String, String> = HashMap::new();
         let obj = c.as_object().context("conversation is an object")?;
         let mut keys: Vec<(u32, &String)> = obj
             .keys()
@@ -335,6 +338,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
                     continue;
                 }
                 turn_ids.insert(id.to_string());
+                texts.insert(id.to_string(), format!("{speaker}: {text}"));
                 inputs.push(EventInput {
                     owner_id: Some(owner.clone()),
                     session_id: Some(format!("session_{n}")),
@@ -366,6 +370,24 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             let ranked = ranked_sources(&memory, &owner, q, o, 50)?;
             retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             asked += 1;
+            if let Some(out) = o.misses {
+                if !ranked.iter().take(10).any(|id| gold.contains(id)) {
+                    let text_of = |id: &str| texts.get(id).cloned().unwrap_or_default();
+                    let mut line = format!("Q [{cat}] {q}\n");
+                    for g in &gold {
+                        line.push_str(&format!("   gold {g}: {}\n", text_of(g)));
+                    }
+                    for id in ranked.iter().take(3) {
+                        line.push_str(&format!("   got  {id}: {}\n", text_of(id)));
+                    }
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(out)
+                        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+                        .with_context(|| format!("cannot write {}", out.display()))?;
+                }
+            }
             let s = per_cat.entry(cat).or_default();
             s.questions += 1;
             for (i, k) in LOCOMO_K.iter().enumerate() {

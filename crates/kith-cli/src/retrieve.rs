@@ -79,8 +79,9 @@ pub fn turn_off(p: &mut kith::RetrievePaths, names: &[String]) -> Result<()> {
             "neighbours" | "neighbors" => p.neighbours = false,
             "recency" => p.recency = false,
             "speaker_boost" => p.speaker_boost = false,
+            "dated" => p.dated = false,
             other => bail!(
-                "--without {other:?}: expected lexical, vector, graph, neighbours, recency or speaker_boost"
+                "--without {other:?}: expected lexical, vector, graph, neighbours, recency, dated or speaker_boost"
             ),
         }
     }

@@ -26,6 +26,8 @@ pub enum PathKind {
     Neighbour,
     /// Among the newest memories, for queries about what is recent.
     Recency,
+    /// Said around a date the query names.
+    Dated,
 }
 
 /// Each path's weight in fusion.
@@ -41,6 +43,8 @@ pub struct PathWeights {
     pub neighbour: f64,
     /// Newest notes.
     pub recency: f64,
+    /// Hits around a date the query names.
+    pub dated: f64,
 }
 
 impl Default for PathWeights {
@@ -54,6 +58,7 @@ impl Default for PathWeights {
             graph: 0.8,
             neighbour: 0.5,
             recency: 0.3,
+            dated: 1.0,
         }
     }
 }
@@ -67,6 +72,7 @@ impl PathWeights {
             PathKind::Graph => self.graph,
             PathKind::Neighbour => self.neighbour,
             PathKind::Recency => self.recency,
+            PathKind::Dated => self.dated,
         }
     }
 
@@ -89,6 +95,7 @@ impl PathWeights {
                 "graph" => w.graph = v,
                 "neighbour" | "neighbours" => w.neighbour = v,
                 "recency" => w.recency = v,
+                "dated" => w.dated = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -105,6 +112,7 @@ impl PathKind {
             PathKind::Graph => "graph",
             PathKind::Neighbour => "neighbour",
             PathKind::Recency => "recency",
+            PathKind::Dated => "dated",
         }
     }
 }

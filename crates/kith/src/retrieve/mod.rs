@@ -26,6 +26,7 @@
 //!
 //! Nothing crosses owners: every store call takes the request's owner.
 
+mod dates;
 pub mod fusion;
 pub mod pack;
 
@@ -50,9 +51,11 @@ use fusion::{Boost, PathKind, PathRank, PathWeights, Trace};
 use pack::{PackItem, PackedLine};
 
 /// The factor for turns by a speaker the query names.
-pub const NAMED_SPEAKER_BOOST: f64 = 1.5;
+pub const NAMED_SPEAKER_BOOST: f64 = 2.0;
 /// Default token budget.
 pub const DEFAULT_TOKEN_BUDGET: usize = 1024;
+/// How much more of a question's score the turn after it inherits.
+const ANSWER_SHARE: f64 = 1.5;
 /// How many of the best fused hits bring their session neighbours.
 const NEIGHBOUR_SOURCES: usize = 10;
 /// Words that mark a question about what is recent.
@@ -84,6 +87,8 @@ pub struct RetrievePaths {
     pub recency: bool,
     /// The named-speaker boost.
     pub speaker_boost: bool,
+    /// Hits around dates the query names.
+    pub dated: bool,
 }
 
 impl Default for RetrievePaths {
@@ -95,6 +100,7 @@ impl Default for RetrievePaths {
             neighbours: true,
             recency: true,
             speaker_boost: true,
+            dated: true,
         }
     }
 }
@@ -275,30 +281,90 @@ impl Memory {
         let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
         let keep = |h: &LexicalHit| wants_entities || h.node_type != NodeType::Entity;
 
-        if req.paths.lexical {
-            let hits = tx.search_lexical(&LexicalQuery {
+        let lexical = |tx: &mut dyn Tx, text: &str| -> Result<Vec<LexicalHit>, Error> {
+            if !req.paths.lexical {
+                return Ok(Vec::new());
+            }
+            Ok(tx.search_lexical(&LexicalQuery {
                 owner: req.owner.clone(),
-                text: req.query.clone(),
+                text: text.to_string(),
                 filters: req.filters.clone(),
                 limit: pool_size,
-            })?;
-            for (i, h) in hits.into_iter().filter(keep).enumerate() {
-                let score = Some(h.score);
-                pool.add(h, path(PathKind::Lexical, i, score, None));
-            }
-        }
-        if let Some((model, vector)) = &embedded {
-            let hits = tx.search_vector(&VectorQuery {
+            })?)
+        };
+        let mut lexical_hits = lexical(&mut *tx, &req.query)?;
+        let vector_hits = match &embedded {
+            Some((model, vector)) => tx.search_vector(&VectorQuery {
                 owner: req.owner.clone(),
                 model: model.clone(),
                 vector: vector.clone(),
                 filters: req.filters.clone(),
                 limit: pool_size,
-            })?;
-            for (i, h) in hits.into_iter().filter(keep).enumerate() {
-                let score = Some(h.score);
-                pool.add(h, path(PathKind::Vector, i, score, None));
+            })?,
+            None => Vec::new(),
+        };
+        // A speaker's name in the question says whose turns to favour (the
+        // boost below); as a search word it mostly finds the other side
+        // greeting them ("Hey Caroline!"), so BM25 runs without it.
+        let named = if req.paths.speaker_boost {
+            named_speakers(&req.query, lexical_hits.iter().chain(&vector_hits))
+        } else {
+            Vec::new()
+        };
+        if !named.is_empty() {
+            let name_words: HashSet<String> = named.iter().flat_map(|n| words(n)).collect();
+            let rest: Vec<String> = words(&req.query)
+                .into_iter()
+                .filter(|w| !name_words.contains(w))
+                .collect();
+            if !rest.is_empty() {
+                lexical_hits = lexical(&mut *tx, &rest.join(" "))?;
             }
+        }
+        if req.paths.dated {
+            let dates = dates::mentioned_dates(&req.query);
+            for date in dates.iter().take(2) {
+                // A day before to two days after: event times carry their
+                // speaker's offset, and "on 3 June" may be told the day after.
+                let day = 86_400_000;
+                let from = Timestamp::from_unix_millis(date.unix_millis() - day);
+                let to = Timestamp::from_unix_millis(date.unix_millis() + 2 * day);
+                let mut filters = req.filters.clone();
+                filters.time_from = max_time(filters.time_from, from);
+                filters.time_to = min_time(filters.time_to, to);
+                let lexical_around = tx.search_lexical(&LexicalQuery {
+                    owner: req.owner.clone(),
+                    text: req.query.clone(),
+                    filters: filters.clone(),
+                    limit: 20,
+                })?;
+                let vector_around = match &embedded {
+                    Some((model, vector)) => tx.search_vector(&VectorQuery {
+                        owner: req.owner.clone(),
+                        model: model.clone(),
+                        vector: vector.clone(),
+                        filters,
+                        limit: 20,
+                    })?,
+                    None => Vec::new(),
+                };
+                // Each list keeps its own order; a hit in both keeps its
+                // better rank.
+                for list in [lexical_around, vector_around] {
+                    for (r, h) in list.into_iter().filter(keep).enumerate() {
+                        let via = Some(format!("date {}", date.short()));
+                        pool.add(h, path(PathKind::Dated, r, None, via));
+                    }
+                }
+            }
+        }
+        for (i, h) in lexical_hits.into_iter().filter(keep).enumerate() {
+            let score = Some(h.score);
+            pool.add(h, path(PathKind::Lexical, i, score, None));
+        }
+        for (i, h) in vector_hits.into_iter().filter(keep).enumerate() {
+            let score = Some(h.score);
+            pool.add(h, path(PathKind::Vector, i, score, None));
         }
         if req.paths.graph {
             graph_candidates(&mut *tx, req, &mut pool)?;
@@ -313,6 +379,7 @@ impl Memory {
                     event_id: c.hit.event_id,
                     session: c.hit.session_id.clone(),
                     score: c.trace.rrf,
+                    asks: c.hit.content.contains('?'),
                 })
                 .collect();
             neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
@@ -320,8 +387,8 @@ impl Memory {
         if req.paths.recency && asks_about_recent(&req.query) {
             recency_candidates(&mut *tx, req, &mut pool)?;
         }
-        if req.paths.speaker_boost {
-            boost_named_speakers(&req.query, &mut pool);
+        if !named.is_empty() {
+            boost_named_speakers(&named, &mut pool);
         }
         drop(tx);
 
@@ -494,6 +561,28 @@ impl Memory {
     }
 }
 
+fn max_time(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if a.unix_millis() >= b.unix_millis() {
+            a
+        } else {
+            b
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+fn min_time(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if a.unix_millis() <= b.unix_millis() {
+            a
+        } else {
+            b
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
 }
@@ -639,6 +728,8 @@ struct Source {
     session: Option<SessionId>,
     /// Its fused score before boosts.
     score: f64,
+    /// Whether it asks something (its next turn likely answers).
+    asks: bool,
 }
 
 /// The turns before and after each source hit in its session.
@@ -667,8 +758,11 @@ fn neighbour_candidates(
         let Some(at) = events.iter().position(|e| e.event.id == *event_id) else {
             continue;
         };
-        let around = [at.checked_sub(1), Some(at + 1)];
-        for j in around.into_iter().flatten() {
+        // The turn after a question is likely its answer.
+        let after = if source.asks { ANSWER_SHARE } else { 1.0 };
+        let around = [(at.checked_sub(1), 1.0), (Some(at + 1), after)];
+        for (j, share) in around {
+            let Some(j) = j else { continue };
             let Some(e) = events.get(j) else { continue };
             let note_id = ids::note_node_id(e.event.id);
             let Some(note) = tx.get_node(note_id)? else {
@@ -686,7 +780,7 @@ fn neighbour_candidates(
                 path(
                     PathKind::Neighbour,
                     i,
-                    Some(source.score),
+                    Some(source.score * share),
                     Some(format!("node {node_id}")),
                 ),
             );
@@ -727,23 +821,34 @@ fn recency_candidates(
     Ok(())
 }
 
-/// Boosts turns by a speaker the query names.
-fn boost_named_speakers(query: &str, pool: &mut Pool) {
+/// The speakers among `hits` whom the query names: by full name, or by
+/// first name alone ("Caroline" for "Caroline Reyes").
+fn named_speakers<'a>(query: &str, hits: impl Iterator<Item = &'a LexicalHit>) -> Vec<String> {
     let query_words = words(query);
-    let mut named: HashMap<String, bool> = HashMap::new();
+    let mut seen = HashSet::new();
+    let mut named = Vec::new();
+    for h in hits {
+        let Some(speaker) = &h.speaker else { continue };
+        if !seen.insert(speaker.clone()) {
+            continue;
+        }
+        let first = words(speaker).into_iter().next();
+        if names(&query_words, speaker)
+            || first.is_some_and(|f| f.len() >= 3 && query_words.contains(&f))
+        {
+            named.push(speaker.clone());
+        }
+    }
+    named
+}
+
+/// Boosts turns by the named speakers.
+fn boost_named_speakers(named: &[String], pool: &mut Pool) {
     for c in pool.by_id.values_mut() {
-        let Some(speaker) = c.hit.speaker.clone() else {
+        let Some(speaker) = &c.hit.speaker else {
             continue;
         };
-        let is_named = *named.entry(speaker.clone()).or_insert_with(|| {
-            // The full name, or the first name alone ("Caroline" for
-            // "Caroline Reyes").
-            names(&query_words, &speaker)
-                || words(&speaker)
-                    .first()
-                    .is_some_and(|first| first.len() >= 3 && query_words.contains(first))
-        });
-        if is_named && c.hit.role != Some(Role::System) {
+        if named.contains(speaker) && c.hit.role != Some(Role::System) {
             c.trace.add_boost(Boost {
                 name: "named_speaker".into(),
                 factor: NAMED_SPEAKER_BOOST,
