@@ -383,6 +383,29 @@ pub enum ListShow {
 /// Benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// store() throughput and retrieve() latency (query embedding included)
+    /// at 10k and 100k generated memories.
+    Latency {
+        /// Pack sizes (memories), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+        notes: Vec<usize>,
+        /// Single store() calls timed per size.
+        #[arg(long, default_value_t = 200)]
+        single: usize,
+        /// Retrievals timed per size.
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        /// Embedding model: minilm (default), none, openai, hashing-N.
+        #[arg(long, default_value = "minilm")]
+        embeddings: String,
+        /// Where to build the packs (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Keep corpus embeddings in this file between runs (queries are
+        /// always embedded live).
+        #[arg(long)]
+        embedding_cache: Option<PathBuf>,
+    },
     /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
     Recall {
         /// locomo or longmemeval.

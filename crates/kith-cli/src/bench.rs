@@ -38,6 +38,27 @@ struct IngestFigures {
 }
 
 pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
+    if let BenchCommand::Latency {
+        notes,
+        single,
+        queries,
+        embeddings,
+        dir,
+        embedding_cache,
+    } = which
+    {
+        return crate::bench_latency::run(
+            &crate::bench_latency::LatencyOptions {
+                sizes: notes,
+                single: *single,
+                queries: *queries,
+                embeddings,
+                dir: dir.as_deref(),
+                embedding_cache: embedding_cache.as_deref(),
+            },
+            json,
+        );
+    }
     if let BenchCommand::Recall {
         dataset,
         data,

@@ -53,10 +53,12 @@ pub struct RecallOptions<'a> {
     pub misses: Option<&'a Path>,
 }
 
-/// Embeds each distinct text once.
-struct CachedEmbedder {
-    inner: Arc<dyn Embedder>,
-    cache: Mutex<HashMap<String, Vec<f32>>>,
+/// Embeds each distinct text once (and, once `bypass` is set, passes every
+/// call straight to the model, so timed queries pay for their embedding).
+pub struct CachedEmbedder {
+    pub inner: Arc<dyn Embedder>,
+    pub cache: Mutex<HashMap<String, Vec<f32>>>,
+    pub bypass: std::sync::atomic::AtomicBool,
 }
 
 impl Embedder for CachedEmbedder {
@@ -67,6 +69,9 @@ impl Embedder for CachedEmbedder {
         self.inner.dimension()
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, kith::embed::EmbedError> {
+        if self.bypass.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.inner.embed(texts);
+        }
         let missing: Vec<&str> = {
             let cache = self.cache.lock().expect("cache lock");
             let mut seen = HashSet::new();
@@ -92,7 +97,7 @@ impl CachedEmbedder {
     /// Reads a cache file: per entry a u32 text length, the UTF-8 text, then
     /// `dimension` little-endian f32s. The file starts with the model id
     /// line; another model's file is ignored.
-    fn load(&self, path: &Path) -> Result<()> {
+    pub fn load(&self, path: &Path) -> Result<()> {
         let Ok(bytes) = std::fs::read(path) else {
             return Ok(());
         };
@@ -118,7 +123,7 @@ impl CachedEmbedder {
         Ok(())
     }
 
-    fn save(&self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: &Path) -> Result<()> {
         let cache = self.cache.lock().expect("cache lock");
         let mut out = format!("{}\n", self.model_id()).into_bytes();
         for (text, v) in cache.iter() {
@@ -270,6 +275,7 @@ pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
         Arc::new(CachedEmbedder {
             inner,
             cache: Mutex::new(HashMap::new()),
+            bypass: Default::default(),
         })
     });
     if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {

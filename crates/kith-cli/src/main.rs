@@ -5,6 +5,7 @@
 
 mod args;
 mod bench;
+mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;

@@ -1,0 +1,323 @@
+//! `kith bench latency`: store() throughput and retrieve() latency at pack
+//! sizes of 10k and 100k memories, with the query's embedding included.
+//!
+//! Text is generated English: people, activities, places, times, feelings
+//! and details combined by a seeded generator, so that no two messages are
+//! equal and queries ask about things that were said. Each size gets a fresh
+//! pack with the chosen embedder. The first `single` messages go through
+//! one `store()` call each (one durable transaction, embedding included);
+//! the rest through `store_batch` of 500. Then `queries` retrievals run as
+//! an agent would call them (budget 1,024 tokens, receipt journaled), after
+//! 20 warm-up calls; corpus embeddings may come from `--embedding-cache`, the
+//! queries' never do.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use kith::embedding::EmbeddingSpec;
+use kith::{Embedder, EventInput, Memory, RetrieveRequest};
+use serde::Serialize;
+
+use crate::bench_recall::CachedEmbedder;
+use crate::retrieve::bar;
+
+const PEOPLE: &[&str] = &[
+    "Maya", "Jordan", "Sam", "Priya", "Tomás", "Aiko", "Lena", "Omar", "Grace", "Felix", "Nadia",
+    "Kwame", "Sofia", "Hugo", "Mei", "Ravi", "Clara", "Diego", "Ines", "Yusuf",
+];
+const ACTIVITIES: &[&str] = &[
+    "went hiking",
+    "started a pottery class",
+    "adopted a rescue dog",
+    "ran a half marathon",
+    "painted a sunset",
+    "baked sourdough bread",
+    "visited my grandmother",
+    "moved apartments",
+    "signed up for a cooking course",
+    "fixed the old bicycle",
+    "planted tomatoes",
+    "joined a book club",
+    "learned to play the violin",
+    "went to a jazz concert",
+    "finished the quarterly report",
+    "interviewed for a new job",
+    "volunteered at the shelter",
+    "booked flights",
+    "tried rock climbing",
+    "organised a birthday party",
+    "started therapy",
+    "wrote a short story",
+    "bought a second-hand camera",
+    "went camping by the lake",
+    "took the kids to the museum",
+    "renovated the kitchen",
+    "practised yoga",
+    "watched the meteor shower",
+    "cooked a vegetarian curry",
+    "repaired the roof",
+];
+const PLACES: &[&str] = &[
+    "in Lisbon",
+    "near the river",
+    "at the community centre",
+    "in the mountains",
+    "downtown",
+    "at my parents' house",
+    "in Berlin",
+    "at the beach",
+    "in the old town",
+    "at work",
+    "in Osaka",
+    "by the harbour",
+    "in the park",
+    "at the library",
+    "in Manchester",
+];
+const TIMES: &[&str] = &[
+    "last weekend",
+    "yesterday",
+    "on Monday",
+    "last month",
+    "this morning",
+    "two weeks ago",
+    "on Friday night",
+    "over the holidays",
+    "last summer",
+    "earlier today",
+];
+const FEELINGS: &[&str] = &[
+    "and it was wonderful",
+    "and I'm still tired",
+    "which felt like a fresh start",
+    "and honestly it was harder than I expected",
+    "and I want to do it again soon",
+    "which made me really proud",
+    "and it rained the whole time",
+    "with a few friends",
+    "and I learned a lot",
+    "and it cost more than I planned",
+];
+const DETAILS: &[&str] = &[
+    "The best part was the food.",
+    "I took a lot of photos.",
+    "My knee hurts a bit now.",
+    "Next time I'll bring a map.",
+    "We met a couple who knew my sister.",
+    "I think it changed how I see things.",
+    "It reminded me of my childhood.",
+    "I'm planning to write about it.",
+    "Everyone was so welcoming.",
+    "",
+];
+
+/// A seeded generator of English-like turns and questions about them.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
+        list[(self.next() % list.len() as u64) as usize]
+    }
+
+    /// Message `i` (the index keeps every message distinct).
+    fn message(&mut self, i: usize) -> (String, String) {
+        let who = self.pick(PEOPLE).to_string();
+        let text = format!(
+            "{} I {} {} {} {} {} (note {i})",
+            self.pick(&["So,", "Guess what:", "Quick update:", "Honestly,", "Well,"]),
+            self.pick(ACTIVITIES),
+            self.pick(PLACES),
+            self.pick(TIMES),
+            self.pick(FEELINGS),
+            self.pick(DETAILS),
+        );
+        (who, text)
+    }
+
+    fn question(&mut self) -> String {
+        let person = self.pick(PEOPLE);
+        let activity = self.pick(ACTIVITIES);
+        match self.next() % 3 {
+            0 => format!("When did {person} say they {activity}?"),
+            1 => format!("Who {activity} {}?", self.pick(PLACES)),
+            _ => format!("What happened after {person} {activity}?"),
+        }
+    }
+}
+
+/// Figures for one size.
+#[derive(Debug, Serialize)]
+struct Figures {
+    memories: usize,
+    embedding_model: String,
+    single_calls: usize,
+    store_single_per_sec: f64,
+    store_batched_per_sec: f64,
+    queries: usize,
+    retrieve_p50_ms: f64,
+    retrieve_p95_ms: f64,
+    retrieve_p99_ms: f64,
+    mean_embed_ms: f64,
+    mean_search_ms: f64,
+    mean_pack_ms: f64,
+    mean_record_ms: f64,
+}
+
+/// Options.
+pub struct LatencyOptions<'a> {
+    /// Pack sizes.
+    pub sizes: &'a [usize],
+    /// Single store() calls per size.
+    pub single: usize,
+    /// Retrievals per size.
+    pub queries: usize,
+    /// The embedding model.
+    pub embeddings: &'a str,
+    /// Where packs go (default: a temporary directory).
+    pub dir: Option<&'a Path>,
+    /// A file keeping corpus embeddings between runs.
+    pub embedding_cache: Option<&'a Path>,
+}
+
+/// Runs the benchmark.
+pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
+    let cached = EmbeddingSpec::parse(o.embeddings)?.load()?.map(|inner| {
+        Arc::new(CachedEmbedder {
+            inner,
+            cache: Mutex::new(HashMap::new()),
+            bypass: Default::default(),
+        })
+    });
+    if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
+        c.load(path)?;
+    }
+    let tmp;
+    let root: PathBuf = match o.dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let mut all = Vec::new();
+    for &n in o.sizes {
+        let f = run_size(
+            &root.join(format!("latency-{n}.kith")),
+            n,
+            o,
+            cached.clone(),
+        )?;
+        if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
+            c.save(path)?;
+        }
+        if !json {
+            println!(
+                "{:>7} memories ({}): store {:.0}/s single, {:.0}/s batched; retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (mean: embed {:.2}, search {:.2}, pack {:.2}, receipt {:.2})",
+                f.memories, f.embedding_model, f.store_single_per_sec, f.store_batched_per_sec,
+                f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms,
+                f.mean_embed_ms, f.mean_search_ms, f.mean_pack_ms, f.mean_record_ms
+            );
+        }
+        all.push(f);
+    }
+    if json {
+        crate::render::json(&all)?;
+    }
+    Ok(())
+}
+
+fn run_size(
+    dir: &Path,
+    n: usize,
+    o: &LatencyOptions<'_>,
+    cached: Option<Arc<CachedEmbedder>>,
+) -> Result<Figures> {
+    let _ = std::fs::remove_dir_all(dir);
+    let memory = match &cached {
+        Some(c) => Memory::init_with_embedder(dir, c.clone() as Arc<dyn Embedder>)?,
+        None => Memory::init(dir)?,
+    };
+    if let Some(c) = &cached {
+        c.bypass.store(false, Ordering::Relaxed);
+    }
+    let mut gen = Gen(0x2545_F491_4F6C_DD1D ^ n as u64);
+    let input = |gen: &mut Gen, i: usize| {
+        let (who, text) = gen.message(i);
+        EventInput {
+            owner_id: Some("bench".into()),
+            session_id: Some(format!("s{}", i / 20)),
+            speaker: Some(who),
+            source_id: Some(format!("m{i}")),
+            ..EventInput::new("user", &text)
+        }
+    };
+    let progress = bar(n as u64, &format!("memories stored ({n})"));
+    let single = o.single.min(n);
+    let started = Instant::now();
+    for i in 0..single {
+        memory.store(input(&mut gen, i))?;
+        progress.inc(1);
+    }
+    let single_secs = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let mut i = single;
+    while i < n {
+        let end = (i + 500).min(n);
+        let batch: Vec<EventInput> = (i..end).map(|j| input(&mut gen, j)).collect();
+        memory.store_batch(batch)?;
+        progress.inc((end - i) as u64);
+        i = end;
+    }
+    let batched_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    if let Some(c) = &cached {
+        c.bypass.store(true, Ordering::Relaxed);
+    }
+    let mut times = Vec::with_capacity(o.queries);
+    let mut stages = [0f64; 4];
+    for q in 0..(o.queries + 20) {
+        let req = RetrieveRequest::new("bench", &gen.question())?;
+        let started = Instant::now();
+        let r = memory.retrieve(&req)?;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if q >= 20 {
+            times.push(ms);
+            stages[0] += r.timings.embed_ms;
+            stages[1] += r.timings.search_ms;
+            stages[2] += r.timings.pack_ms;
+            stages[3] += r.timings.record_ms;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
+    let qn = o.queries.max(1) as f64;
+    Ok(Figures {
+        memories: n,
+        embedding_model: memory
+            .embedder()
+            .map(|e| e.model_id().to_string())
+            .unwrap_or_else(|| "none".into()),
+        single_calls: single,
+        store_single_per_sec: single as f64 / single_secs.max(1e-9),
+        store_batched_per_sec: (n - single) as f64 / batched_secs.max(1e-9),
+        queries: o.queries,
+        retrieve_p50_ms: pct(0.50),
+        retrieve_p95_ms: pct(0.95),
+        retrieve_p99_ms: pct(0.99),
+        mean_embed_ms: stages[0] / qn,
+        mean_search_ms: stages[1] / qn,
+        mean_pack_ms: stages[2] / qn,
+        mean_record_ms: stages[3] / qn,
+    })
+}
