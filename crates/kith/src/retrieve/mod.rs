@@ -292,7 +292,6 @@ impl Memory {
                 limit: pool_size,
             })?)
         };
-        let mut lexical_hits = lexical(&mut *tx, &req.query)?;
         let vector_hits = match &embedded {
             Some((model, vector)) => tx.search_vector(&VectorQuery {
                 owner: req.owner.clone(),
@@ -305,22 +304,34 @@ impl Memory {
         };
         // A speaker's name in the question says whose turns to favour (the
         // boost below); as a search word it mostly finds the other side
-        // greeting them ("Hey Caroline!"), so BM25 runs without it.
-        let named = if req.paths.speaker_boost {
-            named_speakers(&req.query, lexical_hits.iter().chain(&vector_hits))
-        } else {
+        // greeting them ("Hey Caroline!"), so BM25 runs without it. The
+        // speakers come from the vector hits (a second BM25 query costs
+        // more), or from a first BM25 pass when there are none.
+        let mut first_pass = None;
+        let named = if !req.paths.speaker_boost {
             Vec::new()
+        } else if vector_hits.is_empty() {
+            let hits = lexical(&mut *tx, &req.query)?;
+            let named = named_speakers(&req.query, hits.iter());
+            first_pass = Some(hits);
+            named
+        } else {
+            named_speakers(&req.query, vector_hits.iter())
         };
-        if !named.is_empty() {
-            let name_words: HashSet<String> = named.iter().flat_map(|n| words(n)).collect();
-            let rest: Vec<String> = words(&req.query)
-                .into_iter()
-                .filter(|w| !name_words.contains(w))
-                .collect();
-            if !rest.is_empty() {
-                lexical_hits = lexical(&mut *tx, &rest.join(" "))?;
-            }
-        }
+        let name_words: HashSet<String> = named.iter().flat_map(|n| words(n)).collect();
+        let rest: Vec<String> = words(&req.query)
+            .into_iter()
+            .filter(|w| !name_words.contains(w))
+            .collect();
+        let lexical_text = if named.is_empty() || rest.is_empty() {
+            req.query.clone()
+        } else {
+            rest.join(" ")
+        };
+        let lexical_hits = match first_pass {
+            Some(hits) if named.is_empty() => hits,
+            _ => lexical(&mut *tx, &lexical_text)?,
+        };
         if req.paths.dated {
             let dates = dates::mentioned_dates(&req.query);
             for date in dates.iter().take(2) {
@@ -334,7 +345,7 @@ impl Memory {
                 filters.time_to = min_time(filters.time_to, to);
                 let lexical_around = tx.search_lexical(&LexicalQuery {
                     owner: req.owner.clone(),
-                    text: req.query.clone(),
+                    text: lexical_text.clone(),
                     filters: filters.clone(),
                     limit: 20,
                 })?;
