@@ -56,7 +56,8 @@ impl Memory {
                 }
                 // Organizer records seal their record with its own SHA-256
                 // (merges, proposals, decisions, undos).
-                if let (Some(record), Some(sha)) = (op.payload.get("record"), op.payload.get("sha256"))
+                if let (Some(record), Some(sha)) =
+                    (op.payload.get("record"), op.payload.get("sha256"))
                 {
                     if sha.as_str() != Some(canon::checksum(record).as_str()) {
                         report.problems.push(format!(

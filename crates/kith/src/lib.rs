@@ -43,8 +43,8 @@ pub use ingest::{
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 pub use kith_core::{
-    Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind, OwnerId,
-    Role, ScopeId, SessionId, Timestamp, ValidationError,
+    Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,
+    OwnerId, Role, ScopeId, SessionId, Timestamp, ValidationError,
 };
 pub use kith_embed::{self as embed, Embedder};
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.

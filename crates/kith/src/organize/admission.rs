@@ -225,7 +225,10 @@ pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
         return Err(Refusal::new("same_node", "a node cannot merge with itself"));
     }
     if a.owner_id != b.owner_id {
-        return Err(Refusal::new("different_owner", "the nodes have different owners"));
+        return Err(Refusal::new(
+            "different_owner",
+            "the nodes have different owners",
+        ));
     }
     if a.scope != b.scope {
         return Err(Refusal::new(
@@ -310,7 +313,10 @@ pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
         }
     }
     if canonical(&a.metadata) != canonical(&b.metadata) {
-        let which = match (metadata_field(a, "entity_type"), metadata_field(b, "entity_type")) {
+        let which = match (
+            metadata_field(a, "entity_type"),
+            metadata_field(b, "entity_type"),
+        ) {
             (x, y) if x != y => "entity type".to_string(),
             _ => {
                 let keys = ["subject", "predicate"];
@@ -395,7 +401,10 @@ pub fn duplicate_canonical<'a>(a: &'a Node, b: &'a Node) -> (&'a Node, &'a Node)
 /// The node an alias merge keeps: the longer name, then what
 /// [`duplicate_canonical`] prefers. Returns `(keep, retire)`.
 pub fn alias_canonical<'a>(a: &'a Node, b: &'a Node) -> (&'a Node, &'a Node) {
-    let (la, lb) = (a.content.trim().chars().count(), b.content.trim().chars().count());
+    let (la, lb) = (
+        a.content.trim().chars().count(),
+        b.content.trim().chars().count(),
+    );
     match la.cmp(&lb) {
         std::cmp::Ordering::Greater => (a, b),
         std::cmp::Ordering::Less => (b, a),
@@ -409,12 +418,24 @@ mod tests {
 
     #[test]
     fn names_match_by_abbreviation_case_and_normalised_form() {
-        assert_eq!(name_match("JS", "JavaScript"), Some(NameMatch::Abbreviation));
-        assert_eq!(name_match("ECMAScript", "js"), Some(NameMatch::Abbreviation));
-        assert_eq!(name_match("pg", "PostgreSQL"), Some(NameMatch::Abbreviation));
+        assert_eq!(
+            name_match("JS", "JavaScript"),
+            Some(NameMatch::Abbreviation)
+        );
+        assert_eq!(
+            name_match("ECMAScript", "js"),
+            Some(NameMatch::Abbreviation)
+        );
+        assert_eq!(
+            name_match("pg", "PostgreSQL"),
+            Some(NameMatch::Abbreviation)
+        );
         assert_eq!(name_match("Aster ", "aster"), Some(NameMatch::CaseVariant));
         assert_eq!(name_match("CI/CD", "CICD"), Some(NameMatch::Abbreviation));
-        assert_eq!(name_match("Open-AI", "OpenAI"), Some(NameMatch::NormalisedName));
+        assert_eq!(
+            name_match("Open-AI", "OpenAI"),
+            Some(NameMatch::NormalisedName)
+        );
         assert_eq!(name_match("SR-2023-052", "SR-2023-053"), None);
         assert_eq!(name_match("Amendment 16", "Amendment 17"), None);
         assert_eq!(name_match("Alice", "Alicia"), None);

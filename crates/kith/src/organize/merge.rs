@@ -107,7 +107,10 @@ pub(crate) fn publish_merge(
     if !retired.lifecycle.can_become(Lifecycle::Superseded) {
         return refused(
             "inactive",
-            format!("node {} is {} and cannot be superseded", retired.id, retired.lifecycle),
+            format!(
+                "node {} is {} and cannot be superseded",
+                retired.id, retired.lifecycle
+            ),
         );
     }
 
@@ -179,7 +182,13 @@ pub(crate) fn publish_merge(
         match tx.get_edge(c.id)? {
             None => {}
             Some(existing) if &existing == c => recognised.push(c.id),
-            Some(_) => return Err(OrganizerError::CopyConflict { op: op_id, edge: c.id }.into()),
+            Some(_) => {
+                return Err(OrganizerError::CopyConflict {
+                    op: op_id,
+                    edge: c.id,
+                }
+                .into())
+            }
         }
     }
     let supersedes_exists = match tx.get_edge(supersedes.id)? {

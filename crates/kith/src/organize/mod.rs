@@ -88,7 +88,9 @@ pub enum OrganizerError {
         reason: String,
     },
     /// An edge with a copy's deterministic id exists with other values.
-    #[error("merge {op} aborted: edge {edge} exists with other values than the copy it would publish")]
+    #[error(
+        "merge {op} aborted: edge {edge} exists with other values than the copy it would publish"
+    )]
     CopyConflict {
         /// The merge.
         op: Uuid,
@@ -421,8 +423,8 @@ pub(crate) fn as_read_back(value: Value) -> Result<Value, Error> {
 
 /// A node as its journal snapshot.
 pub(crate) fn snapshot(node: &Node) -> Result<Value, Error> {
-    let value = serde_json::to_value(node)
-        .map_err(|e| Error::Request(format!("node {}: {e}", node.id)))?;
+    let value =
+        serde_json::to_value(node).map_err(|e| Error::Request(format!("node {}: {e}", node.id)))?;
     as_read_back(value)
 }
 
@@ -592,8 +594,7 @@ fn vector_pairs(
             limit: VECTOR_NEIGHBOURS,
         })?;
         for hit in hits {
-            if hit.node_id != node.id && hit.score >= threshold && allowed.contains(&hit.node_id)
-            {
+            if hit.node_id != node.id && hit.score >= threshold && allowed.contains(&hit.node_id) {
                 pairs.add(node.id, hit.node_id, Some(hit.score), false);
             }
         }

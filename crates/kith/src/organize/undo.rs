@@ -48,11 +48,7 @@ fn refused(op: Uuid, reason: impl Into<String>) -> Error {
 
 fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
     v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str()?.parse().ok())
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|x| x.as_str()?.parse().ok()).collect())
         .unwrap_or_default()
 }
 
