@@ -8,6 +8,7 @@ mod bench;
 mod bench_recall;
 mod cmd;
 mod demo;
+mod organize;
 mod render;
 mod retrieve;
 
