@@ -121,6 +121,42 @@ pub enum Command {
     },
     /// Verify every event checksum and the pack's integrity (exit 1 on damage).
     Doctor,
+    /// Merge exact duplicates and known aliases; propose semantic aliases.
+    Organize {
+        /// Comma-separated jobs: deduplicate, alias_resolve.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "deduplicate,alias_resolve"
+        )]
+        jobs: Vec<String>,
+        /// Candidate pairs examined per job at most (0: the default, 1000).
+        #[arg(long, default_value_t = 0)]
+        budget: usize,
+    },
+    /// The alias-proposal inbox.
+    Aliases {
+        /// list or review.
+        #[command(subcommand)]
+        action: AliasesAction,
+    },
+    /// Reverse an organizer merge or an accepted alias from its journal record.
+    Undo {
+        /// The journal record's id.
+        op: String,
+    },
+    /// List journal records, oldest first.
+    Journal {
+        /// Only this kind (ORGANIZER_MERGED, ALIAS_PROPOSED, UNDO, …).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only records about this node.
+        #[arg(long)]
+        node: Option<String>,
+        /// At most this many (0: all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+    },
     /// Write events as JSONL that `import` turns back into an identical log.
     Export {
         /// Output file (default stdout).
@@ -461,5 +497,30 @@ pub enum BenchCommand {
         /// questions are the queries). Default: synthetic text.
         #[arg(long)]
         data: Option<PathBuf>,
+    },
+}
+
+/// `aliases` actions.
+#[derive(Debug, Subcommand)]
+pub enum AliasesAction {
+    /// Every alias proposal with its status.
+    List,
+    /// Decide one proposal: accept publishes a verified alias edge, reject
+    /// (with a reason) makes sure the pair is never proposed again.
+    Review {
+        /// The proposal's journal record id.
+        op: String,
+        /// The two entities are the same.
+        #[arg(long, conflicts_with = "reject", required_unless_present = "reject")]
+        accept: bool,
+        /// They are not.
+        #[arg(long)]
+        reject: bool,
+        /// Why (required to reject).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Who decided (recorded with the decision).
+        #[arg(long)]
+        reviewer: Option<String>,
     },
 }

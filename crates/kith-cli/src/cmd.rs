@@ -45,6 +45,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
+        Command::Organize { ref jobs, budget } => crate::organize::organize(&cli, jobs, budget)?,
+        Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
+        Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
+        Command::Journal {
+            ref kind,
+            ref node,
+            limit,
+        } => crate::organize::journal(&cli, kind.as_deref(), node.as_deref(), limit)?,
         Command::Retrieve(ref a) => crate::retrieve::retrieve(&cli, a)?,
         Command::Retrievals { ref action } => crate::retrieve::retrievals(&cli, action)?,
         Command::Rebuild {
@@ -423,7 +431,7 @@ fn process(
     Ok(report)
 }
 
-fn parse_id(text: &str) -> Result<Uuid> {
+pub fn parse_id(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).with_context(|| format!("{text:?} is not a UUID"))
 }
 

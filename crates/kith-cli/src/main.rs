@@ -9,6 +9,7 @@ mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;
+mod organize;
 mod render;
 mod retrieve;
 

@@ -104,6 +104,15 @@ pub trait Tx {
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
 
+    /// One edge by id.
+    fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError>;
+
+    /// Removes one edge by id (the organizer's undo takes back the edges a
+    /// merge or an accepted alias published). Fails with
+    /// [`StoreErrorKind::NotFound`] if it does not exist, so a caller that
+    /// expected it learns that something else removed it.
+    fn delete_edge(&mut self, id: Uuid) -> Result<(), StoreError>;
+
     /// Appends a journal record. Fails with [`StoreErrorKind::Conflict`] if
     /// its id exists.
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError>;

@@ -1659,3 +1659,71 @@ fn subject_claims_filter_by_predicate_and_lifecycle(store: &dyn Store) {
             .is_empty());
     });
 }
+
+store_test!(get_edge_finds_one_edge_by_id);
+/// `get_edge` returns the stored edge unchanged, and nothing for an unknown
+/// id (the organizer recognises earlier copies by their deterministic ids).
+fn get_edge_finds_one_edge_by_id(store: &dyn Store) {
+    let e = event(input("alice", "m1", "Maya works at Acme"));
+    let maya = derived(&e, NodeType::Entity, Lifecycle::Stable, "Maya");
+    let acme = derived(&e, NodeType::Entity, Lifecycle::Stable, "Acme");
+    let full = kith_core::Edge {
+        confidence: 0.8125,
+        valid_to: Some(ts("2025-05-08T00:00:00.25-03:00")),
+        provenance_event_id: Some(e.id),
+        metadata: Some(json!({"relation": "alias", "identity_verified": false})),
+        ..edge(&maya, &acme, EdgeType::RelatesTo)
+    };
+    write(store, |tx| {
+        tx.insert_event(&e).unwrap();
+        tx.insert_node(&maya).unwrap();
+        tx.insert_node(&acme).unwrap();
+        tx.insert_edge(&full).unwrap();
+    });
+    read(store, |tx| {
+        assert_same(&tx.get_edge(full.id).unwrap(), &Some(full.clone()));
+        assert_eq!(tx.get_edge(Uuid::new_v4()).unwrap(), None);
+    });
+}
+
+store_test!(delete_edge_removes_one_edge_and_rolls_back);
+/// `delete_edge` removes exactly the edge named, reports a missing one as
+/// NotFound, is refused in a read transaction, and a dropped transaction
+/// keeps the edge.
+fn delete_edge_removes_one_edge_and_rolls_back(store: &dyn Store) {
+    let e = event(input("alice", "m1", "Maya works at Acme"));
+    let maya = derived(&e, NodeType::Entity, Lifecycle::Stable, "Maya");
+    let acme = derived(&e, NodeType::Entity, Lifecycle::Stable, "Acme");
+    let a = edge(&maya, &acme, EdgeType::RelatesTo);
+    let b = edge(&acme, &maya, EdgeType::Mentions);
+    write(store, |tx| {
+        tx.insert_event(&e).unwrap();
+        tx.insert_node(&maya).unwrap();
+        tx.insert_node(&acme).unwrap();
+        tx.insert_edge(&a).unwrap();
+        tx.insert_edge(&b).unwrap();
+    });
+    // Refused in a read transaction.
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.delete_edge(a.id).is_err());
+    drop(tx);
+    // Dropped without commit: still there.
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    tx.delete_edge(a.id).unwrap();
+    assert_eq!(tx.get_edge(a.id).unwrap(), None);
+    drop(tx);
+    read(store, |tx| assert!(tx.get_edge(a.id).unwrap().is_some()));
+    write(store, |tx| {
+        tx.delete_edge(a.id).unwrap();
+        let err = tx.delete_edge(a.id).unwrap_err();
+        assert_eq!(err.kind(), StoreErrorKind::NotFound, "{err}");
+    });
+    read(store, |tx| {
+        assert_eq!(tx.get_edge(a.id).unwrap(), None);
+        assert_same(&tx.edges_of(maya.id).unwrap(), &vec![b.clone()]);
+        assert_eq!(tx.stats(None).unwrap().edges, 1);
+    });
+    // The id can be written again (undo, then the same merge again).
+    write(store, |tx| tx.insert_edge(&a).unwrap());
+    read(store, |tx| assert!(tx.get_edge(a.id).unwrap().is_some()));
+}

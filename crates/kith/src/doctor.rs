@@ -54,6 +54,18 @@ impl Memory {
                         op.id, op.kind
                     ));
                 }
+                // Organizer records seal their record with its own SHA-256
+                // (merges, proposals, decisions, undos).
+                if let (Some(record), Some(sha)) =
+                    (op.payload.get("record"), op.payload.get("sha256"))
+                {
+                    if sha.as_str() != Some(canon::checksum(record).as_str()) {
+                        report.problems.push(format!(
+                            "journal record {} ({}): the record does not match its SHA-256",
+                            op.id, op.kind
+                        ));
+                    }
+                }
                 if op.kind == kith_core::OperationKind::DerivationPrepared
                     && Some(canon::checksum(&op.payload["plan"]).as_str())
                         != op.payload["plan_checksum"].as_str()

@@ -6,6 +6,8 @@ use kith_core::ValidationError;
 use kith_store::{StoreError, StoreErrorKind};
 use thiserror::Error as ThisError;
 
+use crate::organize::OrganizerError;
+
 /// What kind of failure an [`Error`] is, for callers that branch on it
 /// (an HTTP server maps these to status codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +101,9 @@ pub enum Error {
     /// A request kith refuses as asked (a zero budget, an unknown option).
     #[error("{0}")]
     Request(String),
+    /// The organizer refused or found a conflict (see [`OrganizerError`]).
+    #[error("{0}")]
+    Organizer(#[from] OrganizerError),
     /// Something asked for by id does not exist.
     #[error("{what} not found")]
     NotFound {
@@ -128,6 +133,13 @@ impl Error {
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Embedding(_) => ErrorKind::Unsupported,
             Error::Request(_) => ErrorKind::InvalidInput,
+            Error::Organizer(e) => match e {
+                OrganizerError::ReasonRequired | OrganizerError::NonFinite { .. } => {
+                    ErrorKind::InvalidInput
+                }
+                OrganizerError::DamagedRecord { .. } => ErrorKind::Corrupted,
+                _ => ErrorKind::Conflict,
+            },
         }
     }
 

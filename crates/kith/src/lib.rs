@@ -29,6 +29,7 @@ mod error;
 pub mod ingest;
 mod jsonl;
 mod memory;
+pub mod organize;
 mod pack;
 pub mod retrieve;
 mod search;
@@ -42,8 +43,8 @@ pub use ingest::{
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 pub use kith_core::{
-    EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
-    Timestamp, ValidationError,
+    Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,
+    OwnerId, Role, ScopeId, SessionId, Timestamp, ValidationError,
 };
 pub use kith_embed::{self as embed, Embedder};
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.
@@ -54,6 +55,10 @@ pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
+pub use organize::{
+    AliasProposal, Decision, Job, JournalQuery, OrganizeReport, OrganizeRequest, OrganizerError,
+    ProposalStatus, ReviewOutcome, UndoReport,
+};
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use search::{Provenance, SearchHit, SearchRequest};

@@ -652,6 +652,21 @@ impl Tx for PgTx<'_> {
         self.query_map(&sql, &[&node], rows::edge)
     }
 
+    fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {
+        let sql = format!("SELECT {} FROM edges WHERE id = $1", rows::EDGE_COLUMNS);
+        self.query_map(&sql, &[&id], rows::edge)
+            .map(|mut v| v.pop())
+    }
+
+    fn delete_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query("DELETE FROM edges WHERE id = $1 RETURNING seq", &[&id])?;
+        if rows.is_empty() {
+            return Err(not_found(format!("edge {id} does not exist")));
+        }
+        Ok(())
+    }
+
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
         self.writable()?;
         let rows = self.query(

@@ -583,6 +583,31 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {
+        let sql = format!("SELECT {} FROM edges WHERE id = ?1", rows::EDGE_COLUMNS);
+        query_all(
+            self.conn(),
+            &sql,
+            &[SqlValue::Text(uuid_text(id))],
+            rows::edge,
+        )
+        .map(|mut v| v.pop())
+    }
+
+    fn delete_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        let removed = self
+            .writer()?
+            .execute("DELETE FROM edges WHERE id = ?1", params![uuid_text(id)])
+            .map_err(|err| map_err(err).with_context(&format!("edge {id}")))?;
+        if removed == 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("edge {id} does not exist"),
+            ));
+        }
+        Ok(())
+    }
+
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
         self.writer()?
             .execute(

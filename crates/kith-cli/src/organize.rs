@@ -1,0 +1,192 @@
+//! `kith organize`, `kith aliases`, `kith undo` and `kith journal`: thin
+//! calls into the organizer, rendered as text or `--json`.
+
+use anyhow::{Context, Result};
+use kith::{Decision, Job, JournalQuery, OperationKind, OwnerId};
+
+use crate::args::{AliasesAction, Cli};
+use crate::cmd::{open, parse_id};
+use crate::render;
+
+/// `kith organize --jobs … [--budget N]`.
+pub fn organize(cli: &Cli, jobs: &[String], budget: usize) -> Result<()> {
+    let jobs = jobs
+        .iter()
+        .filter(|j| !j.trim().is_empty())
+        .map(|j| j.parse::<Job>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let report = memory.organize(&owner, &jobs, budget)?;
+    if cli.json {
+        return render::json(&report);
+    }
+    for job in &report.jobs {
+        println!(
+            "{}: {} candidate(s), {} merged, {} proposed, {} not applied (policy {}){}",
+            job.job.as_str(),
+            job.candidates,
+            job.merges.len(),
+            job.proposals.len(),
+            job.not_applied_total,
+            job.merge_policy,
+            if job.budget_exhausted {
+                "; budget exhausted, run again for the rest"
+            } else {
+                ""
+            }
+        );
+        for m in &job.merges {
+            println!(
+                "  merged {} into {} ({}, {}) — record {}",
+                m.retired_id,
+                m.keep_id,
+                m.kind.as_str(),
+                m.basis,
+                m.op_id
+            );
+        }
+        for p in &job.proposals {
+            println!(
+                "  proposed alias {} ~ {} (score {:.3}) — record {}",
+                p.a, p.b, p.score, p.op_id
+            );
+        }
+        for n in &job.not_applied {
+            println!(
+                "  not applied {} ~ {}: {} ({})",
+                n.a, n.b, n.reason, n.detail
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `kith aliases list|review`.
+pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    match action {
+        AliasesAction::List => {
+            let list = memory.alias_proposals(&owner)?;
+            if cli.json {
+                return render::json(&list);
+            }
+            if list.is_empty() {
+                println!("no alias proposals");
+            }
+            for p in &list {
+                println!(
+                    "{}  {:<8} {:?} ~ {:?}  score {:.3}",
+                    p.op_id,
+                    p.status.as_str(),
+                    p.a_name,
+                    p.b_name,
+                    p.score
+                );
+            }
+        }
+        AliasesAction::Review {
+            op,
+            accept,
+            reject: _,
+            reason,
+            reviewer,
+        } => {
+            let decision = if *accept {
+                Decision::Accept
+            } else {
+                Decision::Reject
+            };
+            let outcome = memory.review_alias(
+                &owner,
+                parse_id(op)?,
+                decision,
+                reason.as_deref(),
+                reviewer.as_deref(),
+            )?;
+            if cli.json {
+                return render::json(&outcome);
+            }
+            println!(
+                "{} {} — record {}{}",
+                decision,
+                op,
+                outcome.review_op_id,
+                if outcome.replayed {
+                    " (already recorded)"
+                } else {
+                    ""
+                }
+            );
+            if let Some(edge) = outcome.edge_id {
+                println!("verified alias edge {edge}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `kith undo OP`.
+pub fn undo(cli: &Cli, op: &str) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let report = memory.undo(&owner, parse_id(op)?)?;
+    if cli.json {
+        return render::json(&report);
+    }
+    println!(
+        "undid {} {} — record {}{}",
+        report.undone_kind,
+        report.undone_op_id,
+        report.undo_op_id,
+        if report.replayed {
+            " (already undone)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "restored {} node(s), removed {} edge(s)",
+        report.restored_nodes.len(),
+        report.removed_edges.len()
+    );
+    Ok(())
+}
+
+/// `kith journal [--kind K] [--node ID]`.
+pub fn journal(cli: &Cli, kind: Option<&str>, node: Option<&str>, limit: usize) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let kind = kind
+        .map(|k| {
+            k.trim()
+                .to_uppercase()
+                .parse::<OperationKind>()
+                .with_context(|| format!("--kind {k}"))
+        })
+        .transpose()?;
+    let ops = memory.journal(
+        &owner,
+        &JournalQuery {
+            kind,
+            node: node.map(parse_id).transpose()?,
+            limit,
+        },
+    )?;
+    if cli.json {
+        return render::json(&ops);
+    }
+    for op in &ops {
+        println!(
+            "{}  {}  {:<28} target {}",
+            op.created_at.to_rfc3339(),
+            op.id,
+            op.kind.as_str(),
+            op.target_id
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    Ok(())
+}

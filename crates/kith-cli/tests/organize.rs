@@ -1,0 +1,139 @@
+//! `kith organize`, `kith aliases`, `kith undo`, `kith journal` and `kith
+//! doctor` over the organizer's records, as a user runs them.
+
+mod common;
+
+use common::TestPack;
+
+fn store(t: &TestPack, node_type: &str, text: &str) {
+    t.ok(&[
+        "store",
+        "--node-type",
+        node_type,
+        "--session",
+        "s1",
+        "--event-time",
+        "2025-03-01T10:00:00+00:00",
+        text,
+    ]);
+}
+
+#[test]
+fn organize_merges_then_undo_and_journal_show_it() {
+    let t = TestPack::new();
+    store(&t, "fact", "Aurora requires approval.");
+    store(&t, "fact", "Aurora requires approval.");
+    store(&t, "fact", "Aurora requires Approval.");
+    store(&t, "entity", "JS");
+    store(&t, "entity", "JavaScript");
+
+    let out = t.ok(&["organize", "--jobs", "deduplicate,alias_resolve"]);
+    assert!(
+        out.contains("deduplicate: ") && out.contains("1 merged"),
+        "{out}"
+    );
+    assert!(
+        out.contains("policy exact_content_provenance_validity_v1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("alias_resolve: ") && out.contains("(alias, abbreviation)"),
+        "{out}"
+    );
+    assert!(out.contains("different_content"), "{out}");
+
+    let merges = t.json(&["journal", "--kind", "ORGANIZER_MERGED"]);
+    let merges = merges.as_array().unwrap();
+    assert_eq!(merges.len(), 2);
+    let first = merges[0]["id"].as_str().unwrap().to_string();
+    let kept = merges[0]["target_id"].as_str().unwrap().to_string();
+    let by_node = t.json(&["journal", "--node", &kept]);
+    assert!(by_node
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|op| op["id"] == first.as_str()));
+    assert!(t.ok(&["journal"]).contains("ORGANIZER_MERGED"));
+    assert!(t
+        .fails(&["journal", "--kind", "NOPE"])
+        .contains("--kind NOPE"));
+
+    // Nothing left to do; a second run is a no-op.
+    let again = t.json(&["organize", "--budget", "10"]);
+    assert_eq!(again["jobs"][0]["merges"].as_array().unwrap().len(), 0);
+
+    let out = t.ok(&["undo", &first]);
+    assert!(out.contains("undid ORGANIZER_MERGED"), "{out}");
+    assert!(out.contains("restored 2 node(s)"), "{out}");
+    assert!(t.ok(&["undo", &first]).contains("already undone"));
+    let undos = t.json(&["journal", "--kind", "undo"]);
+    assert_eq!(undos.as_array().unwrap().len(), 1);
+
+    // Merging again after the undo gives a new record.
+    let redo = t.json(&["organize", "--jobs", "deduplicate"]);
+    let redo_id = redo["jobs"][0]["merges"][0]["op_id"].as_str().unwrap();
+    assert_ne!(redo_id, first);
+
+    let doctor = t.ok(&["doctor"]);
+    assert!(doctor.starts_with("healthy"), "{doctor}");
+    assert!(t
+        .fails(&["organize", "--jobs", "promote_everything"])
+        .contains("unknown organizer job"));
+    assert!(t.fails(&["undo", "not-a-uuid"]).contains("is not a UUID"));
+}
+
+#[test]
+fn alias_inbox_lists_reviews_and_refuses_conflicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = TestPack {
+        pack: tmp.path().join("h.kith"),
+        tmp,
+    };
+    // Spelling-overlap vectors: two names that look alike but are not a
+    // known abbreviation or case variant only get a proposal.
+    t.ok(&["init", "--embeddings", "hashing-256"]);
+    store(&t, "entity", "Katherine Johnson of Langley Research");
+    store(&t, "entity", "Catherine Johnson of Langley Research");
+    assert!(t.ok(&["aliases", "list"]).contains("no alias proposals"));
+    let r = t.json(&["organize", "--jobs", "alias_resolve"]);
+    let proposals = r["jobs"][0]["proposals"].as_array().unwrap();
+    assert_eq!(proposals.len(), 1, "{r:#}");
+    assert_eq!(r["jobs"][0]["merges"].as_array().unwrap().len(), 0);
+    let op = proposals[0]["op_id"].as_str().unwrap().to_string();
+
+    let list = t.ok(&["aliases", "list"]);
+    assert!(list.contains(&op) && list.contains("pending"), "{list}");
+    assert!(t
+        .fails(&["aliases", "review", &op, "--reject"])
+        .contains("needs a reason"));
+    let out = t.ok(&[
+        "aliases",
+        "review",
+        &op,
+        "--accept",
+        "--reason",
+        "same person",
+    ]);
+    assert!(
+        out.contains("accepted") && out.contains("verified alias edge"),
+        "{out}"
+    );
+    let again = t.ok(&[
+        "aliases",
+        "review",
+        &op,
+        "--accept",
+        "--reason",
+        "same person",
+    ]);
+    assert!(again.contains("already recorded"), "{again}");
+    let err = t.fails(&["aliases", "review", &op, "--reject", "--reason", "no"]);
+    assert!(err.contains("already decided"), "{err}");
+    let listed = t.json(&["aliases", "list"]);
+    assert_eq!(listed[0]["status"], "accepted");
+
+    let review = listed[0]["review_op_id"].as_str().unwrap().to_string();
+    assert!(t.ok(&["undo", &review]).contains("removed 1 edge(s)"));
+    assert_eq!(t.json(&["aliases", "list"])[0]["status"], "pending");
+    assert!(t.ok(&["doctor"]).starts_with("healthy"));
+}

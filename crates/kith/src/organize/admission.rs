@@ -1,0 +1,452 @@
+//! Admission: which pairs of nodes the organizer may merge or alias-link.
+//!
+//! Pure functions over two node snapshots. The organizer runs them when it
+//! gathers candidates and again inside the transaction that would publish
+//! a merge, so a pair admitted from a stale read is never applied. Nothing
+//! a caller supplies (a label, a score) can make a pair pass: the checks
+//! read only the nodes.
+
+use kith_core::{canon, Node, NodeType};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The duplicate-merge policy this build applies (reported by `organize`).
+pub const DUPLICATE_POLICY: &str = "exact_content_provenance_validity_v1";
+
+/// The alias policy this build applies (reported by `organize`).
+pub const ALIAS_POLICY: &str = "alias_names_v1";
+
+/// Score of a known abbreviation (`JS` ↔ `JavaScript`).
+pub const ABBREVIATION_SCORE: f64 = 0.95;
+/// Score of a case variant or an equal normalised name.
+pub const NAME_VARIANT_SCORE: f64 = 0.90;
+/// Vector similarity at or above which two nodes become duplicate
+/// candidates (they still need byte-equal content to merge).
+pub const DUPLICATE_VECTOR_THRESHOLD: f64 = 0.92;
+/// Vector similarity at or above which two entities become alias
+/// candidates (alone, it only ever proposes).
+pub const ALIAS_VECTOR_THRESHOLD: f64 = 0.85;
+
+/// What kind of merge a record is: an exact duplicate, or two names of
+/// one entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeKind {
+    /// Two copies of the same node.
+    Duplicate,
+    /// Two names of the same entity.
+    Alias,
+}
+
+impl MergeKind {
+    /// The stable text form (also part of the merge's operation id).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeKind::Duplicate => "duplicate",
+            MergeKind::Alias => "alias",
+        }
+    }
+}
+
+/// Why a pair is not admitted: a stable code and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refusal {
+    /// Stable code (`different_metadata`, `personal_reference`, …).
+    pub code: &'static str,
+    /// What differs, for people.
+    pub detail: String,
+}
+
+impl Refusal {
+    pub(crate) fn new(code: &'static str, detail: impl Into<String>) -> Self {
+        Refusal {
+            code,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// How two entity names match for an alias merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameMatch {
+    /// One is a known abbreviation of the other, or both abbreviate the
+    /// same name.
+    Abbreviation,
+    /// Equal once lower-cased.
+    CaseVariant,
+    /// Equal once lower-cased with everything but letters and digits
+    /// removed (`CI/CD` and `CICD`).
+    NormalisedName,
+}
+
+impl NameMatch {
+    /// The score this kind of name match carries.
+    pub fn score(self) -> f64 {
+        match self {
+            NameMatch::Abbreviation => ABBREVIATION_SCORE,
+            NameMatch::CaseVariant | NameMatch::NormalisedName => NAME_VARIANT_SCORE,
+        }
+    }
+}
+
+/// Known abbreviations: each short form and the one name it stands for
+/// (normalised: lower case, single spaces). A short form may list several
+/// spellings.
+const ABBREVIATIONS: &[(&[&str], &str)] = &[
+    (&["js", "ecmascript"], "javascript"),
+    (&["ts"], "typescript"),
+    (&["py"], "python"),
+    (&["ml"], "machine learning"),
+    (&["ai"], "artificial intelligence"),
+    (&["nlp"], "natural language processing"),
+    (&["api"], "application programming interface"),
+    (&["ci"], "continuous integration"),
+    (&["cd"], "continuous delivery"),
+    (
+        &["ci/cd", "cicd"],
+        "continuous integration and continuous delivery",
+    ),
+    (&["db"], "database"),
+    (&["postgres", "pg"], "postgresql"),
+    (&["mongo"], "mongodb"),
+    (&["k8s"], "kubernetes"),
+    (&["aws"], "amazon web services"),
+    (&["gcp"], "google cloud platform"),
+    (&["azure"], "microsoft azure"),
+    (&["os"], "operating system"),
+    (&["ui"], "user interface"),
+    (&["ux"], "user experience"),
+    (&["rest"], "representational state transfer"),
+    (&["gql"], "graphql"),
+    (&["html"], "hypertext markup language"),
+    (&["css"], "cascading style sheets"),
+    (&["sql"], "structured query language"),
+];
+
+/// The entity name key: trimmed and lower-cased (the same key ingestion
+/// uses for named-entity ids).
+pub fn name_key(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// Lower case with runs of whitespace as one space.
+fn spaced(name: &str) -> String {
+    name.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// Lower case, letters and digits only.
+fn normalised(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The full name a known abbreviation (or the full name itself) stands for.
+fn expansion(name: &str) -> Option<&'static str> {
+    let s = spaced(name);
+    ABBREVIATIONS
+        .iter()
+        .find(|(short, long)| short.contains(&s.as_str()) || *long == s)
+        .map(|(_, long)| *long)
+}
+
+/// The key alias candidates are grouped by: the expansion of a known
+/// abbreviation, else the normalised name.
+pub fn alias_key(name: &str) -> String {
+    match expansion(name) {
+        Some(long) => normalised(long),
+        None => normalised(name),
+    }
+}
+
+/// How two names match, if they do in a way that may authorise a merge.
+pub fn name_match(a: &str, b: &str) -> Option<NameMatch> {
+    if name_key(a) == name_key(b) {
+        return Some(NameMatch::CaseVariant);
+    }
+    if let (Some(x), Some(y)) = (expansion(a), expansion(b)) {
+        if x == y {
+            return Some(NameMatch::Abbreviation);
+        }
+    }
+    let (x, y) = (normalised(a), normalised(b));
+    (!x.is_empty() && x == y).then_some(NameMatch::NormalisedName)
+}
+
+/// Whether `node` is a personal reference: an event-local "I"/"we"/…
+/// entity, the owner's reference entity, or a legacy entity whose name is
+/// a personal pronoun with no named type. These are never merged or
+/// alias-linked: they are not canonical identities.
+pub fn is_personal_reference(node: &Node) -> bool {
+    if node.node_type != NodeType::Entity {
+        return false;
+    }
+    let meta = |key: &str| {
+        node.metadata
+            .as_ref()
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    };
+    if matches!(
+        meta("identity_status"),
+        Some("unresolved_reference" | "owner_reference")
+    ) || meta("entity_type") == Some("personal_reference")
+    {
+        return true;
+    }
+    crate::ingest::plan::personal_family(&node.content, meta("entity_type")).is_some()
+}
+
+fn metadata_field<'a>(node: &'a Node, key: &str) -> Option<&'a Value> {
+    node.metadata.as_ref().and_then(|m| m.get(key))
+}
+
+fn canonical(value: &Option<Value>) -> String {
+    value
+        .as_ref()
+        .map(canon::to_canonical_string)
+        .unwrap_or_else(|| "null".into())
+}
+
+/// The checks every organizer pair must pass, whatever the kind: same
+/// owner, scope, node type, source type, epistemic type, session, event
+/// time, validity end, retention, pinning and metadata; both active; no
+/// personal reference. kith nodes have no separate retention or pinning
+/// fields: they live in metadata (`ttl_days`, `pinned`), so they are
+/// checked by name first (for a precise reason) and again with the rest of
+/// the metadata.
+pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
+    if a.id == b.id {
+        return Err(Refusal::new("same_node", "a node cannot merge with itself"));
+    }
+    if a.owner_id != b.owner_id {
+        return Err(Refusal::new(
+            "different_owner",
+            "the nodes have different owners",
+        ));
+    }
+    if a.scope != b.scope {
+        return Err(Refusal::new(
+            "different_scope",
+            format!("scopes {} and {}", a.scope, b.scope),
+        ));
+    }
+    for n in [a, b] {
+        if !n.lifecycle.is_active() {
+            return Err(Refusal::new(
+                "inactive",
+                format!("node {} is {}", n.id, n.lifecycle),
+            ));
+        }
+    }
+    if is_personal_reference(a) || is_personal_reference(b) {
+        return Err(Refusal::new(
+            "personal_reference",
+            "personal references and the owner's reference entity are never merged or aliased",
+        ));
+    }
+    let differ = |code: &'static str, what: &str, x: String, y: String| {
+        if x == y {
+            Ok(())
+        } else {
+            Err(Refusal::new(code, format!("{what} {x} ≠ {y}")))
+        }
+    };
+    let opt = |t: Option<String>| t.unwrap_or_else(|| "none".into());
+    differ(
+        "different_node_type",
+        "node type",
+        a.node_type.to_string(),
+        b.node_type.to_string(),
+    )?;
+    differ(
+        "different_source_type",
+        "source type",
+        a.source_type.to_string(),
+        b.source_type.to_string(),
+    )?;
+    differ(
+        "different_epistemic_type",
+        "epistemic type",
+        a.epistemic_type.to_string(),
+        b.epistemic_type.to_string(),
+    )?;
+    differ(
+        "different_session",
+        "session",
+        opt(a.session_id.as_ref().map(|s| s.to_string())),
+        opt(b.session_id.as_ref().map(|s| s.to_string())),
+    )?;
+    // Instants compare, not text: one moment written in two offsets is the
+    // same event time.
+    if a.event_time != b.event_time {
+        return Err(Refusal::new(
+            "different_event_time",
+            format!(
+                "event time {} ≠ {}",
+                opt(a.event_time.map(|t| t.to_rfc3339())),
+                opt(b.event_time.map(|t| t.to_rfc3339()))
+            ),
+        ));
+    }
+    if a.valid_to != b.valid_to {
+        return Err(Refusal::new(
+            "different_valid_to",
+            format!(
+                "validity end {} ≠ {}",
+                opt(a.valid_to.map(|t| t.to_rfc3339())),
+                opt(b.valid_to.map(|t| t.to_rfc3339()))
+            ),
+        ));
+    }
+    for (code, key) in [
+        ("different_retention", "ttl_days"),
+        ("different_pinning", "pinned"),
+    ] {
+        if metadata_field(a, key) != metadata_field(b, key) {
+            return Err(Refusal::new(code, format!("metadata.{key} differs")));
+        }
+    }
+    if canonical(&a.metadata) != canonical(&b.metadata) {
+        let which = match (
+            metadata_field(a, "entity_type"),
+            metadata_field(b, "entity_type"),
+        ) {
+            (x, y) if x != y => "entity type".to_string(),
+            _ => {
+                let keys = ["subject", "predicate"];
+                match keys
+                    .iter()
+                    .find(|k| metadata_field(a, k) != metadata_field(b, k))
+                {
+                    Some(k) => format!("claim {k}"),
+                    None => "metadata".to_string(),
+                }
+            }
+        };
+        return Err(Refusal::new(
+            "different_metadata",
+            format!("{which} differs"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether two nodes are exact duplicates: compatible, and either named
+/// entities with the same trimmed, case-insensitive name, or other nodes
+/// with byte-equal content and the same validity start. Two observations
+/// whose text differs only in case stay two.
+pub fn admit_duplicate(a: &Node, b: &Node) -> Result<(), Refusal> {
+    compatible(a, b)?;
+    if a.node_type == NodeType::Entity {
+        if name_key(&a.content) != name_key(&b.content) {
+            return Err(Refusal::new(
+                "different_name",
+                format!("names {:?} and {:?} differ", a.content, b.content),
+            ));
+        }
+        return Ok(());
+    }
+    if a.content != b.content {
+        return Err(Refusal::new(
+            "different_content",
+            "the texts are not byte-equal",
+        ));
+    }
+    if a.valid_from != b.valid_from {
+        return Err(Refusal::new(
+            "different_valid_from",
+            format!(
+                "validity start {} ≠ {}",
+                a.valid_from.to_rfc3339(),
+                b.valid_from.to_rfc3339()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether two entities may be alias-linked at all (compatible, both
+/// entities). The name decides between a merge and a proposal.
+pub fn admit_alias(a: &Node, b: &Node) -> Result<(), Refusal> {
+    compatible(a, b)?;
+    if a.node_type != NodeType::Entity {
+        return Err(Refusal::new("not_entities", "aliases link entities only"));
+    }
+    Ok(())
+}
+
+/// The node a duplicate merge keeps: higher confidence, then more
+/// evidence, then the older, then the smaller id. Returns `(keep, retire)`.
+pub fn duplicate_canonical<'a>(a: &'a Node, b: &'a Node) -> (&'a Node, &'a Node) {
+    let better = |x: &Node, y: &Node| {
+        x.confidence
+            .total_cmp(&y.confidence)
+            .then(x.evidence_refs.len().cmp(&y.evidence_refs.len()))
+            .then(y.created_at.cmp(&x.created_at))
+            .then(y.id.cmp(&x.id))
+    };
+    if better(a, b).is_ge() {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// The node an alias merge keeps: the longer name, then what
+/// [`duplicate_canonical`] prefers. Returns `(keep, retire)`.
+pub fn alias_canonical<'a>(a: &'a Node, b: &'a Node) -> (&'a Node, &'a Node) {
+    let (la, lb) = (
+        a.content.trim().chars().count(),
+        b.content.trim().chars().count(),
+    );
+    match la.cmp(&lb) {
+        std::cmp::Ordering::Greater => (a, b),
+        std::cmp::Ordering::Less => (b, a),
+        std::cmp::Ordering::Equal => duplicate_canonical(a, b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_by_abbreviation_case_and_normalised_form() {
+        assert_eq!(
+            name_match("JS", "JavaScript"),
+            Some(NameMatch::Abbreviation)
+        );
+        assert_eq!(
+            name_match("ECMAScript", "js"),
+            Some(NameMatch::Abbreviation)
+        );
+        assert_eq!(
+            name_match("pg", "PostgreSQL"),
+            Some(NameMatch::Abbreviation)
+        );
+        assert_eq!(name_match("Aster ", "aster"), Some(NameMatch::CaseVariant));
+        assert_eq!(name_match("CI/CD", "CICD"), Some(NameMatch::Abbreviation));
+        assert_eq!(
+            name_match("Open-AI", "OpenAI"),
+            Some(NameMatch::NormalisedName)
+        );
+        assert_eq!(name_match("SR-2023-052", "SR-2023-053"), None);
+        assert_eq!(name_match("Amendment 16", "Amendment 17"), None);
+        assert_eq!(name_match("Alice", "Alicia"), None);
+        assert_eq!(name_match("JS", "TS"), None);
+        assert_eq!(name_match("!!", "??"), None);
+    }
+
+    #[test]
+    fn alias_keys_group_abbreviations_with_their_names() {
+        assert_eq!(alias_key("K8s"), alias_key("Kubernetes"));
+        assert_eq!(alias_key("Postgres"), alias_key("pg"));
+        assert_ne!(alias_key("SR-2023-052"), alias_key("SR-2023-053"));
+    }
+}

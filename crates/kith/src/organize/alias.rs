@@ -1,0 +1,422 @@
+//! Alias proposals and the review inbox.
+//!
+//! A semantic score alone never merges: it publishes an unverified
+//! RELATES_TO edge (`identity_verified = false`) and an `ALIAS_PROPOSED`
+//! record together, both with ids stable for the unordered pair. The owner
+//! then accepts (a separate verified edge; both nodes stay active) or
+//! rejects (no traversable edge; the pair is never proposed again, since
+//! its proposal id is taken for good).
+
+use kith_core::{Edge, EdgeType, Operation, OperationKind, OwnerId, Timestamp};
+use kith_store::{OperationQuery, Store, TxMode};
+use serde::Serialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::admission::{self, Refusal};
+use super::{
+    ensure_edge_finite, ensure_finite, live_op, ordered, proposal_edge_id, proposal_op_id,
+    review_op_id, sealed, snapshot, snapshot_checksum, unseal, verified_edge_id, OrganizerError,
+    ProposalApplied,
+};
+use crate::error::Error;
+use crate::memory::Memory;
+
+/// The record format of `ALIAS_PROPOSED`.
+pub const PROPOSAL_FORMAT: &str = "kith.alias_proposal.v1";
+/// The record format of `ALIAS_PROPOSAL_ACCEPTED` / `_REJECTED`.
+pub const REVIEW_FORMAT: &str = "kith.alias_review.v1";
+
+/// An owner's decision on an alias proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The two entities are the same: publish a verified alias edge.
+    Accept,
+    /// They are not: publish nothing, never propose the pair again.
+    Reject,
+}
+
+impl Decision {
+    /// `accept` or `reject`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Accept => "accept",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Decision::Accept => "accepted",
+            Decision::Reject => "rejected",
+        })
+    }
+}
+
+/// Where a proposal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Accepted: a verified alias edge exists.
+    Accepted,
+    /// Rejected.
+    Rejected,
+}
+
+impl ProposalStatus {
+    /// The stable text form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProposalStatus::Pending => "pending",
+            ProposalStatus::Accepted => "accepted",
+            ProposalStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// One entry of the alias-proposal inbox.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AliasProposal {
+    /// The `ALIAS_PROPOSED` record (what `review_alias` takes).
+    pub op_id: Uuid,
+    /// The smaller node id.
+    pub a: Uuid,
+    /// The larger node id.
+    pub b: Uuid,
+    /// `a`'s name when proposed.
+    pub a_name: String,
+    /// `b`'s name when proposed.
+    pub b_name: String,
+    /// The semantic score.
+    pub score: f64,
+    /// The unverified edge.
+    pub edge_id: Uuid,
+    /// Where it stands.
+    pub status: ProposalStatus,
+    /// The decision record, once decided.
+    pub review_op_id: Option<Uuid>,
+    /// When it was proposed.
+    pub created_at: Timestamp,
+}
+
+/// What `review_alias` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReviewOutcome {
+    /// The decision record.
+    pub review_op_id: Uuid,
+    /// The decision.
+    pub decision: Decision,
+    /// The verified alias edge (accept only).
+    pub edge_id: Option<Uuid>,
+    /// True when this call found the same decision already recorded and
+    /// wrote nothing.
+    pub replayed: bool,
+}
+
+/// What publishing a proposal did.
+pub(crate) enum ProposalOutcome {
+    /// Committed now.
+    Published(ProposalApplied),
+    /// The pair was proposed before; nothing written.
+    Exists {
+        /// The proposal.
+        op_id: Uuid,
+        /// Its status.
+        status: ProposalStatus,
+    },
+    /// Not admitted; nothing written.
+    Refused(Refusal),
+}
+
+/// Proposes `(x, y)` as an unverified alias in one transaction.
+pub(crate) fn publish_proposal(
+    store: &dyn Store,
+    owner: &OwnerId,
+    x: Uuid,
+    y: Uuid,
+    score: f64,
+) -> Result<ProposalOutcome, Error> {
+    let (a, b) = ordered(x, y);
+    let refused = |code, detail: &str| Ok(ProposalOutcome::Refused(Refusal::new(code, detail)));
+    ensure_finite("alias proposal score", score)?;
+    let mut tx = store.begin(TxMode::Write)?;
+    let op_id = proposal_op_id(a, b);
+    if let Some(op) = tx.get_operation(op_id)? {
+        if &op.owner_id != owner {
+            return refused("not_found", "a node does not exist");
+        }
+        let (_, _, review) = live_op(&mut *tx, |g| review_op_id(op_id, g))?;
+        return Ok(ProposalOutcome::Exists {
+            op_id,
+            status: status_of(review.as_ref()),
+        });
+    }
+    let (Some(na), Some(nb)) = (tx.get_node(a)?, tx.get_node(b)?) else {
+        return refused("not_found", "a node does not exist");
+    };
+    if &na.owner_id != owner || &nb.owner_id != owner {
+        return refused("not_found", "a node does not exist");
+    }
+    if let Err(r) = admission::admit_alias(&na, &nb) {
+        return Ok(ProposalOutcome::Refused(r));
+    }
+    let now = Timestamp::now();
+    let edge = Edge {
+        id: proposal_edge_id(op_id),
+        owner_id: owner.clone(),
+        scope: na.scope.clone(),
+        source_id: a,
+        target_id: b,
+        edge_type: EdgeType::RelatesTo,
+        confidence: score.clamp(0.0, 1.0),
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({
+            "relation": "alias",
+            "alias_type": "semantic",
+            "identity_verified": false,
+            "alias_operation_id": op_id,
+        })),
+        created_at: now,
+    };
+    ensure_edge_finite(&edge)?;
+    let record = json!({
+        "format": PROPOSAL_FORMAT,
+        "policy": admission::ALIAS_POLICY,
+        "pair": [a, b],
+        "alias_type": "semantic",
+        "score": score,
+        "nodes": {"a": snapshot(&na)?, "b": snapshot(&nb)?},
+        "node_checksums": {"a": snapshot_checksum(&na)?, "b": snapshot_checksum(&nb)?},
+        "edge": edge,
+    });
+    let op = Operation::new(
+        op_id,
+        OperationKind::AliasProposed,
+        owner.clone(),
+        na.scope.clone(),
+        Some(a),
+        sealed(record)?,
+        now,
+    );
+    tx.insert_edge(&edge)?;
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(ProposalOutcome::Published(ProposalApplied {
+        op_id,
+        edge_id: edge.id,
+        a,
+        b,
+        score,
+    }))
+}
+
+fn status_of(review: Option<&Operation>) -> ProposalStatus {
+    match review.map(|op| op.kind) {
+        Some(OperationKind::AliasProposalAccepted) => ProposalStatus::Accepted,
+        Some(OperationKind::AliasProposalRejected) => ProposalStatus::Rejected,
+        _ => ProposalStatus::Pending,
+    }
+}
+
+fn uuid_at(v: &Value, path: &[&str]) -> Option<Uuid> {
+    let mut v = v;
+    for p in path {
+        v = v.get(p)?;
+    }
+    v.as_str()?.parse().ok()
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    let mut v = v;
+    for p in path {
+        v = v.get(p)?;
+    }
+    v.as_str()
+}
+
+impl Memory {
+    /// The owner's alias proposals, oldest first, with their status.
+    pub fn alias_proposals(&self, owner: &OwnerId) -> Result<Vec<AliasProposal>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let ops = tx.list_operations(&OperationQuery {
+            owner: owner.clone(),
+            kind: Some(OperationKind::AliasProposed),
+            target_id: None,
+            limit: 0,
+        })?;
+        let mut out = Vec::with_capacity(ops.len());
+        for op in ops {
+            let record = unseal(&op)?;
+            let (review_id, _, review) = live_op(&mut *tx, |g| review_op_id(op.id, g))?;
+            let pair = record.get("pair").and_then(Value::as_array);
+            let id_at = |i: usize| {
+                pair.and_then(|p| p.get(i))
+                    .and_then(Value::as_str)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or_default()
+            };
+            out.push(AliasProposal {
+                op_id: op.id,
+                a: id_at(0),
+                b: id_at(1),
+                a_name: str_at(record, &["nodes", "a", "content"])
+                    .unwrap_or_default()
+                    .to_string(),
+                b_name: str_at(record, &["nodes", "b", "content"])
+                    .unwrap_or_default()
+                    .to_string(),
+                score: record.get("score").and_then(Value::as_f64).unwrap_or(0.0),
+                edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
+                status: status_of(review.as_ref()),
+                review_op_id: review.is_some().then_some(review_id),
+                created_at: op.created_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Records the owner's one decision on alias proposal `proposal`.
+    ///
+    /// Accept rechecks that both proposed nodes are exactly as proposed and
+    /// active, then publishes a separate verified RELATES_TO edge (no
+    /// merge). Reject needs a `reason` and publishes no edge. The decision
+    /// record holds the complete proposal payload and the reviewer input.
+    /// The same decision with the same input again returns the first
+    /// record; any other decision fails with
+    /// [`OrganizerError::ReviewConflict`].
+    pub fn review_alias(
+        &self,
+        owner: &OwnerId,
+        proposal: Uuid,
+        decision: Decision,
+        reason: Option<&str>,
+        reviewer: Option<&str>,
+    ) -> Result<ReviewOutcome, Error> {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        if decision == Decision::Reject && reason.is_none() {
+            return Err(OrganizerError::ReasonRequired.into());
+        }
+        let not_found = || Error::NotFound {
+            what: format!("alias proposal {proposal} of owner {owner}"),
+        };
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let prop = tx.get_operation(proposal)?.ok_or_else(not_found)?;
+        if &prop.owner_id != owner || prop.kind != OperationKind::AliasProposed {
+            return Err(not_found());
+        }
+        let record = unseal(&prop)?.clone();
+        let (review_id, generation, existing) = live_op(&mut *tx, |g| review_op_id(proposal, g))?;
+        if let Some(first) = existing {
+            let first_record = unseal(&first)?;
+            let first_decision = match first.kind {
+                OperationKind::AliasProposalAccepted => Decision::Accept,
+                _ => Decision::Reject,
+            };
+            let same = first_decision == decision
+                && str_at(first_record, &["reason"]) == reason
+                && str_at(first_record, &["reviewer_id"]) == reviewer;
+            if !same {
+                return Err(OrganizerError::ReviewConflict {
+                    proposal,
+                    review: review_id,
+                    first: first_decision,
+                }
+                .into());
+            }
+            return Ok(ReviewOutcome {
+                review_op_id: review_id,
+                decision,
+                edge_id: uuid_at(first_record, &["edge", "id"]),
+                replayed: true,
+            });
+        }
+        let damaged = |what: &str| OrganizerError::DamagedRecord {
+            op: proposal,
+            reason: format!("no {what}"),
+        };
+        let a: Option<Uuid> = record["pair"][0].as_str().and_then(|s| s.parse().ok());
+        let b: Option<Uuid> = record["pair"][1].as_str().and_then(|s| s.parse().ok());
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(damaged("pair").into());
+        };
+        let now = Timestamp::now();
+        let mut edge = None;
+        if decision == Decision::Accept {
+            for (key, id) in [("a", a), ("b", b)] {
+                let recorded = str_at(&record, &["node_checksums", key])
+                    .ok_or_else(|| damaged("node checksums"))?;
+                let current = tx.get_node(id)?;
+                let unchanged = match &current {
+                    Some(n) => n.lifecycle.is_active() && snapshot_checksum(n)? == recorded,
+                    None => false,
+                };
+                if !unchanged {
+                    return Err(OrganizerError::StaleProposal { proposal, node: id }.into());
+                }
+            }
+            let verified = Edge {
+                id: verified_edge_id(review_id),
+                owner_id: owner.clone(),
+                scope: prop.scope.clone(),
+                source_id: a,
+                target_id: b,
+                edge_type: EdgeType::RelatesTo,
+                confidence: 1.0,
+                valid_from: now,
+                valid_to: None,
+                provenance_event_id: None,
+                metadata: Some(json!({
+                    "relation": "alias",
+                    "alias_type": record.get("alias_type").cloned().unwrap_or(Value::Null),
+                    "identity_verified": true,
+                    "alias_operation_id": proposal,
+                    "review_operation_id": review_id,
+                    "reviewer_id": reviewer,
+                })),
+                created_at: now,
+            };
+            edge = Some(verified);
+        }
+        let review = json!({
+            "format": REVIEW_FORMAT,
+            "proposal_operation_id": proposal,
+            "proposal_checksum": prop.checksum,
+            "proposal": prop.payload,
+            "generation": generation,
+            "decision": decision.as_str(),
+            "reason": reason,
+            "reviewer_id": reviewer,
+            "edge": edge,
+        });
+        let op = Operation::new(
+            review_id,
+            match decision {
+                Decision::Accept => OperationKind::AliasProposalAccepted,
+                Decision::Reject => OperationKind::AliasProposalRejected,
+            },
+            owner.clone(),
+            prop.scope.clone(),
+            Some(a),
+            sealed(review)?,
+            now,
+        );
+        if let Some(e) = &edge {
+            tx.insert_edge(e)?;
+        }
+        tx.append_operation(&op)?;
+        tx.commit()?;
+        Ok(ReviewOutcome {
+            review_op_id: review_id,
+            decision,
+            edge_id: edge.map(|e| e.id),
+            replayed: false,
+        })
+    }
+}

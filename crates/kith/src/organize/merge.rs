@@ -1,0 +1,268 @@
+//! Publishing one merge in one transaction.
+//!
+//! Inside a single write transaction: find the merge's live record (a retry
+//! returns it and writes nothing), re-read and re-admit both nodes, union
+//! the evidence into the kept node, copy every non-SUPERSEDES relationship
+//! of the retired node to the kept one under deterministic ids, retire the
+//! other node, add one SUPERSEDES edge, and journal `ORGANIZER_MERGED` with
+//! complete before/after values. Everything is computed and checked before
+//! the first write, and nothing is written unless all of it commits.
+
+use kith_core::{Edge, EdgeType, Lifecycle, Node, Operation, OperationKind, OwnerId, Timestamp};
+use kith_store::{Store, TxMode};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::admission::{self, MergeKind, Refusal};
+use super::{
+    ensure_edge_finite, ensure_node_finite, live_op, merge_op_id, merge_supersedes_edge_id,
+    ordered, sealed, snapshot, transfer_edge_id, MergeApplied, OrganizerError,
+};
+use crate::error::Error;
+
+/// What publishing a merge did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum MergeOutcome {
+    /// Committed now.
+    Applied(MergeApplied),
+    /// The pair was merged before (a retry): the committed record, nothing
+    /// written.
+    Exists {
+        /// The record.
+        op_id: Uuid,
+    },
+    /// Not admitted; nothing written.
+    Refused(Refusal),
+}
+
+/// The record format of `ORGANIZER_MERGED`.
+pub const MERGE_FORMAT: &str = "kith.organizer_merge.v1";
+
+/// Merges the unordered pair `(x, y)` as `kind` in one transaction.
+pub(crate) fn publish_merge(
+    store: &dyn Store,
+    owner: &OwnerId,
+    x: Uuid,
+    y: Uuid,
+    kind: MergeKind,
+    alias_threshold: f64,
+) -> Result<MergeOutcome, Error> {
+    let (a, b) = ordered(x, y);
+    let refused = |code, detail: String| Ok(MergeOutcome::Refused(Refusal::new(code, detail)));
+    if a == b {
+        return refused("same_node", "a node cannot merge with itself".into());
+    }
+    let mut tx = store.begin(TxMode::Write)?;
+    let (op_id, generation, existing) = live_op(&mut *tx, |g| merge_op_id(a, b, kind, g))?;
+    if let Some(op) = existing {
+        if &op.owner_id != owner {
+            // Another owner's record is not this caller's to see.
+            return refused("not_found", "a node does not exist".into());
+        }
+        return Ok(MergeOutcome::Exists { op_id });
+    }
+    let (Some(na), Some(nb)) = (tx.get_node(a)?, tx.get_node(b)?) else {
+        return refused("not_found", "a node does not exist".into());
+    };
+    if &na.owner_id != owner || &nb.owner_id != owner {
+        return refused("not_found", "a node does not exist".into());
+    }
+    // Re-admitted on what the transaction reads, whatever the caller saw
+    // or labelled.
+    let (basis, keep, retired) = match kind {
+        MergeKind::Duplicate => {
+            if let Err(r) = admission::admit_duplicate(&na, &nb) {
+                return Ok(MergeOutcome::Refused(r));
+            }
+            let (k, r) = admission::duplicate_canonical(&na, &nb);
+            ("exact_copy".to_string(), k.clone(), r.clone())
+        }
+        MergeKind::Alias => {
+            if let Err(r) = admission::admit_alias(&na, &nb) {
+                return Ok(MergeOutcome::Refused(r));
+            }
+            let Some(names) = admission::name_match(&na.content, &nb.content) else {
+                return refused(
+                    "different_name",
+                    format!(
+                        "{:?} and {:?} are not a known abbreviation, case variant or equal normalised name",
+                        na.content, nb.content
+                    ),
+                );
+            };
+            if names.score() < alias_threshold {
+                return refused(
+                    "below_threshold",
+                    format!("name match scores {} < {}", names.score(), alias_threshold),
+                );
+            }
+            let (k, r) = admission::alias_canonical(&na, &nb);
+            let basis = serde_json::to_value(names)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            (basis, k.clone(), r.clone())
+        }
+    };
+    if !retired.lifecycle.can_become(Lifecycle::Superseded) {
+        return refused(
+            "inactive",
+            format!(
+                "node {} is {} and cannot be superseded",
+                retired.id, retired.lifecycle
+            ),
+        );
+    }
+
+    let now = Timestamp::now();
+    let mut keep_after = keep.clone();
+    for r in &retired.evidence_refs {
+        if !keep_after.evidence_refs.contains(r) {
+            keep_after.evidence_refs.push(*r);
+        }
+    }
+    keep_after.updated_at = now;
+    let mut retired_after = retired.clone();
+    retired_after.lifecycle = Lifecycle::Superseded;
+    retired_after.superseded_by = Some(keep.id);
+    retired_after.updated_at = now;
+
+    // Copies keep everything but the retired endpoint and the id; an edge
+    // between the two nodes would become a self-loop and is dropped.
+    let original: Vec<Edge> = tx
+        .edges_of(retired.id)?
+        .into_iter()
+        .filter(|e| e.edge_type != EdgeType::Supersedes)
+        .collect();
+    let mut copies = Vec::new();
+    let mut collapsed = Vec::new();
+    for e in &original {
+        let mut copy = e.clone();
+        copy.id = transfer_edge_id(e.id, retired.id, keep.id);
+        if copy.source_id == retired.id {
+            copy.source_id = keep.id;
+        }
+        if copy.target_id == retired.id {
+            copy.target_id = keep.id;
+        }
+        if copy.source_id == copy.target_id {
+            collapsed.push(e.id);
+        } else {
+            copies.push(copy);
+        }
+    }
+    let supersedes = Edge {
+        id: merge_supersedes_edge_id(keep.id, retired.id),
+        owner_id: owner.clone(),
+        scope: keep.scope.clone(),
+        source_id: keep.id,
+        target_id: retired.id,
+        edge_type: EdgeType::Supersedes,
+        confidence: 1.0,
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({"merge_kind": kind.as_str()})),
+        created_at: now,
+    };
+
+    // Every number checked before anything is written.
+    for n in [&keep, &retired, &keep_after, &retired_after] {
+        ensure_node_finite(n)?;
+    }
+    for e in original.iter().chain(&copies).chain([&supersedes]) {
+        ensure_edge_finite(e)?;
+    }
+
+    // A copy an earlier attempt left behind is recognised when it is
+    // exactly the copy this merge would write; any other value under that
+    // id means someone else's data, and the merge aborts.
+    let mut recognised = Vec::new();
+    for c in &copies {
+        match tx.get_edge(c.id)? {
+            None => {}
+            Some(existing) if &existing == c => recognised.push(c.id),
+            Some(_) => {
+                return Err(OrganizerError::CopyConflict {
+                    op: op_id,
+                    edge: c.id,
+                }
+                .into())
+            }
+        }
+    }
+    let supersedes_exists = match tx.get_edge(supersedes.id)? {
+        None => false,
+        Some(e)
+            if e.source_id == supersedes.source_id
+                && e.target_id == supersedes.target_id
+                && e.edge_type == EdgeType::Supersedes =>
+        {
+            true
+        }
+        Some(_) => {
+            return Err(OrganizerError::CopyConflict {
+                op: op_id,
+                edge: supersedes.id,
+            }
+            .into())
+        }
+    };
+
+    let mut published: Vec<&Edge> = copies.iter().collect();
+    published.push(&supersedes);
+    let record = json!({
+        "format": MERGE_FORMAT,
+        "policy": match kind {
+            MergeKind::Duplicate => admission::DUPLICATE_POLICY,
+            MergeKind::Alias => admission::ALIAS_POLICY,
+        },
+        "kind": kind.as_str(),
+        "pair": [a, b],
+        "generation": generation,
+        "basis": basis,
+        "keep_id": keep.id,
+        "retired_id": retired.id,
+        "before": {"keep": snapshot(&keep)?, "retired": snapshot(&retired)?},
+        "after": {"keep": snapshot(&keep_after)?, "retired": snapshot(&retired_after)?},
+        "original_edges": original,
+        "published_edges": published,
+        "recognised_edges": recognised,
+        "collapsed_edges": collapsed,
+    });
+    let op = Operation::new(
+        op_id,
+        OperationKind::OrganizerMerged,
+        owner.clone(),
+        keep.scope.clone(),
+        Some(keep.id),
+        sealed(record)?,
+        now,
+    );
+
+    tx.update_node(&keep_after)?;
+    tx.update_node(&retired_after)?;
+    for c in &copies {
+        if !recognised.contains(&c.id) {
+            tx.insert_edge(c)?;
+        }
+    }
+    if !supersedes_exists {
+        tx.insert_edge(&supersedes)?;
+    }
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(MergeOutcome::Applied(MergeApplied {
+        op_id,
+        kind,
+        keep_id: keep.id,
+        retired_id: retired.id,
+        basis,
+        copied_edges: copies.len(),
+    }))
+}
+
+/// The node values a merge record holds, read back.
+pub(crate) fn record_node(record: &serde_json::Value, when: &str, which: &str) -> Option<Node> {
+    serde_json::from_value(record.get(when)?.get(which)?.clone()).ok()
+}

@@ -1,0 +1,247 @@
+//! Undo: reversing a merge or an accepted alias from its journal record.
+//!
+//! One transaction: the record is verified (checksum and SHA-256), every
+//! node and edge it published must still be exactly as it left them, then
+//! the nodes get their `before` values back, the published edges are
+//! removed, and an `UNDO` record is journaled. When anything changed since
+//! (a later merge retired the kept node, a copied edge is gone), the undo
+//! is refused with the reason and nothing is written: undoing on top of a
+//! later change would silently discard it.
+
+use kith_core::{Edge, Node, Operation, OperationKind, OwnerId, Timestamp};
+use kith_store::{OperationQuery, TxMode};
+use serde::Serialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::{sealed, snapshot, undo_op_id, unseal, OrganizerError};
+use crate::error::Error;
+use crate::memory::Memory;
+
+/// The record format of `UNDO`.
+pub const UNDO_FORMAT: &str = "kith.undo.v1";
+
+/// What `undo` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UndoReport {
+    /// The `UNDO` record.
+    pub undo_op_id: Uuid,
+    /// The record undone.
+    pub undone_op_id: Uuid,
+    /// Its kind.
+    pub undone_kind: OperationKind,
+    /// Nodes given their earlier values back.
+    pub restored_nodes: Vec<Uuid>,
+    /// Edges removed.
+    pub removed_edges: Vec<Uuid>,
+    /// True when the record was undone before and nothing was written.
+    pub replayed: bool,
+}
+
+fn refused(op: Uuid, reason: impl Into<String>) -> Error {
+    OrganizerError::UndoRefused {
+        op,
+        reason: reason.into(),
+    }
+    .into()
+}
+
+fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str()?.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+impl Memory {
+    /// Undoes an `ORGANIZER_MERGED` or `ALIAS_PROPOSAL_ACCEPTED` record of
+    /// `owner` in one transaction, journaled as `UNDO`. Refused (typed
+    /// [`OrganizerError::UndoRefused`], nothing written) when later changes
+    /// depend on it. Undoing twice returns the first undo.
+    pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        let op = match tx.get_operation(op_id)? {
+            Some(op) if &op.owner_id == owner => op,
+            _ => {
+                return Err(Error::NotFound {
+                    what: format!("journal record {op_id} of owner {owner}"),
+                })
+            }
+        };
+        if !matches!(
+            op.kind,
+            OperationKind::OrganizerMerged | OperationKind::AliasProposalAccepted
+        ) {
+            return Err(refused(
+                op_id,
+                format!(
+                    "it is a {} record; only ORGANIZER_MERGED and ALIAS_PROPOSAL_ACCEPTED records can be undone",
+                    op.kind
+                ),
+            ));
+        }
+        let record = unseal(&op)?.clone();
+        let undo_id = undo_op_id(op_id);
+        if let Some(done) = tx.get_operation(undo_id)? {
+            let r = unseal(&done)?;
+            return Ok(UndoReport {
+                undo_op_id: undo_id,
+                undone_op_id: op_id,
+                undone_kind: op.kind,
+                restored_nodes: ids_of(r.get("restored_node_ids")),
+                removed_edges: ids_of(r.get("removed_edge_ids")),
+                replayed: true,
+            });
+        }
+
+        // Edges the record published: each must still be there as written.
+        let published: Vec<Edge> = match op.kind {
+            OperationKind::OrganizerMerged => {
+                serde_json::from_value(record["published_edges"].clone())
+            }
+            _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
+        }
+        .map_err(|e| OrganizerError::DamagedRecord {
+            op: op_id,
+            reason: format!("published edges: {e}"),
+        })?;
+        for e in &published {
+            match tx.get_edge(e.id)? {
+                Some(now)
+                    if now.source_id == e.source_id
+                        && now.target_id == e.target_id
+                        && now.edge_type == e.edge_type => {}
+                _ => {
+                    return Err(refused(
+                        op_id,
+                        format!("edge {} it published no longer exists as published", e.id),
+                    ))
+                }
+            }
+        }
+
+        let mut restore: Vec<Node> = Vec::new();
+        let mut replaced: Vec<Value> = Vec::new();
+        if op.kind == OperationKind::OrganizerMerged {
+            for which in ["keep", "retired"] {
+                let before = super::merge::record_node(&record, "before", which);
+                let after = record.get("after").and_then(|a| a.get(which));
+                let (Some(mut before), Some(after)) = (before, after) else {
+                    return Err(OrganizerError::DamagedRecord {
+                        op: op_id,
+                        reason: format!("no {which} node values"),
+                    }
+                    .into());
+                };
+                let current = tx.get_node(before.id)?;
+                let unchanged = match &current {
+                    Some(n) => &snapshot(n)? == after,
+                    None => false,
+                };
+                if !unchanged {
+                    let reason = match later_dependent(self, owner, op_id, before.id)? {
+                        Some(later) => format!(
+                            "node {} was changed by the later record {} ({}); undo that first",
+                            before.id, later.id, later.kind
+                        ),
+                        None => format!(
+                            "node {} has changed since the merge (it no longer matches the record's after value)",
+                            before.id
+                        ),
+                    };
+                    return Err(refused(op_id, reason));
+                }
+                // A merge never changes confidence, and JSON cannot carry
+                // every f64 exactly: the live value is the exact old one.
+                if let Some(n) = &current {
+                    before.confidence = n.confidence;
+                    replaced.push(snapshot(n)?);
+                }
+                restore.push(before);
+            }
+        }
+
+        let now = Timestamp::now();
+        let undo_record = json!({
+            "format": UNDO_FORMAT,
+            "undone_operation_id": op_id,
+            "undone_kind": op.kind,
+            "undone_checksum": op.checksum,
+            "restored_node_ids": restore.iter().map(|n| n.id).collect::<Vec<_>>(),
+            "restored_nodes": restore.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
+            "replaced_nodes": replaced,
+            "removed_edge_ids": published.iter().map(|e| e.id).collect::<Vec<_>>(),
+            "removed_edges": published,
+        });
+        let undo = Operation::new(
+            undo_id,
+            OperationKind::Undo,
+            owner.clone(),
+            op.scope.clone(),
+            op.target_id,
+            sealed(undo_record)?,
+            now,
+        );
+        for n in &restore {
+            tx.update_node(n)?;
+        }
+        for e in &published {
+            tx.delete_edge(e.id)?;
+        }
+        tx.append_operation(&undo)?;
+        tx.commit()?;
+        Ok(UndoReport {
+            undo_op_id: undo_id,
+            undone_op_id: op_id,
+            undone_kind: op.kind,
+            restored_nodes: restore.iter().map(|n| n.id).collect(),
+            removed_edges: published.iter().map(|e| e.id).collect(),
+            replayed: false,
+        })
+    }
+}
+
+/// The first live organizer record after `op_id` in the journal that
+/// names `node`: what an undo of `op_id` would trample.
+fn later_dependent(
+    memory: &Memory,
+    owner: &OwnerId,
+    op_id: Uuid,
+    node: Uuid,
+) -> Result<Option<Operation>, Error> {
+    let mut tx = memory.store_backend().begin(TxMode::Read)?;
+    let ops = tx.list_operations(&OperationQuery {
+        owner: owner.clone(),
+        kind: None,
+        target_id: None,
+        limit: 0,
+    })?;
+    let needle = node.to_string();
+    let mut after = false;
+    for op in ops {
+        if op.id == op_id {
+            after = true;
+            continue;
+        }
+        if !after
+            || !matches!(
+                op.kind,
+                OperationKind::OrganizerMerged
+                    | OperationKind::AliasProposalAccepted
+                    | OperationKind::DerivationCommitted
+                    | OperationKind::SupersedenceApplied
+                    | OperationKind::LifecycleChanged
+            )
+        {
+            continue;
+        }
+        if tx.get_operation(undo_op_id(op.id))?.is_some() {
+            continue;
+        }
+        if op.target_id == Some(node)
+            || kith_core::canon::to_canonical_string(&op.payload).contains(&needle)
+        {
+            return Ok(Some(op));
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,212 @@
+//! A `Store` that delegates to SQLite and fails on demand: the Nth write
+//! call returns an error, and a chosen node reads back with a NaN
+//! confidence. For fault-injection tests of multi-write transactions.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
+use kith_store::sqlite::SqliteStore;
+use kith_store::{
+    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
+    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
+    WorkQuery,
+};
+use uuid::Uuid;
+
+/// What the test controls.
+#[derive(Default)]
+pub struct Faults {
+    /// Fail the write call with this number (1-based, counted from the last
+    /// `arm`); 0: never.
+    pub fail_at: AtomicUsize,
+    /// Write calls since the last `arm`.
+    pub writes: AtomicUsize,
+    /// Reads of this node return a NaN confidence.
+    pub nan_node: Mutex<Option<Uuid>>,
+}
+
+impl Faults {
+    /// Fails the `n`th write from now (0: none).
+    pub fn arm(&self, n: usize) {
+        self.writes.store(0, Ordering::SeqCst);
+        self.fail_at.store(n, Ordering::SeqCst);
+    }
+
+    fn write(&self, what: &str) -> Result<(), StoreError> {
+        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fail_at.load(Ordering::SeqCst) == n {
+            return Err(StoreError::new(
+                StoreErrorKind::Io,
+                format!("injected fault at write {n} ({what})"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// SQLite with faults.
+pub struct FaultyStore {
+    /// The real store.
+    pub inner: SqliteStore,
+    /// The switches.
+    pub faults: Arc<Faults>,
+}
+
+impl Store for FaultyStore {
+    fn backend_name(&self) -> &'static str {
+        "faulty-sqlite"
+    }
+
+    fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
+        Ok(Box::new(FaultyTx {
+            inner: self.inner.begin(mode)?,
+            faults: &self.faults,
+        }))
+    }
+}
+
+struct FaultyTx<'a> {
+    inner: Box<dyn Tx + 'a>,
+    faults: &'a Faults,
+}
+
+impl FaultyTx<'_> {
+    fn poison(&self, mut n: Node) -> Node {
+        if *self.faults.nan_node.lock().unwrap() == Some(n.id) {
+            n.confidence = f64::NAN;
+        }
+        n
+    }
+}
+
+impl Tx for FaultyTx<'_> {
+    fn insert_event(&mut self, event: &Event) -> Result<i64, StoreError> {
+        self.faults.write("insert_event")?;
+        self.inner.insert_event(event)
+    }
+    fn event_id_by_source(
+        &mut self,
+        owner: &OwnerId,
+        source_id: &SourceId,
+    ) -> Result<Option<Uuid>, StoreError> {
+        self.inner.event_id_by_source(owner, source_id)
+    }
+    fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError> {
+        self.inner.get_event(id)
+    }
+    fn list_events(&mut self, query: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
+        self.inner.list_events(query)
+    }
+    fn insert_node(&mut self, node: &Node) -> Result<(), StoreError> {
+        self.faults.write("insert_node")?;
+        self.inner.insert_node(node)
+    }
+    fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError> {
+        Ok(self.inner.get_node(id)?.map(|n| self.poison(n)))
+    }
+    fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
+        self.inner.list_nodes(query)
+    }
+    fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError> {
+        self.faults.write("insert_edge")?;
+        self.inner.insert_edge(edge)
+    }
+    fn update_node(&mut self, node: &Node) -> Result<(), StoreError> {
+        self.faults.write("update_node")?;
+        self.inner.update_node(node)
+    }
+    fn subject_claims(
+        &mut self,
+        subject: Uuid,
+        predicates: &[String],
+    ) -> Result<Vec<Node>, StoreError> {
+        self.inner.subject_claims(subject, predicates)
+    }
+    fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
+        self.inner.edges_of(node)
+    }
+    fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {
+        self.inner.get_edge(id)
+    }
+    fn delete_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.faults.write("delete_edge")?;
+        self.inner.delete_edge(id)
+    }
+    fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        self.faults.write("append_operation")?;
+        self.inner.append_operation(op)
+    }
+    fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError> {
+        self.inner.get_operation(id)
+    }
+    fn scan_operations(
+        &mut self,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Operation)>, StoreError> {
+        self.inner.scan_operations(after_seq, limit)
+    }
+    fn list_operations(&mut self, query: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
+        self.inner.list_operations(query)
+    }
+    fn insert_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError> {
+        self.faults.write("insert_work_item")?;
+        self.inner.insert_work_item(item)
+    }
+    fn get_work_item(&mut self, event_id: Uuid) -> Result<Option<WorkItem>, StoreError> {
+        self.inner.get_work_item(event_id)
+    }
+    fn update_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError> {
+        self.faults.write("update_work_item")?;
+        self.inner.update_work_item(item)
+    }
+    fn list_work_items(&mut self, query: &WorkQuery) -> Result<Vec<WorkItem>, StoreError> {
+        self.inner.list_work_items(query)
+    }
+    fn search_lexical(&mut self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        self.inner.search_lexical(query)
+    }
+    fn put_embedding(
+        &mut self,
+        node_id: Uuid,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<(), StoreError> {
+        self.faults.write("put_embedding")?;
+        self.inner.put_embedding(node_id, model, vector)
+    }
+    fn get_embedding(&mut self, node_id: Uuid) -> Result<Option<(String, Vec<f32>)>, StoreError> {
+        self.inner.get_embedding(node_id)
+    }
+    fn nodes_missing_embedding(
+        &mut self,
+        owner: Option<&OwnerId>,
+        model: &str,
+        after_seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredNode>, StoreError> {
+        self.inner
+            .nodes_missing_embedding(owner, model, after_seq, limit)
+    }
+    fn delete_embeddings(&mut self) -> Result<u64, StoreError> {
+        self.faults.write("delete_embeddings")?;
+        self.inner.delete_embeddings()
+    }
+    fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
+        self.inner.embedding_models()
+    }
+    fn search_vector(&mut self, query: &VectorQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        self.inner.search_vector(query)
+    }
+    fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError> {
+        self.inner.stats(owner)
+    }
+    fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
+        self.inner.check_integrity()
+    }
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.faults.write("commit")?;
+        self.inner.commit()
+    }
+}

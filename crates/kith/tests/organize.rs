@@ -1,0 +1,1081 @@
+//! The organizer through `organize`: admission (reference notes §8 items
+//! 12–16 and the adversarial near-duplicates), one-transaction merges under
+//! fault injection (item 17), the alias inbox (item 18), undo, and the
+//! journal. Nodes are written straight into the store so each test controls
+//! every field admission reads.
+
+mod common;
+#[path = "common/faulty.rs"]
+mod faulty;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kith::organize::{merge_op_id, CandidateHint, MergeKind};
+use kith::{
+    Decision, Edge, EdgeType, ErrorKind, EventInput, Job, JournalQuery, Lifecycle, Memory, Node,
+    NodeType, OperationKind, OrganizeReport, OrganizeRequest, OwnerId, ProposalStatus, ScopeId,
+    Timestamp,
+};
+use kith_core::{EpistemicType, SourceType};
+use kith_store::{NodeQuery, OperationQuery, TxMode};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+const BOTH: &[Job] = &[Job::Deduplicate, Job::AliasResolve];
+
+fn owner(o: &str) -> OwnerId {
+    OwnerId::new(o).unwrap()
+}
+
+fn ts(t: &str) -> Timestamp {
+    Timestamp::parse("t", t).unwrap()
+}
+
+/// Stores a source message and returns its event id (evidence for nodes).
+fn event(m: &Memory, o: &str, text: &str) -> Uuid {
+    m.store(EventInput {
+        owner_id: Some(o.into()),
+        session_id: Some("s1".into()),
+        event_time: Some("2025-03-01T10:00:00+00:00".into()),
+        ..EventInput::new("user", text)
+    })
+    .unwrap()
+    .event_id
+}
+
+/// A node of `o` with every admission field fixed.
+fn node(o: &str, evidence: Uuid, node_type: NodeType, content: &str, metadata: Value) -> Node {
+    Node {
+        id: Uuid::new_v4(),
+        owner_id: owner(o),
+        scope: ScopeId::personal(),
+        session_id: Some(kith::SessionId::new("s1").unwrap()),
+        node_type,
+        content: content.into(),
+        metadata: Some(metadata),
+        confidence: 0.5,
+        lifecycle: Lifecycle::Tentative,
+        epistemic_type: EpistemicType::Asserted,
+        source_type: SourceType::UserStated,
+        valid_from: ts("2025-03-01T10:00:00+00:00"),
+        valid_to: None,
+        event_time: Some(ts("2025-03-01T10:00:00+00:00")),
+        superseded_by: None,
+        evidence_refs: vec![evidence],
+        created_at: ts("2025-03-01T10:00:01+00:00"),
+        updated_at: ts("2025-03-01T10:00:01+00:00"),
+    }
+}
+
+fn entity(o: &str, evidence: Uuid, name: &str, entity_type: &str) -> Node {
+    node(
+        o,
+        evidence,
+        NodeType::Entity,
+        name,
+        json!({"entity_type": entity_type}),
+    )
+}
+
+fn claim(o: &str, evidence: Uuid, text: &str) -> Node {
+    node(
+        o,
+        evidence,
+        NodeType::Fact,
+        text,
+        json!({"subject": "Aurora", "predicate": "requires", "object": "approval"}),
+    )
+}
+
+fn put(m: &Memory, nodes: &[&Node]) {
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    for n in nodes {
+        tx.insert_node(n).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+fn link(m: &Memory, from: &Node, to: &Node, edge_type: EdgeType, evidence: Uuid) -> Edge {
+    let e = Edge {
+        id: Uuid::new_v4(),
+        owner_id: from.owner_id.clone(),
+        scope: from.scope.clone(),
+        source_id: from.id,
+        target_id: to.id,
+        edge_type,
+        confidence: 0.7,
+        valid_from: ts("2025-03-01T10:00:00+00:00"),
+        valid_to: Some(ts("2026-01-01T00:00:00+00:00")),
+        provenance_event_id: Some(evidence),
+        metadata: Some(json!({"w": 0.1, "why": "test"})),
+        created_at: ts("2025-03-01T10:00:02+00:00"),
+    };
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.insert_edge(&e).unwrap();
+    tx.commit().unwrap();
+    e
+}
+
+fn embed(m: &Memory, n: &Node, v: &[f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let v: Vec<f32> = v.iter().map(|x| x / norm).collect();
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.put_embedding(n.id, "test-model", &v).unwrap();
+    tx.commit().unwrap();
+}
+
+fn get(m: &Memory, id: Uuid) -> Node {
+    m.store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .get_node(id)
+        .unwrap()
+        .unwrap()
+}
+
+/// Every node, edge and journal record of an owner, keyed by id.
+#[derive(Debug, Clone, PartialEq)]
+struct Graph {
+    nodes: BTreeMap<Uuid, Node>,
+    edges: BTreeMap<Uuid, Edge>,
+    ops: Vec<Uuid>,
+}
+
+fn graph(m: &Memory, o: &str) -> Graph {
+    let mut tx = m.store_backend().begin(TxMode::Read).unwrap();
+    let nodes: BTreeMap<Uuid, Node> = tx
+        .list_nodes(&NodeQuery {
+            owner: Some(owner(o)),
+            limit: 10_000,
+            ..NodeQuery::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.node.id, s.node))
+        .collect();
+    let mut edges = BTreeMap::new();
+    for id in nodes.keys() {
+        for e in tx.edges_of(*id).unwrap() {
+            edges.insert(e.id, e);
+        }
+    }
+    let ops = tx
+        .list_operations(&OperationQuery {
+            owner: owner(o),
+            kind: None,
+            target_id: None,
+            limit: 0,
+        })
+        .unwrap()
+        .into_iter()
+        .map(|op| op.id)
+        .collect();
+    Graph { nodes, edges, ops }
+}
+
+/// A graph with the organizer's clock readings blanked, for comparing two
+/// runs of the same merge.
+fn timeless(mut g: Graph) -> (BTreeMap<Uuid, Node>, BTreeMap<Uuid, Edge>) {
+    let zero = ts("2000-01-01T00:00:00+00:00");
+    for n in g.nodes.values_mut() {
+        n.updated_at = zero;
+    }
+    for e in g.edges.values_mut() {
+        if e.edge_type == EdgeType::Supersedes {
+            e.created_at = zero;
+            e.valid_from = zero;
+        }
+    }
+    (g.nodes, g.edges)
+}
+
+fn organize(m: &Memory, o: &str, jobs: &[Job]) -> OrganizeReport {
+    m.organize(&owner(o), jobs, 0).unwrap()
+}
+
+fn merges(r: &OrganizeReport) -> usize {
+    r.jobs.iter().map(|j| j.merges.len()).sum()
+}
+
+fn proposals(r: &OrganizeReport) -> usize {
+    r.jobs.iter().map(|j| j.proposals.len()).sum()
+}
+
+fn candidates(r: &OrganizeReport) -> usize {
+    r.jobs.iter().map(|j| j.candidates).sum()
+}
+
+fn reasons(r: &OrganizeReport) -> Vec<String> {
+    r.jobs
+        .iter()
+        .flat_map(|j| j.not_applied.iter().map(|n| n.reason.clone()))
+        .collect()
+}
+
+fn hinted(m: &Memory, o: &str, a: Uuid, b: Uuid, score: Option<f64>) -> OrganizeReport {
+    let mut req = OrganizeRequest::new(owner(o), BOTH.to_vec());
+    for kind in [MergeKind::Duplicate, MergeKind::Alias] {
+        req.hints.push(CandidateHint { a, b, kind, score });
+    }
+    m.organize_with(&req).unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// Admission (§8 items 12–16, adversarial near-duplicates)
+// ---------------------------------------------------------------------------
+
+/// §8 item 12: "Jordan" pairs that differ in one admission field only are
+/// candidates, and none merges; nothing changes.
+#[test]
+fn item12_pairs_differing_in_one_field_never_merge() {
+    let (_t, _d, m) = common::pack();
+    type Change = fn(&mut Node);
+    let variants: Vec<(&str, Change)> = vec![
+        ("node_type", |n| n.node_type = NodeType::Fact),
+        ("entity_type", |n| {
+            n.metadata = Some(json!({"entity_type": "location"}))
+        }),
+        ("role", |n| n.source_type = SourceType::SystemInferred),
+        ("epistemic", |n| n.epistemic_type = EpistemicType::Observed),
+        ("session", |n| {
+            n.session_id = Some(kith::SessionId::new("s2").unwrap())
+        }),
+        ("event_time", |n| {
+            n.event_time = Some(ts("2025-03-02T10:00:00+00:00"))
+        }),
+        ("valid_to", |n| {
+            n.valid_to = Some(ts("2025-04-02T10:00:00+00:00"))
+        }),
+        ("metadata", |n| {
+            n.metadata = Some(json!({"entity_type": "person", "description": "a friend"}))
+        }),
+        ("retention", |n| {
+            n.metadata = Some(json!({"entity_type": "person", "ttl_days": 30}))
+        }),
+        ("pinning", |n| {
+            n.metadata = Some(json!({"entity_type": "person", "pinned": true}))
+        }),
+        ("scope", |n| n.scope = ScopeId::new("work").unwrap()),
+    ];
+    for (i, (what, change)) in variants.iter().enumerate() {
+        let o = format!("o{i}");
+        let ev = event(&m, &o, "Jordan came by.");
+        let base = entity(&o, ev, "Jordan", "person");
+        let mut other = entity(&o, ev, "Jordan", "person");
+        change(&mut other);
+        put(&m, &[&base, &other]);
+        let before = graph(&m, &o);
+        let mut req = OrganizeRequest::new(owner(&o), BOTH.to_vec());
+        req.hints.push(CandidateHint {
+            a: base.id,
+            b: other.id,
+            kind: MergeKind::Alias,
+            score: Some(0.99),
+        });
+        let r = m.organize_with(&req).unwrap();
+        assert!(candidates(&r) >= 1, "{what}: {r:#?}");
+        assert_eq!(merges(&r), 0, "{what}: {r:#?}");
+        assert_eq!(proposals(&r), 0, "{what}: {r:#?}");
+        assert_eq!(graph(&m, &o), before, "{what}: nothing changes");
+    }
+    // Non-entities also need the same validity start.
+    let ev = event(&m, "vf", "Jordan moved.");
+    let a = claim("vf", ev, "Jordan moved to Lisbon.");
+    let b = Node {
+        valid_from: ts("2025-03-01T11:00:00+00:00"),
+        ..claim("vf", ev, "Jordan moved to Lisbon.")
+    };
+    put(&m, &[&a, &b]);
+    let r = organize(&m, "vf", BOTH);
+    assert_eq!(merges(&r), 0);
+    assert!(
+        reasons(&r).contains(&"different_valid_from".to_string()),
+        "{r:#?}"
+    );
+    assert_eq!(
+        r.jobs[0].merge_policy,
+        "exact_content_provenance_validity_v1"
+    );
+}
+
+/// §8 item 13: a negated claim with an identical vector is a candidate and
+/// never merges: vector similarity only proposes.
+#[test]
+fn item13_negation_with_identical_vector_never_merges() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "Deploy policy.");
+    let yes = claim("o", ev, "Aurora requires approval for deploys.");
+    let no = claim("o", ev, "Aurora does not require approval for deploys.");
+    put(&m, &[&yes, &no]);
+    embed(&m, &yes, &[1.0, 0.0, 0.0]);
+    embed(&m, &no, &[1.0, 0.0, 0.0]);
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", &[Job::Deduplicate]);
+    assert_eq!(r.jobs[0].candidates, 1, "{r:#?}");
+    assert_eq!(merges(&r), 0);
+    assert_eq!(reasons(&r), vec!["different_content"]);
+    assert_eq!(graph(&m, "o"), before);
+}
+
+/// §8 item 14: Jordan the person and jordan the country never alias, even
+/// when a caller hands the pair in with a high score.
+#[test]
+fn item14_person_and_country_never_alias_even_when_forced() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "Jordan visited Jordan.");
+    let person = entity("o", ev, "Jordan", "person");
+    let country = entity("o", ev, "jordan", "country");
+    put(&m, &[&person, &country]);
+    embed(&m, &person, &[1.0, 0.1]);
+    embed(&m, &country, &[1.0, 0.1]);
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    let r = hinted(&m, "o", person.id, country.id, Some(0.999));
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    assert!(
+        reasons(&r).iter().all(|x| x == "different_metadata"),
+        "{r:#?}"
+    );
+    assert_eq!(graph(&m, "o"), before);
+}
+
+/// §8 item 15: Alice and Alicia with a semantic score of .999 get one
+/// unverified RELATES_TO proposal; both stay tentative; a second pass adds
+/// nothing.
+#[test]
+fn item15_semantic_score_alone_only_proposes() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "Alice and Alicia.");
+    let alice = entity("o", ev, "Alice", "person");
+    let alicia = entity("o", ev, "Alicia", "person");
+    put(&m, &[&alice, &alicia]);
+    embed(&m, &alice, &[1.0, 0.0447]);
+    embed(&m, &alicia, &[1.0, 0.0]);
+    let r = organize(&m, "o", BOTH);
+    assert_eq!(merges(&r), 0, "{r:#?}");
+    assert_eq!(proposals(&r), 1, "{r:#?}");
+    let p = &r.jobs[1].proposals[0];
+    assert!(p.score > 0.998);
+    let edges: Vec<Edge> = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .edges_of(alice.id)
+        .unwrap();
+    assert_eq!(edges.len(), 1);
+    assert_eq!(edges[0].edge_type, EdgeType::RelatesTo);
+    assert_eq!(
+        edges[0].metadata.as_ref().unwrap()["identity_verified"],
+        false
+    );
+    assert_eq!(edges[0].id, kith::organize::proposal_edge_id(p.op_id));
+    assert_eq!(p.op_id, kith::organize::proposal_op_id(alicia.id, alice.id));
+    for id in [alice.id, alicia.id] {
+        assert_eq!(get(&m, id).lifecycle, Lifecycle::Tentative);
+    }
+    let again = organize(&m, "o", BOTH);
+    assert_eq!(proposals(&again), 0);
+    assert!(reasons(&again).contains(&"already_proposed".to_string()));
+    let inbox = m.alias_proposals(&owner("o")).unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(inbox[0].status, ProposalStatus::Pending);
+}
+
+/// §8 item 16: two "I" person entities never merge nor alias, by name or
+/// by hint; two events' "I" from ingest stay two.
+#[test]
+fn item16_personal_references_never_merge_or_alias() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "I said so.");
+    let meta = json!({"entity_type": "person", "identity_status": "unresolved_reference"});
+    let i1 = node("o", ev, NodeType::Entity, "I", meta.clone());
+    let i2 = node("o", ev, NodeType::Entity, "I", meta);
+    // A legacy pronoun entity without an identity status is one too.
+    let i3 = entity("o", ev, "I", "person");
+    let i4 = entity("o", ev, "i", "person");
+    put(&m, &[&i1, &i2, &i3, &i4]);
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    let r = hinted(&m, "o", i3.id, i4.id, Some(0.99));
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    assert!(reasons(&r).iter().all(|x| x == "personal_reference"));
+    assert_eq!(graph(&m, "o"), before);
+
+    // Through ingest: one "I" per event.
+    for text in ["I prefer tea.", "I prefer tea."] {
+        m.ingest(
+            EventInput {
+                owner_id: Some("p".into()),
+                ..EventInput::new("user", text)
+            },
+            kith::IngestOptions::default(),
+        )
+        .unwrap();
+    }
+    let before = graph(&m, "p");
+    let r = organize(&m, "p", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    assert_eq!(graph(&m, "p"), before);
+}
+
+/// Adversarial near-duplicates never merge: identifiers one digit apart,
+/// amendments, Apple the company and apple the fruit, claims differing
+/// only in case or validity start — even with identical vectors.
+#[test]
+fn adversarial_near_duplicates_never_merge() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "Notes.");
+    let later = Node {
+        valid_from: ts("2025-03-05T10:00:00+00:00"),
+        ..claim("o", ev, "Aurora requires approval.")
+    };
+    let nodes = vec![
+        entity("o", ev, "SR-2023-052", "document"),
+        entity("o", ev, "SR-2023-053", "document"),
+        entity("o", ev, "Amendment 16", "law"),
+        entity("o", ev, "Amendment 17", "law"),
+        entity("o", ev, "Apple", "organization"),
+        entity("o", ev, "apple", "food"),
+        entity("o", ev, "Jordan", "person"),
+        entity("o", ev, "Jordan", "country"),
+        claim("o", ev, "Aurora requires approval."),
+        claim("o", ev, "Aurora requires Approval."),
+        later,
+    ];
+    put(&m, &nodes.iter().collect::<Vec<_>>());
+    for n in &nodes {
+        embed(&m, n, &[1.0, 1.0, 1.0]);
+    }
+    let r = organize(&m, "o", BOTH);
+    assert_eq!(merges(&r), 0, "{r:#?}");
+    for n in &nodes {
+        assert!(get(&m, n.id).lifecycle.is_active());
+    }
+    // Similar vectors may propose (never merge) entities of one type.
+    for p in m.alias_proposals(&owner("o")).unwrap() {
+        assert_eq!(p.status, ProposalStatus::Pending);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Merges
+// ---------------------------------------------------------------------------
+
+/// Two exact copies of a claim, each linked to an entity.
+struct Copies {
+    keep: Node,
+    dup: Node,
+    edges: Vec<Edge>,
+    ev2: Uuid,
+}
+
+fn copies(m: &Memory, o: &str) -> Copies {
+    let ev1 = event(m, o, "first telling");
+    let ev2 = event(m, o, "second telling");
+    let aurora = entity(o, ev1, "Aurora", "project");
+    let ops = entity(o, ev1, "Ops", "team");
+    let keep = Node {
+        confidence: 0.8,
+        ..claim(o, ev1, "Aurora requires approval.")
+    };
+    let dup = Node {
+        confidence: 0.6,
+        evidence_refs: vec![ev2],
+        ..claim(o, ev1, "Aurora requires approval.")
+    };
+    put(m, &[&aurora, &ops, &keep, &dup]);
+    let edges = vec![
+        link(m, &aurora, &dup, EdgeType::HasFact, ev2),
+        link(m, &dup, &ops, EdgeType::Mentions, ev2),
+        // Between the two copies: collapses instead of becoming a loop.
+        link(m, &keep, &dup, EdgeType::Supports, ev2),
+    ];
+    Copies {
+        keep,
+        dup,
+        edges,
+        ev2,
+    }
+}
+
+#[test]
+fn exact_copies_merge_in_one_record_with_complete_values() {
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let r = organize(&m, "o", &[Job::Deduplicate]);
+    assert_eq!(merges(&r), 1, "{r:#?}");
+    let applied = &r.jobs[0].merges[0];
+    assert_eq!(applied.keep_id, c.keep.id);
+    assert_eq!(applied.retired_id, c.dup.id);
+    assert_eq!(
+        applied.op_id,
+        merge_op_id(c.dup.id, c.keep.id, MergeKind::Duplicate, 0)
+    );
+    let keep = get(&m, c.keep.id);
+    assert_eq!(keep.evidence_refs, vec![c.keep.evidence_refs[0], c.ev2]);
+    assert_eq!(keep.lifecycle, Lifecycle::Tentative);
+    let dup = get(&m, c.dup.id);
+    assert_eq!(dup.lifecycle, Lifecycle::Superseded);
+    assert_eq!(dup.superseded_by, Some(c.keep.id));
+
+    // Copies keep validity, provenance, confidence, metadata, creation time.
+    let g = graph(&m, "o");
+    let copy_of = |e: &Edge| {
+        g.edges
+            .get(&kith::organize::transfer_edge_id(e.id, c.dup.id, c.keep.id))
+            .cloned()
+    };
+    for e in &c.edges[..2] {
+        let copy = copy_of(e).expect("copied");
+        let expected = Edge {
+            id: copy.id,
+            source_id: if e.source_id == c.dup.id {
+                c.keep.id
+            } else {
+                e.source_id
+            },
+            target_id: if e.target_id == c.dup.id {
+                c.keep.id
+            } else {
+                e.target_id
+            },
+            ..e.clone()
+        };
+        assert_eq!(copy, expected);
+    }
+    assert!(copy_of(&c.edges[2]).is_none(), "self-loop collapsed");
+    let supersedes: Vec<&Edge> = g
+        .edges
+        .values()
+        .filter(|e| e.edge_type == EdgeType::Supersedes)
+        .collect();
+    assert_eq!(supersedes.len(), 1);
+    assert_eq!(
+        (supersedes[0].source_id, supersedes[0].target_id),
+        (c.keep.id, c.dup.id)
+    );
+
+    // The record: complete before/after values, original and published
+    // edges, sealed with its SHA-256.
+    let op = m
+        .journal(
+            &owner("o"),
+            &JournalQuery {
+                kind: Some(OperationKind::OrganizerMerged),
+                ..JournalQuery::default()
+            },
+        )
+        .unwrap()
+        .remove(0);
+    let rec = &op.payload["record"];
+    assert_eq!(op.payload["sha256"], json!(kith_core::canon::checksum(rec)));
+    assert_eq!(op.checksum, op.compute_checksum());
+    assert_eq!(rec["before"]["retired"]["lifecycle"], "tentative");
+    assert_eq!(rec["after"]["retired"]["lifecycle"], "superseded");
+    assert_eq!(rec["original_edges"].as_array().unwrap().len(), 3);
+    assert_eq!(rec["published_edges"].as_array().unwrap().len(), 3);
+    assert_eq!(rec["policy"], "exact_content_provenance_validity_v1");
+    assert!(m.doctor().unwrap().healthy());
+
+    // --node finds the record by either node.
+    for id in [c.keep.id, c.dup.id] {
+        let found = m
+            .journal(
+                &owner("o"),
+                &JournalQuery {
+                    node: Some(id),
+                    ..JournalQuery::default()
+                },
+            )
+            .unwrap();
+        assert!(found.iter().any(|o| o.id == op.id));
+    }
+    // Nothing more to do.
+    let again = organize(&m, "o", &[Job::Deduplicate]);
+    assert_eq!(merges(&again), 0);
+}
+
+#[test]
+fn known_abbreviation_merges_as_alias_keeping_the_longer_name() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "JS and JavaScript.");
+    let js = entity("o", ev, "JS", "technology");
+    let long = entity("o", ev, "JavaScript", "technology");
+    let py = entity("o", ev, "Python", "technology");
+    put(&m, &[&js, &long, &py]);
+    let r = organize(&m, "o", BOTH);
+    assert_eq!(r.jobs[1].merges.len(), 1, "{r:#?}");
+    let applied = &r.jobs[1].merges[0];
+    assert_eq!(applied.keep_id, long.id);
+    assert_eq!(applied.basis, "abbreviation");
+    assert_eq!(r.jobs[1].merge_policy, "alias_names_v1");
+    assert_eq!(get(&m, js.id).superseded_by, Some(long.id));
+    assert!(get(&m, py.id).lifecycle.is_active());
+}
+
+/// §8 item 17: an error at any write of a merge leaves nothing behind, and
+/// the retry then succeeds with the same operation id; a repeated merge
+/// (reversed, after the kept node was archived) returns that record and
+/// reactivates nothing.
+#[test]
+fn item17_fault_at_every_step_leaves_no_partial_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let faults = Arc::new(faulty::Faults::default());
+    let store = faulty::FaultyStore {
+        inner: kith_store::sqlite::SqliteStore::open(
+            &tmp.path().join("kith.sqlite"),
+            kith_store::sqlite::OpenMode::CreateIfMissing,
+        )
+        .unwrap(),
+        faults: faults.clone(),
+    };
+    let m = Memory::with_store(Box::new(store));
+    let c = copies(&m, "o");
+    let before = graph(&m, "o");
+    let expected = merge_op_id(c.keep.id, c.dup.id, MergeKind::Duplicate, 0);
+    let mut failures = 0;
+    for n in 1.. {
+        faults.arm(n);
+        match m.organize(&owner("o"), &[Job::Deduplicate], 0) {
+            Err(e) => {
+                assert!(e.to_string().contains("injected fault"), "{e}");
+                assert_eq!(graph(&m, "o"), before, "fault at write {n}");
+                failures += 1;
+            }
+            Ok(r) => {
+                assert_eq!(r.jobs[0].merges.len(), 1);
+                assert_eq!(r.jobs[0].merges[0].op_id, expected);
+                break;
+            }
+        }
+        assert!(n < 50);
+    }
+    faults.arm(0);
+    // update ×2, copies ×2, SUPERSEDES, record, commit.
+    assert_eq!(failures, 7);
+    let merged = graph(&m, "o");
+    assert_eq!(merged.ops.len(), before.ops.len() + 1);
+
+    // Archive the kept node, then ask for the merge reversed.
+    let mut kept = get(&m, c.keep.id);
+    kept.lifecycle = Lifecycle::Archived;
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.update_node(&kept).unwrap();
+    tx.commit().unwrap();
+    let archived = graph(&m, "o");
+    let mut req = OrganizeRequest::new(owner("o"), vec![Job::Deduplicate]);
+    req.hints.push(CandidateHint {
+        a: c.dup.id,
+        b: c.keep.id,
+        kind: MergeKind::Duplicate,
+        score: None,
+    });
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(merges(&r), 0);
+    let n = &r.jobs[0].not_applied[0];
+    assert_eq!(
+        (n.reason.as_str(), n.op_id),
+        ("already_merged", Some(expected))
+    );
+    assert_eq!(graph(&m, "o"), archived, "nothing reactivated");
+}
+
+/// Non-finite numbers are refused before commit, not journaled as null.
+#[test]
+fn non_finite_confidence_is_refused_before_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let faults = Arc::new(faulty::Faults::default());
+    let store = faulty::FaultyStore {
+        inner: kith_store::sqlite::SqliteStore::open(
+            &tmp.path().join("kith.sqlite"),
+            kith_store::sqlite::OpenMode::CreateIfMissing,
+        )
+        .unwrap(),
+        faults: faults.clone(),
+    };
+    let m = Memory::with_store(Box::new(store));
+    let c = copies(&m, "o");
+    let before = graph(&m, "o");
+    *faults.nan_node.lock().unwrap() = Some(c.dup.id);
+    let err = m.organize(&owner("o"), &[Job::Deduplicate], 0).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("not a finite number"), "{err}");
+    *faults.nan_node.lock().unwrap() = None;
+    assert_eq!(graph(&m, "o"), before);
+}
+
+// ---------------------------------------------------------------------------
+// Undo
+// ---------------------------------------------------------------------------
+
+#[test]
+fn merge_undo_merge_again_gives_the_same_graph() {
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let initial = graph(&m, "o");
+    let first = organize(&m, "o", &[Job::Deduplicate]);
+    let op1 = first.jobs[0].merges[0].op_id;
+    let merged = graph(&m, "o");
+
+    let u = m.undo(&owner("o"), op1).unwrap();
+    assert!(!u.replayed);
+    assert_eq!(u.restored_nodes, vec![c.keep.id, c.dup.id]);
+    assert_eq!(u.removed_edges.len(), 3);
+    let undone = graph(&m, "o");
+    assert_eq!(undone.nodes, initial.nodes, "nodes exactly as before");
+    assert_eq!(undone.edges, initial.edges, "published edges removed");
+    // Undo again: the first undo, nothing written.
+    let again = m.undo(&owner("o"), op1).unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.undo_op_id, u.undo_op_id);
+    assert_eq!(graph(&m, "o"), undone);
+
+    let second = organize(&m, "o", &[Job::Deduplicate]);
+    let op2 = second.jobs[0].merges[0].op_id;
+    assert_eq!(
+        op2,
+        merge_op_id(c.keep.id, c.dup.id, MergeKind::Duplicate, 1),
+        "a new generation after an undo"
+    );
+    assert_eq!(timeless(graph(&m, "o")), timeless(merged));
+    let journal: Vec<OperationKind> = m
+        .journal(&owner("o"), &JournalQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|o| o.kind)
+        .filter(|k| *k != OperationKind::RetrievalRecorded)
+        .collect();
+    assert_eq!(
+        journal,
+        vec![
+            OperationKind::OrganizerMerged,
+            OperationKind::Undo,
+            OperationKind::OrganizerMerged
+        ]
+    );
+    assert!(m.doctor().unwrap().healthy());
+}
+
+#[test]
+fn undo_after_a_dependent_later_merge_is_refused_with_its_reason() {
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let first = organize(&m, "o", &[Job::Deduplicate]).jobs[0].merges[0].op_id;
+    // A third, stronger copy: the next merge retires the node kept first.
+    let ev3 = event(&m, "o", "third telling");
+    let strong = Node {
+        confidence: 0.9,
+        evidence_refs: vec![ev3],
+        ..claim("o", ev3, "Aurora requires approval.")
+    };
+    let strong = Node {
+        id: strong.id,
+        ..Node {
+            session_id: c.keep.session_id.clone(),
+            ..strong
+        }
+    };
+    put(&m, &[&strong]);
+    let r = organize(&m, "o", &[Job::Deduplicate]);
+    let later = &r.jobs[0].merges[0];
+    assert_eq!((later.keep_id, later.retired_id), (strong.id, c.keep.id));
+    let before = graph(&m, "o");
+    let err = m.undo(&owner("o"), first).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    let text = err.to_string();
+    assert!(text.contains(&later.op_id.to_string()), "{text}");
+    assert!(text.contains("undo that first"), "{text}");
+    assert_eq!(graph(&m, "o"), before, "nothing written");
+    // In reverse order both undo.
+    m.undo(&owner("o"), later.op_id).unwrap();
+    m.undo(&owner("o"), first).unwrap();
+    for id in [c.keep.id, c.dup.id, strong.id] {
+        assert_eq!(get(&m, id).lifecycle, Lifecycle::Tentative);
+    }
+    // Only merges and accepted aliases undo.
+    let undo_op = kith::organize::undo_op_id(first);
+    let err = m.undo(&owner("o"), undo_op).unwrap_err();
+    assert!(err.to_string().contains("only ORGANIZER_MERGED"), "{err}");
+    // Another owner's record is not found.
+    let err = m.undo(&owner("x"), first).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+}
+
+// ---------------------------------------------------------------------------
+// The inbox (§8 item 18)
+// ---------------------------------------------------------------------------
+
+fn proposed(m: &Memory, o: &str, x: &str, y: &str) -> (Node, Node, Uuid) {
+    let ev = event(m, o, &format!("{x} and {y}"));
+    let a = entity(o, ev, x, "person");
+    let b = entity(o, ev, y, "person");
+    put(m, &[&a, &b]);
+    let r = hinted(m, o, a.id, b.id, Some(0.95));
+    assert_eq!(proposals(&r), 1, "{r:#?}");
+    (a, b, r.jobs[1].proposals[0].op_id)
+}
+
+/// §8 item 18: accept publishes a verified edge beside the proposal (both
+/// nodes stay); an identical retry replays; a conflicting one fails;
+/// reject needs a reason; a changed node makes the proposal stale.
+#[test]
+fn item18_review_accepts_once_and_refuses_conflicts() {
+    let (_t, _d, m) = common::pack();
+    let o = owner("o");
+    let (a, b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let err = m
+        .review_alias(&o, op, Decision::Reject, Some("  "), None)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+
+    let acc = m
+        .review_alias(&o, op, Decision::Accept, Some("same person"), Some("me"))
+        .unwrap();
+    assert!(!acc.replayed);
+    let edges = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .edges_of(a.id)
+        .unwrap();
+    let relates: Vec<&Edge> = edges
+        .iter()
+        .filter(|e| e.edge_type == EdgeType::RelatesTo)
+        .collect();
+    assert_eq!(relates.len(), 2);
+    let verified: Vec<&&Edge> = relates
+        .iter()
+        .filter(|e| e.metadata.as_ref().unwrap()["identity_verified"] == true)
+        .collect();
+    assert_eq!(verified.len(), 1);
+    assert_eq!(Some(verified[0].id), acc.edge_id);
+    assert_eq!(
+        (verified[0].source_id, verified[0].target_id),
+        (a.id.min(b.id), a.id.max(b.id))
+    );
+    for id in [a.id, b.id] {
+        assert!(get(&m, id).lifecycle.is_active());
+    }
+    // The decision record holds the whole proposal and the reviewer input.
+    let rec = m
+        .journal(
+            &o,
+            &JournalQuery {
+                kind: Some(OperationKind::AliasProposalAccepted),
+                ..JournalQuery::default()
+            },
+        )
+        .unwrap()
+        .remove(0);
+    assert_eq!(rec.id, acc.review_op_id);
+    let proposal_op = m
+        .journal(
+            &o,
+            &JournalQuery {
+                kind: Some(OperationKind::AliasProposed),
+                ..JournalQuery::default()
+            },
+        )
+        .unwrap()
+        .remove(0);
+    assert_eq!(rec.payload["record"]["proposal"], proposal_op.payload);
+    assert_eq!(rec.payload["record"]["reason"], "same person");
+    assert_eq!(rec.payload["record"]["reviewer_id"], "me");
+
+    let before = graph(&m, "o");
+    let replay = m
+        .review_alias(&o, op, Decision::Accept, Some("same person"), Some("me"))
+        .unwrap();
+    assert!(replay.replayed);
+    assert_eq!(replay.review_op_id, acc.review_op_id);
+    assert_eq!(replay.edge_id, acc.edge_id);
+    let err = m
+        .review_alias(
+            &o,
+            op,
+            Decision::Reject,
+            Some("changed my mind"),
+            Some("me"),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert!(matches!(
+        err,
+        kith::Error::Organizer(kith::OrganizerError::ReviewConflict { .. })
+    ));
+    assert_eq!(graph(&m, "o"), before);
+    assert_eq!(
+        m.alias_proposals(&o).unwrap()[0].status,
+        ProposalStatus::Accepted
+    );
+
+    // A node changed since the proposal: accepting it is stale.
+    let (c, _d2, op2) = proposed(&m, "o", "Robert", "Roberta");
+    let mut changed = get(&m, c.id);
+    changed.lifecycle = Lifecycle::Stable;
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.update_node(&changed).unwrap();
+    tx.commit().unwrap();
+    let err = m
+        .review_alias(&o, op2, Decision::Accept, None, None)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            kith::Error::Organizer(kith::OrganizerError::StaleProposal { node, .. }) if node == c.id
+        ),
+        "{err}"
+    );
+    // Another owner cannot see it.
+    let err = m
+        .review_alias(&owner("x"), op2, Decision::Accept, None, None)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+}
+
+#[test]
+fn rejected_pairs_are_never_proposed_again() {
+    let (_t, _d, m) = common::pack();
+    let o = owner("o");
+    let (a, b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let rej = m
+        .review_alias(&o, op, Decision::Reject, Some("different people"), None)
+        .unwrap();
+    assert_eq!(rej.edge_id, None);
+    let r = hinted(&m, "o", b.id, a.id, Some(0.99));
+    assert_eq!(proposals(&r), 0);
+    assert!(
+        reasons(&r).contains(&"proposal_rejected".to_string()),
+        "{r:#?}"
+    );
+    assert_eq!(
+        m.alias_proposals(&o).unwrap()[0].status,
+        ProposalStatus::Rejected
+    );
+    // A rejection is not undoable.
+    assert!(m.undo(&o, rej.review_op_id).is_err());
+}
+
+#[test]
+fn undoing_an_acceptance_removes_the_verified_edge_and_reopens_the_proposal() {
+    let (_t, _d, m) = common::pack();
+    let o = owner("o");
+    let (a, _b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let acc = m
+        .review_alias(&o, op, Decision::Accept, None, None)
+        .unwrap();
+    let u = m.undo(&o, acc.review_op_id).unwrap();
+    assert_eq!(u.removed_edges, vec![acc.edge_id.unwrap()]);
+    let edges = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .edges_of(a.id)
+        .unwrap();
+    assert_eq!(edges.len(), 1, "the unverified proposal stays");
+    assert_eq!(
+        m.alias_proposals(&o).unwrap()[0].status,
+        ProposalStatus::Pending
+    );
+    // Decided again: a new generation of the decision record.
+    let again = m
+        .review_alias(&o, op, Decision::Reject, Some("not the same"), None)
+        .unwrap();
+    assert_ne!(again.review_op_id, acc.review_op_id);
+    assert!(m.doctor().unwrap().healthy());
+}
+
+/// An unverified proposal never brings the other entity's claims into
+/// retrieval's graph path.
+#[test]
+fn unverified_alias_stays_out_of_retrieval_graph_path() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "facts");
+    let alice = entity("o", ev, "Alice", "person");
+    let alicia = entity("o", ev, "Alicia", "person");
+    let tea = Node {
+        metadata: Some(json!({"subject": "Alice", "predicate": "likes", "object": "tea"})),
+        ..claim("o", ev, "Alice likes tea.")
+    };
+    let chess = Node {
+        metadata: Some(json!({"subject": "Alicia", "predicate": "plays", "object": "chess"})),
+        ..claim("o", ev, "Alicia plays chess.")
+    };
+    put(&m, &[&alice, &alicia, &tea, &chess]);
+    link(&m, &alice, &tea, EdgeType::HasFact, ev);
+    link(&m, &alicia, &chess, EdgeType::HasFact, ev);
+    let r = hinted(&m, "o", alice.id, alicia.id, Some(0.99));
+    assert_eq!(proposals(&r), 1);
+    let mut req = kith::RetrieveRequest::new("o", "What does Alicia do?").unwrap();
+    req.paths = kith::RetrievePaths {
+        lexical: false,
+        vector: false,
+        graph: true,
+        neighbours: false,
+        recency: false,
+        speaker_boost: false,
+    };
+    req.record = false;
+    let got: Vec<Uuid> = m
+        .retrieve(&req)
+        .unwrap()
+        .results
+        .iter()
+        .map(|i| i.node_id)
+        .collect();
+    assert!(got.contains(&chess.id), "{got:?}");
+    assert!(!got.contains(&tea.id), "{got:?}");
+}
+
+#[test]
+fn doctor_reports_a_record_that_does_not_match_its_sha256() {
+    let (_t, dir, m) = common::pack();
+    let c = copies(&m, "o");
+    let _ = c;
+    let op = organize(&m, "o", &[Job::Deduplicate]).jobs[0].merges[0].op_id;
+    drop(m);
+    let conn = rusqlite::Connection::open(dir.join("kith.sqlite")).unwrap();
+    // Tamper with the record and recompute the outer checksum, as a
+    // careless edit would: only the record's own SHA-256 catches it.
+    let payload: String = conn
+        .query_row(
+            "SELECT payload FROM operations WHERE id = ?1",
+            [op.to_string()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut v: Value = serde_json::from_str(&payload).unwrap();
+    v["record"]["basis"] = json!("forged");
+    let m = Memory::open(&dir).unwrap();
+    let mut stored = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .get_operation(op)
+        .unwrap()
+        .unwrap();
+    stored.payload = v.clone();
+    let checksum = stored.compute_checksum();
+    conn.execute(
+        "UPDATE operations SET payload = ?2, checksum = ?3 WHERE id = ?1",
+        [
+            op.to_string(),
+            kith_core::canon::to_canonical_string(&v),
+            checksum,
+        ],
+    )
+    .unwrap();
+    let report = m.doctor().unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("does not match its SHA-256")),
+        "{report:?}"
+    );
+    let err = m.undo(&owner("o"), op).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Corrupted, "{err}");
+}
