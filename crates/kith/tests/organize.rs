@@ -1017,6 +1017,7 @@ fn unverified_alias_stays_out_of_retrieval_graph_path() {
         neighbours: false,
         recency: false,
         speaker_boost: false,
+        dated: false,
     };
     req.record = false;
     let got: Vec<Uuid> = m
