@@ -49,7 +49,8 @@ pub struct RecallOptions<'a> {
     pub weights: kith::retrieve::fusion::PathWeights,
     /// A file keeping embeddings between runs.
     pub embedding_cache: Option<&'a Path>,
-    /// Append LoCoMo questions whose evidence misses the top 10 here.
+    /// Append questions whose evidence misses the top 10 (LoCoMo) or the
+    /// top 5 (LongMemEval) here.
     pub misses: Option<&'a Path>,
 }
 
@@ -471,6 +472,12 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     Ok(())
 }
 
+/// The first 200 characters of a text, on one line.
+fn clip(text: Option<&String>) -> String {
+    let t: String = text.map(|t| t.chars().take(200).collect()).unwrap_or_default();
+    t.replace('\n', " ")
+}
+
 /// LongMemEval's "2023/05/20 (Sat) 02:21" as RFC 3339 (UTC).
 fn lme_time(text: &str) -> Option<String> {
     let mut parts = text.split_whitespace();
@@ -554,6 +561,7 @@ fn longmemeval(
         );
         let mut inputs = Vec::new();
         let mut gold_turns = HashSet::new();
+        let mut texts: HashMap<String, String> = HashMap::new();
         for ((sid, date), turns) in sids.iter().zip(dates).zip(sessions) {
             let sid = sid.as_str().unwrap_or("");
             let when = date.as_str().and_then(lme_time);
@@ -570,6 +578,9 @@ fn longmemeval(
                     continue;
                 }
                 let content: String = content.chars().take(60_000).collect();
+                if o.misses.is_some() {
+                    texts.insert(id.clone(), content.clone());
+                }
                 inputs.push(EventInput {
                     owner_id: Some(owner.clone()),
                     session_id: Some(sid.to_string()),
@@ -593,6 +604,29 @@ fn longmemeval(
         let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         asked += 1;
+        if let Some(out) = o.misses {
+            let top: Vec<&String> = ranked.iter().take(5).collect();
+            if !gold_turns.iter().all(|g| top.contains(&g)) {
+                let mut line = format!(
+                    "Q [{}] {}\n",
+                    q["question_type"].as_str().unwrap_or("?"),
+                    q["question"].as_str().unwrap_or("")
+                );
+                for g in &gold_turns {
+                    let mark = if top.contains(&g) { "+" } else { "-" };
+                    line.push_str(&format!("   gold{mark} {g}: {}\n", clip(texts.get(g))));
+                }
+                for id in &top {
+                    line.push_str(&format!("   got   {id}: {}\n", clip(texts.get(*id))));
+                }
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(out)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+                    .with_context(|| format!("cannot write {}", out.display()))?;
+            }
+        }
         let session_of = |id: &str| {
             id.rsplit_once('_')
                 .map(|(s, _)| s.to_string())

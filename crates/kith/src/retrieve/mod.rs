@@ -391,6 +391,7 @@ impl Memory {
                     session: c.hit.session_id.clone(),
                     score: c.trace.rrf,
                     asks: c.hit.content.contains('?'),
+                    voice: (c.hit.speaker.clone(), c.hit.role),
                 })
                 .collect();
             neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
@@ -741,9 +742,12 @@ struct Source {
     score: f64,
     /// Whether it asks something (its next turn likely answers).
     asks: bool,
+    /// Who said it, in which role.
+    voice: (Option<String>, Option<Role>),
 }
 
-/// The turns before and after each source hit in its session.
+/// The turns before and after each source hit in its session, when someone
+/// else said them.
 fn neighbour_candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
@@ -775,6 +779,16 @@ fn neighbour_candidates(
         for (j, share) in around {
             let Some(j) = j else { continue };
             let Some(e) = events.get(j) else { continue };
+            // Only a reply, or what the hit replies to: the same voice
+            // again (a user's next message to an assistant whose turns are
+            // not stored, say) is a new topic as often as not.
+            let voice = (
+                e.event.speaker.as_ref().map(|s| s.as_str().to_string()),
+                Some(e.event.role),
+            );
+            if voice == source.voice {
+                continue;
+            }
             let note_id = ids::note_node_id(e.event.id);
             let Some(note) = tx.get_node(note_id)? else {
                 continue;
