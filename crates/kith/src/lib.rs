@@ -29,6 +29,7 @@ mod error;
 pub mod ingest;
 mod jsonl;
 mod memory;
+mod neighbourhood;
 mod pack;
 pub mod retrieve;
 mod search;
@@ -41,6 +42,7 @@ pub use ingest::{
 };
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
+pub use kith_core::{Edge, Operation};
 pub use kith_core::{
     EdgeType, Event, EventInput, Lifecycle, Node, NodeType, OwnerId, Role, ScopeId, SessionId,
     Timestamp, ValidationError,
@@ -54,6 +56,7 @@ pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
+pub use neighbourhood::NodeView;
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use search::{Provenance, SearchHit, SearchRequest};
