@@ -38,6 +38,23 @@ struct IngestFigures {
 }
 
 pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
+    if let BenchCommand::Http {
+        requests,
+        concurrency,
+        notes,
+        max_secs,
+    } = which
+    {
+        return crate::bench_http::run(
+            &crate::bench_http::HttpOptions {
+                requests: *requests,
+                concurrency: *concurrency,
+                notes: *notes,
+                max_secs: *max_secs,
+            },
+            json,
+        );
+    }
     if let BenchCommand::Recall {
         dataset,
         data,
