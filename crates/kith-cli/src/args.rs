@@ -178,6 +178,13 @@ pub enum Command {
         #[arg(long)]
         keep: Option<PathBuf>,
     },
+    /// Serve the HTTP API (`/v1`, OpenAPI at /openapi.json) until SIGINT or
+    /// SIGTERM. Keys come from KITH_API_KEYS (`key:owner,…`) and/or
+    /// --keys-file; without keys only a loopback address may be bound.
+    Serve(ServeArgs),
+    /// Serve MCP over stdin/stdout for the owner KITH_MCP_OWNER (else
+    /// --owner).
+    Mcp,
     /// Benchmarks.
     Bench {
         /// Which benchmark.
@@ -215,6 +222,17 @@ pub struct StoreArgs {
     /// The note node's type.
     #[arg(long)]
     pub node_type: Option<String>,
+}
+
+/// `serve` arguments.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub bind: std::net::SocketAddr,
+    /// A file of API keys: one `KEY OWNER` a line (`#` comments).
+    #[arg(long)]
+    pub keys_file: Option<PathBuf>,
 }
 
 /// `config` actions.
@@ -474,6 +492,23 @@ pub enum BenchCommand {
         /// Extract entities and claims (the configured provider) while storing.
         #[arg(long)]
         extract: bool,
+    },
+    /// HTTP load: starts `kith serve` as a second process on loopback and
+    /// times store and retrieve requests from this one (requests/s, p50,
+    /// p95, p99, errors).
+    Http {
+        /// Requests per endpoint.
+        #[arg(long, default_value_t = 2000)]
+        requests: usize,
+        /// Concurrent client connections.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Notes in the pack before timing starts.
+        #[arg(long, default_value_t = 5000)]
+        notes: usize,
+        /// Stop each phase after this many seconds even if requests remain.
+        #[arg(long, default_value_t = 120)]
+        max_secs: u64,
     },
     /// store() throughput and search latency at several pack sizes.
     Ingest {

@@ -59,6 +59,23 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
             json,
         );
     }
+    if let BenchCommand::Http {
+        requests,
+        concurrency,
+        notes,
+        max_secs,
+    } = which
+    {
+        return crate::bench_http::run(
+            &crate::bench_http::HttpOptions {
+                requests: *requests,
+                concurrency: *concurrency,
+                notes: *notes,
+                max_secs: *max_secs,
+            },
+            json,
+        );
+    }
     if let BenchCommand::Recall {
         dataset,
         data,

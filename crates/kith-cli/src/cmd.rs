@@ -335,6 +335,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Bench { ref which } => crate::bench::run(which, json)?,
+        Command::Serve(ref a) => crate::serve::serve(&cli, a)?,
+        Command::Mcp => crate::serve::mcp(&cli)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -363,7 +365,7 @@ fn open_for_ingest(cli: &Cli) -> Result<Memory> {
 }
 
 /// The identity options: defaults, then `KITH_ENABLE_*`, then `--identity`.
-fn identity_options(cli: &Cli) -> Result<kith::identity::IdentityOptions> {
+pub fn identity_options(cli: &Cli) -> Result<kith::identity::IdentityOptions> {
     let mut options = kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
     for assignment in &cli.identity {
         options

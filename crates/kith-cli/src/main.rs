@@ -6,12 +6,14 @@
 mod args;
 mod bench;
 mod bench_latency;
+mod bench_http;
 mod bench_recall;
 mod cmd;
 mod demo;
 mod organize;
 mod render;
 mod retrieve;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -20,7 +22,9 @@ use clap::Parser;
 fn main() -> ExitCode {
     restore_sigpipe();
     let cli = args::Cli::parse();
-    init_logging(cli.verbose);
+    // A server's access log is its main output: info unless asked otherwise.
+    let serving = matches!(cli.command, args::Command::Serve(_));
+    init_logging(cli.verbose.max(u8::from(serving)));
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -42,6 +46,8 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only for a person's terminal, never into log files.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

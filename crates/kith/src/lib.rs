@@ -30,6 +30,7 @@ pub mod ingest;
 mod jsonl;
 mod memory;
 pub mod organize;
+mod neighbourhood;
 mod pack;
 pub mod retrieve;
 mod search;
@@ -59,6 +60,7 @@ pub use organize::{
     AliasProposal, Decision, Job, JournalQuery, OrganizeReport, OrganizeRequest, OrganizerError,
     ProposalStatus, ReviewOutcome, UndoReport,
 };
+pub use neighbourhood::NodeView;
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use search::{Provenance, SearchHit, SearchRequest};

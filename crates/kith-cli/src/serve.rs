@@ -1,0 +1,79 @@
+//! `kith serve` and `kith mcp`: configuration from flags and environment,
+//! then the kith-server crate does the rest.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use kith::OwnerId;
+use kith_server::{ApiKeys, Auth};
+
+use crate::args::{Cli, ServeArgs};
+use crate::cmd::{configure, identity_options, open};
+
+/// The pack, with the environment's extraction provider and identity
+/// options, and work a crashed process left behind resumed.
+fn open_memory(cli: &Cli) -> Result<kith::Memory> {
+    let memory = configure(open(cli)?)?.with_identity(identity_options(cli)?);
+    let resumed = memory.resume_interrupted(None)?;
+    if resumed.taken > 0 {
+        eprintln!(
+            "resumed {} interrupted extraction(s): {} complete, {} failed",
+            resumed.taken, resumed.completed, resumed.failed
+        );
+    }
+    Ok(memory)
+}
+
+/// Keys from `KITH_API_KEYS` and `--keys-file` (both may be given).
+fn keys(a: &ServeArgs) -> Result<ApiKeys> {
+    let mut keys = match std::env::var("KITH_API_KEYS") {
+        Ok(text) if !text.trim().is_empty() => ApiKeys::parse_env(&text)?,
+        _ => ApiKeys::default(),
+    };
+    if let Some(path) = &a.keys_file {
+        keys.extend(ApiKeys::from_file(path)?)?;
+    }
+    Ok(keys)
+}
+
+/// `kith serve`.
+pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
+    let keys = keys(a)?;
+    let auth = if keys.is_empty() {
+        Auth::Open {
+            default_owner: OwnerId::new(&cli.owner)?,
+        }
+    } else {
+        Auth::Keys(keys)
+    };
+    // Refuse a public bind before opening anything.
+    auth.check_bind(&a.bind)?;
+    let mode = match &auth {
+        Auth::Keys(k) => format!("{} API key(s)", k.len()),
+        Auth::Open { default_owner } => format!(
+            "no API keys: loopback only, owner from X-Kith-Owner or {:?}",
+            default_owner.as_str()
+        ),
+    };
+    let memory = open_memory(cli)?;
+    kith_server::run_http(memory, a.bind, auth, |addr| {
+        // One line on stdout, so scripts (and `kith bench http`) can read
+        // the port when --bind asked for port 0.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "kith: listening on http://{addr} ({mode})");
+        let _ = out.flush();
+    })
+    .context("kith serve")
+}
+
+/// `kith mcp`.
+pub fn mcp(cli: &Cli) -> Result<()> {
+    let owner = match std::env::var("KITH_MCP_OWNER") {
+        Ok(o) if !o.trim().is_empty() => o,
+        _ => cli.owner.clone(),
+    };
+    let owner =
+        OwnerId::new(&owner).with_context(|| format!("KITH_MCP_OWNER={owner:?} is not valid"))?;
+    let memory = open_memory(cli)?;
+    kith_server::run_mcp(memory, owner).context("kith mcp")
+}

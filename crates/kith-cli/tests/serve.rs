@@ -1,0 +1,248 @@
+//! `kith mcp` over real stdio JSON-RPC, and `kith serve` as a process:
+//! start-up checks, the announced address, SIGTERM.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::Duration;
+
+use common::{kith_cmd, TestPack};
+use serde_json::{json, Value};
+
+/// A JSON-RPC session with a `kith mcp` child.
+struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Mcp {
+    fn start(t: &TestPack, owner: &str) -> Mcp {
+        let mut child = t
+            .cmd(&["mcp"])
+            .env("KITH_MCP_OWNER", owner)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("kith mcp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Mcp {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and reads until its response (skipping
+    /// notifications the server may send).
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0, "kith mcp closed stdout before answering {method}");
+            let msg: Value = serde_json::from_str(&line).expect("one JSON message a line");
+            if msg["id"] == id {
+                return msg;
+            }
+        }
+    }
+
+    /// A tools/call; returns (is_error, the text content parsed as JSON
+    /// when it is JSON).
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> (bool, Value) {
+        let r = self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        let result = &r["result"];
+        assert!(result.is_object(), "{tool}: {r}");
+        let text = result["content"][0]["text"].as_str().unwrap_or("");
+        let value = serde_json::from_str(text).unwrap_or(Value::String(text.into()));
+        (result["isError"] == true, value)
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn mcp_over_stdio_stores_and_retrieves() {
+    let t = TestPack::new();
+    let mut mcp = Mcp::start(&t, "alice");
+
+    let init = mcp.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "kith-test", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "kith", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let list = mcp.request(2, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    for name in [
+        "memory_store",
+        "memory_ingest",
+        "memory_retrieve",
+        "memory_get_node",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    let store_tool = tools.iter().find(|t| t["name"] == "memory_store").unwrap();
+    let schema = &store_tool["inputSchema"];
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert!(schema["properties"]["content"].is_object(), "{schema}");
+    assert_eq!(schema["required"], json!(["content"]), "{schema}");
+
+    let (err, stored) = mcp.call(
+        3,
+        "memory_store",
+        json!({"content": "I moved to Lisbon in September.", "speaker": "Alice",
+               "session_id": "s1"}),
+    );
+    assert!(!err, "{stored}");
+    let node_id = stored["node_id"].as_str().expect("node id").to_string();
+    let (err, ingested) = mcp.call(
+        4,
+        "memory_ingest",
+        json!({"content": "My sister Maya lives in Berlin.", "speaker": "Alice",
+               "session_id": "s1"}),
+    );
+    assert!(!err, "{ingested}");
+    assert_eq!(ingested["status"], "complete");
+
+    let (err, r) = mcp.call(
+        5,
+        "memory_retrieve",
+        json!({"query": "Where did Alice move?", "token_budget": 100}),
+    );
+    assert!(!err, "{r}");
+    assert_eq!(r["results"][0]["node_id"], node_id.as_str(), "{r}");
+    assert!(r["context"].as_str().unwrap().contains("Lisbon"));
+
+    let (err, node) = mcp.call(6, "memory_get_node", json!({"node_id": node_id}));
+    assert!(!err, "{node}");
+    assert_eq!(node["node"]["content"], "I moved to Lisbon in September.");
+
+    // A refused call is a tool error the model can read.
+    let (err, text) = mcp.call(
+        7,
+        "memory_store",
+        json!({"content": "x", "owner_id": "mallory"}),
+    );
+    assert!(err);
+    assert!(text.as_str().unwrap().starts_with("forbidden"), "{text}");
+    let (err, text) = mcp.call(
+        8,
+        "memory_get_node",
+        json!({"node_id": "00000000-0000-0000-0000-000000000000"}),
+    );
+    assert!(err);
+    assert!(text.as_str().unwrap().starts_with("not_found"), "{text}");
+    drop(mcp);
+
+    // The owner was fixed: alice has both messages, the CLI's owner none.
+    let alice = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .arg("--pack")
+        .arg(&t.pack)
+        .args(["--json", "--owner", "alice", "stats"])
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&alice.stdout).unwrap();
+    assert_eq!(stats["events"], 2);
+    assert_eq!(t.json(&["stats"])["events"], 0);
+}
+
+#[test]
+fn serve_refuses_a_public_bind_without_keys() {
+    let t = TestPack::new();
+    let err = t.fails(&["serve", "--bind", "0.0.0.0:0"]);
+    assert!(err.contains("without API keys"), "{err}");
+    let err = kith_cmd(&t.pack, &["serve", "--bind", "127.0.0.1:0"])
+        .env("KITH_API_KEYS", "short:alice")
+        .output()
+        .unwrap();
+    assert!(!err.status.success());
+    assert!(String::from_utf8_lossy(&err.stderr).contains("shorter than"));
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_announces_its_address_and_stops_on_sigterm() {
+    let t = TestPack::new();
+    let keys = t.path("keys");
+    std::fs::write(&keys, "# test\nkey-for-alice-0123456789 alice\n").unwrap();
+    let mut child = t
+        .cmd(&["serve", "--bind", "127.0.0.1:0", "--keys-file"])
+        .arg(&keys)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("1 API key(s)"), "{line}");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .new_agent();
+    let mut r = agent
+        .get(format!("{url}/v1/stats"))
+        .header("Authorization", "Bearer key-for-alice-0123456789")
+        .call()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let _ = r.body_mut().read_to_string();
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "kith serve ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    // The access log names method, path, status and owner, never the key.
+    assert!(log.contains("/v1/stats") && log.contains("alice"), "{log}");
+    assert!(
+        !log.contains("key-for-alice"),
+        "the key leaked into the log"
+    );
+}

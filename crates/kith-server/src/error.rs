@@ -1,0 +1,203 @@
+//! Typed error bodies: every failure answers
+//! `{"error": {"code": "...", "message": "..."}}` with a status that says
+//! what the client can do about it.
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The body of every error response.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong: a stable machine code and a sentence for people.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
+pub struct ErrorDetail {
+    /// One of `invalid_json`, `invalid_input`, `unauthorized`, `forbidden`,
+    /// `not_found`, `method_not_allowed`, `payload_too_large`,
+    /// `unsupported_media_type`, `conflict`, `busy`, `corrupted`,
+    /// `unsupported`, `internal`.
+    pub code: String,
+    /// A readable explanation (never a key, never another owner's data).
+    pub message: String,
+}
+
+/// An HTTP error: a status, a code and a message.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The machine code (see [`ErrorDetail::code`]).
+    pub code: &'static str,
+    /// The sentence.
+    pub message: String,
+}
+
+impl ApiError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 422: the request was well-formed JSON but kith refuses it.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_input", message)
+    }
+
+    /// 404 with a generic message.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 500: something on the server's side.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    /// The response body.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message.clone(),
+            },
+        }
+    }
+}
+
+impl From<kith::Error> for ApiError {
+    fn from(e: kith::Error) -> Self {
+        use kith::ErrorKind as K;
+        let (status, code) = match e.kind() {
+            K::InvalidInput => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
+            K::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            K::Conflict => (StatusCode::CONFLICT, "conflict"),
+            K::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
+            K::Corrupted => (StatusCode::INTERNAL_SERVER_ERROR, "corrupted"),
+            K::Unsupported => (StatusCode::INTERNAL_SERVER_ERROR, "unsupported"),
+            // Io and any kind added later: the server's problem, not the
+            // client's.
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        if status.is_server_error() {
+            tracing::error!(code, error = %e, "request failed");
+        }
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
+impl From<kith::ValidationError> for ApiError {
+    fn from(e: kith::ValidationError) -> Self {
+        ApiError::invalid(e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, axum::Json(self.body())).into_response();
+        match self.status {
+            StatusCode::SERVICE_UNAVAILABLE => {
+                // The pack was busy: the write lock frees in well under a
+                // second for every write kith does.
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            StatusCode::UNAUTHORIZED => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+/// A JSON body whose rejections are [`ApiError`]s: a syntax error is 400
+/// `invalid_json`, an unknown or missing field or a wrong type is 422
+/// `invalid_input`, a body over the size limit is 413, a missing
+/// `Content-Type: application/json` is 415.
+#[derive(Debug, Clone)]
+pub struct JsonBody<T>(pub T);
+
+impl<S, T> FromRequest<S> for JsonBody<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(JsonBody(v)),
+            Err(r) => Err(json_rejection(r)),
+        }
+    }
+}
+
+fn json_rejection(r: JsonRejection) -> ApiError {
+    let status = r.status();
+    let code = match &r {
+        JsonRejection::JsonDataError(_) => "invalid_input",
+        JsonRejection::JsonSyntaxError(_) => "invalid_json",
+        JsonRejection::MissingJsonContentType(_) => "unsupported_media_type",
+        _ if status == StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        _ => "invalid_json",
+    };
+    ApiError::new(status, code, r.body_text())
+}
+
+/// Query parameters whose rejections are [`ApiError`]s (422
+/// `invalid_input`, unknown parameters included).
+#[derive(Debug, Clone)]
+pub struct QueryParams<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for QueryParams<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(v)) => Ok(QueryParams(v)),
+            Err(r) => Err(query_rejection(r)),
+        }
+    }
+}
+
+fn query_rejection(r: QueryRejection) -> ApiError {
+    ApiError::invalid(r.body_text())
+}
+
+/// An id in the path; a malformed one is 404, as an id that names nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct PathId(pub uuid::Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(raw): axum::extract::Path<String> =
+            axum::extract::Path::from_request_parts(parts, state)
+                .await
+                .map_err(|_| ApiError::not_found("no such id"))?;
+        uuid::Uuid::parse_str(&raw)
+            .map(PathId)
+            .map_err(|_| ApiError::not_found(format!("{raw:?} is not an id kith issued")))
+    }
+}

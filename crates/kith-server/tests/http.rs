@@ -1,0 +1,708 @@
+//! The real server on a loopback port, driven over HTTP: every endpoint,
+//! every error class, and cross-owner attempts.
+
+use std::collections::HashSet;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use kith::{Memory, OwnerId};
+use kith_server::{ApiKeys, Auth};
+use serde_json::{json, Value};
+
+const ALICE_KEY: &str = "alice-key-0123456789abcdef";
+const BOB_KEY: &str = "bob-key-0123456789abcdef00";
+
+/// A server on 127.0.0.1:0 in this process, stopped (gracefully) on drop.
+struct TestServer {
+    base: String,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    fn start(auth: Auth) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Arc::new(Memory::init(&dir.path().join("p.kith")).unwrap());
+        let (addr_tx, addr_rx) = mpsc::channel();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let stop = async move {
+                    let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                };
+                kith_server::serve(listener, memory, auth, stop)
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr = addr_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        TestServer {
+            base: format!("http://{addr}"),
+            stop: Some(stop_tx),
+            thread: Some(thread),
+            _dir: dir,
+        }
+    }
+
+    fn keyed() -> TestServer {
+        let keys =
+            ApiKeys::parse_env(&format!("{ALICE_KEY}:alice,{BOB_KEY}:bob")).expect("test keys");
+        TestServer::start(Auth::Keys(keys))
+    }
+
+    fn stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A reply: status, headers we look at, and the JSON body (Null if none).
+struct Reply {
+    status: u16,
+    body: Value,
+    www_authenticate: Option<String>,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .new_agent()
+}
+
+fn send(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Vec<u8>>,
+) -> Reply {
+    let mut req = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let req = req.body(body.unwrap_or_default()).unwrap();
+    let mut resp = agent().run(req).unwrap();
+    let status = resp.status().as_u16();
+    let www_authenticate = resp
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string());
+    let text = resp.body_mut().read_to_string().unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    Reply {
+        status,
+        body,
+        www_authenticate,
+    }
+}
+
+/// A JSON call with a key.
+fn call(s: &TestServer, key: &str, method: &str, path: &str, body: Option<Value>) -> Reply {
+    let auth = format!("Bearer {key}");
+    let mut headers = vec![("authorization", auth.as_str())];
+    if body.is_some() {
+        headers.push(("content-type", "application/json"));
+    }
+    send(
+        &s.base,
+        method,
+        path,
+        &headers,
+        body.map(|b| b.to_string().into_bytes()),
+    )
+}
+
+fn error_code(r: &Reply) -> &str {
+    r.body["error"]["code"]
+        .as_str()
+        .unwrap_or("<no typed error>")
+}
+
+#[test]
+fn every_endpoint_answers() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+
+    let r = send(&s.base, "GET", "/v1/health", &[], None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["status"], "ok");
+
+    // Store: 201, then 200 for the same source_id.
+    let msg = json!({"content": "I moved to Lisbon in September.", "speaker": "Alice",
+                     "session_id": "s1", "source_id": "m1",
+                     "event_time": "2025-03-04T19:02:00+00:00"});
+    let r = call(&s, a, "POST", "/v1/events", Some(msg.clone()));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let event_id = r.body["event_id"].as_str().unwrap().to_string();
+    assert_eq!(r.body["created"], true);
+    let r = call(&s, a, "POST", "/v1/events", Some(msg));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["created"], false);
+    assert_eq!(r.body["event_id"], event_id.as_str());
+
+    // A body owner equal to the key's owner is accepted.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/events",
+        Some(json!({"content": "Tea, not coffee.", "owner_id": "alice", "session_id": "s1"})),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    // Batch.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/events/batch",
+        Some(json!({"events": [
+            {"content": "We hiked the Sintra trail.", "session_id": "s2"},
+            {"content": "The violin lessons start Monday.", "session_id": "s2", "role": "assistant"}
+        ]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["receipts"].as_array().unwrap().len(), 2);
+
+    // Ingest: entities and claims.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/ingest",
+        Some(
+            json!({"content": "My sister Maya lives in Berlin.", "speaker": "Alice",
+                    "session_id": "s1"}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["status"], "complete");
+    let ingested = r.body["event_id"].as_str().unwrap().to_string();
+
+    // Events: list, show, status.
+    let r = call(&s, a, "GET", "/v1/events?limit=2", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["events"].as_array().unwrap().len(), 2);
+    let after = r.body["next_after"].as_i64().unwrap();
+    let r = call(&s, a, "GET", &format!("/v1/events?after={after}"), None);
+    assert_eq!(r.body["events"].as_array().unwrap().len(), 3);
+    assert!(r.body["next_after"].is_null());
+    let r = call(&s, a, "GET", "/v1/events?session_id=s2", None);
+    assert_eq!(r.body["events"].as_array().unwrap().len(), 2);
+    let r = call(&s, a, "GET", &format!("/v1/events/{event_id}"), None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["content"], "I moved to Lisbon in September.");
+    let r = call(&s, a, "GET", &format!("/v1/events/{ingested}/status"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["item"]["status"], "complete");
+    // A stored (not ingested) event has no extraction work.
+    let r = call(&s, a, "GET", &format!("/v1/events/{event_id}/status"), None);
+    assert_eq!(r.status, 404);
+
+    // Nodes: list; a claim with its provenance and its entities as neighbours.
+    let r = call(&s, a, "GET", "/v1/nodes?type=entity", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["content"] == "Maya"));
+    let r = call(&s, a, "GET", "/v1/nodes?type=fact", None);
+    let fact = r.body["nodes"][0]["id"]
+        .as_str()
+        .expect("a fact")
+        .to_string();
+    let r = call(&s, a, "GET", &format!("/v1/nodes/{fact}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["node"]["content"], "My sister Maya lives in Berlin.");
+    assert_eq!(r.body["provenance"][0]["id"], ingested.as_str());
+    assert!(!r.body["edges"].as_array().unwrap().is_empty());
+    let entity = r.body["neighbours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node_type"] == "entity")
+        .expect("an entity next to the claim")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // And from the entity's side, the claim is a neighbour.
+    let r = call(&s, a, "GET", &format!("/v1/nodes/{entity}"), None);
+    assert!(r.body["neighbours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["id"] == fact.as_str()));
+
+    // Search and retrieve, then the retrieval's receipt.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/search",
+        Some(json!({"query": "Lisbon", "filters": {"roles": ["user"]}})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body[0]["provenance"]["event_id"], event_id.as_str());
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/retrieve",
+        Some(
+            json!({"query": "Where does Maya live?", "token_budget": 200,
+                    "without": ["recency"], "weights": {"lexical": 1.0}}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["tokens"].as_u64().unwrap() <= 200);
+    assert!(r.body["context"].as_str().unwrap().contains("Berlin"));
+    let request_id = r.body["request_id"].as_str().unwrap().to_string();
+    let r = call(&s, a, "GET", &format!("/v1/retrievals/{request_id}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["payload"]["query"], "Where does Maya live?");
+
+    // Stats: the owner's counts.
+    let r = call(&s, a, "GET", "/v1/stats", None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["events"], 5);
+}
+
+#[test]
+fn every_error_class_has_a_typed_body() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    let check = |r: Reply, status: u16, code: &str| {
+        assert_eq!(r.status, status, "{}", r.body);
+        assert_eq!(error_code(&r), code, "{}", r.body);
+        assert!(!r.body["error"]["message"].as_str().unwrap().is_empty());
+    };
+
+    // 422: unknown field, missing field, wrong type, invalid value.
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/events",
+            Some(json!({"content": "x", "bogus": 1})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(&s, a, "POST", "/v1/events", Some(json!({"role": "user"}))),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"query": "x", "filters": {"rolez": []}})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/events",
+            Some(json!({"content": "x", "role": "wizard"})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"query": "x", "token_budget": 0})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/events/batch",
+            Some(json!({"events": []})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(&s, a, "GET", "/v1/events?limit=0", None),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(&s, a, "GET", "/v1/events?colour=red", None),
+        422,
+        "invalid_input",
+    );
+
+    // 400: not JSON; 415: not declared as JSON.
+    let auth = format!("Bearer {a}");
+    check(
+        send(
+            &s.base,
+            "POST",
+            "/v1/events",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+            ],
+            Some(b"{not json".to_vec()),
+        ),
+        400,
+        "invalid_json",
+    );
+    check(
+        send(
+            &s.base,
+            "POST",
+            "/v1/events",
+            &[("authorization", &auth)],
+            Some(br#"{"content":"x"}"#.to_vec()),
+        ),
+        415,
+        "unsupported_media_type",
+    );
+
+    // 413: a body over 1 MiB.
+    let big = json!({"content": "x".repeat(2 * 1024 * 1024)});
+    check(
+        call(&s, a, "POST", "/v1/events", Some(big)),
+        413,
+        "payload_too_large",
+    );
+
+    // 401: no key, a wrong key, a malformed header.
+    let r = send(&s.base, "GET", "/v1/stats", &[], None);
+    assert_eq!(r.www_authenticate.as_deref(), Some("Bearer"));
+    check(r, 401, "unauthorized");
+    check(
+        call(&s, "not-a-key-0123456789abcdef", "GET", "/v1/stats", None),
+        401,
+        "unauthorized",
+    );
+    check(
+        send(
+            &s.base,
+            "GET",
+            "/v1/stats",
+            &[("authorization", ALICE_KEY)],
+            None,
+        ),
+        401,
+        "unauthorized",
+    );
+
+    // 403: a body naming another owner.
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/events",
+            Some(json!({"content": "x", "owner_id": "bob"})),
+        ),
+        403,
+        "forbidden",
+    );
+
+    // 404: unknown route, unknown id, malformed id; 405: wrong method.
+    check(call(&s, a, "GET", "/v1/nothing", None), 404, "not_found");
+    check(
+        call(
+            &s,
+            a,
+            "GET",
+            &format!("/v1/events/{}", uuid::Uuid::new_v4()),
+            None,
+        ),
+        404,
+        "not_found",
+    );
+    check(
+        call(&s, a, "GET", "/v1/nodes/not-a-uuid", None),
+        404,
+        "not_found",
+    );
+    check(
+        call(&s, a, "DELETE", "/v1/events", None),
+        405,
+        "method_not_allowed",
+    );
+    check(
+        call(&s, a, "GET", "/v1/retrieve", None),
+        405,
+        "method_not_allowed",
+    );
+}
+
+/// Two owners store identical texts; every way bob can ask for alice's data
+/// answers 404 or leaves it out.
+#[test]
+fn owners_never_see_each_other() {
+    let s = TestServer::keyed();
+    let texts = [
+        "My sister Maya lives in Berlin.",
+        "I moved to Lisbon in September.",
+        "Jordan plays the violin on Tuesdays.",
+    ];
+    let mut ids: [HashSet<String>; 2] = [HashSet::new(), HashSet::new()];
+    let mut receipts: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    for (i, key) in [ALICE_KEY, BOB_KEY].into_iter().enumerate() {
+        for (n, t) in texts.iter().enumerate() {
+            // Same text, same session, same source_id for both owners.
+            let r = call(
+                &s,
+                key,
+                "POST",
+                "/v1/ingest",
+                Some(
+                    json!({"content": t, "session_id": "s", "source_id": format!("m{n}"),
+                            "speaker": "Sam"}),
+                ),
+            );
+            assert_eq!(r.status, 200, "{}", r.body);
+            ids[i].insert(r.body["event_id"].as_str().unwrap().to_string());
+            ids[i].insert(r.body["node_id"].as_str().unwrap().to_string());
+        }
+        let r = call(&s, key, "GET", "/v1/nodes?limit=1000", None);
+        for n in r.body["nodes"].as_array().unwrap() {
+            ids[i].insert(n["id"].as_str().unwrap().to_string());
+        }
+        let r = call(
+            &s,
+            key,
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"query": "Where does Maya live?"})),
+        );
+        receipts[i].push(r.body["request_id"].as_str().unwrap().to_string());
+    }
+    assert!(ids[0].is_disjoint(&ids[1]), "ids are per owner");
+
+    let mut leaks = 0;
+    let mut probes = 0;
+    for (me, key) in [(0usize, ALICE_KEY), (1, BOB_KEY)] {
+        let other = 1 - me;
+        // Direct reads of the other owner's ids: 404 with nothing of theirs.
+        for id in &ids[other] {
+            for path in [
+                format!("/v1/events/{id}"),
+                format!("/v1/events/{id}/status"),
+                format!("/v1/nodes/{id}"),
+            ] {
+                let r = call(&s, key, "GET", &path, None);
+                probes += 1;
+                // A 404 with nothing but the typed error (its message
+                // echoes only the id that was asked for).
+                let only_error = r.body.as_object().is_some_and(|o| o.len() == 1)
+                    && error_code(&r) == "not_found";
+                if r.status != 404 || !only_error {
+                    leaks += 1;
+                }
+            }
+        }
+        for id in &receipts[other] {
+            let r = call(&s, key, "GET", &format!("/v1/retrievals/{id}"), None);
+            probes += 1;
+            if r.status != 404 || error_code(&r) != "not_found" {
+                leaks += 1;
+            }
+        }
+        // Everything listed or found is one's own.
+        let listed = [
+            call(&s, key, "GET", "/v1/events?limit=1000", None).body,
+            call(&s, key, "GET", "/v1/nodes?limit=1000", None).body,
+            call(
+                &s,
+                key,
+                "POST",
+                "/v1/search",
+                Some(json!({"query": "Maya Berlin Lisbon violin", "limit": 100})),
+            )
+            .body,
+            call(
+                &s,
+                key,
+                "POST",
+                "/v1/retrieve",
+                Some(
+                    json!({"query": "Where does Maya live? Who plays the violin?",
+                            "limit": 100, "record": false}),
+                ),
+            )
+            .body,
+        ];
+        for body in &listed {
+            let text = body.to_string();
+            probes += 1;
+            if ids[other].iter().any(|id| text.contains(id.as_str())) {
+                leaks += 1;
+            }
+        }
+        // A node view of one's own entity lists only one's own neighbours.
+        for id in &ids[me] {
+            let r = call(&s, key, "GET", &format!("/v1/nodes/{id}"), None);
+            if r.status == 200 {
+                probes += 1;
+                let text = r.body.to_string();
+                if ids[other].iter().any(|o| text.contains(o.as_str())) {
+                    leaks += 1;
+                }
+            }
+        }
+        let r = call(&s, key, "GET", "/v1/stats", None);
+        assert_eq!(r.body["events"], 3, "stats count one owner");
+    }
+    assert!(probes > 50, "probed {probes} times");
+    assert_eq!(leaks, 0, "{leaks} of {probes} probes leaked");
+}
+
+#[test]
+fn openapi_documents_every_route() {
+    let s = TestServer::keyed();
+    let r = send(&s.base, "GET", "/openapi.json", &[], None);
+    assert_eq!(r.status, 200);
+    let paths = r.body["paths"].as_object().expect("paths");
+    let table = kith_server::route_table();
+    assert!(table.len() >= 14, "{table:?}");
+    for (method, path) in &table {
+        let ops = paths
+            .get(*path)
+            .unwrap_or_else(|| panic!("{path} is not in /openapi.json"));
+        let m = method.as_str().to_lowercase();
+        assert!(
+            ops.get(&m).is_some(),
+            "{method} {path} is not in /openapi.json"
+        );
+    }
+    // And nothing documented that is not served.
+    let served: HashSet<(String, String)> = table
+        .iter()
+        .map(|(m, p)| (m.as_str().to_lowercase(), p.to_string()))
+        .collect();
+    for (path, ops) in paths {
+        for m in ops.as_object().unwrap().keys() {
+            if ["get", "post", "put", "patch", "delete"].contains(&m.as_str()) {
+                assert!(
+                    served.contains(&(m.clone(), path.clone())),
+                    "{m} {path} is documented but not served"
+                );
+            }
+        }
+    }
+    // Request bodies carry their schemas.
+    let schemas = r.body["components"]["schemas"].as_object().unwrap();
+    for name in ["MessageBody", "RetrieveBody", "ErrorBody", "IngestBody"] {
+        assert!(schemas.contains_key(name), "{name} schema missing");
+    }
+}
+
+#[test]
+fn without_keys_the_owner_comes_from_the_header() {
+    let s = TestServer::start(Auth::Open {
+        default_owner: OwnerId::new("default").unwrap(),
+    });
+    let post = |owner: Option<&str>, content: &str| {
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(o) = owner {
+            headers.push(("x-kith-owner", o));
+        }
+        send(
+            &s.base,
+            "POST",
+            "/v1/events",
+            &headers,
+            Some(json!({"content": content}).to_string().into_bytes()),
+        )
+    };
+    assert_eq!(post(None, "default's note").status, 201);
+    let r = post(Some("carol"), "carol's note");
+    assert_eq!(r.status, 201);
+    let carol_event = r.body["event_id"].as_str().unwrap().to_string();
+    let r = send(
+        &s.base,
+        "GET",
+        &format!("/v1/events/{carol_event}"),
+        &[],
+        None,
+    );
+    assert_eq!(r.status, 404, "the default owner cannot read carol's event");
+    let r = send(
+        &s.base,
+        "GET",
+        &format!("/v1/events/{carol_event}"),
+        &[("x-kith-owner", "carol")],
+        None,
+    );
+    assert_eq!(r.status, 200);
+    let r = send(&s.base, "GET", "/v1/stats", &[("x-kith-owner", "")], None);
+    assert_eq!(r.status, 422);
+}
+
+#[test]
+fn shutdown_lets_requests_in_flight_finish() {
+    let mut s = TestServer::keyed();
+    let base = s.base.clone();
+    let events: Vec<Value> = (0..1000)
+        .map(|i| json!({"content": format!("Message number {i} about the harbour.")}))
+        .collect();
+    let body = json!({ "events": events }).to_string().into_bytes();
+    let auth = format!("Bearer {ALICE_KEY}");
+    let client = std::thread::spawn(move || {
+        send(
+            &base,
+            "POST",
+            "/v1/events/batch",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+            ],
+            Some(body),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    s.stop();
+    let r = client.join().unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["receipts"].as_array().unwrap().len(), 1000);
+}
