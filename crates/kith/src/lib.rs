@@ -56,7 +56,8 @@ pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, S
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
 pub use organize::{
-    AliasProposal, Decision, Job, JournalQuery, OrganizeReport, OrganizeRequest, OrganizerError,
+    AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
+    LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError,
     ProposalStatus, ReviewOutcome, UndoReport,
 };
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
