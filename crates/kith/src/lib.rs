@@ -57,8 +57,8 @@ pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
 pub use organize::{
     AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
-    LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError,
-    ProposalStatus, ReviewOutcome, UndoReport,
+    LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError, ProposalStatus, ReviewOutcome,
+    UndoReport,
 };
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};

@@ -330,7 +330,11 @@ impl Memory {
         // First pass: which surfaces mint. The store then says which of
         // them an identity entity may take and which slugs are taken.
         let first = linking::link_entities(&records, owner, scope, extractor, &req.params);
-        if first.dropped.iter().any(|d| d.reason == DropReason::OverBudget) {
+        if first
+            .dropped
+            .iter()
+            .any(|d| d.reason == DropReason::OverBudget)
+        {
             report.dropped = first.dropped;
             return Ok(report);
         }
@@ -416,10 +420,8 @@ impl Memory {
         for (surface, id) in &result.surfaces {
             names.insert(*id, surface.clone());
         }
-        let texts: HashMap<Uuid, &str> = records
-            .iter()
-            .map(|r| (r.id, r.content.as_str()))
-            .collect();
+        let texts: HashMap<Uuid, &str> =
+            records.iter().map(|r| (r.id, r.content.as_str())).collect();
         let status = |exists: bool| match (exists, req.dry_run) {
             (true, _) => ItemStatus::Existing,
             (false, true) => ItemStatus::WouldWrite,
@@ -468,7 +470,11 @@ impl Memory {
                     let kind = tx
                         .get_node(*id)?
                         .and_then(|n| n.metadata)
-                        .and_then(|m| m.get("entity_type").and_then(Value::as_str).map(String::from))
+                        .and_then(|m| {
+                            m.get("entity_type")
+                                .and_then(Value::as_str)
+                                .map(String::from)
+                        })
                         .unwrap_or_else(|| OTHER_KIND.into());
                     (true, true, String::new(), kind)
                 }
@@ -499,7 +505,11 @@ impl Memory {
                     new_edges.push(e);
                 }
                 let subject_text = if is_mention {
-                    texts.get(&e.source_id).copied().unwrap_or_default().to_string()
+                    texts
+                        .get(&e.source_id)
+                        .copied()
+                        .unwrap_or_default()
+                        .to_string()
                 } else {
                     names.get(&e.source_id).cloned().unwrap_or_default()
                 };

@@ -700,7 +700,8 @@ fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> 
             // it, so one memory is reached through another. Nothing else
             // (alias RELATES_TO edges, verified or not, and ingestion's
             // claim → entity MENTIONS) is followed.
-            let claim_edge = edge.edge_type == EdgeType::HasFact && edge.source_id == entity.node_id;
+            let claim_edge =
+                edge.edge_type == EdgeType::HasFact && edge.source_id == entity.node_id;
             let linked_mention = edge.edge_type == EdgeType::Mentions
                 && edge.target_id == entity.node_id
                 && edge
