@@ -139,8 +139,9 @@ pub struct LinkReport {
     pub policy: &'static str,
     /// The knobs.
     pub params: LinkParams,
-    /// Memories read (at most `max_records`; one more is counted to know
-    /// the budget is exceeded, and then none is extracted).
+    /// Memories read and extracted (at most `max_records`). Over budget it
+    /// is 0: the pass lists one row more than the budget only to know it
+    /// is exceeded, and extracts nothing.
     pub records_read: usize,
     /// Entities the memories are linked to (minted or reused).
     pub entities: Vec<LinkedEntity>,
@@ -325,7 +326,11 @@ impl Memory {
             linking::is_linkable_memory,
             req.params.max_records.saturating_add(1),
         )?;
-        report.records_read = records.len().min(req.params.max_records);
+        report.records_read = if records.len() > req.params.max_records {
+            0
+        } else {
+            records.len()
+        };
 
         // First pass: which surfaces mint. The store then says which of
         // them an identity entity may take and which slugs are taken.
