@@ -38,7 +38,7 @@ fn remember(m: &Memory, texts: &[&str]) -> Vec<Node> {
                 .store(EventInput {
                     owner_id: Some("o".into()),
                     session_id: Some("s1".into()),
-                    ..EventInput::new("user", *t)
+                    ..EventInput::new("user", t)
                 })
                 .unwrap();
             m.node(&owner(), kith_core::ids::note_node_id(r.event_id))

@@ -486,8 +486,10 @@ pub fn link_entities_in(
             if kept.contains(&mention.surface) {
                 continue;
             }
-            // `!(a >= b)` so a NaN confidence is refused too.
-            if !(mention.confidence >= params.confidence_threshold) {
+            // A NaN confidence is refused too: it is not at or above the bar.
+            let clears =
+                mention.confidence.is_finite() && mention.confidence >= params.confidence_threshold;
+            if !clears {
                 dropped.push(Dropped {
                     detail: format!(
                         "confidence {} is below the {} threshold",
