@@ -363,6 +363,18 @@ impl Memory {
                     ctx.taken_slugs.insert(slug.to_string(), e.content.clone());
                 }
             }
+            // Keys computed once: a scope may hold many entities.
+            let identity: Vec<(String, String, &Node)> = entities
+                .iter()
+                .filter(|e| !is_linked(e) && e.lifecycle.is_active())
+                .map(|e| {
+                    (
+                        admission::name_key(&e.content),
+                        admission::alias_key(&e.content),
+                        e,
+                    )
+                })
+                .collect();
             let kinds: HashMap<&str, &str> = first
                 .entities
                 .iter()
@@ -381,13 +393,12 @@ impl Memory {
                 // Identity entities of the same name key or alias key are
                 // the only ones admission could accept.
                 let key = admission::alias_key(surface);
-                let mut same_name: Vec<&Node> = entities
+                let mut same_name: Vec<&Node> = identity
                     .iter()
-                    .filter(|e| !is_linked(e) && e.lifecycle.is_active())
-                    .filter(|e| {
-                        admission::name_key(&e.content) == admission::name_key(surface)
-                            || (!key.is_empty() && admission::alias_key(&e.content) == key)
+                    .filter(|(name, alias, _)| {
+                        *name == admission::name_key(surface) || (!key.is_empty() && *alias == key)
                     })
+                    .map(|(_, _, e)| *e)
                     .collect();
                 // Oldest first, then by id: the same store always reuses the
                 // same entity.
