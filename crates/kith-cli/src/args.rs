@@ -121,9 +121,11 @@ pub enum Command {
     },
     /// Verify every event checksum and the pack's integrity (exit 1 on damage).
     Doctor,
-    /// Merge exact duplicates and known aliases; propose semantic aliases.
+    /// Merge exact duplicates and known aliases; propose semantic aliases;
+    /// link entities (`--jobs link_entities`).
     Organize {
-        /// Comma-separated jobs: deduplicate, alias_resolve.
+        /// Comma-separated jobs: deduplicate, alias_resolve, link_entities
+        /// (the last with spec 004's defaults; `kith link` tunes it).
         #[arg(
             long,
             value_delimiter = ',',
@@ -134,6 +136,9 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         budget: usize,
     },
+    /// Entity linking (spec 004): mint entities for surfaces named in
+    /// several memories of a scope and link the memories to them.
+    Link(LinkArgs),
     /// The alias-proposal inbox.
     Aliases {
         /// list or review.
@@ -558,4 +563,25 @@ pub enum AliasesAction {
         #[arg(long)]
         reviewer: Option<String>,
     },
+}
+
+/// `kith link`.
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// The scope to link (e.g. `personal`).
+    #[arg(long)]
+    pub scope: String,
+    /// Confidence a mention needs to count (default 0.5; the heuristic
+    /// extractor reports 0.4, so nothing is minted until this is lowered).
+    #[arg(long, default_value_t = kith::organize::linking::DEFAULT_CONFIDENCE_THRESHOLD)]
+    pub threshold: f64,
+    /// Memories a surface must be named in to become an entity.
+    #[arg(long, default_value_t = kith::organize::linking::DEFAULT_MIN_MENTION_COUNT)]
+    pub min_mentions: usize,
+    /// Memories one pass may read; more refuse the whole pass.
+    #[arg(long, default_value_t = kith::organize::linking::DEFAULT_MAX_RECORDS)]
+    pub max_records: usize,
+    /// Report what the pass would write; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

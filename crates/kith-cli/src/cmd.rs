@@ -46,6 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Organize { ref jobs, budget } => crate::organize::organize(&cli, jobs, budget)?,
+        Command::Link(ref a) => crate::organize::link(&cli, a)?,
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
         Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
         Command::Journal {

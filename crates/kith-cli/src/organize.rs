@@ -2,9 +2,9 @@
 //! calls into the organizer, rendered as text or `--json`.
 
 use anyhow::{Context, Result};
-use kith::{Decision, Job, JournalQuery, OperationKind, OwnerId};
+use kith::{Decision, Job, JournalQuery, LinkReport, LinkRequest, OperationKind, OwnerId, ScopeId};
 
-use crate::args::{AliasesAction, Cli};
+use crate::args::{AliasesAction, Cli, LinkArgs};
 use crate::cmd::{open, parse_id};
 use crate::render;
 
@@ -58,8 +58,110 @@ pub fn organize(cli: &Cli, jobs: &[String], budget: usize) -> Result<()> {
                 n.a, n.b, n.reason, n.detail
             );
         }
+        for pass in &job.linking {
+            print_link(pass, "  ");
+        }
     }
     Ok(())
+}
+
+/// `kith link --scope S [--threshold X] [--min-mentions N] [--max-records N] [--dry-run]`.
+pub fn link(cli: &Cli, args: &LinkArgs) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let scope = ScopeId::new(&args.scope)?;
+    let mut req = LinkRequest::new(owner, scope);
+    req.params.confidence_threshold = args.threshold;
+    req.params.min_mention_count = args.min_mentions;
+    req.params.max_records = args.max_records;
+    req.dry_run = args.dry_run;
+    let report = memory.link_entities(&req)?;
+    if cli.json {
+        return render::json(&report);
+    }
+    print_link(&report, "");
+    Ok(())
+}
+
+/// One linking pass as text: a summary line, then entities, links,
+/// mentions, identity entities kept apart and refusals.
+fn print_link(r: &LinkReport, indent: &str) {
+    let status = |s: kith::organize::link_job::ItemStatus| match s {
+        kith::organize::link_job::ItemStatus::New => "new",
+        kith::organize::link_job::ItemStatus::Existing => "existing",
+        kith::organize::link_job::ItemStatus::WouldWrite => "would write",
+    };
+    println!(
+        "{indent}link_entities {}: {} memories read, {} entit{}, {} link(s), {} mention(s), {} refused (threshold {}, min mentions {}, max records {}){}",
+        r.scope,
+        r.records_read,
+        r.entities.len(),
+        if r.entities.len() == 1 { "y" } else { "ies" },
+        r.links.len(),
+        r.mentions.len(),
+        r.dropped.len(),
+        r.params.confidence_threshold,
+        r.params.min_mention_count,
+        r.params.max_records,
+        match (r.dry_run, r.op_id) {
+            (true, _) => " — dry run, nothing written".to_string(),
+            (false, Some(op)) => format!(" — {} written, record {op}", r.written),
+            (false, None) => " — nothing new".to_string(),
+        }
+    );
+    for e in &r.entities {
+        println!(
+            "{indent}  entity {} {:?} [{}] {} ({} mention(s), {}{})",
+            e.id,
+            e.name,
+            if e.slug.is_empty() { "-" } else { &e.slug },
+            e.entity_type,
+            e.mentions,
+            status(e.status),
+            if e.reused {
+                ", reused identity entity"
+            } else {
+                ""
+            }
+        );
+    }
+    for l in &r.links {
+        println!(
+            "{indent}  link {:?} {} {:?} (weight {}, {})",
+            l.subject_text,
+            l.relationship,
+            l.object_name,
+            l.weight,
+            status(l.status)
+        );
+    }
+    for l in &r.mentions {
+        println!(
+            "{indent}  memory {} {} {:?} ({})",
+            l.subject,
+            l.relationship,
+            l.object_name,
+            status(l.status)
+        );
+    }
+    for k in &r.kept_apart {
+        println!(
+            "{indent}  kept apart {:?} from entity {} {:?}: {} ({})",
+            k.surface, k.entity, k.name, k.reason, k.detail
+        );
+    }
+    for d in &r.dropped {
+        let surface = if d.surface.is_empty() {
+            "(whole pass)".to_string()
+        } else {
+            format!("{:?}", d.surface)
+        };
+        println!(
+            "{indent}  refused {surface}: {} — {}",
+            d.reason.as_str(),
+            d.detail
+        );
+    }
 }
 
 /// `kith aliases list|review`.

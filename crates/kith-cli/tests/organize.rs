@@ -137,3 +137,67 @@ fn alias_inbox_lists_reviews_and_refuses_conflicts() {
     assert_eq!(t.json(&["aliases", "list"])[0]["status"], "pending");
     assert!(t.ok(&["doctor"]).starts_with("healthy"));
 }
+
+#[test]
+fn link_prints_entities_links_and_refusals() {
+    let t = TestPack::new();
+    for text in [
+        "We met Dana at Cafe Milano.",
+        "Cafe Milano again with Dana.",
+        "Lisbon next week.",
+    ] {
+        t.ok(&["store", text]);
+    }
+    // Spec 004's defaults: every heuristic mention is under the threshold.
+    let out = t.ok(&["link", "--scope", "personal"]);
+    assert!(out.contains("0 entities"), "{out}");
+    assert!(
+        out.contains(
+            "refused \"Cafe Milano\": below_threshold — confidence 0.4 is below the 0.5 threshold"
+        ),
+        "{out}"
+    );
+
+    let dry = t.json(&[
+        "link",
+        "--scope",
+        "personal",
+        "--threshold",
+        "0.4",
+        "--dry-run",
+    ]);
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["entities"][0]["status"], "would_write");
+
+    let out = t.ok(&["link", "--scope", "personal", "--threshold", "0.4"]);
+    assert!(
+        out.contains("\"Cafe Milano\" [cafe-milano] other (2 mention(s), new)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("link \"Cafe Milano\" MENTIONS \"Dana\" (weight 0.5, new)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "refused \"Lisbon\": below_mention_floor — mentioned 1 time(s), below the 2 floor"
+        ),
+        "{out}"
+    );
+    let again = t.json(&["link", "--scope", "personal", "--threshold", "0.4"]);
+    assert_eq!(again["written"], 0);
+    assert!(again["op_id"].is_null());
+
+    let out = t.ok(&["link", "--scope", "personal", "--max-records", "2"]);
+    assert!(
+        out.contains(
+            "over_budget — 3 memories exceed the 2-memory read budget for one linking pass"
+        ),
+        "{out}"
+    );
+    let out = t.ok(&["organize", "--jobs", "link_entities"]);
+    assert!(out.contains("policy heuristic_linking_v1"), "{out}");
+    let journal = t.json(&["journal", "--kind", "ENTITIES_LINKED"]);
+    assert_eq!(journal.as_array().unwrap().len(), 1);
+    t.ok(&["doctor"]);
+}

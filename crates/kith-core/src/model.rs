@@ -280,6 +280,8 @@ text_enum!(
         AliasProposalAccepted = "ALIAS_PROPOSAL_ACCEPTED",
         /// The owner rejected an alias proposal.
         AliasProposalRejected = "ALIAS_PROPOSAL_REJECTED",
+        /// The entity-linking pass minted entities and wrote MENTIONS links.
+        EntitiesLinked = "ENTITIES_LINKED",
         /// A node replaced another.
         SupersedenceApplied = "SUPERSEDENCE_APPLIED",
         /// A node's lifecycle changed.

@@ -57,8 +57,9 @@ pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, S
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
 pub use organize::{
-    AliasProposal, Decision, Job, JournalQuery, OrganizeReport, OrganizeRequest, OrganizerError,
-    ProposalStatus, ReviewOutcome, UndoReport,
+    AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
+    LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError, ProposalStatus, ReviewOutcome,
+    UndoReport,
 };
 pub use neighbourhood::NodeView;
 pub use pack::{Manifest, PACK_FORMAT_VERSION};

@@ -16,6 +16,8 @@
 
 pub mod admission;
 pub mod alias;
+pub mod link_job;
+pub mod linking;
 pub mod merge;
 pub mod undo;
 
@@ -35,6 +37,8 @@ use crate::memory::Memory;
 
 pub use admission::{MergeKind, NameMatch, Refusal, ALIAS_POLICY, DUPLICATE_POLICY};
 pub use alias::{AliasProposal, Decision, ProposalStatus, ReviewOutcome};
+pub use link_job::{LinkReport, LinkRequest};
+pub use linking::{HeuristicEntityExtractor, LinkParams};
 pub use undo::UndoReport;
 
 /// The alias-merge threshold unless a request sets another: a name match
@@ -121,14 +125,18 @@ pub enum Job {
     Deduplicate,
     /// Merge known name variants of an entity; propose semantic ones.
     AliasResolve,
+    /// Mint entities for surfaces named in several memories and link the
+    /// memories to them (spec 004; `docs/linking.md`).
+    LinkEntities,
 }
 
 impl Job {
-    /// The job's name (`deduplicate`, `alias_resolve`).
+    /// The job's name (`deduplicate`, `alias_resolve`, `link_entities`).
     pub fn as_str(self) -> &'static str {
         match self {
             Job::Deduplicate => "deduplicate",
             Job::AliasResolve => "alias_resolve",
+            Job::LinkEntities => "link_entities",
         }
     }
 }
@@ -139,8 +147,9 @@ impl FromStr for Job {
         match s.trim() {
             "deduplicate" => Ok(Job::Deduplicate),
             "alias_resolve" => Ok(Job::AliasResolve),
+            "link_entities" => Ok(Job::LinkEntities),
             other => Err(Error::Request(format!(
-                "unknown organizer job {other:?}; expected deduplicate or alias_resolve"
+                "unknown organizer job {other:?}; expected deduplicate, alias_resolve or link_entities"
             ))),
         }
     }
@@ -174,6 +183,13 @@ pub struct OrganizeRequest {
     pub alias_threshold: f64,
     /// Extra candidate pairs (see [`CandidateHint`]).
     pub hints: Vec<CandidateHint>,
+    /// The `link_entities` job's threshold, mention floor and read budget
+    /// (spec 004's defaults: nothing is minted until the threshold is
+    /// lowered).
+    pub link_params: LinkParams,
+    /// The scope `link_entities` links (`None`: one pass per scope the
+    /// owner has memories in, each its own transaction).
+    pub link_scope: Option<kith_core::ScopeId>,
 }
 
 impl OrganizeRequest {
@@ -185,6 +201,8 @@ impl OrganizeRequest {
             budget: DEFAULT_BUDGET,
             alias_threshold: DEFAULT_ALIAS_THRESHOLD,
             hints: Vec::new(),
+            link_params: LinkParams::default(),
+            link_scope: None,
         }
     }
 }
@@ -255,6 +273,9 @@ pub struct JobReport {
     pub not_applied_total: usize,
     /// True when the budget ran out before every candidate was examined.
     pub budget_exhausted: bool,
+    /// `link_entities` only: one report per scope linked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linking: Vec<LinkReport>,
 }
 
 impl JobReport {
@@ -264,6 +285,7 @@ impl JobReport {
             merge_policy: match job {
                 Job::Deduplicate => DUPLICATE_POLICY,
                 Job::AliasResolve => ALIAS_POLICY,
+                Job::LinkEntities => linking::LINKING_POLICY,
             },
             candidates: 0,
             merges: Vec::new(),
@@ -271,6 +293,7 @@ impl JobReport {
             not_applied: Vec::new(),
             not_applied_total: 0,
             budget_exhausted: false,
+            linking: Vec::new(),
         }
     }
 
@@ -646,6 +669,7 @@ impl Memory {
             jobs.push(match job {
                 Job::Deduplicate => self.deduplicate(req, budget)?,
                 Job::AliasResolve => self.alias_resolve(req, budget)?,
+                Job::LinkEntities => self.link_job(req)?,
             });
         }
         Ok(OrganizeReport {
@@ -653,6 +677,37 @@ impl Memory {
             jobs,
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         })
+    }
+
+    /// `link_entities`: one pass per scope (or the requested one). A pass
+    /// over its read budget is refused whole and reported; the others run.
+    /// `candidates` counts memories read; `budget_exhausted` says a scope
+    /// was refused for its budget.
+    fn link_job(&self, req: &OrganizeRequest) -> Result<JobReport, Error> {
+        let mut report = JobReport::new(Job::LinkEntities);
+        let scopes = match &req.link_scope {
+            Some(s) => vec![s.clone()],
+            None => {
+                let mut tx = self.store_backend().begin(TxMode::Read)?;
+                let mut scopes: Vec<kith_core::ScopeId> = active_nodes(&mut *tx, &req.owner)?
+                    .into_iter()
+                    .filter(linking::is_linkable_memory)
+                    .map(|n| n.scope)
+                    .collect();
+                scopes.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+                scopes.dedup();
+                scopes
+            }
+        };
+        for scope in scopes {
+            let mut link = LinkRequest::new(req.owner.clone(), scope);
+            link.params = req.link_params;
+            let pass = self.link_entities(&link)?;
+            report.candidates += pass.records_read;
+            report.budget_exhausted |= pass.over_budget();
+            report.linking.push(pass);
+        }
+        Ok(report)
     }
 
     fn deduplicate(&self, req: &OrganizeRequest, budget: usize) -> Result<JobReport, Error> {

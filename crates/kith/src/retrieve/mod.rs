@@ -7,8 +7,9 @@
 //! 2. **Vector**: the query's embedding against note vectors (exact scan),
 //!    when the memory has an embedder.
 //! 3. **Graph**: entities the query names (whole words, case-insensitive),
-//!    and the active claims they have (HAS_FACT), ranked by how many query
-//!    words a claim shares.
+//!    the active claims they have (HAS_FACT), and the memories the linking
+//!    pass linked to them (MENTIONS with basis `entity_linking`), ranked by
+//!    how many query words each shares.
 //! 4. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
 //! 5. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
@@ -677,7 +678,8 @@ fn passes(node: &kith_core::Node, event: Option<&StoredEvent>, f: &SearchFilters
             .is_none_or(|t| effective.is_some_and(|ms| ms < t.unix_millis()))
 }
 
-/// Entities the query names, and their active claims.
+/// Entities the query names, their active claims, and the memories the
+/// linking pass linked to them.
 fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
     let query_words = words(&req.query);
     let entities = tx.search_lexical(&LexicalQuery {
@@ -694,13 +696,34 @@ fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> 
     let mut seen = HashSet::new();
     for entity in entities.iter().filter(|e| names(&query_words, &e.content)) {
         for edge in tx.edges_of(entity.node_id)? {
-            if edge.edge_type != EdgeType::HasFact || edge.source_id != entity.node_id {
+            // HAS_FACT out of the entity: its claims. MENTIONS into the
+            // entity written by the linking pass: the memories that name
+            // it, so one memory is reached through another. Nothing else
+            // (alias RELATES_TO edges, verified or not, and ingestion's
+            // claim → entity MENTIONS) is followed.
+            let claim_edge =
+                edge.edge_type == EdgeType::HasFact && edge.source_id == entity.node_id;
+            let linked_mention = edge.edge_type == EdgeType::Mentions
+                && edge.target_id == entity.node_id
+                && edge
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.get("basis"))
+                    .and_then(|b| b.as_str())
+                    == Some(crate::organize::linking::LINK_BASIS);
+            if !(claim_edge || linked_mention) {
                 continue;
             }
-            if !seen.insert(edge.target_id) {
+            // A claim is the edge's target; a linked memory its source.
+            let reached = if linked_mention {
+                edge.source_id
+            } else {
+                edge.target_id
+            };
+            if !seen.insert(reached) {
                 continue;
             }
-            let Some(claim) = tx.get_node(edge.target_id)? else {
+            let Some(claim) = tx.get_node(reached)? else {
                 continue;
             };
             if claim.owner_id != req.owner {
