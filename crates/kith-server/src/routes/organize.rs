@@ -108,13 +108,9 @@ fn page<T>(
     let start = match after {
         None => 0,
         Some(cursor) => {
-            items
-                .iter()
-                .position(|x| id(x) == cursor)
-                .ok_or_else(|| {
-                    ApiError::not_found(format!("after: record {cursor} is not in this listing"))
-                })?
-                + 1
+            items.iter().position(|x| id(x) == cursor).ok_or_else(|| {
+                ApiError::not_found(format!("after: record {cursor} is not in this listing"))
+            })? + 1
         }
     };
     let more = items.len() > start + limit;
@@ -126,11 +122,7 @@ fn page<T>(
 /// Runs an organizer request for `owner`. Every candidate node must be the
 /// owner's (another owner's, or a missing one, is 404 before anything
 /// runs), so a report never says anything about another owner's nodes.
-pub fn organize(
-    m: &Memory,
-    owner: &Owner,
-    body: OrganizeBody,
-) -> Result<OrganizeReport, ApiError> {
+pub fn organize(m: &Memory, owner: &Owner, body: OrganizeBody) -> Result<OrganizeReport, ApiError> {
     let req = body.into_request(owner)?;
     let mut seen = std::collections::HashSet::new();
     for h in &req.hints {
