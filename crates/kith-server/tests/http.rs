@@ -669,6 +669,7 @@ fn owners_never_see_each_other() {
         let r = call(&s, key, "GET", "/v1/stats", None);
         assert_eq!(r.body["events"], 4, "stats count one owner");
     }
+    eprintln!("cross-owner: {probes} probes, {leaks} leaks");
     assert!(probes > 50, "probed {probes} times");
     assert_eq!(leaks, 0, "{leaks} of {probes} probes leaked");
 }
