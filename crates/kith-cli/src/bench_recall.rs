@@ -474,7 +474,9 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
 
 /// The first 200 characters of a text, on one line.
 fn clip(text: Option<&String>) -> String {
-    let t: String = text.map(|t| t.chars().take(200).collect()).unwrap_or_default();
+    let t: String = text
+        .map(|t| t.chars().take(200).collect())
+        .unwrap_or_default();
     t.replace('\n', " ")
 }
 

@@ -5,8 +5,8 @@
 
 mod args;
 mod bench;
-mod bench_latency;
 mod bench_http;
+mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;

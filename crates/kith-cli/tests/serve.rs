@@ -105,9 +105,33 @@ fn mcp_over_stdio_stores_and_retrieves() {
         "memory_ingest",
         "memory_retrieve",
         "memory_get_node",
+        "memory_organize",
+        "memory_list_alias_proposals",
+        "memory_review_alias_proposal",
+        "memory_undo",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
+    let organize_tool = tools
+        .iter()
+        .find(|t| t["name"] == "memory_organize")
+        .unwrap();
+    let schema = &organize_tool["inputSchema"];
+    assert_eq!(schema["type"], "object", "{schema}");
+    for field in ["jobs", "budget", "candidates"] {
+        assert!(schema["properties"][field].is_object(), "{schema}");
+    }
+    let review_tool = tools
+        .iter()
+        .find(|t| t["name"] == "memory_review_alias_proposal")
+        .unwrap();
+    assert!(
+        review_tool["inputSchema"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("decision")),
+        "{review_tool}"
+    );
     let store_tool = tools.iter().find(|t| t["name"] == "memory_store").unwrap();
     let schema = &store_tool["inputSchema"];
     assert_eq!(schema["type"], "object", "{schema}");
@@ -159,6 +183,84 @@ fn mcp_over_stdio_stores_and_retrieves() {
     );
     assert!(err);
     assert!(text.as_str().unwrap().starts_with("not_found"), "{text}");
+
+    // The organizer: two entities named in one message, handed in as a
+    // candidate pair, become an alias proposal; listed, then accepted.
+    let (err, ingested) = mcp.call(
+        9,
+        "memory_ingest",
+        json!({"content": "Nadia met Nadine in Porto.", "session_id": "s2"}),
+    );
+    assert!(!err, "{ingested}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .arg("--pack")
+        .arg(&t.pack)
+        .args([
+            "--json", "--owner", "alice", "nodes", "list", "--limit", "1000",
+        ])
+        .output()
+        .unwrap();
+    let nodes: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entity = |name: &str| {
+        nodes
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["node_type"] == "entity" && n["content"] == name)
+            .unwrap_or_else(|| panic!("{name} in {nodes}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (err, report) = mcp.call(
+        10,
+        "memory_organize",
+        json!({"jobs": ["deduplicate", "alias_resolve"],
+               "candidates": [{"a": entity("Nadia"), "b": entity("Nadine"), "score": 0.95}]}),
+    );
+    assert!(!err, "{report}");
+    assert_eq!(report["owner"], "alice", "{report}");
+    let proposal = report["jobs"][1]["proposals"][0]["op_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a proposal in {report}"))
+        .to_string();
+    let (err, listed) = mcp.call(
+        11,
+        "memory_list_alias_proposals",
+        json!({"status": "pending"}),
+    );
+    assert!(!err, "{listed}");
+    assert_eq!(
+        listed["proposals"][0]["op_id"],
+        proposal.as_str(),
+        "{listed}"
+    );
+    let mut pair = [
+        listed["proposals"][0]["a_name"].as_str().unwrap(),
+        listed["proposals"][0]["b_name"].as_str().unwrap(),
+    ];
+    pair.sort();
+    assert_eq!(pair, ["Nadia", "Nadine"], "{listed}");
+    let (err, text) = mcp.call(
+        12,
+        "memory_review_alias_proposal",
+        json!({"proposal_id": proposal, "decision": "reject"}),
+    );
+    assert!(err);
+    assert!(
+        text.as_str().unwrap().starts_with("reason_required"),
+        "{text}"
+    );
+    let (err, outcome) = mcp.call(
+        13,
+        "memory_review_alias_proposal",
+        json!({"proposal_id": proposal, "decision": "accept"}),
+    );
+    assert!(!err, "{outcome}");
+    assert_eq!(outcome["decision"], "accept");
+    let (err, undone) = mcp.call(14, "memory_undo", json!({"op_id": outcome["review_op_id"]}));
+    assert!(!err, "{undone}");
+    assert_eq!(undone["undone_kind"], "ALIAS_PROPOSAL_ACCEPTED", "{undone}");
     drop(mcp);
 
     // The owner was fixed: alice has both messages, the CLI's owner none.
@@ -169,7 +271,7 @@ fn mcp_over_stdio_stores_and_retrieves() {
         .output()
         .unwrap();
     let stats: Value = serde_json::from_slice(&alice.stdout).unwrap();
-    assert_eq!(stats["events"], 2);
+    assert_eq!(stats["events"], 3);
     assert_eq!(t.json(&["stats"])["events"], 0);
 }
 

@@ -330,3 +330,226 @@ impl SearchBody {
         Ok(req)
     }
 }
+
+// ---------------------------------------------------------------------------
+// Organizer
+// ---------------------------------------------------------------------------
+
+/// An organizer job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobName {
+    /// Merge exact duplicates (same text, provenance and validity).
+    Deduplicate,
+    /// Merge known name variants of an entity (case, punctuation, known
+    /// abbreviations); propose semantic ones for review.
+    AliasResolve,
+}
+
+impl From<JobName> for kith::Job {
+    fn from(j: JobName) -> Self {
+        match j {
+            JobName::Deduplicate => kith::Job::Deduplicate,
+            JobName::AliasResolve => kith::Job::AliasResolve,
+        }
+    }
+}
+
+/// Which job considers a candidate pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CandidateKind {
+    /// The deduplicate job.
+    Duplicate,
+    /// The alias_resolve job.
+    Alias,
+}
+
+impl From<CandidateKind> for kith::organize::MergeKind {
+    fn from(k: CandidateKind) -> Self {
+        match k {
+            CandidateKind::Duplicate => kith::organize::MergeKind::Duplicate,
+            CandidateKind::Alias => kith::organize::MergeKind::Alias,
+        }
+    }
+}
+
+/// A pair the caller asks the organizer to consider. A candidate only:
+/// every admission check still runs on the stored nodes, and `score`
+/// counts as a semantic score, which at most creates an unverified alias
+/// proposal (never a merge).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CandidateBody {
+    /// One node id (the request owner's; another owner's is 404).
+    pub a: String,
+    /// The other node id.
+    pub b: String,
+    /// Which job considers the pair (default `alias`).
+    #[serde(default = "default_candidate_kind")]
+    #[schema(default = "alias")]
+    pub kind: CandidateKind,
+    /// A similarity score in [0, 1], if the caller has one (at least 0.85
+    /// proposes an alias).
+    #[serde(default)]
+    pub score: Option<f64>,
+}
+
+fn default_candidate_kind() -> CandidateKind {
+    CandidateKind::Alias
+}
+
+fn default_jobs() -> Vec<JobName> {
+    vec![JobName::Deduplicate, JobName::AliasResolve]
+}
+
+/// Most candidate pairs one organize request may name.
+pub const MAX_CANDIDATES: usize = 1000;
+
+/// Most candidate pairs one job may examine.
+pub const MAX_ORGANIZE_BUDGET: usize = 100_000;
+
+/// An organizer run over the owner's memory (synchronous: the answer is
+/// the report of what was merged, proposed and left alone).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrganizeBody {
+    /// Jobs, run in this order (default both: `deduplicate`,
+    /// `alias_resolve`).
+    #[serde(default = "default_jobs")]
+    pub jobs: Vec<JobName>,
+    /// Candidate pairs examined per job at most (default 1000, at most
+    /// 100000); a report with `budget_exhausted` wants another run.
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// Score a name match needs to merge two entities, in [0, 1]
+    /// (default 0.90).
+    #[serde(default)]
+    pub alias_threshold: Option<f64>,
+    /// Extra candidate pairs (at most 1000).
+    #[serde(default)]
+    pub candidates: Vec<CandidateBody>,
+}
+
+impl OrganizeBody {
+    /// The facade request for `owner` (shape checks only; the caller still
+    /// checks that every candidate node is the owner's).
+    pub fn into_request(self, owner: &Owner) -> Result<kith::OrganizeRequest, ApiError> {
+        if self.jobs.is_empty() {
+            return Err(ApiError::invalid(
+                "jobs: give at least one of deduplicate, alias_resolve",
+            ));
+        }
+        if self.candidates.len() > MAX_CANDIDATES {
+            return Err(ApiError::invalid(format!(
+                "candidates: at most {MAX_CANDIDATES} pairs"
+            )));
+        }
+        let mut req = kith::OrganizeRequest::new(
+            owner.0.clone(),
+            self.jobs.into_iter().map(kith::Job::from).collect(),
+        );
+        if let Some(budget) = self.budget {
+            if !(1..=MAX_ORGANIZE_BUDGET).contains(&budget) {
+                return Err(ApiError::invalid(format!(
+                    "budget must be between 1 and {MAX_ORGANIZE_BUDGET}"
+                )));
+            }
+            req.budget = budget;
+        }
+        if let Some(t) = self.alias_threshold {
+            req.alias_threshold = t;
+        }
+        for (i, c) in self.candidates.into_iter().enumerate() {
+            let id = |field: &str, raw: &str| {
+                uuid::Uuid::parse_str(raw.trim()).map_err(|_| {
+                    ApiError::invalid(format!("candidates[{i}].{field}: {raw:?} is not a UUID"))
+                })
+            };
+            req.hints.push(kith::organize::CandidateHint {
+                a: id("a", &c.a)?,
+                b: id("b", &c.b)?,
+                kind: c.kind.into(),
+                score: c.score,
+            });
+        }
+        Ok(req)
+    }
+}
+
+/// An owner's decision on an alias proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionName {
+    /// The two entities are the same: publish a verified alias edge (both
+    /// stay; nothing merges).
+    Accept,
+    /// They are not: publish nothing and never propose the pair again
+    /// (needs a `reason`).
+    Reject,
+}
+
+impl From<DecisionName> for kith::Decision {
+    fn from(d: DecisionName) -> Self {
+        match d {
+            DecisionName::Accept => kith::Decision::Accept,
+            DecisionName::Reject => kith::Decision::Reject,
+        }
+    }
+}
+
+/// The one decision on an alias proposal. The same decision with the same
+/// reason and reviewer again returns the first record; any other is 409.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewBody {
+    /// `accept` or `reject`.
+    pub decision: DecisionName,
+    /// Why (required to reject).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Who decided (kept in the decision record).
+    #[serde(default)]
+    pub reviewer: Option<String>,
+}
+
+/// Where an alias proposal stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalStatusName {
+    /// Waiting for a decision.
+    Pending,
+    /// Accepted: a verified alias edge exists.
+    Accepted,
+    /// Rejected.
+    Rejected,
+}
+
+impl ProposalStatusName {
+    /// Whether `status` is this one.
+    pub fn matches(self, status: kith::ProposalStatus) -> bool {
+        matches!(
+            (self, status),
+            (ProposalStatusName::Pending, kith::ProposalStatus::Pending)
+                | (ProposalStatusName::Accepted, kith::ProposalStatus::Accepted)
+                | (ProposalStatusName::Rejected, kith::ProposalStatus::Rejected)
+        )
+    }
+}
+
+/// Filter and paging for the alias-proposal inbox (query parameters over
+/// HTTP, arguments over MCP).
+#[derive(Debug, Clone, Default, Deserialize, utoipa::IntoParams, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AliasListQuery {
+    /// Only proposals with this status (`pending`, `accepted`, `rejected`).
+    #[serde(default)]
+    pub status: Option<ProposalStatusName>,
+    /// At most this many (default 50, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Start after this proposal (the previous page's `next_after`).
+    #[serde(default)]
+    pub after: Option<String>,
+}

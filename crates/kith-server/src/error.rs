@@ -24,7 +24,9 @@ pub struct ErrorDetail {
     /// One of `invalid_json`, `invalid_input`, `unauthorized`, `forbidden`,
     /// `not_found`, `method_not_allowed`, `payload_too_large`,
     /// `unsupported_media_type`, `conflict`, `busy`, `corrupted`,
-    /// `unsupported`, `internal`.
+    /// `unsupported`, `internal`; the organizer's refusals have their own:
+    /// `review_conflict`, `stale_proposal`, `undo_refused`, `copy_conflict`
+    /// (409) and `reason_required` (422).
     pub code: String,
     /// A readable explanation (never a key, never another owner's data).
     pub message: String,
@@ -80,6 +82,13 @@ impl ApiError {
 impl From<kith::Error> for ApiError {
     fn from(e: kith::Error) -> Self {
         use kith::ErrorKind as K;
+        if let Some(code) = organizer_code(&e) {
+            let status = match code {
+                "reason_required" => StatusCode::UNPROCESSABLE_ENTITY,
+                _ => StatusCode::CONFLICT,
+            };
+            return ApiError::new(status, code, e.to_string());
+        }
         let (status, code) = match e.kind() {
             K::InvalidInput => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input"),
             K::NotFound => (StatusCode::NOT_FOUND, "not_found"),
@@ -95,6 +104,23 @@ impl From<kith::Error> for ApiError {
             tracing::error!(code, error = %e, "request failed");
         }
         ApiError::new(status, code, e.to_string())
+    }
+}
+
+/// The organizer's refusals a client acts on, each with its own code (the
+/// rest keep their kind's generic code).
+fn organizer_code(e: &kith::Error) -> Option<&'static str> {
+    use kith::OrganizerError as O;
+    let kith::Error::Organizer(o) = e else {
+        return None;
+    };
+    match o {
+        O::ReviewConflict { .. } => Some("review_conflict"),
+        O::StaleProposal { .. } => Some("stale_proposal"),
+        O::ReasonRequired => Some("reason_required"),
+        O::UndoRefused { .. } => Some("undo_refused"),
+        O::CopyConflict { .. } => Some("copy_conflict"),
+        _ => None,
     }
 }
 

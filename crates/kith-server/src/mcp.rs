@@ -3,7 +3,9 @@
 //! tool call cannot name another.
 //!
 //! Tools: `memory_store`, `memory_ingest`, `memory_retrieve`,
-//! `memory_get_node`. Inputs are the HTTP API's request bodies (same
+//! `memory_get_node`, and the organizer's `memory_organize`,
+//! `memory_list_alias_proposals`, `memory_review_alias_proposal`,
+//! `memory_undo`. Inputs are the HTTP API's request bodies (same
 //! fields, same validation); outputs are the HTTP API's JSON responses as
 //! text. A refused call is a tool error (`isError: true`) whose text is
 //! `code: message`, so the model can read and correct it.
@@ -19,7 +21,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Owner;
-use crate::dto::{IngestBody, MessageBody, RetrieveBody};
+use crate::dto::{
+    AliasListQuery, DecisionName, IngestBody, MessageBody, OrganizeBody, RetrieveBody, ReviewBody,
+};
 use crate::error::ApiError;
 use crate::ServerError;
 
@@ -37,6 +41,37 @@ pub struct KithMcp {
 pub struct NodeIdParams {
     /// The node's id (a UUID from a store, ingest or retrieve result).
     pub node_id: String,
+}
+
+/// `memory_review_alias_proposal`'s input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewParams {
+    /// The proposal's `op_id` (from `memory_list_alias_proposals` or a
+    /// `memory_organize` report).
+    pub proposal_id: String,
+    /// `accept` (the two entities are the same) or `reject` (they are not).
+    pub decision: DecisionName,
+    /// Why (required to reject).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Who decided (kept in the decision record).
+    #[serde(default)]
+    pub reviewer: Option<String>,
+}
+
+/// `memory_undo`'s input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoParams {
+    /// The record to undo: a merge's `op_id` or an accepted review's
+    /// `review_op_id`.
+    pub op_id: String,
+}
+
+fn parse_id(field: &str, raw: &str) -> Result<uuid::Uuid, String> {
+    uuid::Uuid::parse_str(raw.trim())
+        .map_err(|_| format!("invalid_input: {field} {raw:?} is not a UUID"))
 }
 
 /// What a tool answers: the JSON text, or `code: message`.
@@ -109,10 +144,62 @@ impl KithMcp {
         description = "Show one memory node (a note, entity or claim) with the messages it came from and its neighbours (an entity's claims, a claim's subject)."
     )]
     async fn memory_get_node(&self, Parameters(p): Parameters<NodeIdParams>) -> ToolResult {
-        let id = uuid::Uuid::parse_str(p.node_id.trim())
-            .map_err(|_| format!("invalid_input: node_id {:?} is not a UUID", p.node_id))?;
+        let id = parse_id("node_id", &p.node_id)?;
         let owner = self.owner.0.clone();
         self.run(move |m| Ok(m.node_view(&owner, id)?)).await
+    }
+
+    #[tool(
+        name = "memory_organize",
+        description = "Tidy memory: merge exact duplicates and known name variants of one entity (JS/JavaScript, case variants), and propose semantic aliases for review (never merged without a decision). Synchronous; returns the report: merges with their op_id (undoable), proposals, and pairs left alone with the reason. candidates may hand in pairs of node ids with a score."
+    )]
+    async fn memory_organize(&self, Parameters(body): Parameters<OrganizeBody>) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::organize(m, &owner, body))
+            .await
+    }
+
+    #[tool(
+        name = "memory_list_alias_proposals",
+        description = "List alias proposals (two entities that may be the same), oldest first, with status pending, accepted or rejected. Filter by status; page with limit and after (the previous page's next_after)."
+    )]
+    async fn memory_list_alias_proposals(
+        &self,
+        Parameters(q): Parameters<AliasListQuery>,
+    ) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::alias_page(m, &owner, q))
+            .await
+    }
+
+    #[tool(
+        name = "memory_review_alias_proposal",
+        description = "Decide an alias proposal once: accept (a verified alias link; nothing merges) or reject (needs a reason; never proposed again). The same decision again returns the first record; a different one is refused (review_conflict)."
+    )]
+    async fn memory_review_alias_proposal(
+        &self,
+        Parameters(p): Parameters<ReviewParams>,
+    ) -> ToolResult {
+        let id = parse_id("proposal_id", &p.proposal_id)?;
+        let body = ReviewBody {
+            decision: p.decision,
+            reason: p.reason,
+            reviewer: p.reviewer,
+        };
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::review(m, &owner, id, body))
+            .await
+    }
+
+    #[tool(
+        name = "memory_undo",
+        description = "Undo a merge (its op_id) or an accepted alias (its review_op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it."
+    )]
+    async fn memory_undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolResult {
+        let id = parse_id("op_id", &p.op_id)?;
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::undo(m, &owner, id))
+            .await
     }
 }
 

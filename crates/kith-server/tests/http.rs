@@ -484,9 +484,14 @@ fn owners_never_see_each_other() {
         "My sister Maya lives in Berlin.",
         "I moved to Lisbon in September.",
         "Jordan plays the violin on Tuesdays.",
+        "Alice met Alicia in Porto.",
     ];
     let mut ids: [HashSet<String>; 2] = [HashSet::new(), HashSet::new()];
     let mut receipts: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    // Organizer records (proposals, reviews, merges, receipts) and the
+    // entities a hint names.
+    let mut ops: [HashSet<String>; 2] = [HashSet::new(), HashSet::new()];
+    let mut hinted: [Vec<String>; 2] = [Vec::new(), Vec::new()];
     for (i, key) in [ALICE_KEY, BOB_KEY].into_iter().enumerate() {
         for (n, t) in texts.iter().enumerate() {
             // Same text, same session, same source_id for both owners.
@@ -516,6 +521,25 @@ fn owners_never_see_each_other() {
             Some(json!({"query": "Where does Maya live?"})),
         );
         receipts[i].push(r.body["request_id"].as_str().unwrap().to_string());
+        // An alias proposal, accepted; a second, left pending.
+        let names = entities(&s, key);
+        let proposal = propose(&s, key, &names["Alice"], &names["Alicia"]);
+        propose(&s, key, &names["Alicia"], &names["Porto"]);
+        let r = call(
+            &s,
+            key,
+            "POST",
+            &format!("/v1/aliases/{proposal}/review"),
+            Some(json!({"decision": "accept"})),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        hinted[i] = vec![names["Alice"].clone(), names["Porto"].clone()];
+        let r = call(&s, key, "GET", "/v1/journal?limit=1000", None);
+        for op in r.body["records"].as_array().unwrap() {
+            ops[i].insert(op["id"].as_str().unwrap().to_string());
+        }
+        assert!(ops[i].len() >= 4, "{}", r.body);
+        ids[i].extend(ops[i].iter().cloned());
     }
     assert!(ids[0].is_disjoint(&ids[1]), "ids are per owner");
 
@@ -539,6 +563,48 @@ fn owners_never_see_each_other() {
                 if r.status != 404 || !only_error {
                     leaks += 1;
                 }
+            }
+        }
+        // The organizer's records of the other owner: never reviewed,
+        // undone or used as a cursor.
+        for op in &ops[other] {
+            for (method, path, body) in [
+                (
+                    "POST",
+                    format!("/v1/aliases/{op}/review"),
+                    Some(json!({"decision": "reject", "reason": "probe"})),
+                ),
+                (
+                    "POST",
+                    format!("/v1/aliases/{op}/review"),
+                    Some(json!({"decision": "accept"})),
+                ),
+                ("POST", format!("/v1/undo/{op}"), None),
+                ("GET", format!("/v1/aliases?after={op}"), None),
+                ("GET", format!("/v1/journal?after={op}"), None),
+            ] {
+                let r = call(&s, key, method, &path, body);
+                probes += 1;
+                let only_error = r.body.as_object().is_some_and(|o| o.len() == 1)
+                    && error_code(&r) == "not_found";
+                if r.status != 404 || !only_error {
+                    leaks += 1;
+                }
+            }
+        }
+        // Hints naming the other owner's nodes: 404 before anything runs.
+        let mine = &hinted[me][0];
+        for theirs in &hinted[other] {
+            let r = call(
+                &s,
+                key,
+                "POST",
+                "/v1/organize",
+                Some(json!({"candidates": [{"a": mine, "b": theirs, "score": 0.99}]})),
+            );
+            probes += 1;
+            if r.status != 404 || error_code(&r) != "not_found" {
+                leaks += 1;
             }
         }
         for id in &receipts[other] {
@@ -571,7 +637,17 @@ fn owners_never_see_each_other() {
                 ),
             )
             .body,
+            call(&s, key, "GET", "/v1/aliases?limit=1000", None).body,
+            call(&s, key, "GET", "/v1/journal?limit=1000", None).body,
+            call(&s, key, "POST", "/v1/organize", Some(json!({}))).body,
         ];
+        for id in &ids[other] {
+            let r = call(&s, key, "GET", &format!("/v1/journal?node={id}"), None);
+            probes += 1;
+            if r.status != 200 || !r.body["records"].as_array().unwrap().is_empty() {
+                leaks += 1;
+            }
+        }
         for body in &listed {
             let text = body.to_string();
             probes += 1;
@@ -591,8 +667,9 @@ fn owners_never_see_each_other() {
             }
         }
         let r = call(&s, key, "GET", "/v1/stats", None);
-        assert_eq!(r.body["events"], 3, "stats count one owner");
+        assert_eq!(r.body["events"], 4, "stats count one owner");
     }
+    eprintln!("cross-owner: {probes} probes, {leaks} leaks");
     assert!(probes > 50, "probed {probes} times");
     assert_eq!(leaks, 0, "{leaks} of {probes} probes leaked");
 }
@@ -604,7 +681,7 @@ fn openapi_documents_every_route() {
     assert_eq!(r.status, 200);
     let paths = r.body["paths"].as_object().expect("paths");
     let table = kith_server::route_table();
-    assert!(table.len() >= 14, "{table:?}");
+    assert!(table.len() >= 19, "{table:?}");
     for (method, path) in &table {
         let ops = paths
             .get(*path)
@@ -632,7 +709,14 @@ fn openapi_documents_every_route() {
     }
     // Request bodies carry their schemas.
     let schemas = r.body["components"]["schemas"].as_object().unwrap();
-    for name in ["MessageBody", "RetrieveBody", "ErrorBody", "IngestBody"] {
+    for name in [
+        "MessageBody",
+        "RetrieveBody",
+        "ErrorBody",
+        "IngestBody",
+        "OrganizeBody",
+        "ReviewBody",
+    ] {
         assert!(schemas.contains_key(name), "{name} schema missing");
     }
 }
@@ -705,4 +789,463 @@ fn shutdown_lets_requests_in_flight_finish() {
     let r = client.join().unwrap();
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["receipts"].as_array().unwrap().len(), 1000);
+}
+
+/// The ids of `owner`'s entities, by name.
+fn entities(s: &TestServer, key: &str) -> std::collections::HashMap<String, String> {
+    let r = call(s, key, "GET", "/v1/nodes?type=entity&limit=1000", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["content"].as_str().unwrap().to_string(),
+                n["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Organizes with one hinted alias pair and returns the proposal's op id.
+fn propose(s: &TestServer, key: &str, a: &str, b: &str) -> String {
+    let r = call(
+        s,
+        key,
+        "POST",
+        "/v1/organize",
+        Some(json!({"jobs": ["alias_resolve"],
+                    "candidates": [{"a": a, "b": b, "kind": "alias", "score": 0.97}]})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let proposals = r.body["jobs"][0]["proposals"].as_array().unwrap();
+    assert_eq!(proposals.len(), 1, "{}", r.body);
+    proposals[0]["op_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn organizer_endpoints_answer_and_refuse() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    let check = |r: &Reply, status: u16, code: &str| {
+        assert_eq!(r.status, status, "{}", r.body);
+        assert_eq!(error_code(r), code, "{}", r.body);
+    };
+
+    // Two copies of one note (same text, session and time): a duplicate.
+    for source in ["c1", "c2"] {
+        let r = call(
+            &s,
+            a,
+            "POST",
+            "/v1/events",
+            Some(
+                json!({"content": "The harbour opens at nine.", "session_id": "h",
+                        "event_time": "2025-03-04T09:00:00+00:00", "source_id": source}),
+            ),
+        );
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/ingest",
+        Some(
+            json!({"content": "Alice met Alicia and Bob at the Postgres meetup.",
+                    "session_id": "s1"}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let names = entities(&s, a);
+    let id = |n: &str| {
+        names
+            .get(n)
+            .unwrap_or_else(|| panic!("{n} in {names:?}"))
+            .clone()
+    };
+
+    // Organize with the defaults: the duplicate merges; nothing proposed.
+    let r = call(&s, a, "POST", "/v1/organize", Some(json!({})));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["owner"], "alice");
+    assert_eq!(r.body["jobs"][0]["job"], "deduplicate");
+    assert_eq!(r.body["jobs"][1]["job"], "alias_resolve");
+    let merges = r.body["jobs"][0]["merges"].as_array().unwrap();
+    assert_eq!(merges.len(), 1, "{}", r.body);
+    let merge_op = merges[0]["op_id"].as_str().unwrap().to_string();
+    // Again: nothing new.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/organize",
+        Some(json!({"jobs": ["deduplicate"], "budget": 10})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["jobs"][0]["merges"].as_array().unwrap().is_empty());
+
+    // Hinted pairs become proposals.
+    let p_accept = propose(&s, a, &id("Alice"), &id("Alicia"));
+    let p_reject = propose(&s, a, &id("Alice"), &id("Bob"));
+    let p_stale = propose(&s, a, &id("Bob"), &id("Postgres"));
+    let r = call(&s, a, "GET", "/v1/aliases", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let listed = r.body["proposals"].as_array().unwrap();
+    assert_eq!(listed.len(), 3, "{}", r.body);
+    assert!(listed.iter().all(|p| p["status"] == "pending"));
+    assert_eq!(listed[0]["op_id"], p_accept.as_str());
+    assert!(r.body["next_after"].is_null());
+    // Paging.
+    let r = call(&s, a, "GET", "/v1/aliases?limit=2", None);
+    assert_eq!(r.body["proposals"].as_array().unwrap().len(), 2);
+    let after = r.body["next_after"].as_str().unwrap().to_string();
+    let r = call(&s, a, "GET", &format!("/v1/aliases?after={after}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["proposals"][0]["op_id"], p_stale.as_str());
+    assert!(r.body["next_after"].is_null());
+
+    // Review: accept, replay, a conflicting decision.
+    let path = format!("/v1/aliases/{p_accept}/review");
+    let r = call(
+        &s,
+        a,
+        "POST",
+        &path,
+        Some(json!({"decision": "accept", "reviewer": "alice"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["decision"], "accept");
+    assert_eq!(r.body["replayed"], false);
+    assert!(r.body["edge_id"].is_string());
+    let review_op = r.body["review_op_id"].as_str().unwrap().to_string();
+    let r = call(
+        &s,
+        a,
+        "POST",
+        &path,
+        Some(json!({"decision": "accept", "reviewer": "alice"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["replayed"], true);
+    assert_eq!(r.body["review_op_id"], review_op.as_str());
+    check(
+        &call(
+            &s,
+            a,
+            "POST",
+            &path,
+            Some(json!({"decision": "reject", "reason": "changed my mind"})),
+        ),
+        409,
+        "review_conflict",
+    );
+
+    // Reject needs a reason.
+    let path = format!("/v1/aliases/{p_reject}/review");
+    check(
+        &call(&s, a, "POST", &path, Some(json!({"decision": "reject"}))),
+        422,
+        "reason_required",
+    );
+    let r = call(
+        &s,
+        a,
+        "POST",
+        &path,
+        Some(json!({"decision": "reject", "reason": "two people"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["edge_id"].is_null());
+
+    // A proposed node that changed since (merged away as a name variant
+    // of a later entity): accepting is refused.
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/ingest",
+        Some(json!({"content": "PostgreSQL is the database of Berlin.", "session_id": "s1"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let names = entities(&s, a);
+    let id = |n: &str| {
+        names
+            .get(n)
+            .unwrap_or_else(|| panic!("{n} in {names:?}"))
+            .clone()
+    };
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/organize",
+        Some(json!({"jobs": ["alias_resolve"]})),
+    );
+    let merges = r.body["jobs"][0]["merges"].as_array().unwrap();
+    assert_eq!(merges.len(), 1, "{}", r.body);
+    assert_eq!(
+        merges[0]["retired_id"],
+        id("Postgres").as_str(),
+        "{}",
+        r.body
+    );
+    check(
+        &call(
+            &s,
+            a,
+            "POST",
+            &format!("/v1/aliases/{p_stale}/review"),
+            Some(json!({"decision": "accept"})),
+        ),
+        409,
+        "stale_proposal",
+    );
+
+    // The status filter.
+    let r = call(&s, a, "GET", "/v1/aliases?status=accepted", None);
+    let listed = r.body["proposals"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{}", r.body);
+    assert_eq!(listed[0]["review_op_id"], review_op.as_str());
+    let r = call(&s, a, "GET", "/v1/aliases?status=pending", None);
+    assert_eq!(r.body["proposals"].as_array().unwrap().len(), 1);
+
+    // Journal: by kind (any case), by node, paged.
+    let r = call(&s, a, "GET", "/v1/journal?kind=organizer_merged", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let records = r.body["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2, "{}", r.body);
+    assert_eq!(records[0]["id"], merge_op.as_str());
+    let r = call(
+        &s,
+        a,
+        "GET",
+        &format!("/v1/journal?node={}", id("Alicia")),
+        None,
+    );
+    let kinds: Vec<&str> = r.body["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|op| op["kind"].as_str().unwrap())
+        .collect();
+    // The derivation that created it, then its proposal and decision.
+    assert_eq!(
+        kinds,
+        [
+            "DERIVATION_PREPARED",
+            "DERIVATION_COMMITTED",
+            "ALIAS_PROPOSED",
+            "ALIAS_PROPOSAL_ACCEPTED"
+        ],
+        "{}",
+        r.body
+    );
+    let r = call(&s, a, "GET", "/v1/journal?limit=1000", None);
+    let total = r.body["records"].as_array().unwrap().len();
+    assert!(total >= 6, "{}", r.body);
+    let r = call(&s, a, "GET", "/v1/journal?limit=2", None);
+    assert_eq!(r.body["records"].as_array().unwrap().len(), 2);
+    let after = r.body["next_after"].as_str().unwrap().to_string();
+    let r = call(
+        &s,
+        a,
+        "GET",
+        &format!("/v1/journal?after={after}&limit=1000"),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["records"].as_array().unwrap().len(), total - 2);
+    assert!(r.body["next_after"].is_null());
+
+    // Undo: the merge, again (replayed), the accepted alias; a proposal
+    // record cannot be undone.
+    let r = call(&s, a, "POST", &format!("/v1/undo/{merge_op}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["undone_kind"], "ORGANIZER_MERGED");
+    assert_eq!(r.body["restored_nodes"].as_array().unwrap().len(), 2);
+    assert_eq!(r.body["replayed"], false);
+    let r = call(&s, a, "POST", &format!("/v1/undo/{merge_op}"), None);
+    assert_eq!(r.body["replayed"], true, "{}", r.body);
+    let r = call(&s, a, "POST", &format!("/v1/undo/{review_op}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["removed_edges"].as_array().unwrap().len(), 1);
+    check(
+        &call(&s, a, "POST", &format!("/v1/undo/{p_reject}"), None),
+        409,
+        "undo_refused",
+    );
+    let r = call(&s, a, "GET", "/v1/journal?kind=UNDO", None);
+    assert_eq!(r.body["records"].as_array().unwrap().len(), 2);
+
+    // Request-shape and value errors.
+    let unknown = uuid::Uuid::new_v4();
+    for (method, path, body, status, code) in [
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"jobz": []})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"jobs": ["tidy"]})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"jobs": []})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"budget": 0})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"alias_threshold": 1.5})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"candidates": [{"a": "x", "b": id("Bob")}]})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"candidates": [{"a": id("Alice"), "b": id("Bob"), "score": 2.0}]})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            "/v1/organize".to_string(),
+            Some(json!({"candidates": [{"a": id("Alice"), "b": unknown.to_string()}]})),
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/aliases?status=maybe".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/v1/aliases?limit=0".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/v1/aliases?after=nope".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            format!("/v1/aliases?after={unknown}"),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/aliases?colour=red".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            format!("/v1/aliases/{p_accept}/review"),
+            Some(json!({"decision": "maybe"})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            format!("/v1/aliases/{p_accept}/review"),
+            Some(json!({"decision": "accept", "why": "x"})),
+            422,
+            "invalid_input",
+        ),
+        (
+            "POST",
+            format!("/v1/aliases/{unknown}/review"),
+            Some(json!({"decision": "accept"})),
+            404,
+            "not_found",
+        ),
+        (
+            "POST",
+            format!("/v1/aliases/{merge_op}/review"),
+            Some(json!({"decision": "accept"})),
+            404,
+            "not_found",
+        ),
+        (
+            "POST",
+            "/v1/aliases/not-a-uuid/review".to_string(),
+            Some(json!({"decision": "accept"})),
+            404,
+            "not_found",
+        ),
+        (
+            "POST",
+            format!("/v1/undo/{unknown}"),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/journal?kind=NOPE".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            "/v1/journal?node=nope".to_string(),
+            None,
+            422,
+            "invalid_input",
+        ),
+        (
+            "GET",
+            format!("/v1/journal?after={unknown}"),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/undo/x".to_string(),
+            None,
+            405,
+            "method_not_allowed",
+        ),
+    ] {
+        let r = call(&s, a, method, &path, body);
+        assert_eq!(r.status, status, "{method} {path}: {}", r.body);
+        assert_eq!(error_code(&r), code, "{method} {path}: {}", r.body);
+    }
 }

@@ -29,8 +29,8 @@ mod error;
 pub mod ingest;
 mod jsonl;
 mod memory;
-pub mod organize;
 mod neighbourhood;
+pub mod organize;
 mod pack;
 pub mod retrieve;
 mod search;
@@ -56,12 +56,12 @@ pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
+pub use neighbourhood::NodeView;
 pub use organize::{
     AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
     LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError, ProposalStatus, ReviewOutcome,
     UndoReport,
 };
-pub use neighbourhood::NodeView;
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use search::{Provenance, SearchHit, SearchRequest};

@@ -1,13 +1,14 @@
 //! The `/v1` router: one module per group of endpoints, each with a
 //! `register` function (its routes) and an `Api` (its OpenAPI paths).
 //!
-//! Adding a group (the organizer's endpoints, for instance) is one file:
-//! write `routes/organize.rs` with `register` and `Api`, and list it in
-//! [`GROUPS`].
+//! Adding a group is one file with `register` and `Api`, listed in
+//! [`GROUPS`] (`routes/organize.rs`, the organizer's endpoints, was added
+//! that way).
 
 pub mod events;
 pub mod meta;
 pub mod nodes;
+pub mod organize;
 pub mod retrieve;
 
 use std::sync::Arc;
@@ -106,6 +107,10 @@ pub const GROUPS: &[Group] = &[
     Group {
         register: nodes::register,
         openapi: <nodes::Api as OpenApi>::openapi,
+    },
+    Group {
+        register: organize::register,
+        openapi: <organize::Api as OpenApi>::openapi,
     },
 ];
 
