@@ -1080,3 +1080,32 @@ fn doctor_reports_a_record_that_does_not_match_its_sha256() {
     let err = m.undo(&owner("o"), op).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Corrupted, "{err}");
 }
+
+/// A hinted pair naming another owner's node learns nothing about it: the
+/// refusal is the same "not_found" as for a node that does not exist.
+#[test]
+fn hints_naming_another_owners_node_answer_not_found() {
+    let (_t, _d, m) = common::pack();
+    let ev_o = event(&m, "o", "Postgres notes.");
+    let ev_p = event(&m, "p", "PostgreSQL notes.");
+    let mine = entity("o", ev_o, "Postgres", "product");
+    let theirs = entity("p", ev_p, "PostgreSQL", "product");
+    put(&m, &[&mine, &theirs]);
+    let before = graph(&m, "p");
+    let r = hinted(&m, "o", mine.id, theirs.id, Some(0.99));
+    let missing = hinted(&m, "o", mine.id, Uuid::new_v4(), Some(0.99));
+    assert_eq!(merges(&r) + proposals(&r), 0, "{r:#?}");
+    assert!(reasons(&r).iter().all(|x| x == "not_found"), "{r:#?}");
+    let details = |r: &OrganizeReport| -> Vec<String> {
+        r.jobs
+            .iter()
+            .flat_map(|j| {
+                j.not_applied
+                    .iter()
+                    .map(|n| format!("{} {}", n.reason, n.detail))
+            })
+            .collect()
+    };
+    assert_eq!(details(&r), details(&missing));
+    assert_eq!(graph(&m, "p"), before);
+}

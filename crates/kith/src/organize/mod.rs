@@ -829,7 +829,10 @@ impl Memory {
             // and a proposal; the transaction re-checks everything.
             for id in [c.a, c.b] {
                 if let std::collections::hash_map::Entry::Vacant(slot) = by_id.entry(id) {
-                    if let Some(n) = self.store_backend().begin(TxMode::Read)?.get_node(id)? {
+                    // Another owner's node is "not found", never a refusal
+                    // that would say something about it.
+                    let node = self.store_backend().begin(TxMode::Read)?.get_node(id)?;
+                    if let Some(n) = node.filter(|n| n.owner_id == req.owner) {
                         slot.insert(n);
                     }
                 }
