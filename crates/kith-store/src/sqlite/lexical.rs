@@ -23,6 +23,12 @@ const STOPWORDS: &[&str] = &[
     "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that", "the",
     "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "what", "when",
     "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+    // Question and filler words: frequent in questions and conversation,
+    // they match a large share of turns and say nothing about the answer.
+    "am", "any", "being", "both", "each", "here", "him", "himself", "herself", "itself", "myself",
+    "ours", "same", "should", "some", "such", "these", "those", "too", "very", "yours",
+    "yourself", "yes", "yeah", "oh", "hey", "hi", "okay", "ok", "really", "just", "also", "many",
+    "much", "total", "number",
 ];
 
 /// The words of free text a search looks for: runs of Unicode letters and
