@@ -1727,3 +1727,28 @@ fn delete_edge_removes_one_edge_and_rolls_back(store: &dyn Store) {
     write(store, |tx| tx.insert_edge(&a).unwrap());
     read(store, |tx| assert!(tx.get_edge(a.id).unwrap().is_some()));
 }
+
+store_test!(search_finds_a_small_owner_under_a_big_one);
+/// One owner with hundreds of strong matches must not hide another owner's
+/// weaker ones (SQLite ranks the best matches over all owners first).
+fn search_finds_a_small_owner_under_a_big_one(store: &dyn Store) {
+    write(store, |tx| {
+        for i in 0..600 {
+            put(
+                tx,
+                &event(input("big", &format!("b{i}"), "apple apple apple")),
+            );
+        }
+        for i in 0..3 {
+            let text = format!("one apple among many other words in a long sentence number {i}");
+            put(tx, &event(input("small", &format!("s{i}"), &text)));
+        }
+    });
+    let mut q = lexical("small", "apple");
+    q.limit = 10;
+    let hits = read(store, |tx| search(tx, &q));
+    assert_eq!(hits.len(), 3);
+    let mut q = lexical("big", "apple");
+    q.limit = 10;
+    assert_eq!(read(store, |tx| search(tx, &q)).len(), 10);
+}

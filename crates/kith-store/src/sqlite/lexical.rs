@@ -26,9 +26,9 @@ const STOPWORDS: &[&str] = &[
     // Question and filler words: frequent in questions and conversation,
     // they match a large share of turns and say nothing about the answer.
     "am", "any", "being", "both", "each", "here", "him", "himself", "herself", "itself", "myself",
-    "ours", "same", "should", "some", "such", "these", "those", "too", "very", "yours",
-    "yourself", "yes", "yeah", "oh", "hey", "hi", "okay", "ok", "really", "just", "also", "many",
-    "much", "total", "number",
+    "ours", "same", "should", "some", "such", "these", "those", "too", "very", "yours", "yourself",
+    "yes", "yeah", "oh", "hey", "hi", "okay", "ok", "really", "just", "also", "many", "much",
+    "total", "number",
 ];
 
 /// The words of free text a search looks for: runs of Unicode letters and
@@ -64,20 +64,74 @@ pub fn match_expression(text: &str) -> Option<String> {
     )
 }
 
+/// How many of the best matches over all owners the fast path ranks first.
+const FAST_POOL_MIN: usize = 400;
+
 pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
     let Some(expr) = match_expression(&q.text) else {
         return Ok(Vec::new());
     };
-    // The inner query ranks and filters using only the FTS index and the
-    // nodes table (role and time are copied onto nodes at insert); the
-    // source event is joined for the top hits only.
+    // Fast path: FTS5 ranks its own matches without touching `nodes`, and
+    // only the best `pool` of them are joined and filtered. If at least
+    // `limit` survive, they are exactly the filtered top `limit` (anything
+    // outside the pool scores lower than all of it); otherwise — a small
+    // owner in a big shared store, a narrow filter — the full query runs.
+    if q.limit > 0 {
+        let pool = (q.limit * 8).max(FAST_POOL_MIN);
+        let hits = ranked(conn, q, &expr, Some(pool))?;
+        if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
+            return Ok(hits);
+        }
+    }
+    ranked(conn, q, &expr, None)
+}
+
+/// Whether `expr` matches fewer than `n` rows over every owner (then the
+/// fast path saw them all).
+fn matches_fewer_than(conn: &Connection, expr: &str, n: usize) -> Result<bool, StoreError> {
+    let count: i64 = conn
+        .query_row(
+            &format!("SELECT count(*) FROM (SELECT rowid FROM node_fts WHERE node_fts MATCH ?1 LIMIT {n})"),
+            [expr],
+            |r| r.get(0),
+        )
+        .map_err(map_err)?;
+    Ok((count as usize) < n)
+}
+
+/// Ranks the matches of `expr` for `q`: all of them, or (with `pool`) only
+/// the best `pool` over every owner.
+fn ranked(
+    conn: &Connection,
+    q: &LexicalQuery,
+    expr: &str,
+    pool: Option<usize>,
+) -> Result<Vec<LexicalHit>, StoreError> {
+    let source = match pool {
+        // The inner query ranks using only the FTS index and the nodes
+        // table (role and time are copied onto nodes at insert); the
+        // source event is joined for the top hits only.
+        None => "node_fts JOIN nodes n ON n.seq = node_fts.rowid
+                 WHERE node_fts MATCH ?1 AND n.owner_id = ?2"
+            .to_string(),
+        Some(pool) => format!(
+            "(SELECT rowid AS seq, bm25(node_fts) AS r FROM node_fts WHERE node_fts MATCH ?1
+              ORDER BY r LIMIT {pool}) f JOIN nodes n ON n.seq = f.seq
+             WHERE n.owner_id = ?2"
+        ),
+    };
+    let rank = if pool.is_some() {
+        "f.r"
+    } else {
+        "bm25(node_fts)"
+    };
     let mut select = Select::new(
-        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
-                bm25(node_fts) AS r
-         FROM node_fts JOIN nodes n ON n.seq = node_fts.rowid
-         WHERE node_fts MATCH ? AND n.owner_id = ?",
+        format!(
+            "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq, {rank} AS r
+             FROM {source}"
+        ),
         vec![
-            SqlValue::Text(expr),
+            SqlValue::Text(expr.to_string()),
             SqlValue::Text(q.owner.as_str().to_string()),
         ],
     );

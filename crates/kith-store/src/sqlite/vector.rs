@@ -190,20 +190,54 @@ impl VectorCache {
                 && f.as_of
                     .is_none_or(|t| row.created_ms.is_some_and(|ms| ms <= t.unix_millis()))
         };
-        let mut best = TopK::new(k);
-        for (i, row) in m.rows.iter().enumerate() {
-            if !keep(row) {
-                continue;
+        let scan = |range: std::ops::Range<usize>| {
+            let mut best = TopK::new(k);
+            for i in range {
+                if !keep(&m.rows[i]) {
+                    continue;
+                }
+                let score = dot(&q.vector, &m.data[i * m.dim..(i + 1) * m.dim]);
+                best.offer(score, i);
             }
-            let score = dot(&q.vector, &m.data[i * m.dim..(i + 1) * m.dim]);
-            best.offer(score, i);
-        }
-        best.into_sorted()
+            best.into_sorted()
+        };
+        // The scan is memory-bound; a second thread gets a second core's
+        // share of bandwidth once the matrix is big enough to repay the
+        // spawn (about 50 µs).
+        let n = m.rows.len();
+        let threads = if n >= PARALLEL_ROWS {
+            std::thread::available_parallelism().map_or(1, |p| p.get().min(4))
+        } else {
+            1
+        };
+        let mut merged = if threads == 1 {
+            scan(0..n)
+        } else {
+            let chunk = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let range = t * chunk..((t + 1) * chunk).min(n);
+                        s.spawn(move || scan(range))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("a scan thread does not panic"))
+                    .collect::<Vec<_>>()
+            })
+        };
+        merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        merged.truncate(k);
+        merged
             .into_iter()
             .map(|(score, i)| (m.rows[i].node_id, score))
             .collect()
     }
 }
+
+/// Matrices with at least this many rows are scanned by several threads.
+const PARALLEL_ROWS: usize = 20_000;
 
 /// Keeps the `k` largest scores seen (a small sorted buffer: k is tens to
 /// hundreds, and most offers lose to the current minimum at once).
@@ -357,6 +391,63 @@ mod tests {
             let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((dot(&a, &b) - plain).abs() < 1e-4, "n = {n}");
         }
+    }
+
+    /// Above PARALLEL_ROWS the scan splits across threads; the result must be
+    /// the single-threaded one.
+    #[test]
+    fn parallel_scan_equals_a_plain_ranking() {
+        let dim = 8;
+        let n = PARALLEL_ROWS + 5_001;
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 2000) as f32 / 1000.0 - 1.0
+        };
+        let mut m = Matrix {
+            dim,
+            ..Matrix::default()
+        };
+        for i in 0..n {
+            let id = Uuid::from_u128(i as u128 + 1);
+            m.data.extend((0..dim).map(|_| next()));
+            m.rows.push(RowMeta {
+                node_id: id,
+                seq: i as i64 + 1,
+                scope: "personal".into(),
+                session: None,
+                role: None,
+                node_type: NodeType::Note,
+                effective_ms: None,
+                created_ms: None,
+            });
+            m.slot_of.insert(id, i);
+        }
+        let query: Vec<f32> = (0..dim).map(|_| next()).collect();
+        let mut want: Vec<(f32, Uuid)> = (0..n)
+            .map(|i| {
+                (
+                    dot(&query, &m.data[i * dim..(i + 1) * dim]),
+                    m.rows[i].node_id,
+                )
+            })
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut cache = VectorCache::default();
+        cache.matrices.insert(("o".into(), "m".into()), m);
+        let q = VectorQuery {
+            owner: kith_core::OwnerId::new("o").unwrap(),
+            model: "m".into(),
+            vector: query,
+            filters: crate::SearchFilters::default(),
+            limit: 10,
+        };
+        let got = cache.scan(&q, i64::MAX, 25);
+        let got_ids: Vec<Uuid> = got.iter().map(|(id, _)| *id).collect();
+        let want_ids: Vec<Uuid> = want.iter().take(25).map(|(_, id)| *id).collect();
+        assert_eq!(got_ids, want_ids);
     }
 
     #[test]
