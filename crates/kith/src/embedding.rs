@@ -43,7 +43,7 @@ pub struct RebuildReport {
 impl Memory {
     /// Embeds the contents of `valid` (the notes `write_events` will make).
     pub(crate) fn embed_events(&self, valid: &[ValidEvent]) -> Result<Option<NoteVectors>, Error> {
-        let Some(embedder) = self.embedder() else {
+        let Some(embedder) = self.checked_embedder()? else {
             return Ok(None);
         };
         let mut vectors = Vec::with_capacity(valid.len());

@@ -38,6 +38,9 @@ pub struct Memory {
     lease: Duration,
     identity: kith_identity::IdentityOptions,
     embedder: Option<Arc<dyn Embedder>>,
+    /// Set once the store was found to hold no vectors of another model
+    /// than `embedder`'s (checked on first use, not on every call).
+    model_checked: std::sync::OnceLock<()>,
 }
 
 impl Memory {
@@ -93,6 +96,7 @@ impl Memory {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<crate::RebuildReport, Error> {
         self.embedder = embedder;
+        self.model_checked = std::sync::OnceLock::new();
         if let Some((dir, manifest)) = &mut self.pack {
             manifest.embedding_model = self.embedder.as_ref().map(|e| e.model_id().to_string());
             manifest.embedding_dimension = self.embedder.as_ref().map(|e| e.dimension() as u32);
@@ -126,6 +130,7 @@ impl Memory {
             lease: crate::ingest::DEFAULT_LEASE,
             identity: kith_identity::IdentityOptions::default(),
             embedder: None,
+            model_checked: std::sync::OnceLock::new(),
         }
     }
 
@@ -153,12 +158,25 @@ impl Memory {
     /// [`Memory::rebuild_embeddings`] to change models.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
         self.embedder = Some(embedder);
+        self.model_checked = std::sync::OnceLock::new();
         self
     }
 
     /// The embedder, when vectors are on.
     pub fn embedder(&self) -> Option<&dyn Embedder> {
         self.embedder.as_deref()
+    }
+
+    /// The embedder, after checking (once) that the store holds no vectors
+    /// of another model: they would never be compared (searches are per
+    /// model), but a pack half on one model and half on another finds
+    /// only half of itself.
+    pub(crate) fn checked_embedder(&self) -> Result<Option<&dyn Embedder>, Error> {
+        if self.embedder.is_some() && self.model_checked.get().is_none() {
+            self.check_embedding_model()?;
+            let _ = self.model_checked.set(());
+        }
+        Ok(self.embedder.as_deref())
     }
 
     /// The identity rules in force.

@@ -273,6 +273,16 @@ fn switching_models_re_embeds_and_mixing_is_refused() {
         .unwrap();
     let mut mixed = reopened.with_embedder(other.clone());
     let err = mixed.check_embedding_model().unwrap_err();
+    // Writing or retrieving with the other model is refused, and writes
+    // nothing.
+    let before = mixed.stats(None).unwrap();
+    assert!(mixed
+        .store(turn("ana", "s9", "Ana", "x", "new text"))
+        .is_err());
+    assert!(mixed
+        .retrieve(&RetrieveRequest::new("ana", "pottery").unwrap())
+        .is_err());
+    assert_eq!(mixed.stats(None).unwrap(), before);
     assert!(
         err.to_string().contains("kith rebuild --embeddings"),
         "{err}"

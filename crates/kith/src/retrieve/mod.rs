@@ -264,7 +264,7 @@ impl Memory {
 
         // The query's embedding, before the transaction.
         let t = Instant::now();
-        let embedded = match (self.embedder(), req.paths.vector) {
+        let embedded = match (self.checked_embedder()?, req.paths.vector) {
             (Some(e), true) if !req.query.trim().is_empty() => {
                 let v = crate::embedding::embed_checked(e, &[req.query.as_str()])?;
                 Some((
