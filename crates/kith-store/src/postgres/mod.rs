@@ -234,9 +234,21 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
         if current > SCHEMA_VERSION {
             return Err(too_new(current));
         }
+        let vector = pgvector_state(client)?;
+        if current == 0 && !vector.installed && !vector.available {
+            return Err(StoreError::new(StoreErrorKind::Other, PGVECTOR_MISSING));
+        }
         for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
             client.batch_execute(step).map_err(|e| {
-                map_err(e).context(&format!("schema migration to version {}", i + 1))
+                let err = map_err(e);
+                // The first step creates the extension; a role that may not
+                // create it fails here with a permission error.
+                let err = if i == 0 && !vector.installed {
+                    StoreError::new(err.kind(), format!("{}; {PGVECTOR_CREATE}", err.message()))
+                } else {
+                    err
+                };
+                err.context(&format!("schema migration to version {}", i + 1))
             })?;
         }
         client
@@ -257,6 +269,40 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
             Err(e)
         }
     }
+}
+
+/// Said when the server has no pgvector at all.
+pub const PGVECTOR_MISSING: &str = "the PostgreSQL server has no pgvector extension (kith keeps \
+     its vectors in it); install it on the database server (Debian/Ubuntu with the PGDG \
+     repository: `apt install postgresql-16-pgvector`; Docker: the `pgvector/pgvector:pg16` \
+     image; from source: https://github.com/pgvector/pgvector), then connect again: kith runs \
+     `CREATE EXTENSION vector` itself when its role may";
+
+/// Said when pgvector is installed on the server but kith's role may not
+/// create the extension in its database.
+pub const PGVECTOR_CREATE: &str = "pgvector is installed on the server but not enabled in this \
+     database, and kith's role may not enable it: ask a superuser to run \
+     `CREATE EXTENSION vector;` in this database, then connect again";
+
+/// Whether pgvector is enabled in the database, and whether the server has
+/// it to enable.
+struct PgvectorState {
+    installed: bool,
+    available: bool,
+}
+
+fn pgvector_state(client: &mut Client) -> Result<PgvectorState, StoreError> {
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'),
+                    EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
+            &[],
+        )
+        .map_err(map_err)?;
+    Ok(PgvectorState {
+        installed: row.get(0),
+        available: row.get(1),
+    })
 }
 
 fn too_new(found: i64) -> StoreError {
@@ -1051,6 +1097,26 @@ impl Tx for PgTx<'_> {
             problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
         }
         Ok(problems)
+    }
+
+    fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        let key = crate::setting_key(key)?;
+        let rows = self.query("SELECT value FROM kith_meta WHERE key = $1", &[&key])?;
+        Ok(rows.first().map(|r| r.get(0)))
+    }
+
+    fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError> {
+        let key = crate::setting_key(key)?;
+        self.writable()?;
+        match value {
+            Some(v) => self.query(
+                "INSERT INTO kith_meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &v],
+            )?,
+            None => self.query("DELETE FROM kith_meta WHERE key = $1", &[&key])?,
+        };
+        Ok(())
     }
 
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
