@@ -217,3 +217,44 @@ fn claim_copies(m: &Memory, owner: &str, ev1: Uuid, ev2: Uuid) -> (Uuid, Uuid) {
     tx.commit().unwrap();
     (base.id, dup.id)
 }
+
+/// A real deadlock on the server: another client holds a table lock kith's
+/// writer needs and then asks for kith's write lock. PostgreSQL aborts
+/// kith's transaction (SQLSTATE 40P01, `Busy`); the engine runs it again
+/// once the other client is done, and the store succeeds.
+#[test]
+fn a_deadlocked_write_is_retried_and_succeeds() {
+    let db = test_database();
+    let m = Memory::init_database(db.url(), None).unwrap();
+    let mut other = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+    // The other side waits long before checking for deadlocks, so it is
+    // kith's transaction that the server picks to abort.
+    other
+        .batch_execute(
+            "SET deadlock_timeout = '30s';
+             BEGIN;
+             LOCK TABLE nodes IN SHARE ROW EXCLUSIVE MODE;",
+        )
+        .unwrap();
+    let writer = std::thread::spawn({
+        let url = db.url().to_string();
+        move || {
+            let m = Memory::connect(&url).unwrap();
+            m.store(said("maya", "s1", "written after a deadlock"))
+        }
+    });
+    // Let kith take its write lock and block on the nodes table.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    other
+        .batch_execute(&format!(
+            "SELECT pg_advisory_xact_lock({});",
+            kith_store::postgres::WRITE_LOCK_KEY
+        ))
+        .unwrap();
+    // kith's writer was aborted (the lock is ours now); let go.
+    other.batch_execute("COMMIT").unwrap();
+    let receipt = writer.join().unwrap().expect("retried after the deadlock");
+    assert!(receipt.created);
+    assert_eq!(m.stats(None).unwrap().events, 1);
+    assert!(m.doctor().unwrap().healthy());
+}

@@ -1,6 +1,7 @@
 //! A `Store` that delegates to SQLite and fails on demand: the Nth write
 //! call returns an error, and a chosen node reads back with a NaN
 //! confidence. For fault-injection tests of multi-write transactions.
+#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
