@@ -175,6 +175,66 @@ impl PgStore {
     }
 }
 
+/// `url` with its database replaced by `name`: a URL's path, or a
+/// `dbname=` appended to a key-value string (the last one wins).
+pub fn with_dbname(url: &str, name: &str) -> String {
+    for scheme in ["postgres://", "postgresql://"] {
+        if let Some(rest) = url.strip_prefix(scheme) {
+            let (main, query) = match rest.find('?') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            };
+            let authority = main.split('/').next().unwrap_or(main);
+            return format!("{scheme}{authority}/{name}{query}");
+        }
+    }
+    format!("{url} dbname={name}")
+}
+
+/// Creates the empty database `name` on the server of `url` (whose role
+/// needs `CREATEDB`), dropping one of that name first when `replace`, and
+/// returns its URL. For benchmarks and scratch memories; kith's schema is
+/// made by the first [`PgStore::connect`].
+pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, StoreError> {
+    let ident = quote_ident(name)?;
+    let mut client = postgres::Client::connect(url, NoTls).map_err(map_err)?;
+    if replace {
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {ident} WITH (FORCE)"))
+            .map_err(|e| map_err(e).context(&format!("drop database {name}")))?;
+    }
+    client
+        .batch_execute(&format!("CREATE DATABASE {ident}"))
+        .map_err(|e| map_err(e).context(&format!("create database {name}")))?;
+    Ok(with_dbname(url, name))
+}
+
+/// Drops database `name` on the server of `url` (ending its connections),
+/// if it exists.
+pub fn drop_database(url: &str, name: &str) -> Result<(), StoreError> {
+    let ident = quote_ident(name)?;
+    let mut client = postgres::Client::connect(url, NoTls).map_err(map_err)?;
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {ident} WITH (FORCE)"))
+        .map_err(|e| map_err(e).context(&format!("drop database {name}")))
+}
+
+/// `name` as a quoted identifier; only letters, digits and `_` are taken,
+/// so no quoting rule can be got wrong.
+fn quote_ident(name: &str) -> Result<String, StoreError> {
+    if !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        Ok(format!("\"{name}\""))
+    } else {
+        Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("database name {name:?} must be 1-63 letters, digits or _"),
+        ))
+    }
+}
+
 fn read_version(client: &mut Client) -> Result<i64, StoreError> {
     let exists: bool = client
         .query_one("SELECT to_regclass('kith_meta') IS NOT NULL", &[])
