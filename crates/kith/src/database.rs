@@ -158,6 +158,19 @@ pub fn redact_url(url: &str) -> String {
         .join(" ")
 }
 
+/// Creates the empty database `name` on the server of `url` (the role needs
+/// `CREATEDB`), replacing one of that name when `replace`; returns its URL.
+/// For benchmarks and scratch memories: follow with
+/// [`Memory::init_database`].
+pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, Error> {
+    Ok(kith_store::postgres::create_database(url, name, replace)?)
+}
+
+/// Drops database `name` on the server of `url`, if it exists.
+pub fn drop_database(url: &str, name: &str) -> Result<(), Error> {
+    Ok(kith_store::postgres::drop_database(url, name)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::redact_url;
@@ -178,17 +191,4 @@ mod tests {
         );
         assert_eq!(redact_url("host=db dbname=kith"), "host=db dbname=kith");
     }
-}
-
-/// Creates the empty database `name` on the server of `url` (the role needs
-/// `CREATEDB`), replacing one of that name when `replace`; returns its URL.
-/// For benchmarks and scratch memories: follow with
-/// [`Memory::init_database`].
-pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, Error> {
-    Ok(kith_store::postgres::create_database(url, name, replace)?)
-}
-
-/// Drops database `name` on the server of `url`, if it exists.
-pub fn drop_database(url: &str, name: &str) -> Result<(), Error> {
-    Ok(kith_store::postgres::drop_database(url, name)?)
 }

@@ -40,7 +40,7 @@ const TEXTS: &[&str] = &[
 /// ever-growing nodes would make the test slow, not stronger).
 fn text(w: usize, i: usize) -> String {
     let base = TEXTS[(w + i) % TEXTS.len()];
-    if i % 25 == 0 {
+    if i.is_multiple_of(25) {
         base.to_string()
     } else {
         format!(
