@@ -11,6 +11,17 @@ pub struct Cli {
     /// The memory pack directory.
     #[arg(long, global = true, env = "KITH_PACK", default_value = "memory.kith")]
     pub pack: PathBuf,
+    /// Run on this PostgreSQL database instead of the pack
+    /// (`postgres://user:password@host:5432/db`); create it with `kith init
+    /// --database-url URL`. When set, --pack is ignored.
+    #[arg(
+        long,
+        global = true,
+        env = "KITH_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL"
+    )]
+    pub database_url: Option<String>,
     /// Whose memory to read or write.
     #[arg(long, global = true, env = "KITH_OWNER", default_value = "default")]
     pub owner: String,
@@ -33,7 +44,8 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a new memory pack (DIR defaults to --pack).
+    /// Create a new memory pack (DIR defaults to --pack), or with
+    /// --database-url a new memory in that PostgreSQL database.
     Init {
         /// Where to create it.
         dir: Option<PathBuf>,

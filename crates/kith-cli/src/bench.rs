@@ -37,7 +37,9 @@ struct IngestFigures {
     pack_bytes: u64,
 }
 
-pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
+/// Runs a benchmark; `database_url` (the global `--database-url`) adds
+/// PostgreSQL figures to `bench latency`.
+pub fn run(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Result<()> {
     if let BenchCommand::Latency {
         notes,
         single,
@@ -55,6 +57,7 @@ pub fn run(which: &BenchCommand, json: bool) -> Result<()> {
                 embeddings,
                 dir: dir.as_deref(),
                 embedding_cache: embedding_cache.as_deref(),
+                database_url,
             },
             json,
         );

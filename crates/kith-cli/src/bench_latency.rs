@@ -159,6 +159,7 @@ impl Gen {
 /// Figures for one size.
 #[derive(Debug, Serialize)]
 struct Figures {
+    backend: String,
     memories: usize,
     embedding_model: String,
     single_calls: usize,
@@ -188,6 +189,10 @@ pub struct LatencyOptions<'a> {
     pub dir: Option<&'a Path>,
     /// A file keeping corpus embeddings between runs.
     pub embedding_cache: Option<&'a Path>,
+    /// A PostgreSQL server to measure beside SQLite: each size runs in a
+    /// fresh database `kith_bench_latency_N` made through this URL (its
+    /// role needs CREATEDB) and dropped afterwards.
+    pub database_url: Option<&'a str>,
 }
 
 /// Runs the benchmark.
@@ -211,9 +216,18 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
         }
     };
     let mut all = Vec::new();
-    for &n in o.sizes {
+    let backends: &[Option<&str>] = match o.database_url {
+        Some(url) => &[None, Some(url)],
+        None => &[None],
+    };
+    for (&n, &url) in o
+        .sizes
+        .iter()
+        .flat_map(|n| backends.iter().map(move |b| (n, b)))
+    {
         let f = run_size(
             &root.join(format!("latency-{n}.kith")),
+            url,
             n,
             o,
             cached.clone(),
@@ -223,8 +237,8 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
         }
         if !json {
             println!(
-                "{:>7} memories ({}): store {:.0}/s single, {:.0}/s batched; retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (mean: embed {:.2}, search {:.2}, pack {:.2}, receipt {:.2})",
-                f.memories, f.embedding_model, f.store_single_per_sec, f.store_batched_per_sec,
+                "{:>8} {:>7} memories ({}): store {:.0}/s single, {:.0}/s batched; retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (mean: embed {:.2}, search {:.2}, pack {:.2}, receipt {:.2})",
+                f.backend, f.memories, f.embedding_model, f.store_single_per_sec, f.store_batched_per_sec,
                 f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms,
                 f.mean_embed_ms, f.mean_search_ms, f.mean_pack_ms, f.mean_record_ms
             );
@@ -239,14 +253,25 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
 
 fn run_size(
     dir: &Path,
+    database_url: Option<&str>,
     n: usize,
     o: &LatencyOptions<'_>,
     cached: Option<Arc<CachedEmbedder>>,
 ) -> Result<Figures> {
-    let _ = std::fs::remove_dir_all(dir);
-    let memory = match &cached {
-        Some(c) => Memory::init_with_embedder(dir, c.clone() as Arc<dyn Embedder>)?,
-        None => Memory::init(dir)?,
+    let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
+    let scratch = format!("kith_bench_latency_{n}");
+    let memory = match database_url {
+        Some(url) => {
+            let db = kith::database::create_database(url, &scratch, true)?;
+            Memory::init_database(&db, embedder)?
+        }
+        None => {
+            let _ = std::fs::remove_dir_all(dir);
+            match embedder {
+                Some(e) => Memory::init_with_embedder(dir, e)?,
+                None => Memory::init(dir)?,
+            }
+        }
     };
     if let Some(c) = &cached {
         c.bypass.store(false, Ordering::Relaxed);
@@ -302,12 +327,19 @@ fn run_size(
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
     let qn = o.queries.max(1) as f64;
+    let backend = memory.store_backend().backend_name().to_string();
+    let embedding_model = memory
+        .embedder()
+        .map(|e| e.model_id().to_string())
+        .unwrap_or_else(|| "none".into());
+    if let Some(url) = database_url {
+        drop(memory);
+        kith::database::drop_database(url, &scratch)?;
+    }
     Ok(Figures {
+        backend,
         memories: n,
-        embedding_model: memory
-            .embedder()
-            .map(|e| e.model_id().to_string())
-            .unwrap_or_else(|| "none".into()),
+        embedding_model,
         single_calls: single,
         store_single_per_sec: single as f64 / single_secs.max(1e-9),
         store_batched_per_sec: (n - single) as f64 / batched_secs.max(1e-9),

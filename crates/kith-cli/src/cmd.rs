@@ -24,10 +24,29 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref dir,
             ref embeddings,
         } => {
-            let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
             // Load the model before creating anything, so a missing model
             // leaves no half-made pack behind.
-            match EmbeddingSpec::parse(embeddings)?.load()? {
+            let embedder = EmbeddingSpec::parse(embeddings)?.load()?;
+            if let Some(url) = &cli.database_url {
+                if let Some(dir) = dir {
+                    bail!(
+                        "give either a pack directory ({}) or --database-url, not both",
+                        dir.display()
+                    );
+                }
+                let what = match &embedder {
+                    Some(e) => format!("embeddings: {}", e.model_id()),
+                    None => "no embeddings: lexical and graph retrieval".into(),
+                };
+                let memory = Memory::init_database(url, embedder)?;
+                println!(
+                    "created memory in PostgreSQL database {} ({what})",
+                    memory.database_url().unwrap_or("?")
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
+            match embedder {
                 Some(embedder) => {
                     let model = embedder.model_id().to_string();
                     Memory::init_with_embedder(&dir, embedder)?;
@@ -252,7 +271,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 render::json(&stats)?;
             } else {
-                render::stats(&stats, memory.pack_dir(), (!all_owners).then_some(&owner));
+                let location = match (memory.database_url(), memory.pack_dir()) {
+                    (Some(url), _) => Some(format!("database    {url}")),
+                    (None, Some(dir)) => Some(format!("pack        {}", dir.display())),
+                    (None, None) => None,
+                };
+                render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
             }
         }
         Command::Doctor => {
@@ -335,15 +359,22 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Bench { ref which } => crate::bench::run(which, json)?,
+        Command::Bench { ref which } => {
+            crate::bench::run(which, cli.database_url.as_deref(), json)?
+        }
         Command::Serve(ref a) => crate::serve::serve(&cli, a)?,
         Command::Mcp => crate::serve::mcp(&cli)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Opens the memory the command names: the PostgreSQL database of
+/// `--database-url` / `KITH_DATABASE_URL` when set, else the pack.
 pub fn open(cli: &Cli) -> Result<Memory> {
-    Memory::open(&cli.pack).map_err(Into::into)
+    match &cli.database_url {
+        Some(url) => Memory::connect(url).map_err(Into::into),
+        None => Memory::open(&cli.pack).map_err(Into::into),
+    }
 }
 
 /// Opens the pack with the extraction provider the environment configures:

@@ -1,7 +1,6 @@
 //! Text and JSON output for people and scripts.
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use anyhow::Result;
 use kith::{IngestReceipt, Node, OwnerId, SearchHit, Stats, StoredEvent, StoredNode, WorkReport};
@@ -122,9 +121,10 @@ pub fn node_detail(n: &Node) {
 }
 
 /// Counts, for people.
-pub fn stats(s: &Stats, pack: Option<&Path>, owner: Option<&OwnerId>) {
-    if let Some(p) = pack {
-        println!("pack        {}", p.display());
+/// `location` is the line naming the pack or database, when there is one.
+pub fn stats(s: &Stats, location: Option<&str>, owner: Option<&OwnerId>) {
+    if let Some(line) = location {
+        println!("{line}");
     }
     println!(
         "owner       {}",

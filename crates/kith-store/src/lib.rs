@@ -33,6 +33,29 @@ pub use query::{
 use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
 use uuid::Uuid;
 
+/// The prefix under which [`Tx::set_setting`] keys are stored in a
+/// backend's metadata table (`meta` on SQLite, `kith_meta` on PostgreSQL),
+/// apart from the backend's own keys such as `schema_version`.
+pub const SETTING_PREFIX: &str = "setting.";
+
+/// The stored key of setting `key`, or an error when `key` is not 1–64
+/// characters of `a-z`, `0-9` and `_`.
+pub fn setting_key(key: &str) -> Result<String, StoreError> {
+    let ok = !key.is_empty()
+        && key.len() <= 64
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(format!("{SETTING_PREFIX}{key}"))
+    } else {
+        Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("setting key {key:?} must be 1-64 characters of a-z, 0-9 and _"),
+        ))
+    }
+}
+
 /// Whether a transaction will write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxMode {
@@ -189,6 +212,17 @@ pub trait Tx {
     /// [`TxMode::Write`] transaction (some checks are issued as writes on
     /// SQLite); it changes nothing, and the caller should drop it after.
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError>;
+
+    /// A setting the engine keeps in the store itself (the embedding model
+    /// of a server database, where there is no pack manifest), by key.
+    /// Settings live beside the backend's own bookkeeping but in their own
+    /// namespace, so no key can overwrite the schema version.
+    fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Saves a setting (`Some`) or removes it (`None`). Keys are 1–64
+    /// characters of `a-z`, `0-9` and `_`; others are refused with
+    /// [`StoreErrorKind::Other`].
+    fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError>;
 
     /// Makes every write of the transaction durable, or none of them.
     fn commit(self: Box<Self>) -> Result<(), StoreError>;

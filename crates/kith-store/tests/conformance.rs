@@ -1752,3 +1752,69 @@ fn search_finds_a_small_owner_under_a_big_one(store: &dyn Store) {
     q.limit = 10;
     assert_eq!(read(store, |tx| search(tx, &q)).len(), 10);
 }
+
+// ---------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------
+
+store_test!(settings_round_trip_roll_back_and_stay_apart_from_the_schema);
+/// Settings (the engine's facts kept in the store, such as a server
+/// database's embedding model): absent until set, replaced, removed, rolled
+/// back with their transaction, refused in a read transaction, and kept
+/// apart from the backend's own `schema_version`.
+fn settings_round_trip_roll_back_and_stay_apart_from_the_schema(store: &dyn Store) {
+    read(store, |tx| {
+        assert_eq!(tx.get_setting("embedding_model").unwrap(), None);
+        // The backend's own key is not reachable as a setting.
+        assert_eq!(tx.get_setting("schema_version").unwrap(), None);
+    });
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.set_setting("embedding_model", Some("m")).is_err());
+    drop(tx);
+    write(store, |tx| {
+        tx.set_setting("embedding_model", Some("kith/hashing-v1-64"))
+            .unwrap();
+        tx.set_setting("embedding_dimension", Some("64")).unwrap();
+        assert_eq!(
+            tx.get_setting("embedding_model").unwrap().as_deref(),
+            Some("kith/hashing-v1-64")
+        );
+    });
+    // Dropped without commit: unchanged.
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    tx.set_setting("embedding_model", Some("other")).unwrap();
+    tx.set_setting("embedding_dimension", None).unwrap();
+    drop(tx);
+    read(store, |tx| {
+        assert_eq!(
+            tx.get_setting("embedding_model").unwrap().as_deref(),
+            Some("kith/hashing-v1-64")
+        );
+        assert_eq!(
+            tx.get_setting("embedding_dimension").unwrap().as_deref(),
+            Some("64")
+        );
+    });
+    write(store, |tx| {
+        tx.set_setting("embedding_model", Some("other")).unwrap();
+        tx.set_setting("embedding_dimension", None).unwrap();
+        // Removing a missing setting is not an error.
+        tx.set_setting("never_set", None).unwrap();
+    });
+    read(store, |tx| {
+        assert_eq!(
+            tx.get_setting("embedding_model").unwrap().as_deref(),
+            Some("other")
+        );
+        assert_eq!(tx.get_setting("embedding_dimension").unwrap(), None);
+    });
+    // Malformed keys are refused on both paths.
+    for bad in ["", "Model", "a.b", "a-b", &"x".repeat(65)] {
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        assert!(tx.get_setting(bad).is_err(), "{bad:?}");
+        assert!(tx.set_setting(bad, Some("v")).is_err(), "{bad:?}");
+    }
+    // The store still opens and checks out after settings were written.
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
+}

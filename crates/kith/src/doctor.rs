@@ -141,9 +141,11 @@ impl Memory {
         // The backend's own checks run under the write lock (SQLite's FTS
         // check is a write command); the transaction is dropped, so nothing
         // changes.
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        report.problems.extend(tx.check_integrity()?);
-        drop(tx);
+        let problems = crate::retry::on_busy("check integrity", || {
+            let mut tx = self.store_backend().begin(TxMode::Write)?;
+            Ok(tx.check_integrity()?)
+        })?;
+        report.problems.extend(problems);
         report.problems.truncate(MAX_PROBLEMS);
         Ok(report)
     }

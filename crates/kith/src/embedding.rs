@@ -86,9 +86,12 @@ impl Memory {
             ..RebuildReport::default()
         };
         if all {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            report.removed = tx.delete_embeddings()?;
-            tx.commit()?;
+            report.removed = crate::retry::on_busy("remove the vectors", || {
+                let mut tx = self.store_backend().begin(TxMode::Write)?;
+                let removed = tx.delete_embeddings()?;
+                tx.commit()?;
+                Ok(removed)
+            })?;
         }
         let total = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
@@ -129,11 +132,15 @@ impl Memory {
                 };
                 let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let vectors = embed_checked(embedder, &texts)?;
-                let mut tx = self.store_backend().begin(TxMode::Write)?;
-                for (s, v) in chunk.iter().zip(&vectors) {
-                    tx.put_embedding(s.node.id, &model, v)?;
-                }
-                tx.commit()?;
+                // put_embedding replaces: running the batch again is harmless.
+                crate::retry::on_busy("save vectors", || {
+                    let mut tx = self.store_backend().begin(TxMode::Write)?;
+                    for (s, v) in chunk.iter().zip(&vectors) {
+                        tx.put_embedding(s.node.id, &model, v)?;
+                    }
+                    tx.commit()?;
+                    Ok(())
+                })?;
                 report.embedded += chunk.len() as u64;
                 progress(report.embedded, total);
             }

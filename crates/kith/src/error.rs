@@ -53,6 +53,22 @@ pub enum PackError {
         /// Why.
         reason: String,
     },
+    /// `init --database-url` on a database that already holds a memory.
+    #[error(
+        "the database {url} already holds a kith memory (or events); choose an empty database"
+    )]
+    DatabaseInUse {
+        /// The database URL, password hidden.
+        url: String,
+    },
+    /// A database `init_database` did not make.
+    #[error(
+        "the database {url} holds no kith memory; create one with `kith init --database-url URL`"
+    )]
+    NotADatabase {
+        /// The database URL, password hidden.
+        url: String,
+    },
     /// A newer pack format.
     #[error("pack format {found} is newer than this kith (reads 1–{supported}); upgrade kith to open {path}")]
     TooNew {
@@ -128,6 +144,8 @@ impl Error {
             },
             Error::Pack(PackError::AlreadyExists { .. }) => ErrorKind::Conflict,
             Error::Pack(PackError::NotAPack { .. }) => ErrorKind::NotFound,
+            Error::Pack(PackError::DatabaseInUse { .. }) => ErrorKind::Conflict,
+            Error::Pack(PackError::NotADatabase { .. }) => ErrorKind::NotFound,
             Error::Pack(_) => ErrorKind::Unsupported,
             Error::Io { .. } => ErrorKind::Io,
             Error::NotFound { .. } => ErrorKind::NotFound,

@@ -23,6 +23,7 @@
 //! API boundary: everything a caller needs is re-exported here; the CLI and
 //! (later) the HTTP and MCP servers use nothing else.
 
+pub mod database;
 mod doctor;
 pub mod embedding;
 mod error;
@@ -33,6 +34,7 @@ mod neighbourhood;
 pub mod organize;
 mod pack;
 pub mod retrieve;
+mod retry;
 mod search;
 
 pub use doctor::DoctorReport;
@@ -64,4 +66,5 @@ pub use organize::{
 };
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
+pub use retry::BUSY_ATTEMPTS;
 pub use search::{Provenance, SearchHit, SearchRequest};

@@ -30,10 +30,14 @@ pub struct StoreReceipt {
     pub created: bool,
 }
 
-/// Long-term memory over one store (a pack directory, or any [`Store`]).
+/// Long-term memory over one store: a pack directory, a PostgreSQL
+/// database ([`Memory::connect`]), or any [`Store`].
 pub struct Memory {
     store: Box<dyn Store>,
     pack: Option<(PathBuf, Manifest)>,
+    /// The PostgreSQL URL (password hidden) when this memory is a server
+    /// database.
+    database: Option<String>,
     provider: Arc<dyn Provider>,
     lease: Duration,
     identity: kith_identity::IdentityOptions,
@@ -102,12 +106,23 @@ impl Memory {
             manifest.embedding_dimension = self.embedder.as_ref().map(|e| e.dimension() as u32);
             pack::write_manifest(dir, manifest)?;
         }
+        if self.database.is_some() {
+            crate::retry::on_busy("record the embedding model", || {
+                let mut tx = self.store.begin(TxMode::Write)?;
+                crate::database::write_model(&mut *tx, self.embedder.as_deref())?;
+                tx.commit()?;
+                Ok(())
+            })?;
+        }
         match self.embedder {
             Some(_) => self.rebuild_embeddings(true, progress),
             None => {
-                let mut tx = self.store.begin(TxMode::Write)?;
-                let removed = tx.delete_embeddings()?;
-                tx.commit()?;
+                let removed = crate::retry::on_busy("remove the vectors", || {
+                    let mut tx = self.store.begin(TxMode::Write)?;
+                    let removed = tx.delete_embeddings()?;
+                    tx.commit()?;
+                    Ok(removed)
+                })?;
                 Ok(crate::RebuildReport {
                     model: "none".into(),
                     removed,
@@ -126,6 +141,7 @@ impl Memory {
         Memory {
             store,
             pack,
+            database: None,
             provider: Arc::new(HeuristicExtractor::default()),
             lease: crate::ingest::DEFAULT_LEASE,
             identity: kith_identity::IdentityOptions::default(),
@@ -203,6 +219,16 @@ impl Memory {
         self.pack.as_ref().map(|(d, _)| d.as_path())
     }
 
+    /// The PostgreSQL database's URL (password hidden), when this memory
+    /// is one.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_deref()
+    }
+
+    pub(crate) fn set_database(&mut self, shown_url: String) {
+        self.database = Some(shown_url);
+    }
+
     /// The store, for layers built on the facade.
     pub fn store_backend(&self) -> &dyn Store {
         self.store.as_ref()
@@ -228,10 +254,13 @@ impl Memory {
         // commit with their notes: an acknowledged note is searchable by
         // vector at once, and a crash leaves no note half-indexed.
         let vectors = self.embed_events(valid)?;
-        let mut tx = self.store.begin(TxMode::Write)?;
-        let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
-        tx.commit()?;
-        Ok(receipts)
+        // Idempotent on retry: events are keyed by (owner, source_id).
+        crate::retry::on_busy("store", || {
+            let mut tx = self.store.begin(TxMode::Write)?;
+            let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
+            tx.commit()?;
+            Ok(receipts)
+        })
     }
 
     /// One event by id, only if it belongs to `owner`.

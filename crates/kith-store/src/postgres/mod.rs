@@ -175,6 +175,66 @@ impl PgStore {
     }
 }
 
+/// `url` with its database replaced by `name`: a URL's path, or a
+/// `dbname=` appended to a key-value string (the last one wins).
+pub fn with_dbname(url: &str, name: &str) -> String {
+    for scheme in ["postgres://", "postgresql://"] {
+        if let Some(rest) = url.strip_prefix(scheme) {
+            let (main, query) = match rest.find('?') {
+                Some(i) => (&rest[..i], &rest[i..]),
+                None => (rest, ""),
+            };
+            let authority = main.split('/').next().unwrap_or(main);
+            return format!("{scheme}{authority}/{name}{query}");
+        }
+    }
+    format!("{url} dbname={name}")
+}
+
+/// Creates the empty database `name` on the server of `url` (whose role
+/// needs `CREATEDB`), dropping one of that name first when `replace`, and
+/// returns its URL. For benchmarks and scratch memories; kith's schema is
+/// made by the first [`PgStore::connect`].
+pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, StoreError> {
+    let ident = quote_ident(name)?;
+    let mut client = postgres::Client::connect(url, NoTls).map_err(map_err)?;
+    if replace {
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {ident} WITH (FORCE)"))
+            .map_err(|e| map_err(e).context(&format!("drop database {name}")))?;
+    }
+    client
+        .batch_execute(&format!("CREATE DATABASE {ident}"))
+        .map_err(|e| map_err(e).context(&format!("create database {name}")))?;
+    Ok(with_dbname(url, name))
+}
+
+/// Drops database `name` on the server of `url` (ending its connections),
+/// if it exists.
+pub fn drop_database(url: &str, name: &str) -> Result<(), StoreError> {
+    let ident = quote_ident(name)?;
+    let mut client = postgres::Client::connect(url, NoTls).map_err(map_err)?;
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {ident} WITH (FORCE)"))
+        .map_err(|e| map_err(e).context(&format!("drop database {name}")))
+}
+
+/// `name` as a quoted identifier; only letters, digits and `_` are taken,
+/// so no quoting rule can be got wrong.
+fn quote_ident(name: &str) -> Result<String, StoreError> {
+    if !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        Ok(format!("\"{name}\""))
+    } else {
+        Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("database name {name:?} must be 1-63 letters, digits or _"),
+        ))
+    }
+}
+
 fn read_version(client: &mut Client) -> Result<i64, StoreError> {
     let exists: bool = client
         .query_one("SELECT to_regclass('kith_meta') IS NOT NULL", &[])
@@ -234,9 +294,21 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
         if current > SCHEMA_VERSION {
             return Err(too_new(current));
         }
+        let vector = pgvector_state(client)?;
+        if current == 0 && !vector.installed && !vector.available {
+            return Err(StoreError::new(StoreErrorKind::Other, PGVECTOR_MISSING));
+        }
         for (i, step) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
             client.batch_execute(step).map_err(|e| {
-                map_err(e).context(&format!("schema migration to version {}", i + 1))
+                let err = map_err(e);
+                // The first step creates the extension; a role that may not
+                // create it fails here with a permission error.
+                let err = if i == 0 && !vector.installed {
+                    StoreError::new(err.kind(), format!("{}; {PGVECTOR_CREATE}", err.message()))
+                } else {
+                    err
+                };
+                err.context(&format!("schema migration to version {}", i + 1))
             })?;
         }
         client
@@ -257,6 +329,40 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
             Err(e)
         }
     }
+}
+
+/// Said when the server has no pgvector at all.
+pub const PGVECTOR_MISSING: &str = "the PostgreSQL server has no pgvector extension (kith keeps \
+     its vectors in it); install it on the database server (Debian/Ubuntu with the PGDG \
+     repository: `apt install postgresql-16-pgvector`; Docker: the `pgvector/pgvector:pg16` \
+     image; from source: https://github.com/pgvector/pgvector), then connect again: kith runs \
+     `CREATE EXTENSION vector` itself when its role may";
+
+/// Said when pgvector is installed on the server but kith's role may not
+/// create the extension in its database.
+pub const PGVECTOR_CREATE: &str = "pgvector is installed on the server but not enabled in this \
+     database, and kith's role may not enable it: ask a superuser to run \
+     `CREATE EXTENSION vector;` in this database, then connect again";
+
+/// Whether pgvector is enabled in the database, and whether the server has
+/// it to enable.
+struct PgvectorState {
+    installed: bool,
+    available: bool,
+}
+
+fn pgvector_state(client: &mut Client) -> Result<PgvectorState, StoreError> {
+    let row = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'),
+                    EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
+            &[],
+        )
+        .map_err(map_err)?;
+    Ok(PgvectorState {
+        installed: row.get(0),
+        available: row.get(1),
+    })
 }
 
 fn too_new(found: i64) -> StoreError {
@@ -1051,6 +1157,26 @@ impl Tx for PgTx<'_> {
             problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
         }
         Ok(problems)
+    }
+
+    fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        let key = crate::setting_key(key)?;
+        let rows = self.query("SELECT value FROM kith_meta WHERE key = $1", &[&key])?;
+        Ok(rows.first().map(|r| r.get(0)))
+    }
+
+    fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError> {
+        let key = crate::setting_key(key)?;
+        self.writable()?;
+        match value {
+            Some(v) => self.query(
+                "INSERT INTO kith_meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &v],
+            )?,
+            None => self.query("DELETE FROM kith_meta WHERE key = $1", &[&key])?,
+        };
+        Ok(())
     }
 
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {

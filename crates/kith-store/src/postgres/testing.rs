@@ -20,6 +20,8 @@
 //! panics with the reason and how to install the binaries.
 
 use std::path::{Path, PathBuf};
+
+use super::with_dbname;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -151,22 +153,6 @@ impl TestServer {
         }
         let _ = std::fs::remove_dir_all(&p.dir);
     }
-}
-
-/// `url` with its database replaced by `name`: a URL's path, or a
-/// `dbname=` appended to a key-value string (the last one wins).
-fn with_dbname(url: &str, name: &str) -> String {
-    for scheme in ["postgres://", "postgresql://"] {
-        if let Some(rest) = url.strip_prefix(scheme) {
-            let (main, query) = match rest.find('?') {
-                Some(i) => (&rest[..i], &rest[i..]),
-                None => (rest, ""),
-            };
-            let authority = main.split('/').next().unwrap_or(main);
-            return format!("{scheme}{authority}/{name}{query}");
-        }
-    }
-    format!("{url} dbname={name}")
 }
 
 /// A command running PostgreSQL program `program` from `bin`, as
@@ -389,7 +375,7 @@ fn register_stop_at_exit() {
 
 #[cfg(test)]
 mod tests {
-    use super::with_dbname;
+    use super::super::with_dbname;
 
     #[test]
     fn dbname_is_replaced_in_urls_and_appended_to_key_values() {

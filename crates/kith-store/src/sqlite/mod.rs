@@ -988,6 +988,31 @@ impl Tx for SqliteTx<'_> {
         Ok(problems)
     }
 
+    fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        let key = crate::setting_key(key)?;
+        self.conn()
+            .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(map_err)
+    }
+
+    fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError> {
+        let key = crate::setting_key(key)?;
+        let conn = self.writer()?;
+        match value {
+            Some(v) => conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![key, v],
+            ),
+            None => conn.execute("DELETE FROM meta WHERE key = ?1", params![key]),
+        }
+        .map_err(map_err)?;
+        Ok(())
+    }
+
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
         let conn = self.conn.take().expect("transaction connection is live");
         match conn.execute_batch("COMMIT") {

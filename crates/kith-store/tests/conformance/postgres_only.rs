@@ -344,3 +344,67 @@ fn postgres_only_unreachable_server_is_an_io_error() {
     };
     assert_eq!(err.kind(), StoreErrorKind::Other, "{err}");
 }
+
+#[test]
+fn postgres_only_a_role_that_may_not_enable_pgvector_is_told_how() {
+    // pgvector is installed on the test server, but only a superuser may
+    // enable it (it is not a trusted extension): a plain role owning a
+    // database without it must be told what to ask for.
+    let db = test_database();
+    let mut admin = raw(&db);
+    let suffix = format!("{}_{}", std::process::id(), Uuid::new_v4().simple());
+    let role = format!("kith_plain_{}", &suffix[..20]);
+    let name = format!("kith_novec_{}", &suffix[..20]);
+    // One statement per call: CREATE DATABASE refuses a transaction block.
+    for sql in [
+        format!("CREATE ROLE {role} LOGIN PASSWORD 'kith'"),
+        format!("CREATE DATABASE {name} TEMPLATE template0 OWNER {role}"),
+    ] {
+        admin
+            .batch_execute(&sql)
+            .expect("create a plain role and a database without pgvector");
+    }
+    let config: postgres::Config = db.url().parse().expect("test URL parses");
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let url = format!("host={host} port={port} user={role} password=kith dbname={name}");
+    let err = match PgStore::connect(&url) {
+        Ok(_) => panic!("a role that may not create pgvector migrated anyway"),
+        Err(e) => e,
+    };
+    let msg = err.to_string();
+    assert!(msg.contains("CREATE EXTENSION vector"), "{msg}");
+    assert!(msg.contains("superuser"), "{msg}");
+    // Nothing was left half made: the migration rolled back.
+    let mut check = Client::connect(&url, NoTls).expect("connect as the plain role");
+    let tables: i64 = check
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
+    drop(check);
+    // Once a superuser enables it, the same role migrates.
+    let mut on_new = Client::connect(
+        &format!("host={host} port={port} user=postgres dbname={name}"),
+        NoTls,
+    )
+    .expect("connect as the superuser");
+    on_new.batch_execute("CREATE EXTENSION vector").unwrap();
+    drop(on_new);
+    let store = PgStore::connect(&url).expect("migrates once pgvector is enabled");
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    drop(store);
+    for sql in [
+        format!("DROP DATABASE {name} WITH (FORCE)"),
+        format!("DROP ROLE {role}"),
+    ] {
+        admin.batch_execute(&sql).unwrap();
+    }
+}

@@ -212,8 +212,21 @@ impl Memory {
         options: IngestOptions,
     ) -> Result<Vec<crate::StoreReceipt>, Error> {
         let vectors = self.embed_events(valid)?;
+        // Idempotent on retry: events are keyed by (owner, source_id) and a
+        // work item by its event.
+        crate::retry::on_busy("admit", || {
+            self.admit_once(valid, options, vectors.as_ref())
+        })
+    }
+
+    fn admit_once(
+        &self,
+        valid: &[kith_core::event::ValidEvent],
+        options: IngestOptions,
+        vectors: Option<&crate::embedding::NoteVectors>,
+    ) -> Result<Vec<crate::StoreReceipt>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let receipts = crate::memory::write_events(&mut *tx, valid, vectors.as_ref())?;
+        let receipts = crate::memory::write_events(&mut *tx, valid, vectors)?;
         for (v, r) in valid.iter().zip(&receipts) {
             if tx.get_work_item(r.event_id)?.is_some() {
                 continue;
@@ -384,6 +397,22 @@ impl Memory {
     /// and the reply is saved before planning, so a crash after the call
     /// never costs a second call.
     fn run_work(&self, event_id: Uuid, take_over: bool) -> Result<WorkStatus, Error> {
+        if self.provider().is_local() {
+            // One transaction from lease to commit: a busy one rolled back
+            // whole, so running it again is the same work.
+            crate::retry::on_busy("extract and derive", || {
+                self.run_work_once(event_id, take_over)
+            })
+        } else {
+            // Not retried here: the lease committed before the provider was
+            // called, and a second run would find it held and call again.
+            // The lease runs out and `process` resumes the item, reusing a
+            // saved reply.
+            self.run_work_once(event_id, take_over)
+        }
+    }
+
+    fn run_work_once(&self, event_id: Uuid, take_over: bool) -> Result<WorkStatus, Error> {
         let local = self.provider().is_local();
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         let (event, options) = match lease(&mut *tx, event_id, take_over, self.lease())? {
@@ -541,6 +570,12 @@ impl Memory {
     }
 
     fn fail_work(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {
+        crate::retry::on_busy("record the failure", || {
+            self.fail_work_once(event_id, code, message)
+        })
+    }
+
+    fn fail_work_once(&self, event_id: Uuid, code: &str, message: &str) -> Result<(), Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         if let Some(mut item) = tx.get_work_item(event_id)? {
             if item.status != WorkStatus::Complete {

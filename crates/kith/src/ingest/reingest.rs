@@ -23,6 +23,16 @@ impl Memory {
         owner: &kith_core::OwnerId,
         event_id: Uuid,
     ) -> Result<ReingestOutcome, Error> {
+        // Re-planned from the saved extraction on every attempt, so a busy
+        // attempt that rolled back is simply run again.
+        crate::retry::on_busy("reingest", || self.reingest_event_once(owner, event_id))
+    }
+
+    fn reingest_event_once(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<ReingestOutcome, Error> {
         let event = self.event(owner, event_id)?.event;
         let Some(extraction) = self.saved_extraction(&event)? else {
             return Ok(ReingestOutcome {

@@ -134,7 +134,22 @@ pub(crate) enum ProposalOutcome {
 }
 
 /// Proposes `(x, y)` as an unverified alias in one transaction.
+///
+/// Retried whole when busy (bounded); the proposal id is stable for the
+/// pair, so a later attempt finds a committed one and writes nothing.
 pub(crate) fn publish_proposal(
+    store: &dyn Store,
+    owner: &OwnerId,
+    x: Uuid,
+    y: Uuid,
+    score: f64,
+) -> Result<ProposalOutcome, Error> {
+    crate::retry::on_busy("alias proposal", || {
+        publish_proposal_once(store, owner, x, y, score)
+    })
+}
+
+fn publish_proposal_once(
     store: &dyn Store,
     owner: &OwnerId,
     x: Uuid,
@@ -303,6 +318,21 @@ impl Memory {
         if decision == Decision::Reject && reason.is_none() {
             return Err(OrganizerError::ReasonRequired.into());
         }
+        // The same decision again returns the first record, so an attempt
+        // after a busy one that did commit writes nothing.
+        crate::retry::on_busy("alias review", || {
+            self.review_alias_once(owner, proposal, decision, reason, reviewer)
+        })
+    }
+
+    fn review_alias_once(
+        &self,
+        owner: &OwnerId,
+        proposal: Uuid,
+        decision: Decision,
+        reason: Option<&str>,
+        reviewer: Option<&str>,
+    ) -> Result<ReviewOutcome, Error> {
         let not_found = || Error::NotFound {
             what: format!("alias proposal {proposal} of owner {owner}"),
         };

@@ -39,7 +39,24 @@ pub(crate) enum MergeOutcome {
 pub const MERGE_FORMAT: &str = "kith.organizer_merge.v1";
 
 /// Merges the unordered pair `(x, y)` as `kind` in one transaction.
+///
+/// A busy transaction is run again whole (bounded): the record id is
+/// stable for the pair, so an attempt after a committed one finds it and
+/// writes nothing.
 pub(crate) fn publish_merge(
+    store: &dyn Store,
+    owner: &OwnerId,
+    x: Uuid,
+    y: Uuid,
+    kind: MergeKind,
+    alias_threshold: f64,
+) -> Result<MergeOutcome, Error> {
+    crate::retry::on_busy("merge", || {
+        publish_merge_once(store, owner, x, y, kind, alias_threshold)
+    })
+}
+
+fn publish_merge_once(
     store: &dyn Store,
     owner: &OwnerId,
     x: Uuid,

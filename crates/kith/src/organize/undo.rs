@@ -58,6 +58,11 @@ impl Memory {
     /// [`OrganizerError::UndoRefused`], nothing written) when later changes
     /// depend on it. Undoing twice returns the first undo.
     pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
+        // Undoing twice returns the first undo, so retrying is safe.
+        crate::retry::on_busy("undo", || self.undo_once(owner, op_id))
+    }
+
+    fn undo_once(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         let op = match tx.get_operation(op_id)? {
             Some(op) if &op.owner_id == owner => op,

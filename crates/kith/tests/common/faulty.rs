@@ -1,6 +1,7 @@
 //! A `Store` that delegates to SQLite and fails on demand: the Nth write
 //! call returns an error, and a chosen node reads back with a NaN
 //! confidence. For fault-injection tests of multi-write transactions.
+#![allow(dead_code)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,6 +25,11 @@ pub struct Faults {
     pub writes: AtomicUsize,
     /// Reads of this node return a NaN confidence.
     pub nan_node: Mutex<Option<Uuid>>,
+    /// The next this-many commits fail as `Busy` (a serialization failure
+    /// or deadlock on a server backend) and roll back.
+    pub busy_commits: AtomicUsize,
+    /// Commits refused as `Busy` so far.
+    pub busy_refused: AtomicUsize,
 }
 
 impl Faults {
@@ -205,8 +211,28 @@ impl Tx for FaultyTx<'_> {
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
         self.inner.check_integrity()
     }
+    fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
+        self.inner.get_setting(key)
+    }
+    fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError> {
+        self.faults.write("set_setting")?;
+        self.inner.set_setting(key, value)
+    }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         self.faults.write("commit")?;
+        let busy = self
+            .faults
+            .busy_commits
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if busy.is_ok() {
+            self.faults.busy_refused.fetch_add(1, Ordering::SeqCst);
+            // Dropping `self` rolls the inner transaction back, as a server
+            // does after a serialization failure.
+            return Err(StoreError::new(
+                StoreErrorKind::Busy,
+                "injected serialization failure [SQLSTATE 40001]; retryable",
+            ));
+        }
         self.inner.commit()
     }
 }

@@ -1,0 +1,183 @@
+//! The `kith` binary on PostgreSQL: `--database-url` and
+//! `KITH_DATABASE_URL`, every command on a server database, several writer
+//! processes with an organizer, and the errors a user sees. Each test gets
+//! a fresh database on the throwaway server of
+//! `kith_store::postgres::testing` (a missing server fails, never skips).
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+
+use kith_store::postgres::testing::{test_database, TestDatabase};
+
+/// `kith --database-url URL --owner maya ARGS…`, with no pack or database
+/// in the environment.
+fn kith(url: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kith"));
+    c.args(["--database-url", url, "--owner", "maya"])
+        .args(args);
+    c.env_remove("KITH_PACK")
+        .env_remove("KITH_DATABASE_URL")
+        .env_remove("KITH_OWNER")
+        .env_remove("KITH_LOG");
+    c
+}
+
+fn run(c: &mut Command) -> Output {
+    c.output().expect("kith runs")
+}
+
+fn ok(db: &TestDatabase, args: &[&str]) -> String {
+    let out = run(&mut kith(db.url(), args));
+    assert!(
+        out.status.success(),
+        "kith {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn json(db: &TestDatabase, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&ok(db, &all)).expect("JSON output")
+}
+
+#[test]
+fn every_command_runs_on_a_database() {
+    let db = test_database();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ok(&db, &["init", "--embeddings", "hashing-64"]);
+    assert!(
+        out.contains("created memory in PostgreSQL database"),
+        "{out}"
+    );
+    assert!(out.contains("kith/hashing-v1-64"), "{out}");
+    // No pack was made anywhere.
+    assert!(!std::path::Path::new("memory.kith").exists());
+
+    ok(
+        &db,
+        &[
+            "store",
+            "I adopted a rescue dog called Biscuit.",
+            "--session",
+            "s1",
+        ],
+    );
+    let r = json(
+        &db,
+        &[
+            "ingest",
+            "Jordan and I started a pottery class in Berlin.",
+            "--session",
+            "s1",
+        ],
+    );
+    let event = r["event_id"].as_str().unwrap().to_string();
+    let jsonl = tmp.path().join("in.jsonl");
+    std::fs::write(&jsonl, common::jsonl("imp", 30)).unwrap();
+    ok(&db, &["import", jsonl.to_str().unwrap(), "--extract"]);
+
+    assert!(ok(&db, &["search", "rescue dog"]).contains("Biscuit"));
+    let r = json(&db, &["retrieve", "What is the dog called?"]);
+    assert!(r["context"].as_str().unwrap().contains("Biscuit"), "{r}");
+    assert_eq!(r["embedding_model"], "kith/hashing-v1-64");
+    let request = r["request_id"].as_str().unwrap().to_string();
+    ok(&db, &["retrievals", "show", &request]);
+    let status = json(&db, &["events", "status", &event]);
+    assert_eq!(status["item"]["status"], "complete", "{status}");
+    ok(&db, &["nodes", "list"]);
+    ok(&db, &["events", "list"]);
+    ok(&db, &["organize"]);
+    ok(&db, &["journal"]);
+    ok(&db, &["aliases", "list"]);
+    ok(&db, &["reingest", "--event", &event]);
+    ok(&db, &["rebuild", "--embeddings"]);
+
+    let stats = ok(&db, &["stats"]);
+    assert!(stats.contains("database"), "{stats}");
+    assert_eq!(json(&db, &["stats"])["events"], 32);
+    let exported = ok(&db, &["export"]);
+    assert_eq!(exported.lines().count(), 32);
+
+    // The same database through the environment variable.
+    let out = Command::new(env!("CARGO_BIN_EXE_kith"))
+        .args(["--owner", "maya", "doctor"])
+        .env("KITH_DATABASE_URL", db.url())
+        .env_remove("KITH_PACK")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.starts_with("healthy: 32 events verified"),
+        "{stdout}"
+    );
+
+    // A second init is refused.
+    let out = run(&mut kith(db.url(), &["init", "--embeddings", "none"]));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already holds a kith memory"));
+}
+
+#[test]
+fn a_database_without_a_memory_and_an_unreachable_server_are_explained() {
+    let db = test_database();
+    let out = run(&mut kith(db.url(), &["stats"]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("kith init --database-url"), "{err}");
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://kith:s3cret@127.0.0.1:{port}/kith?connect_timeout=2");
+    let out = run(&mut kith(&url, &["stats"]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("is the server running"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}
+
+#[test]
+fn writer_processes_and_an_organizer_share_one_database() {
+    let db = test_database();
+    ok(&db, &["init", "--embeddings", "none"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let file = tmp.path().join(format!("w{w}.jsonl"));
+            std::fs::write(&file, common::jsonl(&format!("w{w}"), 100)).unwrap();
+            kith(
+                db.url(),
+                &[
+                    "import",
+                    file.to_str().unwrap(),
+                    "--extract",
+                    "--batch-size",
+                    "10",
+                ],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    // Meanwhile the organizer, as its own processes.
+    for _ in 0..5 {
+        ok(&db, &["organize"]);
+    }
+    for child in writers {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "writer failed: {stderr}");
+    }
+    ok(&db, &["organize"]);
+    assert_eq!(json(&db, &["stats"])["events"], 400);
+    assert!(ok(&db, &["doctor"]).starts_with("healthy: 400 events verified"));
+}

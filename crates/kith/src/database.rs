@@ -1,0 +1,194 @@
+//! kith on a PostgreSQL server: [`Memory::init_database`] and
+//! [`Memory::connect`].
+//!
+//! A pack records its embedding model in `manifest.json`; a server database
+//! has no directory, so the same facts are store settings
+//! ([`kith_store::Tx::set_setting`]) in the database itself:
+//!
+//! | setting | value |
+//! |---|---|
+//! | `created_at` | when `init_database` made the memory (RFC 3339); its presence marks an initialised database |
+//! | `created_by` | `kith <version>` |
+//! | `embedding_model` | the embedding model id, absent without vectors |
+//! | `embedding_dimension` | its dimension |
+//!
+//! They are written in one transaction, so a database is either initialised
+//! with its model or not at all.
+
+use std::sync::Arc;
+
+use kith_core::Timestamp;
+use kith_embed::Embedder;
+use kith_store::postgres::PgStore;
+use kith_store::{Store, TxMode};
+
+use crate::embedding::{EmbeddingSpec, LazyEmbedder};
+use crate::error::{Error, PackError};
+use crate::memory::Memory;
+
+/// The setting whose presence marks a database `init_database` made.
+pub const SETTING_CREATED_AT: &str = "created_at";
+/// The kith version that made the memory.
+pub const SETTING_CREATED_BY: &str = "created_by";
+/// The embedding model id (absent: no vectors).
+pub const SETTING_EMBEDDING_MODEL: &str = "embedding_model";
+/// The embedding dimension.
+pub const SETTING_EMBEDDING_DIMENSION: &str = "embedding_dimension";
+
+impl Memory {
+    /// Makes a new memory in the PostgreSQL database at `url` (which must
+    /// hold no kith memory yet): creates kith's schema, and records
+    /// `embedder`'s model id and dimension when given (else no vectors).
+    pub fn init_database(url: &str, embedder: Option<Arc<dyn Embedder>>) -> Result<Memory, Error> {
+        let shown = redact_url(url);
+        let store = connect_store(url, &shown)?;
+        crate::retry::on_busy("init the database", || {
+            let mut tx = store.begin(TxMode::Write)?;
+            let events = tx.stats(None)?.events;
+            if tx.get_setting(SETTING_CREATED_AT)?.is_some() || events > 0 {
+                return Err(PackError::DatabaseInUse { url: shown.clone() }.into());
+            }
+            tx.set_setting(SETTING_CREATED_AT, Some(&Timestamp::now().to_rfc3339()))?;
+            tx.set_setting(
+                SETTING_CREATED_BY,
+                Some(&format!("kith {}", env!("CARGO_PKG_VERSION"))),
+            )?;
+            write_model(&mut *tx, embedder.as_deref())?;
+            tx.commit()?;
+            Ok(())
+        })?;
+        let mut memory = Memory::with_store(Box::new(store));
+        memory.set_database(shown);
+        Ok(match embedder {
+            Some(e) => memory.with_embedder(e),
+            None => memory,
+        })
+    }
+
+    /// Opens the memory in the PostgreSQL database at `url`, migrating
+    /// kith's schema if it is older. The embedding model the database
+    /// records is loaded on first use. A database `init_database` did not
+    /// make is refused, with the command that makes one.
+    pub fn connect(url: &str) -> Result<Memory, Error> {
+        let shown = redact_url(url);
+        let store = connect_store(url, &shown)?;
+        let (created, model, dimension) = {
+            let mut tx = store.begin(TxMode::Read)?;
+            (
+                tx.get_setting(SETTING_CREATED_AT)?,
+                tx.get_setting(SETTING_EMBEDDING_MODEL)?,
+                tx.get_setting(SETTING_EMBEDDING_DIMENSION)?,
+            )
+        };
+        if created.is_none() {
+            return Err(PackError::NotADatabase { url: shown }.into());
+        }
+        let embedder = match (model, dimension) {
+            (Some(model), Some(dim)) => {
+                let dim: usize = dim.parse().map_err(|_| {
+                    Error::Store(kith_store::StoreError::corrupted(format!(
+                        "the database's embedding_dimension setting is {dim:?}, not a number"
+                    )))
+                })?;
+                let spec = EmbeddingSpec::parse(&model)?;
+                Some(Arc::new(LazyEmbedder::new(spec, model, dim)) as Arc<dyn Embedder>)
+            }
+            _ => None,
+        };
+        let mut memory = Memory::with_store(Box::new(store));
+        memory.set_database(shown);
+        Ok(match embedder {
+            Some(e) => memory.with_embedder(e),
+            None => memory,
+        })
+    }
+}
+
+/// Connects, adding what to check to a connection failure.
+fn connect_store(url: &str, shown: &str) -> Result<PgStore, Error> {
+    PgStore::connect(url).map_err(|e| {
+        let hint = match e.kind() {
+            kith_store::StoreErrorKind::Io => {
+                "; is the server running and reachable, and is the URL (--database-url or \
+                 KITH_DATABASE_URL) right?"
+            }
+            _ => "",
+        };
+        Error::Store(kith_store::StoreError::new(
+            e.kind(),
+            format!("{shown}: {e}{hint}"),
+        ))
+    })
+}
+
+/// Records `embedder`'s model and dimension, or removes them (no vectors).
+pub(crate) fn write_model(
+    tx: &mut dyn kith_store::Tx,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), Error> {
+    tx.set_setting(SETTING_EMBEDDING_MODEL, embedder.map(|e| e.model_id()))?;
+    let dim = embedder.map(|e| e.dimension().to_string());
+    tx.set_setting(SETTING_EMBEDDING_DIMENSION, dim.as_deref())?;
+    Ok(())
+}
+
+/// `url` without its password, for messages and `kith stats`: the password
+/// of a `postgres://user:password@host/db` URL and a `password=` key of a
+/// key-value string become `***`.
+pub fn redact_url(url: &str) -> String {
+    for scheme in ["postgres://", "postgresql://"] {
+        if let Some(rest) = url.strip_prefix(scheme) {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            if let Some(at) = authority.rfind('@') {
+                let (userinfo, host) = authority.split_at(at);
+                if let Some(colon) = userinfo.find(':') {
+                    return format!("{scheme}{}:***{host}{tail}", &userinfo[..colon]);
+                }
+            }
+            return url.to_string();
+        }
+    }
+    url.split_whitespace()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if k.trim() == "password" => "password=***".to_string(),
+            _ => kv.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Creates the empty database `name` on the server of `url` (the role needs
+/// `CREATEDB`), replacing one of that name when `replace`; returns its URL.
+/// For benchmarks and scratch memories: follow with
+/// [`Memory::init_database`].
+pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, Error> {
+    Ok(kith_store::postgres::create_database(url, name, replace)?)
+}
+
+/// Drops database `name` on the server of `url`, if it exists.
+pub fn drop_database(url: &str, name: &str) -> Result<(), Error> {
+    Ok(kith_store::postgres::drop_database(url, name)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_are_hidden_in_both_url_forms() {
+        assert_eq!(
+            redact_url("postgres://kith:s3cret@db.example:5432/kith?sslmode=disable"),
+            "postgres://kith:***@db.example:5432/kith?sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgresql://kith@db/kith"),
+            "postgresql://kith@db/kith"
+        );
+        assert_eq!(
+            redact_url("host=db user=kith password=s3cret dbname=kith"),
+            "host=db user=kith password=*** dbname=kith"
+        );
+        assert_eq!(redact_url("host=db dbname=kith"), "host=db dbname=kith");
+    }
+}
