@@ -107,13 +107,29 @@ fn ranked(
     expr: &str,
     pool: Option<usize>,
 ) -> Result<Vec<LexicalHit>, StoreError> {
+    let mut args = vec![
+        SqlValue::Text(expr.to_string()),
+        SqlValue::Text(q.owner.as_str().to_string()),
+    ];
     let source = match pool {
-        // The inner query ranks using only the FTS index and the nodes
-        // table (role and time are copied onto nodes at insert); the
-        // source event is joined for the top hits only.
-        None => "node_fts JOIN nodes n ON n.seq = node_fts.rowid
-                 WHERE node_fts MATCH ?1 AND n.owner_id = ?2"
-            .to_string(),
+        // Every match, but FTS5 only checks membership in the set of the
+        // owner's nodes that pass the filters (built once from `nodes`'
+        // indexes) instead of looking each match up in `nodes`: a narrow
+        // filter (entities, a time window, a session) under a big owner
+        // stays cheap.
+        None => {
+            let mut members =
+                Select::new("SELECT n.seq FROM nodes n WHERE n.owner_id = ?2", vec![]);
+            apply_filters(&mut members, &q.filters);
+            let (members, member_args) = members.into_parts();
+            args.extend(member_args);
+            format!(
+                "node_fts JOIN nodes n ON n.seq = node_fts.rowid
+                 WHERE node_fts MATCH ?1 AND n.owner_id = ?2 AND node_fts.rowid IN ({members})"
+            )
+        }
+        // The best `pool` matches over every owner, ranked inside FTS5;
+        // only they are looked up in `nodes`.
         Some(pool) => format!(
             "(SELECT rowid AS seq, bm25(node_fts) AS r FROM node_fts WHERE node_fts MATCH ?1
               ORDER BY r LIMIT {pool}) f JOIN nodes n ON n.seq = f.seq
@@ -130,10 +146,7 @@ fn ranked(
             "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq, {rank} AS r
              FROM {source}"
         ),
-        vec![
-            SqlValue::Text(expr.to_string()),
-            SqlValue::Text(q.owner.as_str().to_string()),
-        ],
+        args,
     );
     apply_filters(&mut select, &q.filters);
     let (sql, args) = select.finish("r, n.seq", q.limit);

@@ -158,4 +158,12 @@ UPDATE nodes SET created_ms = CAST(unixepoch(created_at, 'subsec') * 1000 AS INT
 INSERT INTO meta (key, value) VALUES ('embeddings_generation', '0')
     ON CONFLICT (key) DO NOTHING;
 "#,
+    // 4: indexes for narrow searches under a big owner (entities, a time
+    // window, a session) and for the embedding-model check.
+    r#"
+CREATE INDEX nodes_owner_type ON nodes (owner_id, node_type, seq);
+CREATE INDEX nodes_owner_time ON nodes (owner_id, effective_ms);
+CREATE INDEX nodes_owner_session ON nodes (owner_id, session_id);
+CREATE INDEX embeddings_model_dim ON embeddings (model, dim);
+"#,
 ];

@@ -63,6 +63,11 @@ impl Select {
         self
     }
 
+    /// The SQL and parameters as they stand (for use as a subquery).
+    pub fn into_parts(self) -> (String, Vec<SqlValue>) {
+        (self.sql, self.args)
+    }
+
     /// Appends `ORDER BY {order} LIMIT ?` (0 means no limit) and returns the
     /// finished SQL and parameters.
     pub fn finish(mut self, order: &str, limit: usize) -> (String, Vec<SqlValue>) {

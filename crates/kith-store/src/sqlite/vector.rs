@@ -364,12 +364,15 @@ pub fn search(
             "SELECT n.id, 0.0, n.node_type, n.content, n.scope, e.id, e.session_id, e.role,
                     e.speaker, e.event_time, e.ingested_at
              FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
-             WHERE n.id IN ({marks}) AND n.owner_id = ?"
+             WHERE n.id IN ({marks}) AND +n.owner_id = ?"
         ),
         args,
     );
     apply_filters(&mut select, &q.filters);
-    let (sql, args) = select.finish("n.seq", 0);
+    // No ORDER BY: sorting by seq would tempt the planner to walk the whole
+    // table in seq order instead of looking the candidates up by id; the
+    // hits are sorted by score below.
+    let (sql, args) = select.into_parts();
     let mut hits = query_all(conn, &sql, &args, |r| decode_hit(r, None))?;
     for h in &mut hits {
         h.score = f64::from(score_of.get(&h.node_id).copied().unwrap_or(f32::MIN));

@@ -681,6 +681,18 @@ fn passes(node: &kith_core::Node, event: Option<&StoredEvent>, f: &SearchFilters
 /// Entities the query names, their active claims, and the memories the
 /// linking pass linked to them.
 fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
+    // Most memories of a store()-only owner have no entities: one indexed
+    // probe saves a full-text search.
+    let any_entity = tx.list_nodes(&NodeQuery {
+        owner: Some(req.owner.clone()),
+        scope: req.filters.scope.clone(),
+        node_types: vec![NodeType::Entity],
+        limit: 1,
+        ..NodeQuery::default()
+    })?;
+    if any_entity.is_empty() {
+        return Ok(());
+    }
     let query_words = words(&req.query);
     let entities = tx.search_lexical(&LexicalQuery {
         owner: req.owner.clone(),
