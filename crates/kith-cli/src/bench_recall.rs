@@ -60,6 +60,8 @@ pub struct CachedEmbedder {
     pub inner: Arc<dyn Embedder>,
     pub cache: Mutex<HashMap<String, Vec<f32>>>,
     pub bypass: std::sync::atomic::AtomicBool,
+    /// Texts the model embedded (cache misses and bypassed calls).
+    pub embedded: std::sync::atomic::AtomicUsize,
 }
 
 impl Embedder for CachedEmbedder {
@@ -84,6 +86,8 @@ impl Embedder for CachedEmbedder {
         };
         if !missing.is_empty() {
             let vectors = self.inner.embed(&missing)?;
+            self.embedded
+                .fetch_add(missing.len(), std::sync::atomic::Ordering::Relaxed);
             let mut cache = self.cache.lock().expect("cache lock");
             for (t, v) in missing.iter().zip(vectors) {
                 cache.insert((*t).to_string(), v);
@@ -277,6 +281,7 @@ pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
             inner,
             cache: Mutex::new(HashMap::new()),
             bypass: Default::default(),
+            embedded: Default::default(),
         })
     });
     if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
