@@ -351,9 +351,9 @@ fn run_size(
         single_calls: single,
         store_single_per_sec: single as f64 / single_secs.max(1e-9),
         store_batched_per_sec: (n - single) as f64 / batched_secs.max(1e-9),
-        embedded_live: cached.as_ref().map_or(n, |c| {
-            c.embedded.load(Ordering::Relaxed) - embedded_before
-        }),
+        embedded_live: cached
+            .as_ref()
+            .map_or(n, |c| c.embedded.load(Ordering::Relaxed) - embedded_before),
         queries: o.queries,
         retrieve_p50_ms: pct(0.50),
         retrieve_p95_ms: pct(0.95),

@@ -206,24 +206,7 @@ fn locomo_time(text: &str) -> Option<String> {
     let [day, month, year] = parts.as_slice() else {
         return None;
     };
-    let months = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    let mi = months
-        .iter()
-        .position(|n| n.starts_with(&month.to_ascii_lowercase()))?
-        + 1;
+    let mi = kith::retrieve::month_number(month)?;
     Some(format!(
         "{year}-{mi:02}-{:02}T{h:02}:{m:02}:00Z",
         day.parse::<u32>().ok()?

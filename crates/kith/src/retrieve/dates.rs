@@ -18,7 +18,9 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-fn month(word: &str) -> Option<u8> {
+/// The month (1–12) a word names: a full English month name or a
+/// three-letter abbreviation ("sept" too), any case.
+pub fn month_number(word: &str) -> Option<u8> {
     let w = word.to_lowercase();
     if w.len() < 3 {
         return None;
@@ -80,13 +82,17 @@ pub fn mentioned_dates(query: &str) -> Vec<Timestamp> {
             }
         }
         let next = |k: usize| words.get(i + k).copied();
-        if let (Some(d), Some(m), Some(y)) =
-            (day(w), next(1).and_then(month), next(2).and_then(year))
-        {
+        if let (Some(d), Some(m), Some(y)) = (
+            day(w),
+            next(1).and_then(month_number),
+            next(2).and_then(year),
+        ) {
             push(midnight(y, m, d));
-        } else if let (Some(m), Some(d), Some(y)) =
-            (month(w), next(1).and_then(day), next(2).and_then(year))
-        {
+        } else if let (Some(m), Some(d), Some(y)) = (
+            month_number(w),
+            next(1).and_then(day),
+            next(2).and_then(year),
+        ) {
             push(midnight(y, m, d));
         }
     }

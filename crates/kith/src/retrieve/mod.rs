@@ -29,6 +29,8 @@
 
 mod dates;
 pub mod fusion;
+
+pub use dates::month_number;
 pub mod pack;
 
 use std::collections::{HashMap, HashSet};
