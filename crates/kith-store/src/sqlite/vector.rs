@@ -74,8 +74,27 @@ struct RowMeta {
 struct Matrix {
     dim: usize,
     data: Vec<f32>,
+    /// The same rows quantised to i8 (symmetric, one scale per row): the
+    /// scan reads these, a quarter of the bytes, and the best candidates
+    /// are re-scored exactly from `data`.
+    q8: Vec<i8>,
+    scale: Vec<f32>,
     rows: Vec<RowMeta>,
     slot_of: HashMap<Uuid, usize>,
+}
+
+/// Symmetric int8 quantisation of one row: `x ≈ q × scale`.
+fn quantise(row: &[f32], out: &mut [i8]) -> f32 {
+    let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        out.fill(0);
+        return 0.0;
+    }
+    let scale = max / 127.0;
+    for (o, x) in out.iter_mut().zip(row) {
+        *o = (x / scale).round().clamp(-127.0, 127.0) as i8;
+    }
+    scale
 }
 
 /// The in-memory copy of the `embeddings` table.
@@ -150,11 +169,17 @@ impl VectorCache {
             match m.slot_of.get(&meta.node_id) {
                 Some(&slot) => {
                     m.data[slot * m.dim..(slot + 1) * m.dim].copy_from_slice(&vector);
+                    let dim = m.dim;
+                    m.scale[slot] = quantise(&vector, &mut m.q8[slot * dim..(slot + 1) * dim]);
                     m.rows[slot] = meta;
                 }
                 None => {
                     m.slot_of.insert(meta.node_id, m.rows.len());
                     m.data.extend_from_slice(&vector);
+                    let start = m.q8.len();
+                    m.q8.resize(start + m.dim, 0);
+                    let scale = quantise(&vector, &mut m.q8[start..]);
+                    m.scale.push(scale);
                     m.rows.push(meta);
                 }
             }
@@ -190,14 +215,20 @@ impl VectorCache {
                 && f.as_of
                     .is_none_or(|t| row.created_ms.is_some_and(|ms| ms <= t.unix_millis()))
         };
+        // Approximate scores from the i8 rows pick a generous shortlist;
+        // its members are re-scored exactly below, so the order returned is
+        // the exact one unless a true top-k row falls outside the shortlist
+        // (the quantisation error, ~1/254 of a row's largest component, is
+        // far smaller than the shortlist's margin).
+        let shortlist = k * 4 + 64;
         let scan = |range: std::ops::Range<usize>| {
-            let mut best = TopK::new(k);
+            let mut best = TopK::new(shortlist);
             for i in range {
                 if !keep(&m.rows[i]) {
                     continue;
                 }
-                let score = dot(&q.vector, &m.data[i * m.dim..(i + 1) * m.dim]);
-                best.offer(score, i);
+                let approx = dot_i8(&q.vector, &m.q8[i * m.dim..(i + 1) * m.dim]) * m.scale[i];
+                best.offer(approx, i);
             }
             best.into_sorted()
         };
@@ -227,6 +258,9 @@ impl VectorCache {
                     .collect::<Vec<_>>()
             })
         };
+        for (score, i) in merged.iter_mut() {
+            *score = dot(&q.vector, &m.data[*i * m.dim..(*i + 1) * m.dim]);
+        }
         merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         merged.truncate(k);
         merged
@@ -293,6 +327,45 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[target_feature(enable = "avx2,fma")]
 unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
     dot_portable(a, b)
+}
+
+/// Dot product of an f32 query with an i8 row, dispatched like [`dot`].
+pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the features this function was compiled for were
+            // detected on this CPU just above.
+            return unsafe { dot_i8_avx2(a, b) };
+        }
+    }
+    dot_i8_portable(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dot_i8_avx2(a: &[f32], b: &[i8]) -> f32 {
+    dot_i8_portable(a, b)
+}
+
+#[inline(always)]
+fn dot_i8_portable(a: &[f32], b: &[i8]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let chunks = n / 8;
+    for c in 0..chunks {
+        let x = &a[c * 8..c * 8 + 8];
+        let y = &b[c * 8..c * 8 + 8];
+        for j in 0..8 {
+            acc[j] = x[j].mul_add(f32::from(y[j]), acc[j]);
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for i in chunks * 8..n {
+        sum += a[i] * f32::from(b[i]);
+    }
+    sum
 }
 
 /// Eight independent accumulators so the compiler can keep a vector
@@ -415,7 +488,11 @@ mod tests {
         };
         for i in 0..n {
             let id = Uuid::from_u128(i as u128 + 1);
-            m.data.extend((0..dim).map(|_| next()));
+            let row: Vec<f32> = (0..dim).map(|_| next()).collect();
+            let mut q = vec![0i8; dim];
+            m.scale.push(quantise(&row, &mut q));
+            m.q8.extend(q);
+            m.data.extend(row);
             m.rows.push(RowMeta {
                 node_id: id,
                 seq: i as i64 + 1,
@@ -451,6 +528,25 @@ mod tests {
         let got_ids: Vec<Uuid> = got.iter().map(|(id, _)| *id).collect();
         let want_ids: Vec<Uuid> = want.iter().take(25).map(|(_, id)| *id).collect();
         assert_eq!(got_ids, want_ids);
+    }
+
+    #[test]
+    fn int8_rows_approximate_the_f32_dot_product() {
+        let row: Vec<f32> = (0..384).map(|i| ((i as f32) * 0.7).sin() * 0.1).collect();
+        let query: Vec<f32> = (0..384).map(|i| ((i as f32) * 0.3).cos() * 0.05).collect();
+        let mut q = vec![0i8; 384];
+        let scale = quantise(&row, &mut q);
+        let exact = dot(&query, &row);
+        let approx = dot_i8(&query, &q) * scale;
+        // The error is bounded by half a step per component: scale / 2 × Σ|q|.
+        let bound = scale / 2.0 * query.iter().map(|x| x.abs()).sum::<f32>();
+        assert!(
+            (exact - approx).abs() <= bound,
+            "{exact} vs {approx} (bound {bound})"
+        );
+        let mut z = vec![1i8; 4];
+        assert_eq!(quantise(&[0.0; 4], &mut z), 0.0);
+        assert_eq!(z, vec![0; 4]);
     }
 
     #[test]
