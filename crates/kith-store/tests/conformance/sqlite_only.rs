@@ -335,3 +335,35 @@ fn sqlite_only_commits_survive_reopening() {
     });
     assert_eq!(integrity(&store), Vec::<String>::new());
 }
+
+/// In a store of 20,000+ rows, a word found in more than 6% of them is left
+/// out of a query that has rarer words (its matches cost time and its IDF
+/// adds little); a query of common words only keeps them all.
+#[test]
+fn sqlite_only_common_words_are_pruned_from_big_stores() {
+    let (_dir, store, _path) = new_store();
+    write(&store, |tx| {
+        for i in 0..21_000 {
+            let text = if i % 1000 == 0 {
+                format!("weather report with a rare zeppelin sighting {i}")
+            } else if i % 7 == 0 {
+                format!("weather report number {i}")
+            } else {
+                format!("plain note number {i}")
+            };
+            put(tx, &event(input("ana", &format!("m{i}"), &text)));
+        }
+    });
+    let ids = |text: &str| {
+        let mut q = lexical("ana", text);
+        q.limit = 100;
+        read(&store, |tx| hit_ids(&search(tx, &q)))
+    };
+    // "weather" (3,000 rows, 14%) is dropped: only the zeppelin rows come
+    // back, as for "zeppelin" alone.
+    let both = ids("weather zeppelin");
+    assert_eq!(both.len(), 21);
+    assert_eq!(sorted(both), sorted(ids("zeppelin")));
+    // Common words alone still search.
+    assert_eq!(ids("weather report").len(), 100);
+}
