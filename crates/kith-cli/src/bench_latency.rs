@@ -11,14 +11,12 @@
 //! 20 warm-up calls; corpus embeddings may come from `--embedding-cache`, the
 //! queries' never do.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use kith::embedding::EmbeddingSpec;
 use kith::{Embedder, EventInput, Memory, RetrieveRequest};
 use serde::Serialize;
 
@@ -201,17 +199,7 @@ pub struct LatencyOptions<'a> {
 
 /// Runs the benchmark.
 pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
-    let cached = EmbeddingSpec::parse(o.embeddings)?.load()?.map(|inner| {
-        Arc::new(CachedEmbedder {
-            inner,
-            cache: Mutex::new(HashMap::new()),
-            bypass: Default::default(),
-            embedded: Default::default(),
-        })
-    });
-    if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
-        c.load(path)?;
-    }
+    let cached = CachedEmbedder::open(o.embeddings, o.embedding_cache)?;
     let tmp;
     let root: PathBuf = match o.dir {
         Some(d) => d.to_path_buf(),

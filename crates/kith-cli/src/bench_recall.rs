@@ -99,6 +99,24 @@ impl Embedder for CachedEmbedder {
 }
 
 impl CachedEmbedder {
+    /// Wraps the model `spec` names (`None` for `none`), filled from
+    /// `cache_file` when given.
+    pub fn open(spec: &str, cache_file: Option<&Path>) -> Result<Option<Arc<CachedEmbedder>>> {
+        let Some(inner) = EmbeddingSpec::parse(spec)?.load()? else {
+            return Ok(None);
+        };
+        let cached = Arc::new(CachedEmbedder {
+            inner,
+            cache: Mutex::new(HashMap::new()),
+            bypass: Default::default(),
+            embedded: Default::default(),
+        });
+        if let Some(path) = cache_file {
+            cached.load(path)?;
+        }
+        Ok(Some(cached))
+    }
+
     /// Reads a cache file: per entry a u32 text length, the UTF-8 text, then
     /// `dimension` little-endian f32s. The file starts with the model id
     /// line; another model's file is ignored.
@@ -259,17 +277,7 @@ const LOCOMO_K: [usize; 4] = [5, 10, 25, 50];
 
 /// Runs the benchmark and prints its figures.
 pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
-    let cached = EmbeddingSpec::parse(o.embeddings)?.load()?.map(|inner| {
-        Arc::new(CachedEmbedder {
-            inner,
-            cache: Mutex::new(HashMap::new()),
-            bypass: Default::default(),
-            embedded: Default::default(),
-        })
-    });
-    if let (Some(c), Some(path)) = (&cached, o.embedding_cache) {
-        c.load(path)?;
-    }
+    let cached = CachedEmbedder::open(o.embeddings, o.embedding_cache)?;
     let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
     let result = match o.dataset {
         "locomo" => locomo(o, embedder, json),

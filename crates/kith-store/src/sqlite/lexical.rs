@@ -79,13 +79,14 @@ const COMMON_SHARE: f64 = 0.06;
 /// IDF adds little to the ranking the rare words already make. Counting
 /// stops at the threshold, so the check costs at most that many postings a
 /// word.
-fn without_common_words(conn: &Connection, terms: Vec<String>) -> Result<Vec<String>, StoreError> {
+fn without_common_words(
+    conn: &Connection,
+    rows: i64,
+    terms: Vec<String>,
+) -> Result<Vec<String>, StoreError> {
     if terms.len() < 2 {
         return Ok(terms);
     }
-    let rows: i64 = conn
-        .query_row("SELECT coalesce(max(seq), 0) FROM nodes", [], |r| r.get(0))
-        .map_err(map_err)?;
     if rows < PRUNE_FROM_ROWS {
         return Ok(terms);
     }
@@ -110,7 +111,12 @@ fn without_common_words(conn: &Connection, terms: Vec<String>) -> Result<Vec<Str
 const FAST_POOL_MIN: usize = 400;
 
 pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
-    let terms = without_common_words(conn, query_words(&q.text))?;
+    // The store's size (nodes ever written; a bound, not a count) decides
+    // both the word pruning and the owner's share.
+    let rows: i64 = conn
+        .query_row("SELECT coalesce(max(seq), 0) FROM nodes", [], |r| r.get(0))
+        .map_err(map_err)?;
+    let terms = without_common_words(conn, rows, query_words(&q.text))?;
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -123,7 +129,7 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     // An owner holding a small share of the store (one of many tenants)
     // would rarely fill the fast path's pool: go straight to the query that
     // checks membership in its own nodes.
-    if q.limit > 0 && owns_a_large_share(conn, q)? {
+    if q.limit > 0 && owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
         let hits = ranked(conn, q, &expr, Some(pool))?;
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
@@ -135,10 +141,7 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
 
 /// Whether the query's owner holds at least a quarter of the store's nodes
 /// (counting stops there, so the check is bounded).
-fn owns_a_large_share(conn: &Connection, q: &LexicalQuery) -> Result<bool, StoreError> {
-    let rows: i64 = conn
-        .query_row("SELECT coalesce(max(seq), 0) FROM nodes", [], |r| r.get(0))
-        .map_err(map_err)?;
+fn owns_a_large_share(conn: &Connection, rows: i64, q: &LexicalQuery) -> Result<bool, StoreError> {
     let quarter = (rows / 4).max(1);
     let owned: i64 = conn
         .query_row(

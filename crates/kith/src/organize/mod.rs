@@ -441,7 +441,7 @@ pub(crate) fn live_op(
 /// checksums and comparisons are taken over the value after one trip.
 pub(crate) fn as_read_back(value: Value) -> Result<Value, Error> {
     serde_json::from_str(&value.to_string())
-        .map_err(|e| Error::Request(format!("organizer record: {e}")))
+        .map_err(|e| Error::Request(format!("journal record: {e}")))
 }
 
 /// A node as its journal snapshot.

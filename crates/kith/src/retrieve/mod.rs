@@ -526,11 +526,8 @@ impl Memory {
             "left_out": r.left_out,
             "timings": r.timings,
         });
-        // serde_json's float parsing is not an exact inverse of its
-        // printing for every f64, so the checksum is taken over the value
-        // as it will read back from the journal.
-        let payload: serde_json::Value = serde_json::from_str(&payload.to_string())
-            .map_err(|e| Error::Request(format!("receipt payload: {e}")))?;
+        // The checksum is taken over the value as it reads back.
+        let payload = crate::organize::as_read_back(payload)?;
         let scope = req.filters.scope.clone().unwrap_or_else(ScopeId::personal);
         let op = Operation::new(
             r.request_id,
