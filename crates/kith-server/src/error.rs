@@ -167,6 +167,24 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // A declared length over the limit is refused before any of the body
+        // is read, so the client hears 413 at once instead of after uploading.
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > crate::routes::MAX_BODY_BYTES as u64) {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!(
+                    "the request body declares {} bytes; the limit is {} bytes",
+                    declared.unwrap_or_default(),
+                    crate::routes::MAX_BODY_BYTES
+                ),
+            ));
+        }
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(v)) => Ok(JsonBody(v)),
             Err(r) => Err(json_rejection(r)),
