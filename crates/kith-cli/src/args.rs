@@ -476,6 +476,13 @@ pub enum BenchCommand {
         /// always embedded live).
         #[arg(long)]
         embedding_cache: Option<PathBuf>,
+        /// With --database-url: measure PostgreSQL only, not SQLite beside it.
+        #[arg(long)]
+        postgres_only: bool,
+        /// Leave the packs (or databases) in place afterwards, for a look at
+        /// query plans; by default PostgreSQL databases are dropped.
+        #[arg(long)]
+        keep: bool,
     },
     /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
     Recall {

@@ -47,6 +47,8 @@ pub fn run(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Resu
         embeddings,
         dir,
         embedding_cache,
+        postgres_only,
+        keep,
     } = which
     {
         return crate::bench_latency::run(
@@ -58,6 +60,8 @@ pub fn run(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Resu
                 dir: dir.as_deref(),
                 embedding_cache: embedding_cache.as_deref(),
                 database_url,
+                postgres_only: *postgres_only,
+                keep: *keep,
             },
             json,
         );

@@ -195,23 +195,44 @@ pub struct LatencyOptions<'a> {
     /// fresh database `kith_bench_latency_N` made through this URL (its
     /// role needs CREATEDB) and dropped afterwards.
     pub database_url: Option<&'a str>,
+    /// Measure only PostgreSQL (needs `database_url`).
+    pub postgres_only: bool,
+    /// Leave packs and databases in place afterwards.
+    pub keep: bool,
 }
 
 /// Runs the benchmark.
 pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
     let cached = CachedEmbedder::open(o.embeddings, o.embedding_cache)?;
-    let tmp;
+    // Removed at the end unless kept.
+    let _tmp: Option<tempfile::TempDir>;
     let root: PathBuf = match o.dir {
         Some(d) => d.to_path_buf(),
         None => {
-            tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
-            tmp.path().to_path_buf()
+            let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+            if o.keep {
+                _tmp = None;
+                dir.keep()
+            } else {
+                let path = dir.path().to_path_buf();
+                _tmp = Some(dir);
+                path
+            }
         }
     };
+    if o.database_url.is_some() && std::env::var_os("KITH_PG_VECTOR_CACHE").is_none() {
+        // Steady state: the first warm-up query copies the owner's vectors
+        // (a long-running process does that in the background).
+        std::env::set_var("KITH_PG_VECTOR_CACHE", "eager");
+    }
     let mut all = Vec::new();
-    let backends: &[Option<&str>] = match o.database_url {
-        Some(url) => &[None, Some(url)],
-        None => &[None],
+    let backends: &[Option<&str>] = match (o.database_url, o.postgres_only) {
+        (Some(url), true) => &[Some(url)],
+        (Some(url), false) => &[None, Some(url)],
+        (None, true) => {
+            anyhow::bail!("--postgres-only needs --database-url (or KITH_DATABASE_URL)")
+        }
+        (None, false) => &[None],
     };
     for (&n, &url) in o
         .sizes
@@ -330,7 +351,13 @@ fn run_size(
         .unwrap_or_else(|| "none".into());
     if let Some(url) = database_url {
         drop(memory);
-        kith::database::drop_database(url, &scratch)?;
+        if o.keep {
+            eprintln!("kept database {scratch}");
+        } else {
+            kith::database::drop_database(url, &scratch)?;
+        }
+    } else if o.keep {
+        eprintln!("kept pack {}", dir.display());
     }
     Ok(Figures {
         backend,

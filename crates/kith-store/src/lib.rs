@@ -23,6 +23,8 @@ pub mod error;
 pub mod postgres;
 pub mod query;
 pub mod sqlite;
+pub mod vector_scan;
+pub mod words;
 
 pub use error::{StoreError, StoreErrorKind};
 pub use query::{
@@ -102,6 +104,22 @@ pub trait Tx {
 
     /// One node by id.
     fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
+
+    /// The nodes of `ids` that exist, each once, in no particular order.
+    /// One round trip on a server backend; the default asks one at a time
+    /// (cheap in-process).
+    fn get_nodes(&mut self, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut nodes = Vec::new();
+        for id in ids {
+            if seen.insert(*id) {
+                if let Some(n) = self.get_node(*id)? {
+                    nodes.push(n);
+                }
+            }
+        }
+        Ok(nodes)
+    }
 
     /// Nodes in creation order (see [`NodeQuery`]).
     fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError>;

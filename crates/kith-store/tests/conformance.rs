@@ -60,19 +60,52 @@ mod backends {
     }
 
     pub mod postgres {
-        use kith_store::postgres::{testing, PgStore};
+        use kith_store::postgres::{testing, PgStore, VectorCacheMode};
         use kith_store::Store;
 
         /// A new database on the test server (started on first use; see
         /// `kith_store::postgres::testing`), dropped afterwards.
+        /// Vector searches are answered from the in-process copy
+        /// ([`VectorCacheMode::Eager`]), the path a long-running process takes.
         pub fn with_store(f: impl FnOnce(&dyn Store)) {
+            with_store_mode(VectorCacheMode::Eager, f);
+        }
+
+        /// [`with_store`] with vector searches answered in `mode`.
+        pub fn with_store_mode(mode: VectorCacheMode, f: impl FnOnce(&dyn Store)) {
             let db = testing::test_database();
             let store = PgStore::connect(db.url()).expect("connect to a new PostgreSQL database");
+            store.set_vector_cache(mode);
             f(&store);
             drop(store);
             drop(db);
         }
     }
+}
+
+/// [`store_test!`] for vector search: PostgreSQL runs twice, answering from
+/// the in-process copy of the vectors and from the SQL scan (pgvector).
+#[macro_export]
+macro_rules! vector_test {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn sqlite() {
+                $crate::backends::sqlite::with_store(super::$name);
+            }
+            #[test]
+            fn postgres() {
+                $crate::backends::postgres::with_store(super::$name);
+            }
+            #[test]
+            fn postgres_sql_scan() {
+                $crate::backends::postgres::with_store_mode(
+                    kith_store::postgres::VectorCacheMode::Off,
+                    super::$name,
+                );
+            }
+        }
+    };
 }
 
 /// Generates `mod $name { #[test] fn <backend>() }` for every backend, each

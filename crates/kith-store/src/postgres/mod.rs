@@ -55,10 +55,11 @@ mod search;
 mod sql;
 #[cfg(any(test, feature = "pg-testing"))]
 pub mod testing;
+pub mod vectors;
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId};
@@ -68,6 +69,7 @@ use postgres::{Client, NoTls, Row, Statement};
 use uuid::Uuid;
 
 pub use schema::SCHEMA_VERSION;
+pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
     EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
@@ -96,6 +98,8 @@ const POOL_SIZE: usize = 8;
 pub struct PgStore {
     config: postgres::Config,
     pool: Mutex<Vec<Conn>>,
+    /// In-process copies of searched owners' vectors ([`vectors`]).
+    vectors: Arc<Mutex<VectorCache>>,
 }
 
 /// A connection and its prepared statements.
@@ -118,14 +122,44 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("kith");
         }
+        let cache = VectorCache::new(
+            VectorCacheMode::from_env()?,
+            VectorCache::budget_from_env()?,
+        );
         let store = PgStore {
             config,
             pool: Mutex::new(Vec::new()),
+            vectors: Arc::new(Mutex::new(cache)),
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
         store.release(conn);
         Ok(store)
+    }
+
+    /// How vector searches are answered (see [`vectors`]); `Off` drops
+    /// every in-process copy.
+    pub fn set_vector_cache(&self, mode: VectorCacheMode) {
+        if let Ok(mut c) = self.vectors.lock() {
+            c.set_mode(mode);
+        }
+    }
+
+    /// The owners whose vectors are held in this process, and how many
+    /// vectors each.
+    pub fn vector_cache_owners(&self) -> Vec<(String, usize)> {
+        self.vectors.lock().map_or_else(
+            |_| Vec::new(),
+            |c| {
+                c.cached_owners()
+                    .into_iter()
+                    .map(|o| {
+                        let n = c.cached_rows(&o);
+                        (o, n)
+                    })
+                    .collect()
+            },
+        )
     }
 
     /// The schema version stored in the database.
@@ -631,6 +665,17 @@ impl Tx for PgTx<'_> {
         Ok(self.query_map(&sql, &[&id], rows::node)?.pop())
     }
 
+    fn get_nodes(&mut self, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM nodes n WHERE n.id = ANY($1)",
+            rows::NODE_COLUMNS
+        );
+        self.query_map(&sql, &[&ids], rows::node)
+    }
+
     fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
         let mut select = Select::new(format!("SELECT {} FROM nodes n", rows::NODE_COLUMNS));
         let after = select.arg(q.after_seq);
@@ -935,7 +980,38 @@ impl Tx for PgTx<'_> {
     }
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
-        let Some((sql, args)) = search::lexical_sql(q) else {
+        let words = crate::words::query_words(&q.text);
+        // The store's size (nodes ever written: a bound, read from the seq
+        // index) decides whether common words are left out, as on SQLite.
+        let rows = if words.len() < 2 {
+            0
+        } else {
+            let r = self.query("SELECT coalesce(max(seq), 0) FROM nodes", &[])?;
+            r.first().map_or(0, |r| r.get::<_, i64>(0))
+        };
+        let words = if words.len() >= 2 && rows >= crate::words::PRUNE_FROM_ROWS {
+            // Which words are common comes from the planner's statistics
+            // (lexeme frequencies ANALYZE keeps for the tsvector column),
+            // not from counting postings on every query: a free lookup,
+            // as fresh as the last (auto)analyze. Before one, nothing is left
+            // out.
+            let rare: Vec<String> = self
+                .query(
+                    search::RARE_WORDS_SQL,
+                    &[&words, &crate::words::COMMON_SHARE],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            if rare.is_empty() {
+                words
+            } else {
+                rare
+            }
+        } else {
+            words
+        };
+        let Some((sql, args)) = search::lexical_sql(q, &words) else {
             return Ok(Vec::new());
         };
         search::decode_hits(&self.query_args(&sql, &args)?)
@@ -1027,9 +1103,12 @@ impl Tx for PgTx<'_> {
 
     fn delete_embeddings(&mut self) -> Result<u64, StoreError> {
         self.writable()?;
-        // No in-process vector cache to invalidate here: searches read the
-        // table itself.
-        Ok(self.query("DELETE FROM embeddings RETURNING 1", &[])?.len() as u64)
+        let n = self.query("DELETE FROM embeddings RETURNING 1", &[])?.len() as u64;
+        // In-process copies of the old vectors are dropped when they see
+        // another generation.
+        let generation = Uuid::new_v4().to_string();
+        self.query(vectors::BUMP_SQL, &[&generation])?;
+        Ok(n)
     }
 
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
@@ -1047,10 +1126,48 @@ impl Tx for PgTx<'_> {
     }
 
     fn search_vector(&mut self, q: &VectorQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        // Checks the vector (finite, non-empty) and builds the SQL fallback.
         let Some((sql, args)) = search::vector_sql(q)? else {
             return Ok(Vec::new());
         };
-        search::decode_hits(&self.query_args(&sql, &args)?)
+        let limit = if q.limit == 0 { 10 } else { q.limit };
+        let state = self.query(vectors::STATE_SQL, &[])?;
+        let (generation, max_seq): (Option<String>, i64) = state
+            .first()
+            .map(|r| (r.get(0), r.get(1)))
+            .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?;
+        // Slack for candidates the re-check drops (no longer active, or not
+        // of the lifecycle asked for); if it drops too many, the scan is
+        // asked for more until it runs out of rows.
+        let mut k = limit * 2 + 16;
+        loop {
+            let found = match vectors::plan(self, q, generation.clone(), max_seq, k)? {
+                vectors::Plan::Sql => return search::decode_hits(&self.query_args(&sql, &args)?),
+                vectors::Plan::Scanned(found) => found,
+            };
+            if found.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Rank and exact score of each candidate, as the scan ordered them.
+            let rank_of: HashMap<Uuid, (usize, f32)> = found
+                .iter()
+                .enumerate()
+                .map(|(rank, (id, score))| (*id, (rank, *score)))
+                .collect();
+            let ids = found.iter().map(|(id, _)| *id).collect();
+            let (check, check_args) = search::candidates_sql(ids, q);
+            let mut hits = search::decode_hits(&self.query_args(&check, &check_args)?)?;
+            if hits.len() < limit && found.len() == k {
+                k *= 4;
+                continue;
+            }
+            for h in &mut hits {
+                h.score = f64::from(rank_of.get(&h.node_id).map_or(f32::MIN, |r| r.1));
+            }
+            hits.sort_by_key(|h| rank_of.get(&h.node_id).map_or(usize::MAX, |r| r.0));
+            hits.truncate(limit);
+            return Ok(hits);
+        }
     }
 
     fn stats(&mut self, owner: Option<&OwnerId>) -> Result<Stats, StoreError> {

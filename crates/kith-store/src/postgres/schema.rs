@@ -172,4 +172,15 @@ CREATE TABLE embeddings (
 );
 CREATE INDEX embeddings_owner_model ON embeddings (owner_id, model, dim);
 "#,
+    // 2: an owner's embeddings in seq order, for the in-process copy that
+    // grows by seq (postgres/vectors.rs), and the generation it checks;
+    // an owner's nodes by type.
+    r#"
+CREATE INDEX embeddings_owner_seq ON embeddings (owner_id, seq);
+-- An owner's nodes of one type (its entities, say) without walking all of
+-- its nodes: retrieval asks for them on every query.
+CREATE INDEX nodes_owner_type_seq ON nodes (owner_id, node_type, seq);
+INSERT INTO kith_meta (key, value) VALUES ('embeddings_generation', '0')
+    ON CONFLICT (key) DO NOTHING;
+"#,
 ];

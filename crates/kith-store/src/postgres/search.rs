@@ -2,7 +2,7 @@
 //! (pgvector) for the PostgreSQL backend.
 //!
 //! Lexical: the query is cut into words exactly as the SQLite backend does
-//! ([`crate::sqlite::lexical::query_words`]: letters and digits, lower-cased,
+//! ([`crate::words::query_words`]: letters and digits, lower-cased,
 //! kith's stopwords dropped), and each word becomes a quoted lexeme joined
 //! by `|` in `to_tsquery('english', …)`. `websearch_to_tsquery` would AND the
 //! words and read `-` and `or` as syntax; the quoted OR query matches any
@@ -20,8 +20,13 @@ use super::sql::Select;
 use crate::{LexicalHit, LexicalQuery, SearchFilters, StoreError, StoreErrorKind, VectorQuery};
 
 /// The `to_tsquery` text for free text, or `None` when no word is left.
+#[cfg(test)]
 pub fn tsquery_text(text: &str) -> Option<String> {
-    let words = crate::sqlite::lexical::query_words(text);
+    tsquery_of(&crate::words::query_words(text))
+}
+
+/// The `to_tsquery` text matching any of `words`, or `None` for none.
+pub fn tsquery_of(words: &[String]) -> Option<String> {
     if words.is_empty() {
         return None;
     }
@@ -38,10 +43,25 @@ pub fn tsquery_text(text: &str) -> Option<String> {
     )
 }
 
-/// The SQL and parameters of a lexical search, or `None` if the text has
-/// no word to look for.
-pub fn lexical_sql(q: &LexicalQuery) -> Option<(String, Vec<super::sql::Arg>)> {
-    let text = tsquery_text(&q.text)?;
+/// Of the words `$1` (in order), those not among the lexemes that
+/// PostgreSQL's statistics for `nodes.content_tsv` (`pg_stats`,
+/// `most_common_elems`) find in at least a `$2` share of rows. A word is
+/// compared as the lexeme(s) `to_tsvector('english', …)` makes of it, which
+/// is how it is indexed.
+pub const RARE_WORDS_SQL: &str = "SELECT u.w FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
+ WHERE NOT EXISTS (
+   SELECT 1 FROM pg_stats s
+   CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs)
+        AS e(lexeme, freq)
+   WHERE s.schemaname = current_schema() AND s.tablename = 'nodes'
+     AND s.attname = 'content_tsv' AND e.freq::float8 >= $2::float8
+     AND e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w))))
+ ORDER BY u.i";
+
+/// The SQL and parameters of a lexical search for `words` (the query's,
+/// perhaps without its common ones), or `None` if there is no word.
+pub fn lexical_sql(q: &LexicalQuery, words: &[String]) -> Option<(String, Vec<super::sql::Arg>)> {
+    let text = tsquery_of(words)?;
     let mut select = Select::new("");
     let query = select.arg(text);
     let owner = select.arg(q.owner.as_str().to_string());
@@ -101,10 +121,27 @@ pub fn vector_sql(q: &VectorQuery) -> Result<Option<(String, Vec<super::sql::Arg
     Ok(Some((sql, args)))
 }
 
+/// The SQL and parameters that re-check vector candidates found in memory
+/// ([`super::vectors`]): those still passing every filter (lifecycle can
+/// have changed since they were copied), with their provenance. Scores are
+/// the caller's.
+pub fn candidates_sql(ids: Vec<uuid::Uuid>, q: &VectorQuery) -> (String, Vec<super::sql::Arg>) {
+    let mut select = Select::new("");
+    let ids = select.arg(ids);
+    let owner = select.arg(q.owner.as_str().to_string());
+    select.push(&format!(
+        "SELECT 0::float8 AS score, {} FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+         WHERE n.id = ANY({ids}) AND n.owner_id = {owner}",
+        super::rows::HIT_COLUMNS
+    ));
+    apply_filters(&mut select, &q.filters);
+    select.finish("n.seq", 0)
+}
+
 /// Adds the filters every search shares (scope, session, roles, node types,
 /// lifecycle, time range, `as_of`) to a query over `nodes n`; the same rules
 /// as the SQLite backend's.
-fn apply_filters(select: &mut Select, f: &SearchFilters) {
+pub(super) fn apply_filters(select: &mut Select, f: &SearchFilters) {
     let lifecycles: Vec<String> = if f.lifecycles.is_empty() {
         Lifecycle::ALL
             .iter()

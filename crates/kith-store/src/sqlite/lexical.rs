@@ -1,7 +1,7 @@
 //! BM25 over node text with SQLite FTS5.
 //!
-//! The query text is cut into words (Unicode letters and digits), lower-cased,
-//! stripped of a short English stopword list, and each remaining word becomes
+//! The query text is cut into words ([`crate::words::query_words`]: Unicode
+//! letters and digits, lower-cased, stopwords dropped), and each word becomes
 //! a quoted FTS5 term joined by `OR`, so punctuation in a question can never
 //! be read as FTS5 syntax. Scores are `-bm25()` (FTS5 ranks lower-is-better;
 //! kith reports higher-is-better).
@@ -16,43 +16,10 @@ use super::sql::Select;
 use super::{map_err, query_all};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
-/// Words that carry no meaning for matching.
-const STOPWORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
-    "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that", "the",
-    "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "what", "when",
-    "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
-    // Question and filler words: frequent in questions and conversation,
-    // they match a large share of turns and say nothing about the answer.
-    "am", "any", "being", "both", "each", "here", "him", "himself", "herself", "itself", "myself",
-    "ours", "same", "should", "some", "such", "these", "those", "too", "very", "yours", "yourself",
-    "yes", "yeah", "oh", "hey", "hi", "okay", "ok", "really", "just", "also", "many", "much",
-    "total", "number",
-];
-
-/// The words of free text a search looks for: runs of Unicode letters and
-/// digits, lower-cased, without stopwords or repeats, in order. Every
-/// backend tokenises queries with this, so they agree on what a query means.
-pub(crate) fn query_words(text: &str) -> Vec<String> {
-    let mut terms: Vec<String> = Vec::new();
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let word = word.to_lowercase();
-        if STOPWORDS.contains(&word.as_str()) || terms.contains(&word) {
-            continue;
-        }
-        terms.push(word);
-    }
-    terms
-}
-
 /// The FTS5 match expression for free text, or `None` when no word is left.
 #[cfg(test)]
 pub fn match_expression(text: &str) -> Option<String> {
-    let terms = query_words(text);
+    let terms = crate::words::query_words(text);
     (!terms.is_empty()).then(|| or_expression(&terms))
 }
 
@@ -65,46 +32,21 @@ fn or_expression(terms: &[String]) -> String {
         .join(" OR ")
 }
 
-/// Below this many indexed rows every word of a query is searched.
-const PRUNE_FROM_ROWS: i64 = 20_000;
-/// A word found in at least this share of the indexed rows is left out of a
-/// query that has rarer words.
-/// 6% was chosen by measuring both LongMemEval recall (unchanged at 0.750
-/// turn all@5; 5% lost a question) and 100k-memory latency (BENCHMARKS.md).
-const COMMON_SHARE: f64 = 0.06;
-
-/// Leaves out of a query the words that occur in a large share of a big
-/// store, when it has rarer ones. Ranking BM25 costs time in proportion to
-/// the matches, and such a word matches tens of thousands of rows while its
-/// IDF adds little to the ranking the rare words already make. Counting
-/// stops at the threshold, so the check costs at most that many postings a
-/// word.
+/// Leaves out of a query the words found in a large share of a big store
+/// ([`crate::words::without_common_words`]), counting FTS5 postings.
 fn without_common_words(
     conn: &Connection,
     rows: i64,
     terms: Vec<String>,
 ) -> Result<Vec<String>, StoreError> {
-    if terms.len() < 2 {
-        return Ok(terms);
-    }
-    if rows < PRUNE_FROM_ROWS {
-        return Ok(terms);
-    }
-    let cap = (rows as f64 * COMMON_SHARE) as i64;
-    let mut rare = Vec::new();
-    for t in &terms {
-        let n: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM (SELECT 1 FROM node_fts WHERE node_fts MATCH ?1 LIMIT ?2)",
-                rusqlite::params![format!("\"{t}\""), cap],
-                |r| r.get(0),
-            )
-            .map_err(map_err)?;
-        if n < cap {
-            rare.push(t.clone());
-        }
-    }
-    Ok(if rare.is_empty() { terms } else { rare })
+    crate::words::without_common_words(terms, rows, |t, cap| {
+        conn.query_row(
+            "SELECT count(*) FROM (SELECT 1 FROM node_fts WHERE node_fts MATCH ?1 LIMIT ?2)",
+            rusqlite::params![format!("\"{t}\""), cap],
+            |r| r.get(0),
+        )
+        .map_err(map_err)
+    })
 }
 
 /// How many of the best matches over all owners the fast path ranks first.
@@ -116,7 +58,7 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     let rows: i64 = conn
         .query_row("SELECT coalesce(max(seq), 0) FROM nodes", [], |r| r.get(0))
         .map_err(map_err)?;
-    let terms = without_common_words(conn, rows, query_words(&q.text))?;
+    let terms = without_common_words(conn, rows, crate::words::query_words(&q.text))?;
     if terms.is_empty() {
         return Ok(Vec::new());
     }

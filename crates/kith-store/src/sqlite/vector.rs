@@ -19,9 +19,7 @@
 //!   candidates are re-checked against `nodes` in the caller's transaction,
 //!   which also fetches their provenance.
 //!
-//! The scan is a plain dot product over contiguous f32 rows (vectors are
-//! L2-normalised, so this is cosine similarity), compiled for AVX2+FMA when
-//! the CPU has them.
+//! The scan itself is [`crate::vector_scan`], shared with PostgreSQL.
 
 use std::collections::HashMap;
 
@@ -33,6 +31,7 @@ use uuid::Uuid;
 use super::lexical::{apply_filters, decode_hit};
 use super::sql::Select;
 use super::{map_err, query_all};
+use crate::vector_scan::{Matrix, RowMeta};
 use crate::{LexicalHit, StoreError, StoreErrorKind, VectorQuery};
 
 /// Encodes a vector as the table stores it.
@@ -56,47 +55,6 @@ pub fn decode(blob: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
-/// What the scan needs to know of a row's node.
-#[derive(Debug, Clone)]
-struct RowMeta {
-    node_id: Uuid,
-    seq: i64,
-    scope: String,
-    session: Option<String>,
-    role: Option<Role>,
-    node_type: NodeType,
-    effective_ms: Option<i64>,
-    created_ms: Option<i64>,
-}
-
-/// One owner's vectors of one model, row-major.
-#[derive(Debug, Default)]
-struct Matrix {
-    dim: usize,
-    data: Vec<f32>,
-    /// The same rows quantised to i8 (symmetric, one scale per row): the
-    /// scan reads these, a quarter of the bytes, and the best candidates
-    /// are re-scored exactly from `data`.
-    q8: Vec<i8>,
-    scale: Vec<f32>,
-    rows: Vec<RowMeta>,
-    slot_of: HashMap<Uuid, usize>,
-}
-
-/// Symmetric int8 quantisation of one row: `x ≈ q × scale`.
-fn quantise(row: &[f32], out: &mut [i8]) -> f32 {
-    let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        out.fill(0);
-        return 0.0;
-    }
-    let scale = max / 127.0;
-    for (o, x) in out.iter_mut().zip(row) {
-        *o = (x / scale).round().clamp(-127.0, 127.0) as i8;
-    }
-    scale
-}
-
 /// The in-memory copy of the `embeddings` table.
 #[derive(Debug, Default)]
 pub struct VectorCache {
@@ -106,6 +64,13 @@ pub struct VectorCache {
 }
 
 impl VectorCache {
+    /// The best `k` rows of one owner and model visible at `max_seq`.
+    fn scan(&self, q: &VectorQuery, max_seq: i64, k: usize) -> Vec<(Uuid, f32)> {
+        self.matrices
+            .get(&(q.owner.as_str().to_string(), q.model.clone()))
+            .map_or_else(Vec::new, |m| m.scan(q, max_seq, k))
+    }
+
     /// Brings the cache up to what `conn`'s transaction sees.
     fn refresh(&mut self, conn: &Connection) -> Result<(), StoreError> {
         let generation: Option<String> = conn
@@ -155,239 +120,14 @@ impl VectorCache {
                 created_ms: r.get(10).map_err(map_err)?,
             };
             self.last_seq = seq;
-            let m = self.matrices.entry((owner, model)).or_default();
-            if m.rows.is_empty() {
-                m.dim = vector.len();
-            }
-            if vector.len() != m.dim {
-                return Err(damaged(format!(
-                    "node {node_id}: dimension {} among vectors of dimension {}",
-                    vector.len(),
-                    m.dim
-                )));
-            }
-            match m.slot_of.get(&meta.node_id) {
-                Some(&slot) => {
-                    m.data[slot * m.dim..(slot + 1) * m.dim].copy_from_slice(&vector);
-                    let dim = m.dim;
-                    m.scale[slot] = quantise(&vector, &mut m.q8[slot * dim..(slot + 1) * dim]);
-                    m.rows[slot] = meta;
-                }
-                None => {
-                    m.slot_of.insert(meta.node_id, m.rows.len());
-                    m.data.extend_from_slice(&vector);
-                    let start = m.q8.len();
-                    m.q8.resize(start + m.dim, 0);
-                    let scale = quantise(&vector, &mut m.q8[start..]);
-                    m.scale.push(scale);
-                    m.rows.push(meta);
-                }
-            }
+            self.matrices
+                .entry((owner, model))
+                .or_default()
+                .upsert(meta, &vector)
+                .map_err(damaged)?;
         }
         Ok(())
     }
-
-    /// The best `k` rows of one owner and model that pass the unchanging
-    /// filters and were visible at `max_seq`, best first.
-    fn scan(&self, q: &VectorQuery, max_seq: i64, k: usize) -> Vec<(Uuid, f32)> {
-        let Some(m) = self
-            .matrices
-            .get(&(q.owner.as_str().to_string(), q.model.clone()))
-        else {
-            return Vec::new();
-        };
-        if m.dim != q.vector.len() || k == 0 {
-            return Vec::new();
-        }
-        let f = &q.filters;
-        let keep = |row: &RowMeta| -> bool {
-            row.seq <= max_seq
-                && f.scope.as_ref().is_none_or(|s| s.as_str() == row.scope)
-                && f.session
-                    .as_ref()
-                    .is_none_or(|s| row.session.as_deref() == Some(s.as_str()))
-                && (f.roles.is_empty() || row.role.is_some_and(|r| f.roles.contains(&r)))
-                && (f.node_types.is_empty() || f.node_types.contains(&row.node_type))
-                && f.time_from
-                    .is_none_or(|t| row.effective_ms.is_some_and(|ms| ms >= t.unix_millis()))
-                && f.time_to
-                    .is_none_or(|t| row.effective_ms.is_some_and(|ms| ms < t.unix_millis()))
-                && f.as_of
-                    .is_none_or(|t| row.created_ms.is_some_and(|ms| ms <= t.unix_millis()))
-        };
-        // Approximate scores from the i8 rows pick a generous shortlist;
-        // its members are re-scored exactly below, so the order returned is
-        // the exact one unless a true top-k row falls outside the shortlist
-        // (the quantisation error, ~1/254 of a row's largest component, is
-        // far smaller than the shortlist's margin).
-        let shortlist = k * 4 + 64;
-        let scan = |range: std::ops::Range<usize>| {
-            let mut best = TopK::new(shortlist);
-            for i in range {
-                if !keep(&m.rows[i]) {
-                    continue;
-                }
-                let approx = dot_i8(&q.vector, &m.q8[i * m.dim..(i + 1) * m.dim]) * m.scale[i];
-                best.offer(approx, i);
-            }
-            best.into_sorted()
-        };
-        // The scan is memory-bound; a second thread gets a second core's
-        // share of bandwidth once the matrix is big enough to repay the
-        // spawn (about 50 µs).
-        let n = m.rows.len();
-        let threads = if n >= PARALLEL_ROWS {
-            std::thread::available_parallelism().map_or(1, |p| p.get().min(4))
-        } else {
-            1
-        };
-        let mut merged = if threads == 1 {
-            scan(0..n)
-        } else {
-            let chunk = n.div_ceil(threads);
-            std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let range = t * chunk..((t + 1) * chunk).min(n);
-                        s.spawn(move || scan(range))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("a scan thread does not panic"))
-                    .collect::<Vec<_>>()
-            })
-        };
-        for (score, i) in merged.iter_mut() {
-            *score = dot(&q.vector, &m.data[*i * m.dim..(*i + 1) * m.dim]);
-        }
-        merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        merged.truncate(k);
-        merged
-            .into_iter()
-            .map(|(score, i)| (m.rows[i].node_id, score))
-            .collect()
-    }
-}
-
-/// Matrices with at least this many rows are scanned by several threads.
-const PARALLEL_ROWS: usize = 20_000;
-
-/// Keeps the `k` largest scores seen (a small sorted buffer: k is tens to
-/// hundreds, and most offers lose to the current minimum at once).
-struct TopK {
-    k: usize,
-    items: Vec<(f32, usize)>,
-    floor: f32,
-}
-
-impl TopK {
-    fn new(k: usize) -> Self {
-        TopK {
-            k,
-            items: Vec::with_capacity(k + 1),
-            floor: f32::NEG_INFINITY,
-        }
-    }
-
-    fn offer(&mut self, score: f32, index: usize) {
-        if self.items.len() == self.k && score <= self.floor {
-            return;
-        }
-        let at = self.items.partition_point(|(s, _)| *s >= score);
-        self.items.insert(at, (score, index));
-        if self.items.len() > self.k {
-            self.items.pop();
-        }
-        if self.items.len() == self.k {
-            self.floor = self.items[self.k - 1].0;
-        }
-    }
-
-    fn into_sorted(self) -> Vec<(f32, usize)> {
-        self.items
-    }
-}
-
-/// Dot product, dispatched to an AVX2+FMA build of the same loop when the
-/// CPU has them (the portable build only gets SSE2).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the features this function was compiled for were
-            // detected on this CPU just above.
-            return unsafe { dot_avx2(a, b) };
-        }
-    }
-    dot_portable(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    dot_portable(a, b)
-}
-
-/// Dot product of an f32 query with an i8 row, dispatched like [`dot`].
-pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the features this function was compiled for were
-            // detected on this CPU just above.
-            return unsafe { dot_i8_avx2(a, b) };
-        }
-    }
-    dot_i8_portable(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_i8_avx2(a: &[f32], b: &[i8]) -> f32 {
-    dot_i8_portable(a, b)
-}
-
-#[inline(always)]
-fn dot_i8_portable(a: &[f32], b: &[i8]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0f32; 8];
-    let chunks = n / 8;
-    for c in 0..chunks {
-        let x = &a[c * 8..c * 8 + 8];
-        let y = &b[c * 8..c * 8 + 8];
-        for j in 0..8 {
-            acc[j] = x[j].mul_add(f32::from(y[j]), acc[j]);
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        sum += a[i] * f32::from(b[i]);
-    }
-    sum
-}
-
-/// Eight independent accumulators so the compiler can keep a vector
-/// register's worth of partial sums without reassociating floats itself.
-#[inline(always)]
-fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0f32; 8];
-    let chunks = n / 8;
-    for c in 0..chunks {
-        let x = &a[c * 8..c * 8 + 8];
-        let y = &b[c * 8..c * 8 + 8];
-        for j in 0..8 {
-            acc[j] = x[j].mul_add(y[j], acc[j]);
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        sum += a[i] * b[i];
-    }
-    sum
 }
 
 /// `Tx::search_vector` for SQLite: refresh the cache, scan it, then re-check
@@ -413,19 +153,51 @@ pub fn search(
         })
         .map_err(map_err)?;
     // Lifecycle is re-checked below, so take some slack for candidates that
-    // are no longer active.
-    let k = limit * 2 + 16;
-    let candidates = {
-        let mut cache = cache
-            .lock()
-            .map_err(|_| StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned"))?;
-        cache.refresh(conn)?;
-        cache.scan(q, max_seq, k)
-    };
-    if candidates.is_empty() {
-        return Ok(Vec::new());
+    // are no longer active (or not of the lifecycle asked for); if the
+    // re-check drops too many, ask the scan for more until it runs out.
+    let mut k = limit * 2 + 16;
+    loop {
+        let candidates = {
+            let mut cache = cache.lock().map_err(|_| {
+                StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned")
+            })?;
+            cache.refresh(conn)?;
+            cache.scan(q, max_seq, k)
+        };
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut hits = Vec::with_capacity(candidates.len());
+        // Bounded IN lists keep far below SQLite's parameter limit.
+        for chunk in candidates.chunks(500) {
+            hits.extend(recheck(conn, q, chunk)?);
+        }
+        if hits.len() < limit && candidates.len() == k {
+            k *= 4;
+            continue;
+        }
+        // Rank and exact score of each candidate, as the scan ordered them.
+        let rank_of: HashMap<Uuid, (usize, f32)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(rank, (id, score))| (*id, (rank, *score)))
+            .collect();
+        for h in &mut hits {
+            h.score = f64::from(rank_of.get(&h.node_id).map_or(f32::MIN, |r| r.1));
+        }
+        hits.sort_by_key(|h| rank_of.get(&h.node_id).map_or(usize::MAX, |r| r.0));
+        hits.truncate(limit);
+        return Ok(hits);
     }
-    let score_of: HashMap<Uuid, f32> = candidates.iter().copied().collect();
+}
+
+/// The candidates that pass every filter in `conn`'s transaction, with
+/// their provenance (scores left to the caller).
+fn recheck(
+    conn: &Connection,
+    q: &VectorQuery,
+    candidates: &[(Uuid, f32)],
+) -> Result<Vec<LexicalHit>, StoreError> {
     let marks = vec!["?"; candidates.len()].join(", ");
     let mut args: Vec<SqlValue> = candidates
         .iter()
@@ -444,119 +216,14 @@ pub fn search(
     apply_filters(&mut select, &q.filters);
     // No ORDER BY: sorting by seq would tempt the planner to walk the whole
     // table in seq order instead of looking the candidates up by id; the
-    // hits are sorted by score below.
+    // caller orders the hits.
     let (sql, args) = select.into_parts();
-    let mut hits = query_all(conn, &sql, &args, |r| decode_hit(r, None))?;
-    for h in &mut hits {
-        h.score = f64::from(score_of.get(&h.node_id).copied().unwrap_or(f32::MIN));
-    }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(limit);
-    Ok(hits)
+    query_all(conn, &sql, &args, |r| decode_hit(r, None))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dot_matches_a_plain_sum_at_every_tail_length() {
-        for n in [0usize, 1, 7, 8, 9, 384, 385] {
-            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
-            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
-            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            assert!((dot(&a, &b) - plain).abs() < 1e-4, "n = {n}");
-        }
-    }
-
-    /// Above PARALLEL_ROWS the scan splits across threads; the result must be
-    /// the single-threaded one.
-    #[test]
-    fn parallel_scan_equals_a_plain_ranking() {
-        let dim = 8;
-        let n = PARALLEL_ROWS + 5_001;
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % 2000) as f32 / 1000.0 - 1.0
-        };
-        let mut m = Matrix {
-            dim,
-            ..Matrix::default()
-        };
-        for i in 0..n {
-            let id = Uuid::from_u128(i as u128 + 1);
-            let row: Vec<f32> = (0..dim).map(|_| next()).collect();
-            let mut q = vec![0i8; dim];
-            m.scale.push(quantise(&row, &mut q));
-            m.q8.extend(q);
-            m.data.extend(row);
-            m.rows.push(RowMeta {
-                node_id: id,
-                seq: i as i64 + 1,
-                scope: "personal".into(),
-                session: None,
-                role: None,
-                node_type: NodeType::Note,
-                effective_ms: None,
-                created_ms: None,
-            });
-            m.slot_of.insert(id, i);
-        }
-        let query: Vec<f32> = (0..dim).map(|_| next()).collect();
-        let mut want: Vec<(f32, Uuid)> = (0..n)
-            .map(|i| {
-                (
-                    dot(&query, &m.data[i * dim..(i + 1) * dim]),
-                    m.rows[i].node_id,
-                )
-            })
-            .collect();
-        want.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let mut cache = VectorCache::default();
-        cache.matrices.insert(("o".into(), "m".into()), m);
-        let q = VectorQuery {
-            owner: kith_core::OwnerId::new("o").unwrap(),
-            model: "m".into(),
-            vector: query,
-            filters: crate::SearchFilters::default(),
-            limit: 10,
-        };
-        let got = cache.scan(&q, i64::MAX, 25);
-        let got_ids: Vec<Uuid> = got.iter().map(|(id, _)| *id).collect();
-        let want_ids: Vec<Uuid> = want.iter().take(25).map(|(_, id)| *id).collect();
-        assert_eq!(got_ids, want_ids);
-    }
-
-    #[test]
-    fn int8_rows_approximate_the_f32_dot_product() {
-        let row: Vec<f32> = (0..384).map(|i| ((i as f32) * 0.7).sin() * 0.1).collect();
-        let query: Vec<f32> = (0..384).map(|i| ((i as f32) * 0.3).cos() * 0.05).collect();
-        let mut q = vec![0i8; 384];
-        let scale = quantise(&row, &mut q);
-        let exact = dot(&query, &row);
-        let approx = dot_i8(&query, &q) * scale;
-        // The error is bounded by half a step per component: scale / 2 × Σ|q|.
-        let bound = scale / 2.0 * query.iter().map(|x| x.abs()).sum::<f32>();
-        assert!(
-            (exact - approx).abs() <= bound,
-            "{exact} vs {approx} (bound {bound})"
-        );
-        let mut z = vec![1i8; 4];
-        assert_eq!(quantise(&[0.0; 4], &mut z), 0.0);
-        assert_eq!(z, vec![0; 4]);
-    }
-
-    #[test]
-    fn top_k_keeps_the_largest_in_order() {
-        let mut t = TopK::new(3);
-        for (i, s) in [0.1f32, 0.9, 0.5, 0.7, 0.2, 0.95].iter().enumerate() {
-            t.offer(*s, i);
-        }
-        assert_eq!(t.into_sorted(), vec![(0.95, 5), (0.9, 1), (0.7, 3)]);
-    }
 
     #[test]
     fn blobs_round_trip_and_reject_torn_lengths() {

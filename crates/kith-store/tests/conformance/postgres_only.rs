@@ -138,11 +138,13 @@ fn postgres_only_concurrent_first_opens_migrate_once() {
         assert_eq!(r.expect("connect").expect("version"), SCHEMA_VERSION);
     }
     let mut conn = raw(&db);
-    let rows: i64 = conn
-        .query_one("SELECT count(*) FROM kith_meta", &[])
+    let keys: Vec<String> = conn
+        .query("SELECT key FROM kith_meta ORDER BY key", &[])
         .unwrap()
-        .get(0);
-    assert_eq!(rows, 1);
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(keys, ["embeddings_generation", "schema_version"]);
 }
 
 #[test]
@@ -407,4 +409,195 @@ fn postgres_only_a_role_that_may_not_enable_pgvector_is_told_how() {
     ] {
         admin.batch_execute(&sql).unwrap();
     }
+}
+
+// ---------------------------------------------------------------------------
+// The in-process copy of vectors (postgres/vectors.rs)
+// ---------------------------------------------------------------------------
+
+/// A deterministic unit vector of `dim` dimensions.
+fn random_unit(state: &mut u64, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim)
+        .map(|_| {
+            *state ^= *state << 13;
+            *state ^= *state >> 7;
+            *state ^= *state << 17;
+            (*state % 20_001) as f32 / 10_000.0 - 1.0
+        })
+        .collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
+}
+
+/// `count` notes of `owner` in sessions s0..s3 with random vectors; every
+/// fifth one is superseded after its vector is written.
+fn notes_with_vectors(store: &PgStore, owner_id: &str, count: usize, seed: u64) -> Vec<Uuid> {
+    let mut state = seed;
+    write(store, |tx| {
+        (0..count)
+            .map(|i| {
+                let mut e = input(owner_id, &format!("v{seed}-{i}"), &format!("note {i}"));
+                e.session_id = Some(format!("s{}", i % 4));
+                let (_, n) = put(tx, &event(e));
+                tx.put_embedding(n.id, "test/rand-16", &random_unit(&mut state, 16))
+                    .unwrap();
+                if i % 5 == 4 {
+                    let mut gone = n.clone();
+                    gone.lifecycle = kith_core::Lifecycle::Superseded;
+                    tx.update_node(&gone).unwrap();
+                }
+                n.id
+            })
+            .collect()
+    })
+}
+
+fn vector_hits(store: &PgStore, q: &kith_store::VectorQuery) -> Vec<(Uuid, f64)> {
+    read(store, |tx| {
+        tx.search_vector(q)
+            .unwrap()
+            .iter()
+            .map(|h| (h.node_id, h.score))
+            .collect()
+    })
+}
+
+/// The same searches, answered by pgvector's exact scan and by the
+/// in-process copy, return the same nodes in the same order with the same
+/// scores — across filters, lifecycle, limits, and vectors written after
+/// the copy was made (by this process and by another one).
+#[test]
+fn postgres_only_vector_copy_answers_like_the_sql_scan() {
+    use kith_store::postgres::VectorCacheMode;
+    let db = test_database();
+    let sql = PgStore::connect(db.url()).expect("connect");
+    sql.set_vector_cache(VectorCacheMode::Off);
+    let copy = PgStore::connect(db.url()).expect("connect");
+    copy.set_vector_cache(VectorCacheMode::Eager);
+    notes_with_vectors(&copy, "ana", 300, 7);
+    notes_with_vectors(&copy, "ben", 50, 8);
+    let mut state = 99u64;
+    let compare = |state: &mut u64, round: usize| {
+        for i in 0..12 {
+            let mut q = kith_store::VectorQuery {
+                owner: owner("ana"),
+                model: "test/rand-16".into(),
+                vector: random_unit(state, 16),
+                filters: kith_store::SearchFilters::default(),
+                limit: [5, 10, 40][i % 3],
+            };
+            match i % 4 {
+                1 => q.filters.session = Some(session("s2")),
+                2 => q.filters.lifecycles = vec![kith_core::Lifecycle::Superseded],
+                3 => q.filters.as_of = Some(ts("2020-01-01T00:00:00Z")),
+                _ => {}
+            }
+            let want = vector_hits(&sql, &q);
+            let got = vector_hits(&copy, &q);
+            let ids = |h: &[(Uuid, f64)]| h.iter().map(|x| x.0).collect::<Vec<_>>();
+            assert_eq!(ids(&got), ids(&want), "round {round}, query {i}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g.1 - w.1).abs() < 1e-5, "score {} vs {}", g.1, w.1);
+            }
+            // Not vacuous: unfiltered searches fill their limit (round 2
+            // has only 24 active vectors).
+            if i % 4 == 0 {
+                assert_eq!(got.len(), q.limit.min(if round == 2 { 24 } else { 1000 }));
+            }
+        }
+    };
+    compare(&mut state, 0);
+    assert_eq!(copy.vector_cache_owners(), vec![("ana".to_string(), 300)]);
+    // Written by this process after the copy, then by another one.
+    notes_with_vectors(&copy, "ana", 40, 9);
+    notes_with_vectors(&sql, "ana", 40, 10);
+    compare(&mut state, 1);
+    assert_eq!(copy.vector_cache_owners(), vec![("ana".to_string(), 380)]);
+    // Another process rebuilds every vector: the copy starts over.
+    write(&sql, |tx| tx.delete_embeddings().unwrap());
+    let q = kith_store::VectorQuery {
+        owner: owner("ana"),
+        model: "test/rand-16".into(),
+        vector: random_unit(&mut state, 16),
+        filters: kith_store::SearchFilters::default(),
+        limit: 10,
+    };
+    assert!(vector_hits(&copy, &q).is_empty());
+    notes_with_vectors(&sql, "ana", 30, 11);
+    compare(&mut state, 2);
+    assert_eq!(copy.vector_cache_owners(), vec![("ana".to_string(), 30)]);
+}
+
+/// By default the first search of an owner is answered in SQL while a
+/// background thread copies the owner's vectors; later searches use the
+/// copy, with the same answers.
+#[test]
+fn postgres_only_vectors_are_copied_in_the_background() {
+    use kith_store::postgres::VectorCacheMode;
+    let (_db, store) = new_store();
+    store.set_vector_cache(VectorCacheMode::Background);
+    notes_with_vectors(&store, "ana", 120, 3);
+    let mut state = 5u64;
+    let q = kith_store::VectorQuery {
+        owner: owner("ana"),
+        model: "test/rand-16".into(),
+        vector: random_unit(&mut state, 16),
+        filters: kith_store::SearchFilters::default(),
+        limit: 10,
+    };
+    let first = vector_hits(&store, &q);
+    assert_eq!(first.len(), 10);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while store.vector_cache_owners().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the owner's vectors were never copied"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(store.vector_cache_owners(), vec![("ana".to_string(), 120)]);
+    let again = vector_hits(&store, &q);
+    let ids = |h: &[(Uuid, f64)]| h.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(ids(&again), ids(&first));
+    // Turning the copy off drops it; searches still answer.
+    store.set_vector_cache(VectorCacheMode::Off);
+    assert!(store.vector_cache_owners().is_empty());
+    assert_eq!(ids(&vector_hits(&store, &q)), ids(&first));
+}
+
+/// In a big store (20k+ nodes ever written), a word the statistics find in
+/// 6%+ of rows is left out of a query that has rarer words, as on SQLite;
+/// alone, it is still searched.
+#[test]
+fn postgres_only_common_words_are_left_out_of_queries_with_rarer_ones() {
+    let (db, store) = new_store();
+    // Make the store look big (seq counts every node ever written).
+    raw(&db)
+        .batch_execute("ALTER TABLE nodes ALTER COLUMN seq RESTART WITH 30000")
+        .unwrap();
+    let violin = write(&store, |tx| {
+        let mut violin = Vec::new();
+        for i in 0..300 {
+            let text = match i % 100 {
+                0..=39 => format!("we walked along the harbour, day {i}"),
+                40..=42 => format!("she practised the violin, day {i}"),
+                _ => format!("a quiet afternoon at home, day {i}"),
+            };
+            let (_, n) = put(tx, &event(input("ana", &format!("m{i}"), &text)));
+            if text.contains("violin") {
+                violin.push(n.id);
+            }
+        }
+        violin
+    });
+    let q = lexical("ana", "harbour violin");
+    // Before statistics exist nothing is left out: harbour notes match too.
+    let before = read(&store, |tx| search(tx, &q));
+    assert!(before.len() > violin.len());
+    raw(&db).batch_execute("ANALYZE nodes").unwrap();
+    let after = read(&store, |tx| search(tx, &q));
+    assert_eq!(sorted(hit_ids(&after)), sorted(violin));
+    // A common word alone is still searched.
+    let alone = read(&store, |tx| search(tx, &lexical("ana", "harbour")));
+    assert!(alone.len() >= 10, "{}", alone.len());
 }

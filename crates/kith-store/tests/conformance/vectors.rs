@@ -5,7 +5,7 @@ use kith_store::{SearchFilters, Store, StoreErrorKind, VectorQuery};
 use uuid::Uuid;
 
 use crate::fixtures::*;
-use crate::store_test;
+use crate::{store_test, vector_test};
 
 const MODEL: &str = "test/model-3";
 
@@ -70,7 +70,7 @@ fn embedding_of_a_missing_node_or_bad_vector_is_refused(store: &dyn Store) {
     assert!(tx.get_embedding(n.id).unwrap().is_none());
 }
 
-store_test!(vector_search_ranks_by_cosine_and_never_crosses_owners);
+vector_test!(vector_search_ranks_by_cosine_and_never_crosses_owners);
 fn vector_search_ranks_by_cosine_and_never_crosses_owners(store: &dyn Store) {
     // Two owners hold identical texts and identical vectors.
     let mut ids = std::collections::HashMap::new();
@@ -107,7 +107,7 @@ fn vector_search_ranks_by_cosine_and_never_crosses_owners(store: &dyn Store) {
     assert!(vsearch(store, &vq("ana", vec![1.0, 0.0])).is_empty());
 }
 
-store_test!(vector_search_applies_filters_and_lifecycle);
+vector_test!(vector_search_applies_filters_and_lifecycle);
 fn vector_search_applies_filters_and_lifecycle(store: &dyn Store) {
     let (a, b, c) = write(store, |tx| {
         let mut e1 = input("ana", "m1", "first");
@@ -148,7 +148,7 @@ fn vector_search_applies_filters_and_lifecycle(store: &dyn Store) {
     assert_eq!(vsearch(store, &q).len(), 1);
 }
 
-store_test!(vectors_written_later_are_seen_by_later_searches);
+vector_test!(vectors_written_later_are_seen_by_later_searches);
 fn vectors_written_later_are_seen_by_later_searches(store: &dyn Store) {
     let first = write(store, |tx| {
         let (_, n) = put(tx, &event(input("ana", "m1", "one")));
@@ -213,7 +213,7 @@ fn nodes_missing_embedding_lists_each_node_once(store: &dyn Store) {
     assert_eq!(all.len(), 5);
 }
 
-store_test!(as_of_sees_memory_as_it_was);
+vector_test!(as_of_sees_memory_as_it_was);
 fn as_of_sees_memory_as_it_was(store: &dyn Store) {
     let early = ts("2026-01-01T00:00:00Z");
     let later = ts("2026-03-01T00:00:00Z");
@@ -257,4 +257,37 @@ fn as_of_sees_memory_as_it_was(store: &dyn Store) {
 
 fn search_ok(store: &dyn Store, q: &kith_store::LexicalQuery) -> Vec<kith_store::LexicalHit> {
     read(store, |tx| search(tx, q))
+}
+
+vector_test!(a_filter_on_lifecycle_reaches_past_many_closer_vectors);
+/// Lifecycle can change after a vector is written, so it is checked after
+/// the scan; a search for retired nodes must still find them when a hundred
+/// active nodes lie closer to the query.
+fn a_filter_on_lifecycle_reaches_past_many_closer_vectors(store: &dyn Store) {
+    let retired = write(store, |tx| {
+        for i in 0..100 {
+            let (_, n) = put(tx, &event(input("ana", &format!("a{i}"), "close")));
+            tx.put_embedding(n.id, MODEL, &unit(0, 0.01 * (i % 7) as f32))
+                .unwrap();
+        }
+        (0..5)
+            .map(|i| {
+                let (_, n) = put(tx, &event(input("ana", &format!("r{i}"), "far")));
+                tx.put_embedding(n.id, MODEL, &unit(1, 0.1 * i as f32))
+                    .unwrap();
+                let mut gone = n.clone();
+                gone.lifecycle = Lifecycle::Superseded;
+                tx.update_node(&gone).unwrap();
+                n.id
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut q = vq("ana", unit(0, 0.0));
+    q.filters.lifecycles = vec![Lifecycle::Superseded];
+    q.limit = 5;
+    assert_eq!(sorted(vsearch(store, &q)), sorted(retired));
+    // And the default (active) search fills its limit from the close ones.
+    let mut q = vq("ana", unit(0, 0.0));
+    q.limit = 50;
+    assert_eq!(vsearch(store, &q).len(), 50);
 }

@@ -789,8 +789,9 @@ fn neighbour_candidates(
     pool: &mut Pool,
 ) -> Result<(), Error> {
     let mut sessions: HashMap<SessionId, Vec<StoredEvent>> = HashMap::new();
+    // (source index, session, position of the neighbour, share)
+    let mut wanted: Vec<(usize, SessionId, usize, f64)> = Vec::new();
     for (i, source) in sources.iter().enumerate() {
-        let node_id = source.node_id;
         let (Some(event_id), Some(session)) = (&source.event_id, &source.session) else {
             continue;
         };
@@ -820,30 +821,43 @@ fn neighbour_candidates(
                 e.event.speaker.as_ref().map(|s| s.as_str().to_string()),
                 Some(e.event.role),
             );
-            if voice == source.voice {
-                continue;
+            if voice != source.voice {
+                wanted.push((i, session.clone(), j, share));
             }
-            let note_id = ids::note_node_id(e.event.id);
-            let Some(note) = tx.get_node(note_id)? else {
-                continue;
-            };
-            if note.owner_id != req.owner || !passes(&note, Some(e), &req.filters) {
-                continue;
-            }
-            if req.filters.node_types.is_empty() && note.node_type == NodeType::Entity {
-                continue;
-            }
-            let hit = hit_for(&note, Some(e));
-            pool.add(
-                hit,
-                path(
-                    PathKind::Neighbour,
-                    i,
-                    Some(source.score * share),
-                    Some(format!("node {node_id}")),
-                ),
-            );
         }
+    }
+    // Every neighbour's note in one call (one round trip on a server).
+    let note_ids: Vec<Uuid> = wanted
+        .iter()
+        .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
+        .collect();
+    let notes: HashMap<Uuid, kith_core::Node> = tx
+        .get_nodes(&note_ids)?
+        .into_iter()
+        .map(|n| (n.id, n))
+        .collect();
+    for ((i, session, j, share), note_id) in wanted.into_iter().zip(note_ids) {
+        let e = &sessions[&session][j];
+        let source = &sources[i];
+        let Some(note) = notes.get(&note_id) else {
+            continue;
+        };
+        if note.owner_id != req.owner || !passes(note, Some(e), &req.filters) {
+            continue;
+        }
+        if req.filters.node_types.is_empty() && note.node_type == NodeType::Entity {
+            continue;
+        }
+        let hit = hit_for(note, Some(e));
+        pool.add(
+            hit,
+            path(
+                PathKind::Neighbour,
+                i,
+                Some(source.score * share),
+                Some(format!("node {}", source.node_id)),
+            ),
+        );
     }
     Ok(())
 }

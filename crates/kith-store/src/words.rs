@@ -1,0 +1,71 @@
+//! How every backend reads a query's words: the same tokenising, stopwords
+//! and common-word pruning, so the backends agree on what a query means.
+
+use crate::StoreError;
+
+/// Words that carry no meaning for matching.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
+    "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that", "the",
+    "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "what", "when",
+    "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+    // Question and filler words: frequent in questions and conversation,
+    // they match a large share of turns and say nothing about the answer.
+    "am", "any", "being", "both", "each", "here", "him", "himself", "herself", "itself", "myself",
+    "ours", "same", "should", "some", "such", "these", "those", "too", "very", "yours", "yourself",
+    "yes", "yeah", "oh", "hey", "hi", "okay", "ok", "really", "just", "also", "many", "much",
+    "total", "number",
+];
+
+/// The words of free text a search looks for: runs of Unicode letters and
+/// digits, lower-cased, without stopwords or repeats, in order. Every
+/// backend tokenises queries with this.
+pub fn query_words(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_lowercase();
+        if STOPWORDS.contains(&word.as_str()) || terms.contains(&word) {
+            continue;
+        }
+        terms.push(word);
+    }
+    terms
+}
+
+/// Below this many indexed rows every word of a query is searched.
+pub(crate) const PRUNE_FROM_ROWS: i64 = 20_000;
+/// A word found in at least this share of the indexed rows is left out of a
+/// query that has rarer words.
+/// 6% was chosen by measuring both LongMemEval recall (unchanged at 0.750
+/// turn all@5; 5% lost a question) and 100k-memory latency (BENCHMARKS.md).
+pub(crate) const COMMON_SHARE: f64 = 0.06;
+
+/// Leaves out of a query the words that occur in a large share of a big
+/// store (`rows`: the number of indexed rows, or a bound on it), when it
+/// has rarer ones. `count_up_to(word, cap)` counts the rows holding a word,
+/// stopping at `cap`. Ranking BM25 costs time in proportion to
+/// the matches, and such a word matches tens of thousands of rows while its
+/// IDF adds little to the ranking the rare words already make. Counting
+/// stops at the threshold, so the check costs at most that many postings a
+/// word.
+pub(crate) fn without_common_words(
+    terms: Vec<String>,
+    rows: i64,
+    mut count_up_to: impl FnMut(&str, i64) -> Result<i64, StoreError>,
+) -> Result<Vec<String>, StoreError> {
+    if terms.len() < 2 || rows < PRUNE_FROM_ROWS {
+        return Ok(terms);
+    }
+    let cap = (rows as f64 * COMMON_SHARE) as i64;
+    let mut rare = Vec::new();
+    for t in &terms {
+        if count_up_to(t, cap)? < cap {
+            rare.push(t.clone());
+        }
+    }
+    Ok(if rare.is_empty() { terms } else { rare })
+}
