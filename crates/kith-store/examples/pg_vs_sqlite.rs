@@ -11,14 +11,15 @@
 //! queries (top 10) run on each backend. PostgreSQL is the throwaway test
 //! server (or `KITH_TEST_DATABASE_URL`), so its figures include a loopback
 //! round trip per query; it is `ANALYZE`d after the load, as autovacuum
-//! would soon do. SQLite's first vector query also loads its in-memory
-//! vector cache, reported apart.
+//! would soon do. Each backend's first vector query also loads its
+//! in-memory copy of the vectors, reported apart (`KITH_PG_VECTOR_CACHE=off`:
+//! PostgreSQL answers with pgvector's exact scan instead).
 
 use std::time::{Duration, Instant};
 
 use kith_core::event::InputDefaults;
 use kith_core::{EventInput, Node, NodeType, OwnerId, ScopeId, Timestamp};
-use kith_store::postgres::{testing, PgStore};
+use kith_store::postgres::{testing, PgStore, VectorCacheMode};
 use kith_store::sqlite::{OpenMode, SqliteStore};
 use kith_store::{LexicalQuery, SearchFilters, Store, TxMode, VectorQuery};
 
@@ -209,6 +210,11 @@ fn main() {
 
     let db = testing::test_database();
     let pg = PgStore::connect(db.url()).unwrap();
+    // Like SQLite, answer vectors from an in-process copy, made by the first
+    // query; KITH_PG_VECTOR_CACHE=off times pgvector's exact scan instead.
+    if std::env::var_os("KITH_PG_VECTOR_CACHE").is_none() {
+        pg.set_vector_cache(VectorCacheMode::Eager);
+    }
     run("postgres", &pg, &d, || {
         // What autovacuum would do soon after a bulk load: planner
         // statistics. Without them the first plans join row by row.

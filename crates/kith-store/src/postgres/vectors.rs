@@ -312,12 +312,24 @@ pub(super) fn plan(
         .owners
         .get_mut(owner)
         .expect("present: checked or inserted");
-    let rows = tx.query(ROWS_SQL, &[&owner as &(dyn ToSql + Sync), &o.last_seq])?;
-    for row in &rows {
-        o.absorb(row)?;
-    }
+    let grown = tx
+        .query(ROWS_SQL, &[&owner as &(dyn ToSql + Sync), &o.last_seq])
+        .and_then(|rows| {
+            for row in &rows {
+                o.absorb(row)?;
+            }
+            Ok(rows.len())
+        });
+    let grown = match grown {
+        Ok(n) => n,
+        Err(e) => {
+            // A copy that stopped half way would answer from half the rows.
+            c.owners.remove(owner);
+            return Err(e);
+        }
+    };
     c.touch(owner);
-    if !rows.is_empty() && !c.fit(owner) {
+    if grown > 0 && !c.fit(owner) {
         return Ok(Plan::Sql);
     }
     let found = c.owners[owner]
