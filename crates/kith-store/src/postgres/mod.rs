@@ -541,12 +541,22 @@ impl Tx for PgTx<'_> {
     fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
         self.writable()?;
         let rows = self.query(
-            "INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
+            // One round trip: nodes written before their event (in the same
+            // transaction) get the copied role and time in the same
+            // statement, which sees them (earlier commands' effects).
+            "WITH ins AS (
+                INSERT INTO events (id, owner_id, scope, session_id, role, speaker, content,
                     content_sha256, event_time, event_time_ms, ingested_at, ingested_at_ms,
                     metadata, source_id, checksum)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::json, $14, $15)
-             ON CONFLICT DO NOTHING
-             RETURNING seq",
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::json,
+                    $14, $15)
+                ON CONFLICT DO NOTHING
+                RETURNING seq, id, role, coalesce(event_time_ms, ingested_at_ms) AS effective_ms
+             ), early AS (
+                UPDATE nodes n SET source_role = ins.role, effective_ms = ins.effective_ms
+                FROM ins WHERE n.source_event_id = ins.id AND n.source_role IS NULL
+             )
+             SELECT seq FROM ins",
             &[
                 &e.id,
                 &e.owner_id.as_str(),
@@ -571,15 +581,7 @@ impl Tx for PgTx<'_> {
                 e.id
             )));
         };
-        let seq: i64 = row.get(0);
-        // Nodes written before their event (in the same transaction) get the
-        // copied role and time now.
-        self.query(
-            "UPDATE nodes SET source_role = $2, effective_ms = $3
-             WHERE source_event_id = $1 AND source_role IS NULL",
-            &[&e.id, &e.role.as_str(), &e.effective_time().unix_millis()],
-        )?;
-        Ok(seq)
+        Ok(row.get(0))
     }
 
     fn event_id_by_source(
@@ -1039,24 +1041,26 @@ impl Tx for PgTx<'_> {
             ));
         }
         self.writable()?;
-        let owner = self.query("SELECT owner_id FROM nodes WHERE id = $1", &[&node_id])?;
-        let Some(owner) = owner.first().map(|r| r.get::<_, String>(0)) else {
-            return Err(not_found(format!("node {node_id} does not exist")));
-        };
-        // Delete and insert (not update in place) so the replacement gets a
-        // new seq, as on SQLite.
-        self.query("DELETE FROM embeddings WHERE node_id = $1", &[&node_id])?;
-        self.query(
+        // One round trip: the owner comes from the node (none: no row, so
+        // the node does not exist), and a replacement takes a new seq, as
+        // on SQLite, so in-process copies see it.
+        let written = self.query(
             "INSERT INTO embeddings (node_id, owner_id, model, dim, vector)
-             VALUES ($1, $2, $3, $4, $5)",
+             SELECT n.id, n.owner_id, $2, $3, $4 FROM nodes n WHERE n.id = $1
+             ON CONFLICT (node_id) DO UPDATE SET owner_id = excluded.owner_id,
+                 model = excluded.model, dim = excluded.dim, vector = excluded.vector,
+                 seq = DEFAULT
+             RETURNING seq",
             &[
                 &node_id,
-                &owner,
                 &model,
                 &(vector.len() as i32),
                 &PgVector(vector.to_vec()),
             ],
         )?;
+        if written.is_empty() {
+            return Err(not_found(format!("node {node_id} does not exist")));
+        }
         Ok(())
     }
 
