@@ -278,7 +278,10 @@ fn postgres_only_writers_queue_like_sqlite() {
     let _writer = store.begin(TxMode::Write).unwrap();
     let started = Instant::now();
     let n = read(&store, |tx| list_events(tx, EventQuery::default()).len());
-    assert!(started.elapsed() < hold, "reader waited");
+    // A reader that waited for the writer would wait for good (it holds its
+    // lock until dropped): any bound far from zero tells the two apart
+    // without depending on how loaded the machine is.
+    assert!(started.elapsed() < Duration::from_secs(10), "reader waited");
     assert_eq!(n, 2);
 }
 
