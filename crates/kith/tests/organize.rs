@@ -1109,3 +1109,38 @@ fn hints_naming_another_owners_node_answer_not_found() {
     assert_eq!(details(&r), details(&missing));
     assert_eq!(graph(&m, "p"), before);
 }
+
+/// A run that stops at its budget examines the newest pairs first, so a
+/// pair refused on every run cannot keep a new duplicate from being merged.
+#[test]
+fn a_small_budget_reaches_new_duplicates_before_old_refusals() {
+    let (_t, _d, m) = common::pack();
+    let o = "o";
+    let ev = event(&m, o, "Aurora requires approval.");
+    // Old: the same text with another validity start, refused every run.
+    let old_a = claim(o, ev, "Aurora requires approval.");
+    let old_b = Node {
+        valid_from: ts("2025-04-01T00:00:00+00:00"),
+        ..claim(o, ev, "Aurora requires approval.")
+    };
+    put(&m, &[&old_a, &old_b]);
+    // New: an exact copy pair, written later.
+    let new_a = claim(o, ev, "Aurora needs a second signature.");
+    let new_b = claim(o, ev, "Aurora needs a second signature.");
+    put(&m, &[&new_a]);
+    put(&m, &[&new_b]);
+    let r = m.organize(&owner(o), &[Job::Deduplicate], 1).unwrap();
+    let job = &r.jobs[0];
+    assert_eq!(job.candidates, 1);
+    assert!(job.budget_exhausted);
+    assert_eq!(merges(&r), 1, "{r:#?}");
+    let merged = [job.merges[0].keep_id, job.merges[0].retired_id];
+    assert!(merged.contains(&new_a.id) && merged.contains(&new_b.id));
+    // Later runs reach the old pairs (the two claims, and each with the
+    // note of the same text) and refuse them again.
+    let r = m.organize(&owner(o), &[Job::Deduplicate], 1).unwrap();
+    assert_eq!((merges(&r), r.jobs[0].candidates), (0, 1));
+    let r = m.organize(&owner(o), &[Job::Deduplicate], 100).unwrap();
+    assert_eq!((merges(&r), r.jobs[0].candidates), (0, 3));
+    assert!(!r.jobs[0].budget_exhausted);
+}

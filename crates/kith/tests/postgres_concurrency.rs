@@ -164,10 +164,9 @@ fn eight_writers_and_an_organizer_lose_nothing() {
                     seeded += 1;
                 }
                 // The default budget (1,000 pairs a job) while writers
-                // run; the last run examines every pair. Pairs refused in
-                // one run are examined again in the next and come first
-                // (creation order), so at 8 × 1,000 the default budget
-                // leaves later pairs for later runs.
+                // run; the last run examines every pair. Runs examine the
+                // newest pairs first, so pairs refused in one run wait
+                // behind what was written since.
                 let budget = if finished { 1_000_000 } else { 0 };
                 let report = m
                     .organize(&owner, &[Job::Deduplicate, Job::AliasResolve], budget)

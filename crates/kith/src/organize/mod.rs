@@ -538,6 +538,31 @@ struct Pairs {
 }
 
 impl Pairs {
+    /// Puts caller-hinted pairs first, then pairs by their newer member,
+    /// newest first (`order`: a node's position in creation order). A run
+    /// that stops at its budget has then examined what changed since the
+    /// last run, instead of the same oldest pairs (refused last time too)
+    /// on every run.
+    fn newest_first(&mut self, order: &HashMap<Uuid, usize>) {
+        let at = |id: &Uuid| order.get(id).copied().unwrap_or(usize::MAX);
+        self.list.sort_by_key(|c| {
+            let (x, y) = (at(&c.a), at(&c.b));
+            // Among pairs of one newest node, the oldest partner first: copies
+            // then fold into the oldest node, not into a chain.
+            (
+                std::cmp::Reverse(c.hinted),
+                std::cmp::Reverse(x.max(y)),
+                x.min(y),
+            )
+        });
+        self.seen = self
+            .list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ((c.a, c.b), i))
+            .collect();
+    }
+
     fn add(&mut self, x: Uuid, y: Uuid, semantic: Option<f64>, hinted: bool) {
         if x == y {
             return;
@@ -586,8 +611,14 @@ fn active_nodes(tx: &mut dyn Tx, owner: &OwnerId) -> Result<Vec<Node>, Error> {
     Ok(out)
 }
 
+/// Each node's position in `nodes` (which are in creation order).
+fn creation_order(nodes: &[Node]) -> HashMap<Uuid, usize> {
+    nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect()
+}
+
 /// Pairs of `nodes` whose vectors are at least `threshold` similar, within
-/// one scope; at most `budget` nodes are searched.
+/// one scope; at most `budget` nodes are searched, in the order given
+/// (callers give the newest first).
 fn vector_pairs(
     tx: &mut dyn Tx,
     owner: &OwnerId,
@@ -729,7 +760,9 @@ impl Memory {
                 }
                 group.push(n.id);
             }
-            let all: Vec<&Node> = nodes.iter().collect();
+            // Newest first: nodes written since the last run are searched
+            // before a budget runs out.
+            let all: Vec<&Node> = nodes.iter().rev().collect();
             report.budget_exhausted |= vector_pairs(
                 &mut *tx,
                 &req.owner,
@@ -743,6 +776,7 @@ impl Memory {
         for h in req.hints.iter().filter(|h| h.kind == MergeKind::Duplicate) {
             pairs.add(h.a, h.b, h.score, true);
         }
+        pairs.newest_first(&creation_order(&nodes));
         let by_id: HashMap<Uuid, &Node> = nodes.iter().map(|n| (n.id, n)).collect();
         let mut retired: HashSet<Uuid> = HashSet::new();
         for c in &pairs.list {
@@ -799,7 +833,7 @@ impl Memory {
                 }
                 group.push(n.id);
             }
-            let all: Vec<&Node> = entities.iter().collect();
+            let all: Vec<&Node> = entities.iter().rev().collect();
             report.budget_exhausted |= vector_pairs(
                 &mut *tx,
                 &req.owner,
@@ -813,6 +847,7 @@ impl Memory {
         for h in req.hints.iter().filter(|h| h.kind == MergeKind::Alias) {
             pairs.add(h.a, h.b, h.score, true);
         }
+        pairs.newest_first(&creation_order(&entities));
         let mut by_id: HashMap<Uuid, Node> = entities.into_iter().map(|n| (n.id, n)).collect();
         let mut retired: HashSet<Uuid> = HashSet::new();
         for c in &pairs.list {
