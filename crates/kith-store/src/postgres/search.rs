@@ -135,7 +135,9 @@ pub fn candidates_sql(ids: Vec<uuid::Uuid>, q: &VectorQuery) -> (String, Vec<sup
         super::rows::HIT_COLUMNS
     ));
     apply_filters(&mut select, &q.filters);
-    select.finish("n.seq", 0)
+    // Unordered: the caller orders by score, and an ORDER BY tempts the
+    // planner to walk the seq index instead of looking the ids up.
+    select.into_parts()
 }
 
 /// Adds the filters every search shares (scope, session, roles, node types,

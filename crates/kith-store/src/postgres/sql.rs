@@ -70,12 +70,24 @@ impl Select {
         self
     }
 
-    /// Appends `ORDER BY {order} LIMIT n` (0 means no limit) and returns the
-    /// finished SQL and parameters.
+    /// Appends `ORDER BY {order} LIMIT n` (0: no `LIMIT` at all) and returns
+    /// the finished SQL and parameters.
+    ///
+    /// Never `LIMIT $n` for "no limit": once a prepared statement gets a
+    /// generic plan, the planner cannot see the value and, expecting few
+    /// rows, walks the `ORDER BY` column's index and filters every row
+    /// (measured: a 36-id lookup took 9 ms at 10k nodes instead of 0.1 ms).
     pub fn finish(mut self, order: &str, limit: usize) -> (String, Vec<Arg>) {
-        let limit = if limit == 0 { i64::MAX } else { limit as i64 };
-        let p = self.arg(limit);
-        self.sql.push_str(&format!(" ORDER BY {order} LIMIT {p}"));
+        self.sql.push_str(&format!(" ORDER BY {order}"));
+        if limit > 0 {
+            let p = self.arg(limit as i64);
+            self.sql.push_str(&format!(" LIMIT {p}"));
+        }
+        (self.sql, self.args)
+    }
+
+    /// The SQL and parameters as they are, unordered and unlimited.
+    pub fn into_parts(self) -> (String, Vec<Arg>) {
         (self.sql, self.args)
     }
 }
@@ -85,4 +97,21 @@ pub fn refs(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter()
         .map(|a| a.as_ref() as &(dyn ToSql + Sync))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_limit_is_no_limit_clause_not_a_parameter() {
+        let mut s = Select::new("SELECT 1 FROM t WHERE true");
+        s.eq("a", Some("x"));
+        let (sql, args) = s.finish("seq", 0);
+        assert_eq!(sql, "SELECT 1 FROM t WHERE true AND a = $1 ORDER BY seq");
+        assert_eq!(args.len(), 1);
+        let (sql, args) = Select::new("SELECT 1 FROM t WHERE true").finish("seq", 5);
+        assert_eq!(sql, "SELECT 1 FROM t WHERE true ORDER BY seq LIMIT $1");
+        assert_eq!(args.len(), 1);
+    }
 }
