@@ -1576,3 +1576,42 @@ fn rejection_publishes_no_edge() {
     assert_eq!(after.ops.len(), before.ops.len() + 1);
     assert!(after.ops.contains(&rej.review_op_id));
 }
+
+/// §4 item 24: an unverified alias edge an earlier version (or an import)
+/// wrote under a random id already links the pair: the organizer reuses
+/// it and writes nothing, neither a second edge nor a record inventing the
+/// old edge's history.
+#[test]
+fn a_random_id_proposal_edge_is_reused_not_duplicated() {
+    let (_t, _d, m) = common::pack();
+    let (alice, alicia) = alice_and_alicia(&m, "o");
+    let legacy = Edge {
+        id: Uuid::new_v4(),
+        owner_id: owner("o"),
+        scope: ScopeId::personal(),
+        source_id: alicia.id,
+        target_id: alice.id,
+        edge_type: EdgeType::RelatesTo,
+        confidence: 0.9,
+        valid_from: ts("2025-03-01T10:00:00+00:00"),
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({"relation": "alias", "identity_verified": false})),
+        created_at: ts("2025-03-01T10:00:00+00:00"),
+    };
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.insert_edge(&legacy).unwrap();
+    tx.commit().unwrap();
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    let n = r.jobs[1]
+        .not_applied
+        .iter()
+        .find(|n| n.reason == "already_proposed")
+        .unwrap_or_else(|| panic!("{r:#?}"));
+    assert!(n.detail.contains(&legacy.id.to_string()), "{}", n.detail);
+    assert_eq!(n.op_id, None, "no record is invented");
+    assert_eq!(graph(&m, "o"), before);
+    assert!(m.alias_proposals(&owner("o")).unwrap().is_empty());
+}
