@@ -1615,3 +1615,26 @@ fn a_random_id_proposal_edge_is_reused_not_duplicated() {
     assert_eq!(graph(&m, "o"), before);
     assert!(m.alias_proposals(&owner("o")).unwrap().is_empty());
 }
+
+/// An unverified proposal stays queryable as an edge, but the ordinary
+/// neighbourhood of a node does not reach the other entity through it; a
+/// caller who opts in does, and a verified alias is ordinary.
+#[test]
+fn unverified_alias_is_left_out_of_the_neighbourhood_unless_asked() {
+    let (_t, _d, m) = common::pack();
+    let o = owner("o");
+    let (a, b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let edge = kith::organize::proposal_edge_id(op);
+    let view = m.node_view(&o, a.id).unwrap();
+    assert!(
+        view.edges.iter().any(|e| e.id == edge),
+        "queryable as an edge"
+    );
+    assert!(!view.neighbours.iter().any(|n| n.id == b.id), "{view:#?}");
+    let opted = m.node_view_with(&o, a.id, true).unwrap();
+    assert!(opted.neighbours.iter().any(|n| n.id == b.id));
+    m.review_alias(&o, op, Decision::Accept, None, None)
+        .unwrap();
+    let view = m.node_view(&o, a.id).unwrap();
+    assert!(view.neighbours.iter().any(|n| n.id == b.id), "verified");
+}
