@@ -1638,3 +1638,90 @@ fn unverified_alias_is_left_out_of_the_neighbourhood_unless_asked() {
     let view = m.node_view(&o, a.id).unwrap();
     assert!(view.neighbours.iter().any(|n| n.id == b.id), "verified");
 }
+
+/// §4 items 16 and 19: vectors make duplicate candidates from cosine 0.92
+/// and alias candidates from 0.85; below, a pair is not even a candidate,
+/// and above, duplicates still need equal text and aliases only propose.
+#[test]
+fn vector_candidates_start_at_their_thresholds() {
+    let (_t, _d, m) = common::pack();
+    // cos([1, t], [1, 0]) = 1 / sqrt(1 + t²)
+    let t = |cos: f32| (1.0 / (cos * cos) - 1.0).sqrt();
+    for (o, cos, dup_candidates) in [("d90", 0.90, 0), ("d95", 0.95, 1)] {
+        let ev = event(&m, o, "policy");
+        let x = claim(o, ev, "Aurora requires approval.");
+        let y = claim(o, ev, "Aurora needs sign-off.");
+        put(&m, &[&x, &y]);
+        embed(&m, &x, &[1.0, t(cos)]);
+        embed(&m, &y, &[1.0, 0.0]);
+        let r = organize(&m, o, &[Job::Deduplicate]);
+        assert_eq!(r.jobs[0].candidates, dup_candidates, "{o}: {r:#?}");
+        assert_eq!(merges(&r), 0, "{o}");
+    }
+    for (o, cos, alias_candidates) in [("a84", 0.84, 0), ("a86", 0.86, 1)] {
+        let ev = event(&m, o, "people");
+        let x = entity(o, ev, "Alice", "person");
+        let y = entity(o, ev, "Alicia", "person");
+        put(&m, &[&x, &y]);
+        embed(&m, &x, &[1.0, t(cos)]);
+        embed(&m, &y, &[1.0, 0.0]);
+        let r = organize(&m, o, BOTH);
+        assert_eq!(r.jobs[0].candidates, 0, "{o}: no duplicate candidate");
+        assert_eq!(r.jobs[1].candidates, alias_candidates, "{o}: {r:#?}");
+        assert_eq!(proposals(&r), alias_candidates, "{o}");
+        assert_eq!(merges(&r), 0, "{o}");
+    }
+}
+
+/// A retry of a committed merge returns its record unchanged (same bytes
+/// and checksum); a pair naming one node twice is no candidate at all.
+#[test]
+fn a_retried_merge_keeps_its_record_bytes_and_self_pairs_are_ignored() {
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let op = organize(&m, "o", &[Job::Deduplicate]).jobs[0].merges[0].op_id;
+    let read = |m: &Memory| {
+        m.store_backend()
+            .begin(TxMode::Read)
+            .unwrap()
+            .get_operation(op)
+            .unwrap()
+            .unwrap()
+    };
+    let first = read(&m);
+    let before = graph(&m, "o");
+    let mut req = OrganizeRequest::new(owner("o"), vec![Job::Deduplicate]);
+    req.hints.push(CandidateHint {
+        a: c.dup.id,
+        b: c.keep.id,
+        kind: MergeKind::Duplicate,
+        score: None,
+    });
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(r.jobs[0].not_applied[0].op_id, Some(op), "{r:#?}");
+    let again = read(&m);
+    assert_eq!(again.checksum, first.checksum);
+    assert_eq!(
+        kith_core::canon::to_canonical_string(&again.payload),
+        kith_core::canon::to_canonical_string(&first.payload)
+    );
+    assert_eq!(again.created_at, first.created_at);
+    assert_eq!(graph(&m, "o"), before);
+
+    let mut req = OrganizeRequest::new(owner("o"), BOTH.to_vec());
+    for kind in [MergeKind::Duplicate, MergeKind::Alias] {
+        req.hints.push(CandidateHint {
+            a: c.keep.id,
+            b: c.keep.id,
+            kind,
+            score: Some(0.99),
+        });
+    }
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(
+        (candidates(&r), merges(&r), proposals(&r)),
+        (0, 0, 0),
+        "{r:#?}"
+    );
+    assert_eq!(graph(&m, "o"), before);
+}
