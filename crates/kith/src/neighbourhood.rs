@@ -2,7 +2,7 @@
 //! and nodes next to it (what `GET /v1/nodes/{id}` and `memory_get_node`
 //! show).
 
-use kith_core::{Edge, Node, OwnerId};
+use kith_core::{Edge, EdgeType, Node, OwnerId};
 use kith_store::{StoredEvent, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
@@ -24,7 +24,8 @@ pub struct NodeView {
     /// Edges that start or end at the node (at most
     /// [`MAX_NEIGHBOUR_EDGES`]).
     pub edges: Vec<Edge>,
-    /// The nodes at the other end of those edges.
+    /// The nodes at the other end of those edges (not across an
+    /// unverified alias proposal, unless the caller opted in).
     pub neighbours: Vec<Node>,
     /// Whether edges were left out because there were more than
     /// [`MAX_NEIGHBOUR_EDGES`].
@@ -35,7 +36,24 @@ impl Memory {
     /// A node of `owner` with its source events, edges and adjacent nodes.
     /// Another owner's node is [`Error::NotFound`], exactly like a missing
     /// one, so ids of other owners reveal nothing.
+    ///
+    /// An unverified alias proposal (a RELATES_TO edge with
+    /// `identity_verified: false`) is listed among the edges but its other
+    /// end is not a neighbour: a proposal is not an identity link, so the
+    /// ordinary neighbourhood does not traverse it. [`Memory::node_view_with`]
+    /// opts in.
     pub fn node_view(&self, owner: &OwnerId, id: Uuid) -> Result<NodeView, Error> {
+        self.node_view_with(owner, id, false)
+    }
+
+    /// [`Memory::node_view`], also following unverified alias proposals to
+    /// their other entity when `include_unverified_aliases` is true.
+    pub fn node_view_with(
+        &self,
+        owner: &OwnerId,
+        id: Uuid,
+        include_unverified_aliases: bool,
+    ) -> Result<NodeView, Error> {
         let node = self.node(owner, id)?;
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         let mut provenance = Vec::new();
@@ -57,6 +75,10 @@ impl Memory {
         edges.truncate(MAX_NEIGHBOUR_EDGES);
         let mut neighbours: Vec<Node> = Vec::new();
         for edge in &edges {
+            if !include_unverified_aliases && is_unverified_alias(edge) {
+                // Still queryable as an edge above; just not traversed.
+                continue;
+            }
             let other = if edge.source_id == id {
                 edge.target_id
             } else {
@@ -79,4 +101,16 @@ impl Memory {
             truncated,
         })
     }
+}
+
+/// Whether `edge` is an unverified alias proposal: RELATES_TO with
+/// `metadata.identity_verified` false.
+fn is_unverified_alias(edge: &Edge) -> bool {
+    edge.edge_type == EdgeType::RelatesTo
+        && edge
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("identity_verified"))
+            .and_then(serde_json::Value::as_bool)
+            == Some(false)
 }

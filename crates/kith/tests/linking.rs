@@ -548,3 +548,55 @@ fn retrieval_reaches_one_memory_through_another_via_a_minted_entity() {
     // The memory sharing more of the question's words ranks first.
     assert_eq!(r.results[0].node_id, mem[1].id);
 }
+
+/// Counts are per memory: a surface an extractor repeats inside one memory
+/// counts once toward the floor (and gets one mention edge).
+#[test]
+fn a_surface_repeated_in_one_memory_counts_once() {
+    let (_t, _d, m) = common::pack();
+    let records = remember(&m, &["one", "two"]);
+    let x = Fixed(vec![
+        ("one", vec![mention("Aster", 0.9), mention("Aster", 0.9)]),
+        ("two", vec![mention("Brio", 0.9)]),
+    ]);
+    let r = linking::link_entities(
+        &records,
+        &owner(),
+        &personal(),
+        Some(&x),
+        &LinkParams::default(),
+    );
+    assert!(r.entities.is_empty() && r.mentions.is_empty());
+    let floor: Vec<(&str, &str)> = r
+        .dropped
+        .iter()
+        .map(|d| (d.surface.as_str(), d.detail.as_str()))
+        .collect();
+    assert_eq!(
+        floor,
+        vec![
+            ("Aster", "mentioned 1 time(s), below the 2 floor"),
+            ("Brio", "mentioned 1 time(s), below the 2 floor"),
+        ]
+    );
+    // With a floor of one, Aster gets exactly one mention edge.
+    let r = linking::link_entities(
+        &records,
+        &owner(),
+        &personal(),
+        Some(&x),
+        &LinkParams {
+            min_mention_count: 1,
+            ..LinkParams::default()
+        },
+    );
+    let aster = r.entities.iter().find(|e| e.content == "Aster").unwrap();
+    assert_eq!(
+        r.mentions
+            .iter()
+            .filter(|e| e.target_id == aster.id)
+            .count(),
+        1
+    );
+    assert_eq!(aster.metadata.as_ref().unwrap()["mention_count"], 1);
+}

@@ -1144,3 +1144,619 @@ fn a_small_budget_reaches_new_duplicates_before_old_refusals() {
     assert_eq!((merges(&r), r.jobs[0].candidates), (0, 3));
     assert!(!r.jobs[0].budget_exhausted);
 }
+
+// ---------------------------------------------------------------------------
+// Audit against spec 000 (organizer merges, alias proposals, the inbox)
+// ---------------------------------------------------------------------------
+
+/// Claim subject and predicate metadata are part of the boundary: two
+/// claims with byte-equal text, validity and provenance but another
+/// subject or predicate never merge, and the reason names the field.
+#[test]
+fn claims_differing_only_in_subject_or_predicate_never_merge() {
+    let (_t, _d, m) = common::pack();
+    for (o, key, value) in [("s", "subject", "Aurora team"), ("p", "predicate", "needs")] {
+        let ev = event(&m, o, "Deploy policy.");
+        let a = claim(o, ev, "Aurora requires approval.");
+        let mut meta = a.metadata.clone().unwrap();
+        meta[key] = json!(value);
+        let b = Node {
+            id: Uuid::new_v4(),
+            metadata: Some(meta),
+            ..a.clone()
+        };
+        put(&m, &[&a, &b]);
+        let before = graph(&m, o);
+        let r = organize(&m, o, BOTH);
+        assert_eq!(r.jobs[0].candidates, 1, "{key}: {r:#?}");
+        assert_eq!(merges(&r), 0, "{key}: {r:#?}");
+        let n = &r.jobs[0].not_applied[0];
+        assert_eq!(n.reason, "different_metadata", "{key}");
+        assert_eq!(n.detail, format!("claim {key} differs"));
+        assert_eq!(graph(&m, o), before, "{key}: nothing changes");
+    }
+}
+
+/// Named entities keep stripped, case-insensitive name matching for
+/// duplicates (within the metadata and provenance boundary).
+#[test]
+fn entity_duplicates_match_names_stripped_and_case_insensitively() {
+    let (_t, _d, m) = common::pack();
+    let ev1 = event(&m, "o", "Aster.");
+    let ev2 = event(&m, "o", "aster.");
+    let a = Node {
+        confidence: 0.7,
+        ..entity("o", ev1, "Aster", "organization")
+    };
+    let b = entity("o", ev2, "  aster ", "organization");
+    put(&m, &[&a, &b]);
+    let r = organize(&m, "o", &[Job::Deduplicate]);
+    assert_eq!(merges(&r), 1, "{r:#?}");
+    let applied = &r.jobs[0].merges[0];
+    assert_eq!((applied.keep_id, applied.retired_id), (a.id, b.id));
+    assert_eq!(applied.basis, "exact_copy");
+    assert_eq!(get(&m, a.id).evidence_refs, vec![ev1, ev2]);
+    assert_eq!(get(&m, a.id).content, "Aster", "the kept name is unchanged");
+}
+
+/// §4 item 18: the duplicate kept is the one with the higher confidence,
+/// then more evidence, then the older.
+#[test]
+fn duplicate_canonical_prefers_confidence_then_evidence_then_age() {
+    let (_t, _d, m) = common::pack();
+    let kept = |o: &str, a: Node, b: Node| -> Uuid {
+        put(&m, &[&a, &b]);
+        let r = organize(&m, o, &[Job::Deduplicate]);
+        assert_eq!(merges(&r), 1, "{r:#?}");
+        r.jobs[0].merges[0].keep_id
+    };
+    // More evidence wins at equal confidence, whatever the age.
+    let ev1 = event(&m, "e", "one");
+    let ev2 = event(&m, "e", "two");
+    let more = Node {
+        evidence_refs: vec![ev1, ev2],
+        created_at: ts("2025-03-02T10:00:00+00:00"),
+        ..claim("e", ev1, "Aurora requires approval.")
+    };
+    let less = claim("e", ev1, "Aurora requires approval.");
+    assert_eq!(kept("e", less, more.clone()), more.id);
+    // Equal confidence and evidence: the older wins, whatever the id.
+    let ev = event(&m, "t", "one");
+    let older = claim("t", ev, "Aurora requires approval.");
+    let newer = Node {
+        created_at: ts("2025-03-02T10:00:00+00:00"),
+        ..claim("t", ev, "Aurora requires approval.")
+    };
+    assert_eq!(kept("t", newer, older.clone()), older.id);
+}
+
+/// A case variant and an equal normalised name merge as aliases at the
+/// default threshold; a stricter configured threshold leaves a case
+/// variant alone but still merges a known abbreviation.
+#[test]
+fn alias_names_merge_at_the_configured_threshold() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "OpenAI and Open-AI.");
+    let a = entity("o", ev, "OpenAI", "organization");
+    let b = entity("o", ev, "Open-AI", "organization");
+    put(&m, &[&a, &b]);
+    let r = organize(&m, "o", &[Job::AliasResolve]);
+    assert_eq!(merges(&r), 1, "{r:#?}");
+    assert_eq!(r.jobs[0].merges[0].basis, "normalised_name");
+    assert_eq!(r.jobs[0].merges[0].keep_id, b.id, "the longer name");
+
+    let ev = event(&m, "p", "Kubernetes and K8S and k8s.");
+    let k8s = entity("p", ev, "K8S", "technology");
+    let long = entity("p", ev, "Kubernetes", "technology");
+    let lower = entity("p", ev, "k8s", "technology");
+    put(&m, &[&k8s, &long, &lower]);
+    let mut req = OrganizeRequest::new(owner("p"), vec![Job::AliasResolve]);
+    req.alias_threshold = 0.95;
+    let r = m.organize_with(&req).unwrap();
+    let bases: Vec<&str> = r.jobs[0].merges.iter().map(|x| x.basis.as_str()).collect();
+    assert_eq!(bases, vec!["abbreviation", "abbreviation"], "{r:#?}");
+    assert!(r.jobs[0].merges.iter().all(|x| x.keep_id == long.id));
+    // At 0.95 the case variant alone would not have merged.
+    let ev = event(&m, "q", "Aster and aster.");
+    let x = entity("q", ev, "Aster", "organization");
+    let y = entity("q", ev, "ASTER", "organization");
+    put(&m, &[&x, &y]);
+    let mut req = OrganizeRequest::new(owner("q"), vec![Job::AliasResolve]);
+    req.alias_threshold = 0.95;
+    let before = graph(&m, "q");
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(merges(&r), 0, "{r:#?}");
+    assert_eq!(reasons(&r), vec!["below_threshold"]);
+    assert_eq!(graph(&m, "q"), before);
+    let r = organize(&m, "q", &[Job::AliasResolve]);
+    assert_eq!(r.jobs[0].merges[0].basis, "case_variant", "{r:#?}");
+}
+
+/// The owner's reference entity is never merged or alias-linked either.
+#[test]
+fn owner_reference_entities_never_merge_or_alias() {
+    let (_t, _d, m) = common::pack();
+    let ev = event(&m, "o", "I said so.");
+    let meta = json!({"entity_type": "person", "identity_status": "owner_reference"});
+    let a = node("o", ev, NodeType::Entity, "I", meta.clone());
+    let b = node("o", ev, NodeType::Entity, "i", meta);
+    put(&m, &[&a, &b]);
+    embed(&m, &a, &[1.0, 0.0]);
+    embed(&m, &b, &[1.0, 0.0]);
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    let r = hinted(&m, "o", a.id, b.id, Some(0.99));
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    assert!(!reasons(&r).is_empty());
+    assert!(reasons(&r).iter().all(|x| x == "personal_reference"));
+    assert_eq!(graph(&m, "o"), before);
+}
+
+/// Two separately stored messages with the same text are two episodes:
+/// each has its own validity start, so deduplicate keeps both.
+#[test]
+fn separately_admitted_observations_with_the_same_text_stay_distinct() {
+    let (_t, _d, m) = common::pack();
+    let mut notes = Vec::new();
+    for _ in 0..2 {
+        let r = m
+            .store(EventInput {
+                owner_id: Some("o".into()),
+                session_id: Some("s1".into()),
+                ..EventInput::new("user", "Deployed the release.")
+            })
+            .unwrap();
+        notes.push(r.node_id);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!(r.jobs[0].candidates, 1, "{r:#?}");
+    assert_eq!(merges(&r), 0, "{r:#?}");
+    assert_eq!(reasons(&r), vec!["different_valid_from"]);
+    assert_eq!(graph(&m, "o"), before);
+    for id in notes {
+        assert!(get(&m, id).lifecycle.is_active());
+    }
+}
+
+/// A copy an earlier interrupted attempt left under the copy's
+/// deterministic id is recognised (not written twice); a different value
+/// under that id aborts the merge and writes nothing.
+#[test]
+fn exact_partial_copies_are_recognised_and_conflicting_ones_abort() {
+    let copy_of = |c: &Copies, e: &Edge| Edge {
+        id: kith::organize::transfer_edge_id(e.id, c.dup.id, c.keep.id),
+        source_id: if e.source_id == c.dup.id {
+            c.keep.id
+        } else {
+            e.source_id
+        },
+        target_id: if e.target_id == c.dup.id {
+            c.keep.id
+        } else {
+            e.target_id
+        },
+        ..e.clone()
+    };
+    let insert = |m: &Memory, e: &Edge| {
+        let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+        tx.insert_edge(e).unwrap();
+        tx.commit().unwrap();
+    };
+
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let left = copy_of(&c, &c.edges[0]);
+    insert(&m, &left);
+    let r = organize(&m, "o", &[Job::Deduplicate]);
+    assert_eq!(merges(&r), 1, "{r:#?}");
+    let rec = m.journal(&owner("o"), &JournalQuery::default()).unwrap();
+    let rec = rec
+        .iter()
+        .find(|op| op.kind == OperationKind::OrganizerMerged)
+        .unwrap();
+    assert_eq!(
+        rec.payload["record"]["recognised_edges"],
+        json!([left.id]),
+        "{:#}",
+        rec.payload
+    );
+    let g = graph(&m, "o");
+    assert_eq!(g.edges.get(&left.id), Some(&left), "left as it was");
+    assert!(g.edges.contains_key(&copy_of(&c, &c.edges[1]).id));
+    assert!(m.doctor().unwrap().healthy());
+
+    let (_t2, _d2, m2) = common::pack();
+    let c = copies(&m2, "o");
+    let conflicting = Edge {
+        confidence: 0.1,
+        ..copy_of(&c, &c.edges[0])
+    };
+    insert(&m2, &conflicting);
+    let before = graph(&m2, "o");
+    let err = m2
+        .organize(&owner("o"), &[Job::Deduplicate], 0)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            kith::Error::Organizer(kith::OrganizerError::CopyConflict { edge, .. }) if edge == conflicting.id
+        ),
+        "{err}"
+    );
+    assert_eq!(graph(&m2, "o"), before, "nothing written");
+}
+
+/// Two people on Alice and Alicia with similar vectors, for proposals.
+fn alice_and_alicia(m: &Memory, o: &str) -> (Node, Node) {
+    let ev = event(m, o, "Alice and Alicia.");
+    let alice = entity(o, ev, "Alice", "person");
+    let alicia = entity(o, ev, "Alicia", "person");
+    put(m, &[&alice, &alicia]);
+    embed(m, &alice, &[1.0, 0.0447]);
+    embed(m, &alicia, &[1.0, 0.0]);
+    (alice, alicia)
+}
+
+/// A new proposal publishes its edge and a checksummed `ALIAS_PROPOSED`
+/// record holding both complete nodes and the exact edge, in one
+/// transaction: a fault at any write leaves nothing, and the retry
+/// publishes under the same ids.
+#[test]
+fn proposals_publish_edge_and_record_atomically_with_complete_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let faults = Arc::new(faulty::Faults::default());
+    let store = faulty::FaultyStore {
+        inner: kith_store::sqlite::SqliteStore::open(
+            &tmp.path().join("kith.sqlite"),
+            kith_store::sqlite::OpenMode::CreateIfMissing,
+        )
+        .unwrap(),
+        faults: faults.clone(),
+    };
+    let m = Memory::with_store(Box::new(store));
+    let (alice, alicia) = alice_and_alicia(&m, "o");
+    let before = graph(&m, "o");
+    let mut failures = 0;
+    for n in 1.. {
+        faults.arm(n);
+        match m.organize(&owner("o"), &[Job::AliasResolve], 0) {
+            Err(e) => {
+                assert!(e.to_string().contains("injected fault"), "{e}");
+                assert_eq!(graph(&m, "o"), before, "fault at write {n}");
+                failures += 1;
+            }
+            Ok(r) => {
+                assert_eq!(proposals(&r), 1, "{r:#?}");
+                break;
+            }
+        }
+        assert!(n < 20);
+    }
+    faults.arm(0);
+    // edge, record, commit.
+    assert_eq!(failures, 3);
+    let op_id = kith::organize::proposal_op_id(alice.id, alicia.id);
+    let mut tx = m.store_backend().begin(TxMode::Read).unwrap();
+    let op = tx.get_operation(op_id).unwrap().expect("the record");
+    let edge = tx
+        .get_edge(kith::organize::proposal_edge_id(op_id))
+        .unwrap()
+        .expect("the edge");
+    drop(tx);
+    assert_eq!(op.kind, OperationKind::AliasProposed);
+    assert_eq!(op.checksum, op.compute_checksum());
+    let rec = &op.payload["record"];
+    assert_eq!(op.payload["sha256"], json!(kith_core::canon::checksum(rec)));
+    let (a, b) = kith::organize::ordered(alice.id, alicia.id);
+    for (key, id) in [("a", a), ("b", b)] {
+        let node = get(&m, id);
+        assert_eq!(rec["nodes"][key], serde_json::to_value(&node).unwrap());
+    }
+    assert_eq!(rec["edge"], serde_json::to_value(&edge).unwrap());
+    assert_eq!((edge.source_id, edge.target_id), (a, b));
+    assert_eq!(
+        edge.metadata.as_ref().unwrap()["alias_operation_id"],
+        json!(op_id)
+    );
+    assert!(m.doctor().unwrap().healthy());
+}
+
+/// Two organizer passes at once publish one proposal and one edge; two
+/// overlapping duplicate passes keep the union of all evidence.
+#[test]
+fn concurrent_organizer_passes_publish_once_and_keep_the_evidence_union() {
+    let (_t, dir, m) = common::pack();
+    let (alice, _alicia) = alice_and_alicia(&m, "o");
+    let evs: Vec<Uuid> = (0..3)
+        .map(|i| event(&m, "o", &format!("telling {i}")))
+        .collect();
+    let tellings: Vec<Node> = evs
+        .iter()
+        .map(|ev| claim("o", *ev, "Aurora requires approval."))
+        .collect();
+    put(&m, &tellings.iter().collect::<Vec<_>>());
+    let barrier = std::sync::Barrier::new(2);
+    let reports: Vec<OrganizeReport> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let (dir, barrier) = (&dir, &barrier);
+                s.spawn(move || {
+                    let m = Memory::open(dir).unwrap();
+                    barrier.wait();
+                    m.organize(&owner("o"), BOTH, 0).unwrap()
+                })
+            })
+            .collect();
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        reports.iter().map(proposals).sum::<usize>(),
+        1,
+        "{reports:#?}"
+    );
+    let relates: Vec<Edge> = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .edges_of(alice.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::RelatesTo)
+        .collect();
+    assert_eq!(relates.len(), 1);
+    assert_eq!(m.alias_proposals(&owner("o")).unwrap().len(), 1);
+    let active: Vec<Node> = tellings
+        .iter()
+        .map(|n| get(&m, n.id))
+        .filter(|n| n.lifecycle.is_active())
+        .collect();
+    assert_eq!(active.len(), 1, "{reports:#?}");
+    let mut evidence = active[0].evidence_refs.clone();
+    evidence.sort();
+    let mut all = evs.clone();
+    all.sort();
+    assert_eq!(evidence, all, "no merge overwrote another's evidence");
+    assert!(m.doctor().unwrap().healthy());
+}
+
+/// §8 item 18: two reviewers accepting at once leave one decision record
+/// and one verified edge; an accept racing a reject leaves one decision
+/// and the other fails as a conflict.
+#[test]
+fn concurrent_reviews_leave_one_decision() {
+    let (_t, dir, m) = common::pack();
+    let o = owner("o");
+    let (a, _b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let (_c, _d, op2) = proposed(&m, "o", "Robert", "Roberta");
+    let race = |decisions: [Decision; 2], proposal: Uuid| {
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let runs: Vec<_> = decisions
+                .into_iter()
+                .map(|d| {
+                    let (dir, barrier) = (&dir, &barrier);
+                    s.spawn(move || {
+                        let m = Memory::open(dir).unwrap();
+                        barrier.wait();
+                        m.review_alias(&owner("o"), proposal, d, Some("checked"), Some("me"))
+                    })
+                })
+                .collect();
+            runs.into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    let got = race([Decision::Accept, Decision::Accept], op);
+    let outcomes: Vec<ReviewOutcomeLite> = got
+        .into_iter()
+        .map(|r| {
+            let r = r.unwrap();
+            (r.review_op_id, r.edge_id, r.replayed)
+        })
+        .collect();
+    assert_eq!(outcomes[0].0, outcomes[1].0);
+    assert_eq!(outcomes[0].1, outcomes[1].1);
+    assert_eq!(
+        outcomes.iter().filter(|x| !x.2).count(),
+        1,
+        "one wrote, one replayed: {outcomes:?}"
+    );
+    let verified = m
+        .store_backend()
+        .begin(TxMode::Read)
+        .unwrap()
+        .edges_of(a.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.metadata.as_ref().unwrap()["identity_verified"] == true)
+        .count();
+    assert_eq!(verified, 1);
+
+    let got = race([Decision::Accept, Decision::Reject], op2);
+    assert_eq!(got.iter().filter(|r| r.is_ok()).count(), 1, "{got:?}");
+    let err = got.into_iter().find_map(Result::err).unwrap();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    let decisions = m
+        .journal(&o, &JournalQuery::default())
+        .unwrap()
+        .into_iter()
+        .filter(|op| {
+            matches!(
+                op.kind,
+                OperationKind::AliasProposalAccepted | OperationKind::AliasProposalRejected
+            )
+        })
+        .count();
+    assert_eq!(decisions, 2, "one per proposal");
+}
+
+type ReviewOutcomeLite = (Uuid, Option<Uuid>, bool);
+
+/// A rejection publishes no edge at all: the graph gains only its record.
+#[test]
+fn rejection_publishes_no_edge() {
+    let (_t, _d, m) = common::pack();
+    let (_a, _b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let before = graph(&m, "o");
+    let rej = m
+        .review_alias(&owner("o"), op, Decision::Reject, Some("different"), None)
+        .unwrap();
+    let after = graph(&m, "o");
+    assert_eq!(after.nodes, before.nodes);
+    assert_eq!(after.edges, before.edges);
+    assert_eq!(after.ops.len(), before.ops.len() + 1);
+    assert!(after.ops.contains(&rej.review_op_id));
+}
+
+/// §4 item 24: an unverified alias edge an earlier version (or an import)
+/// wrote under a random id already links the pair: the organizer reuses
+/// it and writes nothing, neither a second edge nor a record inventing the
+/// old edge's history.
+#[test]
+fn a_random_id_proposal_edge_is_reused_not_duplicated() {
+    let (_t, _d, m) = common::pack();
+    let (alice, alicia) = alice_and_alicia(&m, "o");
+    let legacy = Edge {
+        id: Uuid::new_v4(),
+        owner_id: owner("o"),
+        scope: ScopeId::personal(),
+        source_id: alicia.id,
+        target_id: alice.id,
+        edge_type: EdgeType::RelatesTo,
+        confidence: 0.9,
+        valid_from: ts("2025-03-01T10:00:00+00:00"),
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({"relation": "alias", "identity_verified": false})),
+        created_at: ts("2025-03-01T10:00:00+00:00"),
+    };
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    tx.insert_edge(&legacy).unwrap();
+    tx.commit().unwrap();
+    let before = graph(&m, "o");
+    let r = organize(&m, "o", BOTH);
+    assert_eq!((merges(&r), proposals(&r)), (0, 0), "{r:#?}");
+    let n = r.jobs[1]
+        .not_applied
+        .iter()
+        .find(|n| n.reason == "already_proposed")
+        .unwrap_or_else(|| panic!("{r:#?}"));
+    assert!(n.detail.contains(&legacy.id.to_string()), "{}", n.detail);
+    assert_eq!(n.op_id, None, "no record is invented");
+    assert_eq!(graph(&m, "o"), before);
+    assert!(m.alias_proposals(&owner("o")).unwrap().is_empty());
+}
+
+/// An unverified proposal stays queryable as an edge, but the ordinary
+/// neighbourhood of a node does not reach the other entity through it; a
+/// caller who opts in does, and a verified alias is ordinary.
+#[test]
+fn unverified_alias_is_left_out_of_the_neighbourhood_unless_asked() {
+    let (_t, _d, m) = common::pack();
+    let o = owner("o");
+    let (a, b, op) = proposed(&m, "o", "Alice", "Alicia");
+    let edge = kith::organize::proposal_edge_id(op);
+    let view = m.node_view(&o, a.id).unwrap();
+    assert!(
+        view.edges.iter().any(|e| e.id == edge),
+        "queryable as an edge"
+    );
+    assert!(!view.neighbours.iter().any(|n| n.id == b.id), "{view:#?}");
+    let opted = m.node_view_with(&o, a.id, true).unwrap();
+    assert!(opted.neighbours.iter().any(|n| n.id == b.id));
+    m.review_alias(&o, op, Decision::Accept, None, None)
+        .unwrap();
+    let view = m.node_view(&o, a.id).unwrap();
+    assert!(view.neighbours.iter().any(|n| n.id == b.id), "verified");
+}
+
+/// §4 items 16 and 19: vectors make duplicate candidates from cosine 0.92
+/// and alias candidates from 0.85; below, a pair is not even a candidate,
+/// and above, duplicates still need equal text and aliases only propose.
+#[test]
+fn vector_candidates_start_at_their_thresholds() {
+    let (_t, _d, m) = common::pack();
+    // cos([1, t], [1, 0]) = 1 / sqrt(1 + t²)
+    let t = |cos: f32| (1.0 / (cos * cos) - 1.0).sqrt();
+    for (o, cos, dup_candidates) in [("d90", 0.90, 0), ("d95", 0.95, 1)] {
+        let ev = event(&m, o, "policy");
+        let x = claim(o, ev, "Aurora requires approval.");
+        let y = claim(o, ev, "Aurora needs sign-off.");
+        put(&m, &[&x, &y]);
+        embed(&m, &x, &[1.0, t(cos)]);
+        embed(&m, &y, &[1.0, 0.0]);
+        let r = organize(&m, o, &[Job::Deduplicate]);
+        assert_eq!(r.jobs[0].candidates, dup_candidates, "{o}: {r:#?}");
+        assert_eq!(merges(&r), 0, "{o}");
+    }
+    for (o, cos, alias_candidates) in [("a84", 0.84, 0), ("a86", 0.86, 1)] {
+        let ev = event(&m, o, "people");
+        let x = entity(o, ev, "Alice", "person");
+        let y = entity(o, ev, "Alicia", "person");
+        put(&m, &[&x, &y]);
+        embed(&m, &x, &[1.0, t(cos)]);
+        embed(&m, &y, &[1.0, 0.0]);
+        let r = organize(&m, o, BOTH);
+        assert_eq!(r.jobs[0].candidates, 0, "{o}: no duplicate candidate");
+        assert_eq!(r.jobs[1].candidates, alias_candidates, "{o}: {r:#?}");
+        assert_eq!(proposals(&r), alias_candidates, "{o}");
+        assert_eq!(merges(&r), 0, "{o}");
+    }
+}
+
+/// A retry of a committed merge returns its record unchanged (same bytes
+/// and checksum); a pair naming one node twice is no candidate at all.
+#[test]
+fn a_retried_merge_keeps_its_record_bytes_and_self_pairs_are_ignored() {
+    let (_t, _d, m) = common::pack();
+    let c = copies(&m, "o");
+    let op = organize(&m, "o", &[Job::Deduplicate]).jobs[0].merges[0].op_id;
+    let read = |m: &Memory| {
+        m.store_backend()
+            .begin(TxMode::Read)
+            .unwrap()
+            .get_operation(op)
+            .unwrap()
+            .unwrap()
+    };
+    let first = read(&m);
+    let before = graph(&m, "o");
+    let mut req = OrganizeRequest::new(owner("o"), vec![Job::Deduplicate]);
+    req.hints.push(CandidateHint {
+        a: c.dup.id,
+        b: c.keep.id,
+        kind: MergeKind::Duplicate,
+        score: None,
+    });
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(r.jobs[0].not_applied[0].op_id, Some(op), "{r:#?}");
+    let again = read(&m);
+    assert_eq!(again.checksum, first.checksum);
+    assert_eq!(
+        kith_core::canon::to_canonical_string(&again.payload),
+        kith_core::canon::to_canonical_string(&first.payload)
+    );
+    assert_eq!(again.created_at, first.created_at);
+    assert_eq!(graph(&m, "o"), before);
+
+    let mut req = OrganizeRequest::new(owner("o"), BOTH.to_vec());
+    for kind in [MergeKind::Duplicate, MergeKind::Alias] {
+        req.hints.push(CandidateHint {
+            a: c.keep.id,
+            b: c.keep.id,
+            kind,
+            score: Some(0.99),
+        });
+    }
+    let r = m.organize_with(&req).unwrap();
+    assert_eq!(
+        (candidates(&r), merges(&r), proposals(&r)),
+        (0, 0, 0),
+        "{r:#?}"
+    );
+    assert_eq!(graph(&m, "o"), before);
+}

@@ -129,6 +129,13 @@ pub(crate) enum ProposalOutcome {
         /// Its status.
         status: ProposalStatus,
     },
+    /// An unverified alias edge without a record (written under another
+    /// id by an earlier version or an import) already links the pair; it
+    /// is reused and nothing is written.
+    Unrecorded {
+        /// The existing edge.
+        edge_id: Uuid,
+    },
     /// Not admitted; nothing written.
     Refused(Refusal),
 }
@@ -180,6 +187,20 @@ fn publish_proposal_once(
     if let Err(r) = admission::admit_alias(&na, &nb) {
         return Ok(ProposalOutcome::Refused(r));
     }
+    // The spec recognises and reuses proposal edges that older versions
+    // wrote under random ids, but never backfills them: a record written
+    // now would claim a creation (inputs, time, score) nobody observed.
+    // So such an edge stands for the pair's proposal, and a second link
+    // is not published.
+    if let Some(existing) = tx
+        .edges_of(a)?
+        .into_iter()
+        .find(|e| is_unverified_alias_between(e, a, b))
+    {
+        return Ok(ProposalOutcome::Unrecorded {
+            edge_id: existing.id,
+        });
+    }
     let now = Timestamp::now();
     let edge = Edge {
         id: proposal_edge_id(op_id),
@@ -230,6 +251,17 @@ fn publish_proposal_once(
         b,
         score,
     }))
+}
+
+/// Whether `edge` is an unverified alias link between `a` and `b`, in
+/// either direction: RELATES_TO with `relation: "alias"` and
+/// `identity_verified: false`.
+fn is_unverified_alias_between(edge: &Edge, a: Uuid, b: Uuid) -> bool {
+    let meta = |key: &str| edge.metadata.as_ref().and_then(|m| m.get(key));
+    edge.edge_type == EdgeType::RelatesTo
+        && ordered(edge.source_id, edge.target_id) == (a, b)
+        && meta("relation").and_then(Value::as_str) == Some("alias")
+        && meta("identity_verified").and_then(Value::as_bool) == Some(false)
 }
 
 fn status_of(review: Option<&Operation>) -> ProposalStatus {

@@ -915,6 +915,15 @@ impl Memory {
                             format!("alias proposal {op_id} is {}", status.as_str()),
                             Some(op_id),
                         ),
+                        alias::ProposalOutcome::Unrecorded { edge_id } => report.refuse(
+                            c.a,
+                            c.b,
+                            "already_proposed",
+                            format!(
+                                "unverified alias edge {edge_id} already links the pair (written without a record); reused, nothing written"
+                            ),
+                            None,
+                        ),
                         alias::ProposalOutcome::Refused(r) => {
                             report.refuse(c.a, c.b, r.code, r.detail, None)
                         }
