@@ -41,6 +41,10 @@ pub struct KithMcp {
 pub struct NodeIdParams {
     /// The node's id (a UUID from a store, ingest or retrieve result).
     pub node_id: String,
+    /// Also follow unverified alias proposals to the entity at their other
+    /// end (default false: a proposal is listed, not traversed).
+    #[serde(default)]
+    pub include_unverified_aliases: bool,
 }
 
 /// `memory_review_alias_proposal`'s input.
@@ -146,7 +150,9 @@ impl KithMcp {
     async fn memory_get_node(&self, Parameters(p): Parameters<NodeIdParams>) -> ToolResult {
         let id = parse_id("node_id", &p.node_id)?;
         let owner = self.owner.0.clone();
-        self.run(move |m| Ok(m.node_view(&owner, id)?)).await
+        let unverified = p.include_unverified_aliases;
+        self.run(move |m| Ok(m.node_view_with(&owner, id, unverified)?))
+            .await
     }
 
     #[tool(

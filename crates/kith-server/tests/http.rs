@@ -977,6 +977,38 @@ fn organizer_endpoints_answer_and_refuse() {
     assert_eq!(r.body["proposals"][0]["op_id"], p_stale.as_str());
     assert!(r.body["next_after"].is_null());
 
+    // A pending proposal is listed among the node's edges but not
+    // traversed, unless asked for.
+    let neighbours = |query: &str| -> Vec<String> {
+        let r = call(
+            &s,
+            a,
+            "GET",
+            &format!("/v1/nodes/{}{query}", id("Alicia")),
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body["neighbours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!neighbours("").contains(&id("Alice")));
+    assert!(neighbours("?include_unverified_aliases=true").contains(&id("Alice")));
+    let r = call(
+        &s,
+        a,
+        "GET",
+        &format!(
+            "/v1/nodes/{}?include_unverified_aliases=maybe",
+            id("Alicia")
+        ),
+        None,
+    );
+    assert_eq!(r.status, 422, "{}", r.body);
+
     // Review: accept, replay, a conflicting decision.
     let path = format!("/v1/aliases/{p_accept}/review");
     let r = call(

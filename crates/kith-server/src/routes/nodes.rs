@@ -40,6 +40,17 @@ pub struct NodeListQuery {
     pub after: Option<i64>,
 }
 
+/// Options of `GET /v1/nodes/{id}`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct NodeShowQuery {
+    /// Also follow unverified alias proposals (`RELATES_TO` with
+    /// `identity_verified: false`) to the entity at their other end; by
+    /// default a proposal is listed among the edges but not traversed.
+    pub include_unverified_aliases: Option<bool>,
+}
+
 /// A page of nodes.
 #[derive(Debug, Serialize)]
 pub struct NodePage {
@@ -84,15 +95,20 @@ pub async fn list(
 /// neighbourhood (its edges and the nodes at their other ends: an entity's
 /// claims, a claim's subject, …). Another owner's node is 404.
 #[utoipa::path(get, path = "/v1/nodes/{id}", tag = "nodes",
-    params(("id" = uuid::Uuid, Path, description = "Node id")),
+    params(("id" = uuid::Uuid, Path, description = "Node id"), NodeShowQuery),
     responses(
         (status = 200, description = "`{node, provenance: [event], edges: [edge], neighbours: [node], truncated}`", body = serde_json::Value),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
 pub async fn show(
     State(state): State<AppState>,
     Extension(owner): Extension<Owner>,
     PathId(id): PathId,
+    QueryParams(q): QueryParams<NodeShowQuery>,
 ) -> Result<Json<kith::NodeView>, ApiError> {
-    let view = state.run(move |m| Ok(m.node_view(&owner.0, id)?)).await?;
+    let unverified = q.include_unverified_aliases.unwrap_or(false);
+    let view = state
+        .run(move |m| Ok(m.node_view_with(&owner.0, id, unverified)?))
+        .await?;
     Ok(Json(view))
 }
