@@ -109,6 +109,7 @@ pub fn run(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Resu
                     .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
                 embedding_cache: embedding_cache.as_deref(),
                 misses: misses.as_deref(),
+                database_url,
             },
             json,
         );

@@ -52,6 +52,9 @@ pub struct RecallOptions<'a> {
     /// Append questions whose evidence misses the top 10 (LoCoMo) or the
     /// top 5 (LongMemEval) here.
     pub misses: Option<&'a Path>,
+    /// Run on PostgreSQL: each haystack in a fresh database made (and
+    /// dropped) through this URL, whose role needs CREATEDB.
+    pub database_url: Option<&'a str>,
 }
 
 /// Embeds each distinct text once (and, once `bypass` is set, passes every
@@ -160,11 +163,70 @@ impl CachedEmbedder {
     }
 }
 
-/// A memory for one haystack.
-fn new_memory(dir: &Path, embedder: &Option<Arc<dyn Embedder>>) -> Result<Memory> {
-    Ok(match embedder {
-        Some(e) => Memory::init_with_embedder(dir, e.clone())?,
-        None => Memory::init(dir)?,
+/// The memory of one haystack: a pack, or with `--database-url` a fresh
+/// PostgreSQL database that is dropped with it.
+struct Haystack {
+    memory: Option<Memory>,
+    database: Option<(String, String)>,
+}
+
+impl Haystack {
+    /// After loading: on PostgreSQL, the statistics autovacuum would soon
+    /// gather (lexical search weighs words by them).
+    fn settle(&self) -> Result<()> {
+        if let Some((url, name)) = &self.database {
+            kith::database::analyze_database(url, name)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Haystack {
+    type Target = Memory;
+
+    fn deref(&self) -> &Memory {
+        self.memory.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for Haystack {
+    fn drop(&mut self) {
+        // Close the memory's connections before the database goes.
+        self.memory.take();
+        if let Some((url, name)) = &self.database {
+            if let Err(e) = kith::database::drop_database(url, name) {
+                eprintln!("warning: could not drop database {name}: {e}");
+            }
+        }
+    }
+}
+
+/// A memory for one haystack, in `dir` or (with a URL) in the database
+/// `kith_bench_recall_{name}` made through it.
+fn new_memory(
+    dir: &Path,
+    name: &str,
+    embedder: &Option<Arc<dyn Embedder>>,
+    database_url: Option<&str>,
+) -> Result<Haystack> {
+    let (memory, database) = match database_url {
+        Some(url) => {
+            let db_name = format!("kith_bench_recall_{name}");
+            let db = kith::database::create_database(url, &db_name, true)?;
+            let memory = Memory::init_database(&db, embedder.clone())?;
+            (memory, Some((url.to_string(), db_name)))
+        }
+        None => {
+            let memory = match embedder {
+                Some(e) => Memory::init_with_embedder(dir, e.clone())?,
+                None => Memory::init(dir)?,
+            };
+            (memory, None)
+        }
+    };
+    Ok(Haystack {
+        memory: Some(memory),
+        database,
     })
 }
 
@@ -353,8 +415,9 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             }
         }
         turns_stored += inputs.len();
-        let memory = new_memory(&tmp.path().join(&owner), &embedder)?;
+        let memory = new_memory(&tmp.path().join(&owner), &owner, &embedder, o.database_url)?;
         store_all(&memory, inputs, o.extract)?;
+        memory.settle()?;
         for qa in conv["qa"].as_array().into_iter().flatten() {
             progress.inc(1);
             let cat = qa["category"].as_u64().unwrap_or(0);
@@ -531,7 +594,7 @@ fn longmemeval(
         .as_array()
         .context("LongMemEval data is a list of questions")?;
     let tmp = tempfile::tempdir()?;
-    let memory = new_memory(&tmp.path().join("lme"), &embedder)?;
+    let memory = new_memory(&tmp.path().join("lme"), "lme", &embedder, o.database_url)?;
     let started = Instant::now();
     let progress = bar(questions.len() as u64, "questions");
     let mut per_type: HashMap<String, LmeSums> = HashMap::new();
@@ -598,6 +661,7 @@ fn longmemeval(
             .filter_map(|s| s.as_str().map(String::from))
             .collect();
         store_all(&memory, inputs, o.extract)?;
+        memory.settle()?;
         let t = Instant::now();
         let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);

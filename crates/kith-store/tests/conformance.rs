@@ -1851,3 +1851,30 @@ fn settings_round_trip_roll_back_and_stay_apart_from_the_schema(store: &dyn Stor
     let mut tx = store.begin(TxMode::Write).unwrap();
     assert_eq!(tx.check_integrity().unwrap(), Vec::<String>::new());
 }
+
+store_test!(lexical_ranking_weighs_rare_words_above_common_ones);
+/// Lexical scores weigh a word by its rarity (BM25's IDF on both
+/// backends): a note holding the rare word of a query outranks notes holding
+/// only its common word, and a note holding both comes first.
+fn lexical_ranking_weighs_rare_words_above_common_ones(store: &dyn Store) {
+    let (both, rare) = write(store, |tx| {
+        for i in 0..30 {
+            let text = if i % 3 == 0 {
+                format!("a walk by the harbour {i}")
+            } else {
+                format!("a quiet afternoon at home {i}")
+            };
+            put(tx, &event(input("ana", &format!("h{i}"), &text)));
+        }
+        let (_, rare) = put(tx, &event(input("ana", "v1", "she tuned the violin")));
+        let (_, both) = put(
+            tx,
+            &event(input("ana", "v2", "a violin concert at the harbour")),
+        );
+        (both, rare)
+    });
+    let hits = read(store, |tx| search(tx, &lexical("ana", "harbour violin")));
+    let ids = hit_ids(&hits);
+    assert_eq!(&ids[..2], &[both.id, rare.id], "{hits:#?}");
+    assert!(hits[0].score > hits[1].score && hits[1].score > hits[2].score);
+}

@@ -166,6 +166,14 @@ pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, E
     Ok(kith_store::postgres::create_database(url, name, replace)?)
 }
 
+/// Refreshes the planner's statistics of database `name` on the server of
+/// `url` (`ANALYZE`), as autovacuum does a while after a bulk load; lexical
+/// search weighs words by them.
+pub fn analyze_database(url: &str, name: &str) -> Result<(), Error> {
+    let db = kith_store::postgres::with_dbname(url, name);
+    Ok(kith_store::postgres::analyze(&db)?)
+}
+
 /// Drops database `name` on the server of `url`, if it exists.
 pub fn drop_database(url: &str, name: &str) -> Result<(), Error> {
     Ok(kith_store::postgres::drop_database(url, name)?)
