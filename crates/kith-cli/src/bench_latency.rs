@@ -323,6 +323,12 @@ fn run_size(
     }
     let batched_secs = started.elapsed().as_secs_f64();
     progress.finish_and_clear();
+    if let Some(url) = database_url {
+        // What autovacuum does within a minute of a bulk load: statistics,
+        // which lexical search reads word frequencies from. The timed
+        // queries measure that steady state.
+        kith::database::analyze_database(url, &scratch)?;
+    }
     if let Some(c) = &cached {
         c.bypass.store(true, Ordering::Relaxed);
     }

@@ -100,6 +100,8 @@ pub struct PgStore {
     pool: Mutex<Vec<Conn>>,
     /// In-process copies of searched owners' vectors ([`vectors`]).
     vectors: Arc<Mutex<VectorCache>>,
+    /// Lexical search's average node length and when it was sampled.
+    avg_lexemes: Mutex<Option<(std::time::Instant, f64)>>,
 }
 
 /// A connection and its prepared statements.
@@ -130,6 +132,7 @@ impl PgStore {
             config,
             pool: Mutex::new(Vec::new()),
             vectors: Arc::new(Mutex::new(cache)),
+            avg_lexemes: Mutex::new(None),
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -527,6 +530,26 @@ impl PgTx<'_> {
         decode: impl Fn(&Row) -> Result<T, StoreError>,
     ) -> Result<Vec<T>, StoreError> {
         self.query(sql, args)?.iter().map(decode).collect()
+    }
+
+    /// The store's average lexemes per node for BM25, sampled at most once
+    /// a minute per process (it drifts slowly; a window over every match
+    /// cost 5 ms a query at 100k nodes).
+    fn avg_lexemes(&mut self) -> Result<f64, StoreError> {
+        let fresh = |at: &std::time::Instant| at.elapsed() < Duration::from_secs(60);
+        if let Ok(cached) = self.store.avg_lexemes.lock() {
+            if let Some((at, v)) = *cached {
+                if fresh(&at) {
+                    return Ok(v);
+                }
+            }
+        }
+        let rows = self.query(search::AVG_LEXEMES_SQL, &[])?;
+        let v: f64 = rows.first().map_or(0.0, |r| r.get(0));
+        if let Ok(mut cached) = self.store.avg_lexemes.lock() {
+            *cached = Some((std::time::Instant::now(), v));
+        }
+        Ok(v)
     }
 
     /// A `count(*)`-like statement's single number.
@@ -1017,7 +1040,10 @@ impl Tx for PgTx<'_> {
         {
             // No statistics yet (a new or just imported store): count each
             // word's rows exactly, in one pass over the query's matches.
-            let counts = self.query(search::WORD_COUNTS_SQL, &[&words])?;
+            // A word reaching the cap is common: its exact share matters
+            // no more (it is left out in a big store, and weighs little).
+            let cap = ((rows as f64 * crate::words::COMMON_SHARE) as i64).max(100);
+            let counts = self.query(search::WORD_COUNTS_SQL, &[&words, &cap])?;
             for (w, r) in stats.iter_mut().zip(&counts) {
                 let n: i64 = r.get(0);
                 w.1 = Some(n as f64 / rows as f64);
@@ -1050,7 +1076,8 @@ impl Tx for PgTx<'_> {
                 .map(|w| share(w).map_or(1.0, |s| search::idf(s, rows as f64)))
                 .collect()
         };
-        let Some((sql, args)) = search::lexical_sql(q, &words, &idfs) else {
+        let avg_lexemes = self.avg_lexemes()?;
+        let Some((sql, args)) = search::lexical_sql(q, &words, &idfs, avg_lexemes) else {
             return Ok(Vec::new());
         };
         search::decode_hits(&self.query_args(&sql, &args)?)

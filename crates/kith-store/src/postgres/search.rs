@@ -63,11 +63,12 @@ pub const WORD_STATS_SQL: &str = "WITH s AS (
  FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
  ORDER BY u.i";
 
-/// For each word of `$1` (in order), how many rows hold it: the exact
-/// shares when the statistics [`WORD_STATS_SQL`] reads do not exist yet.
-/// One index probe a word, so a word nobody wrote costs next to nothing.
-pub const WORD_COUNTS_SQL: &str = "SELECT (SELECT count(*) FROM nodes
-            WHERE content_tsv @@ to_tsquery('english', quote_literal(u.w)))
+/// For each word of `$1` (in order), how many rows hold it, counting no
+/// further than `$2`: the shares when the statistics [`WORD_STATS_SQL`]
+/// reads do not exist yet. One index probe a word, so a word nobody wrote
+/// costs next to nothing, and a common one at most `$2` rows.
+pub const WORD_COUNTS_SQL: &str = "SELECT (SELECT count(*) FROM (SELECT 1 FROM nodes
+            WHERE content_tsv @@ to_tsquery('english', quote_literal(u.w)) LIMIT $2) c)
  FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
  ORDER BY u.i";
 
@@ -75,6 +76,11 @@ pub const WORD_COUNTS_SQL: &str = "SELECT (SELECT count(*) FROM nodes
 /// (a pasted document) by `ts_rank_cd`: each scored word costs a test per
 /// matching row.
 pub const MAX_SCORED_WORDS: usize = 64;
+
+/// The average number of lexemes of the newest nodes (up to 2,000): BM25's
+/// average length, sampled where the index is cheap to walk.
+pub const AVG_LEXEMES_SQL: &str = "SELECT coalesce(avg(length(content_tsv)), 0)::float8
+ FROM (SELECT content_tsv FROM nodes ORDER BY seq DESC LIMIT 2000) newest";
 
 /// BM25's term saturation and length normalisation (the usual values).
 const K1: f64 = 1.2;
@@ -95,13 +101,14 @@ pub fn idf(share: f64, rows: f64) -> f64 {
 /// The score is BM25 with every term counted once (turns are short, and a
 /// `tsvector` keeps positions, not counts): the IDFs of the words a node
 /// holds, times `(k1 + 1) / (1 + k1 (1 - b + b · len / avglen))`, where
-/// `len` is the node's number of lexemes and `avglen` the average over the
-/// matching nodes. `ts_rank_cd` has no IDF, so a common word counted as much
+/// `len` is the node's number of lexemes and `avglen` (`avg_lexemes`) the
+/// store's average. `ts_rank_cd` has no IDF, so a common word counted as much
 /// as a rare one (LoCoMo recall@10 0.739 with it, against SQLite's 0.759).
 pub fn lexical_sql(
     q: &LexicalQuery,
     words: &[String],
     idfs: &[f64],
+    avg_lexemes: f64,
 ) -> Option<(String, Vec<super::sql::Arg>)> {
     let text = tsquery_of(words)?;
     if idfs.len() != words.len() {
@@ -110,13 +117,19 @@ pub fn lexical_sql(
     let mut select = Select::new("");
     let query = select.arg(text);
     let owner = select.arg(q.owner.as_str().to_string());
+    // Each word's tsquery is made once, in FROM: `to_tsquery` is only
+    // STABLE, so written inside the score it would be parsed again for
+    // every matching row (that doubled the query's time at 100k nodes).
+    let mut sources = Vec::new();
     let terms: Vec<String> = words
         .iter()
         .zip(idfs)
-        .map(|(w, idf)| {
+        .enumerate()
+        .map(|(i, (w, idf))| {
             let word = select.arg(format!("'{w}'"));
             let weight = select.arg(*idf);
-            format!("(n.content_tsv @@ to_tsquery('english', {word}))::int * {weight}::float8")
+            sources.push(format!("to_tsquery('english', {word}) AS t{i}(q)"));
+            format!("(n.content_tsv @@ t{i}.q)::int * {weight}::float8")
         })
         .collect();
     // The inner query ranks and filters on `nodes` alone (role and time are
@@ -124,11 +137,13 @@ pub fn lexical_sql(
     select.push(&format!(
         "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 ({sum}) * {k1p1} / (1.0 + {K1} * (1.0 - {B} + {B} * length(n.content_tsv)
-                    / greatest(avg(length(n.content_tsv)) OVER (), 1.0))) AS score
-         FROM nodes n, to_tsquery('english', {query}) AS tq(q)
+                    / {avg}::float8)) AS score
+         FROM nodes n, to_tsquery('english', {query}) AS tq(q), {sources}
          WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
         sum = terms.join(" + "),
+        sources = sources.join(", "),
         k1p1 = K1 + 1.0,
+        avg = avg_lexemes.max(1.0),
     ));
     apply_filters(&mut select, &q.filters);
     let (inner, args) = select.finish("score DESC, n.seq", q.limit);
