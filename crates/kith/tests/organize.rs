@@ -616,12 +616,8 @@ fn known_abbreviation_merges_as_alias_keeping_the_longer_name() {
     assert!(get(&m, py.id).lifecycle.is_active());
 }
 
-/// §8 item 17: an error at any write of a merge leaves nothing behind, and
-/// the retry then succeeds with the same operation id; a repeated merge
-/// (reversed, after the kept node was archived) returns that record and
-/// reactivates nothing.
-#[test]
-fn item17_fault_at_every_step_leaves_no_partial_state() {
+/// A memory on a SQLite store whose writes fail when `faults` says so.
+fn faulty_memory() -> (tempfile::TempDir, Arc<faulty::Faults>, Memory) {
     let tmp = tempfile::tempdir().unwrap();
     let faults = Arc::new(faulty::Faults::default());
     let store = faulty::FaultyStore {
@@ -632,7 +628,16 @@ fn item17_fault_at_every_step_leaves_no_partial_state() {
         .unwrap(),
         faults: faults.clone(),
     };
-    let m = Memory::with_store(Box::new(store));
+    (tmp, faults, Memory::with_store(Box::new(store)))
+}
+
+/// §8 item 17: an error at any write of a merge leaves nothing behind, and
+/// the retry then succeeds with the same operation id; a repeated merge
+/// (reversed, after the kept node was archived) returns that record and
+/// reactivates nothing.
+#[test]
+fn item17_fault_at_every_step_leaves_no_partial_state() {
+    let (_tmp, faults, m) = faulty_memory();
     let c = copies(&m, "o");
     let before = graph(&m, "o");
     let expected = merge_op_id(c.keep.id, c.dup.id, MergeKind::Duplicate, 0);
@@ -686,17 +691,7 @@ fn item17_fault_at_every_step_leaves_no_partial_state() {
 /// Non-finite numbers are refused before commit, not journaled as null.
 #[test]
 fn non_finite_confidence_is_refused_before_commit() {
-    let tmp = tempfile::tempdir().unwrap();
-    let faults = Arc::new(faulty::Faults::default());
-    let store = faulty::FaultyStore {
-        inner: kith_store::sqlite::SqliteStore::open(
-            &tmp.path().join("kith.sqlite"),
-            kith_store::sqlite::OpenMode::CreateIfMissing,
-        )
-        .unwrap(),
-        faults: faults.clone(),
-    };
-    let m = Memory::with_store(Box::new(store));
+    let (_tmp, faults, m) = faulty_memory();
     let c = copies(&m, "o");
     let before = graph(&m, "o");
     *faults.nan_node.lock().unwrap() = Some(c.dup.id);
@@ -1406,17 +1401,7 @@ fn alice_and_alicia(m: &Memory, o: &str) -> (Node, Node) {
 /// publishes under the same ids.
 #[test]
 fn proposals_publish_edge_and_record_atomically_with_complete_inputs() {
-    let tmp = tempfile::tempdir().unwrap();
-    let faults = Arc::new(faulty::Faults::default());
-    let store = faulty::FaultyStore {
-        inner: kith_store::sqlite::SqliteStore::open(
-            &tmp.path().join("kith.sqlite"),
-            kith_store::sqlite::OpenMode::CreateIfMissing,
-        )
-        .unwrap(),
-        faults: faults.clone(),
-    };
-    let m = Memory::with_store(Box::new(store));
+    let (_tmp, faults, m) = faulty_memory();
     let (alice, alicia) = alice_and_alicia(&m, "o");
     let before = graph(&m, "o");
     let mut failures = 0;

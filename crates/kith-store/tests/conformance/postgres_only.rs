@@ -455,6 +455,17 @@ fn notes_with_vectors(store: &PgStore, owner_id: &str, count: usize, seed: u64) 
     })
 }
 
+/// A search of ana's `test/rand-16` vectors for a random one.
+fn random_query(state: &mut u64, limit: usize) -> kith_store::VectorQuery {
+    kith_store::VectorQuery {
+        owner: owner("ana"),
+        model: "test/rand-16".into(),
+        vector: random_unit(state, 16),
+        filters: kith_store::SearchFilters::default(),
+        limit,
+    }
+}
+
 fn vector_hits(store: &PgStore, q: &kith_store::VectorQuery) -> Vec<(Uuid, f64)> {
     read(store, |tx| {
         tx.search_vector(q)
@@ -482,13 +493,7 @@ fn postgres_only_vector_copy_answers_like_the_sql_scan() {
     let mut state = 99u64;
     let compare = |state: &mut u64, round: usize| {
         for i in 0..12 {
-            let mut q = kith_store::VectorQuery {
-                owner: owner("ana"),
-                model: "test/rand-16".into(),
-                vector: random_unit(state, 16),
-                filters: kith_store::SearchFilters::default(),
-                limit: [5, 10, 40][i % 3],
-            };
+            let mut q = random_query(state, [5, 10, 40][i % 3]);
             match i % 4 {
                 1 => q.filters.session = Some(session("s2")),
                 2 => q.filters.lifecycles = vec![kith_core::Lifecycle::Superseded],
@@ -518,13 +523,7 @@ fn postgres_only_vector_copy_answers_like_the_sql_scan() {
     assert_eq!(copy.vector_cache_owners(), vec![("ana".to_string(), 380)]);
     // Another process rebuilds every vector: the copy starts over.
     write(&sql, |tx| tx.delete_embeddings().unwrap());
-    let q = kith_store::VectorQuery {
-        owner: owner("ana"),
-        model: "test/rand-16".into(),
-        vector: random_unit(&mut state, 16),
-        filters: kith_store::SearchFilters::default(),
-        limit: 10,
-    };
+    let q = random_query(&mut state, 10);
     assert!(vector_hits(&copy, &q).is_empty());
     notes_with_vectors(&sql, "ana", 30, 11);
     compare(&mut state, 2);
@@ -541,13 +540,7 @@ fn postgres_only_vectors_are_copied_in_the_background() {
     store.set_vector_cache(VectorCacheMode::Background);
     notes_with_vectors(&store, "ana", 120, 3);
     let mut state = 5u64;
-    let q = kith_store::VectorQuery {
-        owner: owner("ana"),
-        model: "test/rand-16".into(),
-        vector: random_unit(&mut state, 16),
-        filters: kith_store::SearchFilters::default(),
-        limit: 10,
-    };
+    let q = random_query(&mut state, 10);
     let first = vector_hits(&store, &q);
     assert_eq!(first.len(), 10);
     let deadline = Instant::now() + Duration::from_secs(60);
