@@ -501,6 +501,18 @@ fn copies(m: &Memory, o: &str) -> Copies {
     }
 }
 
+/// `e` as a merge of `c` publishes it: moved from the retired copy to the
+/// kept node, under its deterministic id, everything else kept.
+fn moved_edge(c: &Copies, e: &Edge) -> Edge {
+    let moved = |id: Uuid| if id == c.dup.id { c.keep.id } else { id };
+    Edge {
+        id: kith::organize::transfer_edge_id(e.id, c.dup.id, c.keep.id),
+        source_id: moved(e.source_id),
+        target_id: moved(e.target_id),
+        ..e.clone()
+    }
+}
+
 #[test]
 fn exact_copies_merge_in_one_record_with_complete_values() {
     let (_t, _d, m) = common::pack();
@@ -530,21 +542,7 @@ fn exact_copies_merge_in_one_record_with_complete_values() {
     };
     for e in &c.edges[..2] {
         let copy = copy_of(e).expect("copied");
-        let expected = Edge {
-            id: copy.id,
-            source_id: if e.source_id == c.dup.id {
-                c.keep.id
-            } else {
-                e.source_id
-            },
-            target_id: if e.target_id == c.dup.id {
-                c.keep.id
-            } else {
-                e.target_id
-            },
-            ..e.clone()
-        };
-        assert_eq!(copy, expected);
+        assert_eq!(copy, moved_edge(&c, e));
     }
     assert!(copy_of(&c.edges[2]).is_none(), "self-loop collapsed");
     let supersedes: Vec<&Edge> = g
@@ -1321,20 +1319,7 @@ fn separately_admitted_observations_with_the_same_text_stay_distinct() {
 /// under that id aborts the merge and writes nothing.
 #[test]
 fn exact_partial_copies_are_recognised_and_conflicting_ones_abort() {
-    let copy_of = |c: &Copies, e: &Edge| Edge {
-        id: kith::organize::transfer_edge_id(e.id, c.dup.id, c.keep.id),
-        source_id: if e.source_id == c.dup.id {
-            c.keep.id
-        } else {
-            e.source_id
-        },
-        target_id: if e.target_id == c.dup.id {
-            c.keep.id
-        } else {
-            e.target_id
-        },
-        ..e.clone()
-    };
+    let copy_of = moved_edge;
     let insert = |m: &Memory, e: &Edge| {
         let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
         tx.insert_edge(e).unwrap();
