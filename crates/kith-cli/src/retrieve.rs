@@ -72,17 +72,11 @@ pub fn retrieve(cli: &Cli, a: &RetrieveArgs) -> Result<()> {
 /// Turns off the named paths.
 pub fn turn_off(p: &mut kith::RetrievePaths, names: &[String]) -> Result<()> {
     for name in names {
-        match name.trim() {
-            "lexical" => p.lexical = false,
-            "vector" => p.vector = false,
-            "graph" => p.graph = false,
-            "neighbours" | "neighbors" => p.neighbours = false,
-            "recency" => p.recency = false,
-            "speaker_boost" => p.speaker_boost = false,
-            "dated" => p.dated = false,
-            other => bail!(
-                "--without {other:?}: expected lexical, vector, graph, neighbours, recency, dated or speaker_boost"
-            ),
+        if let Err(other) = p.turn_off(name) {
+            bail!(
+                "--without {other:?}: expected {}",
+                kith::RetrievePaths::NAMES
+            );
         }
     }
     Ok(())

@@ -240,7 +240,7 @@ pub struct RetrieveBody {
     #[serde(default)]
     pub as_of: Option<String>,
     /// Paths to turn off: `lexical`, `vector`, `graph`, `neighbours`,
-    /// `recency`, `speaker_boost`.
+    /// `recency`, `dated`, `speaker_boost`.
     #[serde(default)]
     pub without: Vec<String>,
     /// Path weights over the defaults, e.g. `{"vector": 0.7}`.
@@ -274,21 +274,12 @@ impl RetrieveBody {
         req.limit = self.limit;
         req.record = self.record;
         for name in &self.without {
-            let p = &mut req.paths;
-            match name.as_str() {
-                "lexical" => p.lexical = false,
-                "vector" => p.vector = false,
-                "graph" => p.graph = false,
-                "neighbours" | "neighbors" => p.neighbours = false,
-                "recency" => p.recency = false,
-                "speaker_boost" => p.speaker_boost = false,
-                other => {
-                    return Err(ApiError::invalid(format!(
-                        "without: unknown path {other:?} (lexical, vector, graph, neighbours, \
-                         recency, speaker_boost)"
-                    )))
-                }
-            }
+            req.paths.turn_off(name).map_err(|other| {
+                ApiError::invalid(format!(
+                    "without: unknown path {other:?} (expected {})",
+                    kith::RetrievePaths::NAMES
+                ))
+            })?;
         }
         let pairs: Vec<String> = self
             .weights

@@ -321,7 +321,7 @@ fn every_endpoint_answers() {
         "/v1/retrieve",
         Some(
             json!({"query": "Where does Maya live?", "token_budget": 200,
-                    "without": ["recency"], "weights": {"lexical": 1.0}}),
+                    "without": ["recency", "dated"], "weights": {"lexical": 1.0}}),
         ),
     );
     assert_eq!(r.status, 200, "{}", r.body);
@@ -394,6 +394,17 @@ fn every_error_class_has_a_typed_body() {
             "POST",
             "/v1/retrieve",
             Some(json!({"query": "x", "token_budget": 0})),
+        ),
+        422,
+        "invalid_input",
+    );
+    check(
+        call(
+            &s,
+            a,
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"query": "x", "without": ["magic"]})),
         ),
         422,
         "invalid_input",

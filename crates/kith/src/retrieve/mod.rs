@@ -108,6 +108,28 @@ impl Default for RetrievePaths {
     }
 }
 
+impl RetrievePaths {
+    /// The names [`RetrievePaths::turn_off`] takes.
+    pub const NAMES: &'static str =
+        "lexical, vector, graph, neighbours, recency, dated or speaker_boost";
+
+    /// Turns off the path or boost called `name` (`neighbors` is accepted
+    /// too); an unknown name is given back as the error.
+    pub fn turn_off(&mut self, name: &str) -> Result<(), String> {
+        match name.trim() {
+            "lexical" => self.lexical = false,
+            "vector" => self.vector = false,
+            "graph" => self.graph = false,
+            "neighbours" | "neighbors" => self.neighbours = false,
+            "recency" => self.recency = false,
+            "speaker_boost" => self.speaker_boost = false,
+            "dated" => self.dated = false,
+            other => return Err(other.to_string()),
+        }
+        Ok(())
+    }
+}
+
 /// A retrieval: always one owner.
 #[derive(Debug, Clone)]
 pub struct RetrieveRequest {
