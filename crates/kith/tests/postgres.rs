@@ -17,7 +17,6 @@ use kith::{
 };
 use kith_store::postgres::testing::test_database;
 use kith_store::TxMode;
-use uuid::Uuid;
 
 fn hashing() -> Arc<dyn kith::Embedder> {
     EmbeddingSpec::parse("hashing-64")
@@ -150,7 +149,13 @@ fn store_ingest_retrieve_organize_undo_doctor() {
 
     // Two copies of one claim (different evidence): deduplicate merges
     // them in one journaled transaction, undo restores both.
-    let (keep, dup) = claim_copies(&m, "maya", stored.event_id, again.event_id);
+    let (keep, dup) = common::claim_copies(
+        &m,
+        "maya",
+        [stored.event_id, again.event_id],
+        "Biscuit is a rescue dog.",
+        serde_json::json!({"subject": "Biscuit", "predicate": "is", "object": "a rescue dog"}),
+    );
     let report = m
         .organize(&owner, &[Job::Deduplicate, Job::AliasResolve], 0)
         .unwrap();
@@ -176,46 +181,6 @@ fn store_ingest_retrieve_organize_undo_doctor() {
     let m2 = Memory::connect(db.url()).unwrap();
     let (a, b) = (common::snapshot(&m, "maya"), common::snapshot(&m2, "maya"));
     assert_eq!(a, b);
-}
-
-/// Two claim nodes with the same text and validity start, the second with
-/// other evidence; returns (kept, retired) as deduplicate picks them (the
-/// higher confidence is kept).
-fn claim_copies(m: &Memory, owner: &str, ev1: Uuid, ev2: Uuid) -> (Uuid, Uuid) {
-    let t = kith::Timestamp::parse("t", "2025-03-01T10:00:00+00:00").unwrap();
-    let base = kith::Node {
-        id: Uuid::new_v4(),
-        owner_id: OwnerId::new(owner).unwrap(),
-        scope: kith::ScopeId::personal(),
-        session_id: None,
-        node_type: kith::NodeType::Fact,
-        content: "Biscuit is a rescue dog.".into(),
-        metadata: Some(
-            serde_json::json!({"subject": "Biscuit", "predicate": "is", "object": "a rescue dog"}),
-        ),
-        confidence: 0.8,
-        lifecycle: kith::Lifecycle::Tentative,
-        epistemic_type: kith_core::EpistemicType::Asserted,
-        source_type: kith_core::SourceType::UserStated,
-        valid_from: t,
-        valid_to: None,
-        event_time: Some(t),
-        superseded_by: None,
-        evidence_refs: vec![ev1],
-        created_at: t,
-        updated_at: t,
-    };
-    let dup = kith::Node {
-        id: Uuid::new_v4(),
-        confidence: 0.6,
-        evidence_refs: vec![ev2],
-        ..base.clone()
-    };
-    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
-    tx.insert_node(&base).unwrap();
-    tx.insert_node(&dup).unwrap();
-    tx.commit().unwrap();
-    (base.id, dup.id)
 }
 
 /// A real deadlock on the server: another client holds a table lock kith's

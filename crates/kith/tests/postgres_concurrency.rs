@@ -17,6 +17,8 @@ use std::time::Instant;
 use kith::embedding::EmbeddingSpec;
 use kith::{EventInput, EventQuery, IngestOptions, Job, Memory, OwnerId, WorkStatus};
 use kith_store::postgres::testing::test_database;
+
+mod common;
 use kith_store::{TxMode, WorkQuery};
 use uuid::Uuid;
 
@@ -55,42 +57,6 @@ fn ingests_per_writer() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(250)
-}
-
-/// Two claim nodes with the same text and validity start and different
-/// evidence: a pair `deduplicate` merges.
-fn seed_copies(m: &Memory, ev1: Uuid, ev2: Uuid, k: usize) {
-    let t = kith::Timestamp::parse("t", "2025-03-01T10:00:00+00:00").unwrap();
-    let a = kith::Node {
-        id: Uuid::new_v4(),
-        owner_id: OwnerId::new(OWNER).unwrap(),
-        scope: kith::ScopeId::personal(),
-        session_id: None,
-        node_type: kith::NodeType::Fact,
-        content: format!("Seeded fact number {k} is repeated."),
-        metadata: Some(serde_json::json!({"subject": "seed", "predicate": "is", "object": k})),
-        confidence: 0.8,
-        lifecycle: kith::Lifecycle::Tentative,
-        epistemic_type: kith_core::EpistemicType::Asserted,
-        source_type: kith_core::SourceType::UserStated,
-        valid_from: t,
-        valid_to: None,
-        event_time: Some(t),
-        superseded_by: None,
-        evidence_refs: vec![ev1],
-        created_at: t,
-        updated_at: t,
-    };
-    let b = kith::Node {
-        id: Uuid::new_v4(),
-        confidence: 0.6,
-        evidence_refs: vec![ev2],
-        ..a.clone()
-    };
-    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
-    tx.insert_node(&a).unwrap();
-    tx.insert_node(&b).unwrap();
-    tx.commit().unwrap();
 }
 
 #[test]
@@ -191,7 +157,13 @@ fn eight_writers_and_an_organizer_lose_nothing() {
                     })
                     .unwrap();
                 if events.len() == 2 {
-                    seed_copies(&m, events[0].event.id, events[1].event.id, seeded);
+                    common::claim_copies(
+                        &m,
+                        OWNER,
+                        [events[0].event.id, events[1].event.id],
+                        &format!("Seeded fact number {seeded} is repeated."),
+                        serde_json::json!({"subject": "seed", "predicate": "is", "object": seeded}),
+                    );
                     seeded += 1;
                 }
                 // The default budget (1,000 pairs a job) while writers

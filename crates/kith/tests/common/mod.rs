@@ -51,3 +51,47 @@ pub fn dir_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files.sort();
     files
 }
+
+/// Two claim nodes of `owner` with the same text, metadata and validity
+/// start, one per evidence event, the first with the higher confidence: a
+/// pair `deduplicate` merges, keeping the first. Returns (kept, retired).
+pub fn claim_copies(
+    m: &Memory,
+    owner: &str,
+    evidence: [uuid::Uuid; 2],
+    content: &str,
+    metadata: serde_json::Value,
+) -> (uuid::Uuid, uuid::Uuid) {
+    let t = kith::Timestamp::parse("t", "2025-03-01T10:00:00+00:00").unwrap();
+    let keep = kith::Node {
+        id: uuid::Uuid::new_v4(),
+        owner_id: OwnerId::new(owner).unwrap(),
+        scope: kith::ScopeId::personal(),
+        session_id: None,
+        node_type: kith::NodeType::Fact,
+        content: content.into(),
+        metadata: Some(metadata),
+        confidence: 0.8,
+        lifecycle: kith::Lifecycle::Tentative,
+        epistemic_type: kith_core::EpistemicType::Asserted,
+        source_type: kith_core::SourceType::UserStated,
+        valid_from: t,
+        valid_to: None,
+        event_time: Some(t),
+        superseded_by: None,
+        evidence_refs: vec![evidence[0]],
+        created_at: t,
+        updated_at: t,
+    };
+    let retired = kith::Node {
+        id: uuid::Uuid::new_v4(),
+        confidence: 0.6,
+        evidence_refs: vec![evidence[1]],
+        ..keep.clone()
+    };
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+    tx.insert_node(&keep).unwrap();
+    tx.insert_node(&retired).unwrap();
+    tx.commit().unwrap();
+    (keep.id, retired.id)
+}
