@@ -238,6 +238,17 @@ impl TopK {
 /// Dot product, dispatched to an AVX2+FMA build of the same loop when the
 /// CPU has them (the portable build only gets SSE2).
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    dot_dispatch(a, b)
+}
+
+/// Dot product of an f32 query with an i8 row, dispatched like [`dot`].
+pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
+    dot_dispatch(a, b)
+}
+
+/// One dispatch for both row types (each monomorphised on its own).
+#[inline(always)]
+fn dot_dispatch<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
@@ -251,53 +262,14 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+unsafe fn dot_avx2<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     dot_portable(a, b)
-}
-
-/// Dot product of an f32 query with an i8 row, dispatched like [`dot`].
-pub fn dot_i8(a: &[f32], b: &[i8]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the features this function was compiled for were
-            // detected on this CPU just above.
-            return unsafe { dot_i8_avx2(a, b) };
-        }
-    }
-    dot_i8_portable(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_i8_avx2(a: &[f32], b: &[i8]) -> f32 {
-    dot_i8_portable(a, b)
-}
-
-#[inline(always)]
-fn dot_i8_portable(a: &[f32], b: &[i8]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0f32; 8];
-    let chunks = n / 8;
-    for c in 0..chunks {
-        let x = &a[c * 8..c * 8 + 8];
-        let y = &b[c * 8..c * 8 + 8];
-        for j in 0..8 {
-            acc[j] = x[j].mul_add(f32::from(y[j]), acc[j]);
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for i in chunks * 8..n {
-        sum += a[i] * f32::from(b[i]);
-    }
-    sum
 }
 
 /// Eight independent accumulators so the compiler can keep a vector
 /// register's worth of partial sums without reassociating floats itself.
 #[inline(always)]
-fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
+fn dot_portable<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0f32; 8];
@@ -306,12 +278,12 @@ fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
         let x = &a[c * 8..c * 8 + 8];
         let y = &b[c * 8..c * 8 + 8];
         for j in 0..8 {
-            acc[j] = x[j].mul_add(y[j], acc[j]);
+            acc[j] = x[j].mul_add(y[j].into(), acc[j]);
         }
     }
     let mut sum: f32 = acc.iter().sum();
     for i in chunks * 8..n {
-        sum += a[i] * b[i];
+        sum += a[i] * b[i].into();
     }
     sum
 }
