@@ -1020,17 +1020,15 @@ impl Tx for PgTx<'_> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        // The store's size (nodes ever written: a bound, read from the seq
-        // index) for IDFs, and for leaving common words out as on SQLite.
-        let r = self.query("SELECT coalesce(max(seq), 0) FROM nodes", &[])?;
-        let rows = r.first().map_or(0, |r| r.get::<_, i64>(0));
         // Word shares come from the planner's statistics (lexeme
         // frequencies ANALYZE keeps for the tsvector column), not from
         // counting postings on every query: a free lookup, as fresh as the
-        // last (auto)analyze. Before one, every word weighs the same and
-        // none is left out.
-        let mut stats: Vec<(String, Option<f64>, Option<f64>)> = self
-            .query(search::WORD_STATS_SQL, &[&words])?
+        // last (auto)analyze. The same round trip reads the store's size
+        // (nodes ever written: a bound, from the seq index) for IDFs and for
+        // leaving common words out as on SQLite.
+        let found = self.query(search::WORD_STATS_SQL, &[&words])?;
+        let rows: i64 = found.first().map_or(0, |r| r.get(3));
+        let mut stats: Vec<(String, Option<f64>, Option<f64>)> = found
             .iter()
             .map(|r| (r.get(0), r.get(1), r.get(2)))
             .collect();

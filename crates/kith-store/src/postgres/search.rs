@@ -48,7 +48,8 @@ pub fn tsquery_of(words: &[String]) -> Option<String> {
 /// PostgreSQL's statistics for `nodes.content_tsv` know it (`pg_stats`
 /// `most_common_elems`; NULL when it is not among them), and the smallest
 /// share those statistics track (NULL when there are no statistics yet:
-/// before the first (auto)analyze). A word is looked up as the lexeme(s)
+/// before the first (auto)analyze), and on every row the store's size
+/// (`max(seq)` of nodes). A word is looked up as the lexeme(s)
 /// `to_tsvector('english', …)` makes of it, which is how it is indexed.
 pub const WORD_STATS_SQL: &str = "WITH s AS (
    SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
@@ -59,7 +60,8 @@ pub const WORD_STATS_SQL: &str = "WITH s AS (
    (SELECT max(e.freq)::float8
       FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
      WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))),
-   (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s)
+   (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s),
+   (SELECT coalesce(max(seq), 0) FROM nodes)
  FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
  ORDER BY u.i";
 
