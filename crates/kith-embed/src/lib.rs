@@ -47,7 +47,6 @@ pub mod minilm;
 pub mod openai;
 pub mod safetensors;
 pub mod tokenizer;
-mod zip;
 
 pub use error::EmbedError;
 pub use hashing::HashingEmbedder;
@@ -66,35 +65,6 @@ pub trait Embedder: Send + Sync {
 
     /// One L2-normalised vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
-}
-
-/// The TLS settings of every HTTPS request this crate makes: Mozilla's root
-/// certificates, unless `SSL_CERT_FILE` names a PEM bundle, whose
-/// certificates are then the roots (the OpenSSL convention; needed where a
-/// proxy re-signs TLS traffic with its own authority).
-pub(crate) fn tls_config() -> ureq::tls::TlsConfig {
-    let builder = ureq::tls::TlsConfig::builder();
-    let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
-        return builder.build();
-    };
-    let certs: Vec<_> = match std::fs::read(&path) {
-        Ok(pem) => ureq::tls::parse_pem(&pem)
-            .filter_map(|item| match item {
-                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
-                _ => None,
-            })
-            .collect(),
-        Err(e) => {
-            tracing::warn!(path = ?path, error = %e, "cannot read SSL_CERT_FILE; using the built-in roots");
-            Vec::new()
-        }
-    };
-    if certs.is_empty() {
-        return builder.build();
-    }
-    builder
-        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-        .build()
 }
 
 /// Scales `v` to unit length; a zero vector stays zero (there is no

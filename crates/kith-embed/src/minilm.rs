@@ -53,17 +53,16 @@ impl std::fmt::Debug for MiniLm {
 }
 
 impl MiniLm {
-    /// The default model directory:
-    /// `$XDG_CACHE_HOME/kith/models/all-MiniLM-L6-v2`, else
-    /// `$HOME/.cache/kith/models/all-MiniLM-L6-v2`; `None` when neither
-    /// variable is set.
+    /// The default model directory: `models/all-MiniLM-L6-v2` in kith's
+    /// cache ([`kith_fetch::cache_root`]: `$KITH_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/kith`, else `$HOME/.cache/kith`); `None` when none of
+    /// those variables is set.
     pub fn default_dir() -> Option<PathBuf> {
-        let non_empty = |name: &str| env::var_os(name).filter(|v| !v.is_empty());
-        let cache = match non_empty("XDG_CACHE_HOME") {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(non_empty("HOME")?).join(".cache"),
-        };
-        Some(cache.join("kith").join("models").join(MODEL_DIR_NAME))
+        Some(
+            kith_fetch::cache_root()?
+                .join("models")
+                .join(MODEL_DIR_NAME),
+        )
     }
 
     /// Whether `dir` holds every file of [`REQUIRED_FILES`].

