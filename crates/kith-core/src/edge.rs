@@ -36,3 +36,12 @@ pub struct Edge {
     /// When it was written.
     pub created_at: Timestamp,
 }
+
+impl Edge {
+    /// Whether the edge still links its endpoints: an edge with a
+    /// `valid_to` was closed (a re-derivation bound its claim elsewhere) and
+    /// is kept only as history, never traversed.
+    pub fn is_open(&self) -> bool {
+        self.valid_to.is_none()
+    }
+}

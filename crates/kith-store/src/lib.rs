@@ -32,7 +32,7 @@ pub use query::{
     SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem, WorkQuery, WorkStatus,
 };
 
-use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
+use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId, Timestamp};
 use uuid::Uuid;
 
 /// The prefix under which [`Tx::set_setting`] keys are stored in a
@@ -153,6 +153,19 @@ pub trait Tx {
     /// [`StoreErrorKind::NotFound`] if it does not exist, so a caller that
     /// expected it learns that something else removed it.
     fn delete_edge(&mut self, id: Uuid) -> Result<(), StoreError>;
+
+    /// Closes one open edge: sets its `valid_to` to `at`, keeping the edge
+    /// as history (a re-derivation that binds a claim to another subject
+    /// closes the old subject's edge). A closed edge no longer links its
+    /// endpoints for [`Tx::subject_claims`] and the engine's traversals.
+    /// Fails with [`StoreErrorKind::NotFound`] if it does not exist and with
+    /// [`StoreErrorKind::Conflict`] if it is already closed.
+    fn close_edge(&mut self, id: Uuid, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Opens a closed edge again (clears `valid_to`): a later re-derivation
+    /// makes the same link again. Fails with [`StoreErrorKind::NotFound`] if
+    /// it does not exist and with [`StoreErrorKind::Conflict`] if it is open.
+    fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError>;
 
     /// Appends a journal record. Fails with [`StoreErrorKind::Conflict`] if
     /// its id exists.

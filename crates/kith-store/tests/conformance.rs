@@ -1762,6 +1762,62 @@ fn delete_edge_removes_one_edge_and_rolls_back(store: &dyn Store) {
     read(store, |tx| assert!(tx.get_edge(a.id).unwrap().is_some()));
 }
 
+store_test!(close_edge_keeps_history_and_unlinks_subject_claims);
+/// `close_edge` and `reopen_edge`: `close_edge` sets `valid_to` once (a second close is a conflict, a
+/// missing edge NotFound), keeps the edge readable, rolls back with its
+/// transaction, and a closed HAS_FACT edge no longer makes its target one of
+/// the subject's claims.
+fn close_edge_keeps_history_and_unlinks_subject_claims(store: &dyn Store) {
+    let e = event(input("alice", "m1", "I work at Acme"));
+    let maya = derived(&e, NodeType::Entity, Lifecycle::Stable, "Maya");
+    let mut claim = derived(&e, NodeType::Fact, Lifecycle::Stable, "I work at Acme");
+    claim.metadata = Some(serde_json::json!({"predicate": "works at"}));
+    let has = edge(&maya, &claim, EdgeType::HasFact);
+    write(store, |tx| {
+        tx.insert_event(&e).unwrap();
+        tx.insert_node(&maya).unwrap();
+        tx.insert_node(&claim).unwrap();
+        tx.insert_edge(&has).unwrap();
+    });
+    let works = vec!["works_at".to_string()];
+    read(store, |tx| {
+        assert_eq!(tx.subject_claims(maya.id, &works).unwrap().len(), 1)
+    });
+    let at = kith_core::Timestamp::parse("at", "2026-05-01T00:00:00Z").unwrap();
+    // Refused in a read transaction; dropped without commit: still open.
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.close_edge(has.id, at).is_err());
+    drop(tx);
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    tx.close_edge(has.id, at).unwrap();
+    drop(tx);
+    read(store, |tx| {
+        assert_eq!(tx.get_edge(has.id).unwrap().unwrap().valid_to, None)
+    });
+    write(store, |tx| {
+        tx.close_edge(has.id, at).unwrap();
+        let again = tx.close_edge(has.id, at).unwrap_err();
+        assert_eq!(again.kind(), StoreErrorKind::Conflict, "{again}");
+        let missing = tx.close_edge(Uuid::new_v4(), at).unwrap_err();
+        assert_eq!(missing.kind(), StoreErrorKind::NotFound, "{missing}");
+    });
+    read(store, |tx| {
+        assert_eq!(tx.get_edge(has.id).unwrap().unwrap().valid_to, Some(at));
+        assert_eq!(tx.edges_of(maya.id).unwrap().len(), 1, "kept as history");
+        assert!(tx.subject_claims(maya.id, &works).unwrap().is_empty());
+    });
+    // Reopened, it links again; reopening an open edge is a conflict.
+    write(store, |tx| {
+        tx.reopen_edge(has.id).unwrap();
+        let again = tx.reopen_edge(has.id).unwrap_err();
+        assert_eq!(again.kind(), StoreErrorKind::Conflict, "{again}");
+    });
+    read(store, |tx| {
+        assert_eq!(tx.get_edge(has.id).unwrap().unwrap().valid_to, None);
+        assert_eq!(tx.subject_claims(maya.id, &works).unwrap().len(), 1);
+    });
+}
+
 store_test!(search_finds_a_small_owner_under_a_big_one);
 /// One owner with hundreds of strong matches must not hide another owner's
 /// weaker ones (SQLite ranks the best matches over all owners first).

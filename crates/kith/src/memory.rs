@@ -304,7 +304,10 @@ impl Memory {
         let mut tx = self.store.begin(TxMode::Read)?;
         let mut out = Vec::new();
         for edge in tx.edges_of(entity_node.id)? {
-            if edge.edge_type != kith_core::EdgeType::HasFact || edge.source_id != entity {
+            if !edge.is_open()
+                || edge.edge_type != kith_core::EdgeType::HasFact
+                || edge.source_id != entity
+            {
                 continue;
             }
             if let Some(claim) = tx.get_node(edge.target_id)? {

@@ -75,6 +75,10 @@ impl Memory {
         edges.truncate(MAX_NEIGHBOUR_EDGES);
         let mut neighbours: Vec<Node> = Vec::new();
         for edge in &edges {
+            if !edge.is_open() {
+                // Closed by a re-derivation: history, listed but never a link.
+                continue;
+            }
             if !include_unverified_aliases && is_unverified_alias(edge) {
                 // Still queryable as an edge above; just not traversed.
                 continue;

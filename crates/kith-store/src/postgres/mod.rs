@@ -62,7 +62,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId};
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp};
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
@@ -477,6 +477,31 @@ impl Drop for PgTx<'_> {
 }
 
 impl PgTx<'_> {
+    /// Sets an edge's `valid_to` from open to `end` (close) or from closed
+    /// to open (`None`); anything else is a conflict.
+    fn set_edge_end(&mut self, id: Uuid, end: Option<Timestamp>) -> Result<(), StoreError> {
+        self.writable()?;
+        let sql = if end.is_some() {
+            "UPDATE edges SET valid_to = $2 WHERE id = $1 AND valid_to IS NULL RETURNING seq"
+        } else {
+            "UPDATE edges SET valid_to = $2 WHERE id = $1 AND valid_to IS NOT NULL RETURNING seq"
+        };
+        let rows = self.query(sql, &[&id, &end.map(|t| t.to_rfc3339())])?;
+        if !rows.is_empty() {
+            return Ok(());
+        }
+        let exists = self.query("SELECT 1 FROM edges WHERE id = $1", &[&id])?;
+        Err(if exists.is_empty() {
+            not_found(format!("edge {id} does not exist"))
+        } else {
+            let state = if end.is_some() { "closed" } else { "open" };
+            StoreError::new(
+                StoreErrorKind::Conflict,
+                format!("edge {id} is already {state}"),
+            )
+        })
+    }
+
     /// Refuses writes in a read transaction (which is `READ ONLY` on the
     /// server too, but saying so here gives a clearer message).
     fn writable(&self) -> Result<(), StoreError> {
@@ -821,7 +846,8 @@ impl Tx for PgTx<'_> {
         }
         let sql = format!(
             "SELECT {} FROM edges g JOIN nodes n ON n.id = g.target_id
-             WHERE g.source_id = $1 AND g.edge_type = 'HAS_FACT' AND n.node_type <> 'entity'
+             WHERE g.source_id = $1 AND g.edge_type = 'HAS_FACT' AND g.valid_to IS NULL
+               AND n.node_type <> 'entity'
                AND n.lifecycle IN ('tentative', 'stable', 'contested')
                AND replace(replace(lower(trim(n.metadata ->> 'predicate')), ' ', '_'), '-', '_')
                    = ANY($2)
@@ -852,6 +878,14 @@ impl Tx for PgTx<'_> {
             return Err(not_found(format!("edge {id} does not exist")));
         }
         Ok(())
+    }
+
+    fn close_edge(&mut self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        self.set_edge_end(id, Some(at))
+    }
+
+    fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.set_edge_end(id, None)
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {

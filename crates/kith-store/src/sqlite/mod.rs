@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId};
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use uuid::Uuid;
@@ -248,6 +248,42 @@ struct SqliteTx<'a> {
 }
 
 impl SqliteTx<'_> {
+    /// Sets an edge's `valid_to` from open to `end` (close) or from closed
+    /// to open (`None`); anything else is a conflict.
+    fn set_edge_end(&mut self, id: Uuid, end: Option<Timestamp>) -> Result<(), StoreError> {
+        let writer = self.writer()?;
+        let sql = if end.is_some() {
+            "UPDATE edges SET valid_to = ?2 WHERE id = ?1 AND valid_to IS NULL"
+        } else {
+            "UPDATE edges SET valid_to = ?2 WHERE id = ?1 AND valid_to IS NOT NULL"
+        };
+        let changed = writer
+            .execute(sql, params![uuid_text(id), end.map(|t| t.to_rfc3339())])
+            .map_err(|err| map_err(err).with_context(&format!("edge {id}")))?;
+        if changed == 1 {
+            return Ok(());
+        }
+        let exists: bool = writer
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM edges WHERE id = ?1)",
+                params![uuid_text(id)],
+                |row| row.get(0),
+            )
+            .map_err(|err| map_err(err).with_context(&format!("edge {id}")))?;
+        Err(if exists {
+            let state = if end.is_some() { "closed" } else { "open" };
+            StoreError::new(
+                StoreErrorKind::Conflict,
+                format!("edge {id} is already {state}"),
+            )
+        } else {
+            StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("edge {id} does not exist"),
+            )
+        })
+    }
+
     fn conn(&self) -> &Connection {
         // Present from `begin` until `commit` or drop takes it.
         self.conn.as_ref().expect("transaction connection is live")
@@ -557,7 +593,8 @@ impl Tx for SqliteTx<'_> {
         let mut select = sql::Select::new(
             format!(
                 "SELECT {columns} FROM edges g JOIN nodes n ON n.id = g.target_id
-                 WHERE g.source_id = ? AND g.edge_type = 'HAS_FACT' AND n.node_type <> 'entity'
+                 WHERE g.source_id = ? AND g.edge_type = 'HAS_FACT' AND g.valid_to IS NULL
+                   AND n.node_type <> 'entity'
                    AND n.lifecycle IN ('tentative', 'stable', 'contested')"
             ),
             vec![SqlValue::Text(uuid_text(subject))],
@@ -606,6 +643,14 @@ impl Tx for SqliteTx<'_> {
             ));
         }
         Ok(())
+    }
+
+    fn close_edge(&mut self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        self.set_edge_end(id, Some(at))
+    }
+
+    fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.set_edge_end(id, None)
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {

@@ -200,7 +200,7 @@ fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) ->
         return Ok(());
     };
     let mut merged_any = false;
-    for edge in tx.edges_of(owner)? {
+    for edge in tx.edges_of(owner)?.into_iter().filter(Edge::is_open) {
         let said_by_owner = edge.edge_type == EdgeType::Mentions
             && edge.target_id == owner
             && edge.source_id != claim_id

@@ -632,7 +632,12 @@ fn newest_owner_name(tx: &mut dyn Tx, event: &kith_core::Event) -> Result<Option
     Ok(newest_owner_entity(tx, event)?.map(|n| n.content))
 }
 
-/// The node behind [`newest_owner_name`].
+/// The node behind [`newest_owner_name`]: the newest active entity marked
+/// with the owner's name whose creating event was ingested before `event`.
+/// A name given later never reaches back: re-deriving an earlier turn finds
+/// the name that was in force when it was ingested (spec: "a later name
+/// replaces an earlier one for the turns after it and earlier claims keep
+/// theirs").
 fn newest_owner_entity(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
@@ -643,14 +648,33 @@ fn newest_owner_entity(
         node_types: vec![kith_core::NodeType::Entity],
         metadata_key: Some("owner_name".into()),
         newest_first: true,
-        limit: 16,
+        limit: OWNER_NAMES_READ,
         ..kith_store::NodeQuery::default()
     })?;
-    Ok(marked
-        .into_iter()
-        .map(|s| s.node)
-        .find(|n| n.lifecycle.is_active() && n.evidence_refs.first() != Some(&event.id)))
+    let Some(this_seq) = tx.get_event(event.id)?.map(|e| e.seq) else {
+        return Ok(None);
+    };
+    let mut best: Option<(i64, kith_core::Node)> = None;
+    for node in marked.into_iter().map(|s| s.node) {
+        if !node.lifecycle.is_active() {
+            continue;
+        }
+        let Some(&named_by) = node.evidence_refs.first() else {
+            continue;
+        };
+        let Some(seq) = tx.get_event(named_by)?.map(|e| e.seq) else {
+            continue;
+        };
+        if seq < this_seq && best.as_ref().is_none_or(|(b, _)| seq > *b) {
+            best = Some((seq, node));
+        }
+    }
+    Ok(best.map(|(_, node)| node))
 }
+
+/// How many owner-name entities one lookup reads, newest first: an owner
+/// gives few names, and the bound keeps a lookup cheap if a bug made many.
+const OWNER_NAMES_READ: usize = 256;
 
 /// `first_person_owner` declares a user turn's own first person: it is
 /// refused together with a speaker and for any other role.

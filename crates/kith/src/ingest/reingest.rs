@@ -109,6 +109,8 @@ impl Memory {
             &identity.options,
             first_person_owner,
         )?;
+        let now = Timestamp::now();
+        rebind_claims(&mut *tx, &old, &fresh, now)?;
         let keep = derived_ids(&fresh).0;
         for planned in &old.nodes {
             let n = &planned.node;
@@ -118,7 +120,7 @@ impl Memory {
             if let Some(mut current) = tx.get_node(n.id)? {
                 if current.lifecycle.can_become(kith_core::Lifecycle::Archived) {
                     current.lifecycle = kith_core::Lifecycle::Archived;
-                    current.updated_at = Timestamp::now();
+                    current.updated_at = now;
                     tx.update_node(&current)?;
                 }
             }
@@ -183,6 +185,84 @@ impl Memory {
             .transpose()
     }
 }
+
+/// Makes the claims of `fresh` say what it says about who they are about,
+/// in the reingest's transaction: an edge of `old` that `fresh` no longer
+/// makes (the claim's subject or object is now another entity) is closed at
+/// `now`, so every claim keeps exactly one open subject edge (an edge of
+/// `fresh` that an earlier reingest closed is reopened), and a claim
+/// that both plans make gets `fresh`'s identity metadata
+/// (`speaker_reference`, `owner_reference`, link statuses) instead of
+/// keeping the old binding's.
+fn rebind_claims(
+    tx: &mut dyn kith_store::Tx,
+    old: &DerivationPlan,
+    fresh: &DerivationPlan,
+    now: Timestamp,
+) -> Result<(), Error> {
+    let fresh_edges: std::collections::HashSet<Uuid> = fresh.edges.iter().map(|e| e.id).collect();
+    for edge in &old.edges {
+        if edge.edge_type == kith_core::EdgeType::Supersedes || fresh_edges.contains(&edge.id) {
+            continue;
+        }
+        match tx.close_edge(edge.id, now) {
+            Ok(()) => {}
+            // Already closed, or taken back by an undo: nothing links.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    StoreErrorKind::Conflict | StoreErrorKind::NotFound
+                ) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // An edge `fresh` makes that an earlier reingest closed links again.
+    for edge in &fresh.edges {
+        if tx.get_edge(edge.id)?.is_some_and(|e| !e.is_open()) {
+            tx.reopen_edge(edge.id)?;
+        }
+    }
+    for planned in &fresh.nodes {
+        let n = &planned.node;
+        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+            continue;
+        }
+        let Some(mut current) = tx.get_node(n.id)? else {
+            continue;
+        };
+        let wanted = n.metadata.as_ref().and_then(|m| m.as_object());
+        let Some(have) = current.metadata.as_mut().and_then(|m| m.as_object_mut()) else {
+            continue;
+        };
+        let mut changed = false;
+        for key in IDENTITY_KEYS {
+            let value = wanted.and_then(|w| w.get(*key));
+            if have.get(*key) != value {
+                match value {
+                    Some(v) => have.insert((*key).to_string(), v.clone()),
+                    None => have.remove(*key),
+                };
+                changed = true;
+            }
+        }
+        if changed {
+            current.updated_at = now;
+            tx.update_node(&current)?;
+        }
+    }
+    Ok(())
+}
+
+/// The claim metadata that says who a claim is about; everything else a
+/// claim carries (merged ids, evidence) is its history and stays.
+const IDENTITY_KEYS: &[&str] = &[
+    "speaker_reference",
+    "owner_reference",
+    "subject_link_status",
+    "object_link_status",
+    "resolved_from_context",
+    "resolution",
+];
 
 /// The ids of the claims (not entities) and edges a plan writes.
 fn derived_ids(plan: &DerivationPlan) -> (Vec<Uuid>, Vec<Uuid>) {

@@ -37,7 +37,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use kith_core::{
-    ids, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId, Timestamp,
+    ids, Edge, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId,
+    Timestamp,
 };
 use kith_store::{
     EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode,
@@ -728,7 +729,11 @@ fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> 
     let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
     let mut seen = HashSet::new();
     for entity in entities.iter().filter(|e| names(&query_words, &e.content)) {
-        for edge in tx.edges_of(entity.node_id)? {
+        for edge in tx
+            .edges_of(entity.node_id)?
+            .into_iter()
+            .filter(Edge::is_open)
+        {
             // HAS_FACT out of the entity: its claims. MENTIONS into the
             // entity written by the linking pass: the memories that name
             // it, so one memory is reached through another. Nothing else

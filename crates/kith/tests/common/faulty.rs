@@ -139,6 +139,14 @@ impl Tx for FaultyTx<'_> {
         self.faults.write("delete_edge")?;
         self.inner.delete_edge(id)
     }
+    fn close_edge(&mut self, id: Uuid, at: kith_core::Timestamp) -> Result<(), StoreError> {
+        self.faults.write("close_edge")?;
+        self.inner.close_edge(id, at)
+    }
+    fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.faults.write("reopen_edge")?;
+        self.inner.reopen_edge(id)
+    }
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
         self.faults.write("append_operation")?;
         self.inner.append_operation(op)

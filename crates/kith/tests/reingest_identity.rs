@@ -1,0 +1,279 @@
+//! `reingest` keeps identity straight (issue 13 item 3): a re-derivation that
+//! binds a claim to another subject closes the old subject edge and rewrites
+//! the claim's identity metadata in the same transaction, so every active
+//! claim has exactly one open subject edge; and an owner name given later
+//! never reaches back to an earlier claim. Each scenario runs through the
+//! default heuristic extractor and through recorded LLM replies served over
+//! real HTTP.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kith::identity::IdentityOptions;
+use kith::{EdgeType, EventInput, IngestOptions, Memory, Node, NodeQuery, NodeType, OwnerId};
+use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
+use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+use serde_json::{json, Value};
+
+/// How a scenario's messages are read.
+#[derive(Debug, Clone, Copy)]
+enum Path_ {
+    /// The default offline extractor.
+    Heuristic,
+    /// An LLM whose replies were recorded.
+    Recorded,
+}
+
+const PATHS: [Path_; 2] = [Path_::Heuristic, Path_::Recorded];
+
+fn fact(subject: &str, predicate: &str, object: &str, quote: &str) -> Value {
+    json!({"subject": subject, "predicate": predicate, "object": object, "polarity": "positive",
+           "evidence_quote": quote, "fact_type": "fact", "epistemic_type": "asserted",
+           "temporal_intent": null, "replaces_object": null, "condition": null, "confidence": 0.9})
+}
+
+/// The recorded replies for this file's messages (substring → extraction).
+fn recorded() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "I'm Maya Okafor",
+            json!({"entities": [{"name": "Maya Okafor", "entity_type": "person"}],
+                   "facts": [], "relationships": []}),
+        ),
+        (
+            "I'm Priya",
+            json!({"entities": [{"name": "Priya", "entity_type": "person"}],
+                   "facts": [], "relationships": []}),
+        ),
+        (
+            "I work at Northwind",
+            json!({"entities": [{"name": "Northwind", "entity_type": "organization"}],
+                   "facts": [fact("I", "works at", "Northwind", "I work at Northwind.")],
+                   "relationships": []}),
+        ),
+        (
+            "I love tea",
+            json!({"entities": [], "facts": [fact("I", "loves", "tea", "I love tea.")],
+                   "relationships": []}),
+        ),
+    ]
+}
+
+/// A memory in `dir` reading through `path` under `options`; the replay
+/// server (for the recorded path) must outlive it.
+fn open(dir: &Path, path: Path_, options: IdentityOptions) -> (Memory, Option<ReplayServer>) {
+    let m = Memory::open(dir).unwrap().with_identity(options);
+    match path {
+        Path_::Heuristic => (m, None),
+        Path_::Recorded => {
+            let server = ReplayServer::start(
+                recorded()
+                    .into_iter()
+                    .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
+                    .collect(),
+            )
+            .unwrap();
+            let config = OpenAiConfig::new(server.base_url(), "recorded")
+                .with_timeout(Duration::from_secs(5))
+                .with_max_retries(0);
+            let m = m.with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()));
+            (m, Some(server))
+        }
+    }
+}
+
+fn say(m: &Memory, text: &str, time: &str) {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                session_id: Some("s1".into()),
+                event_time: Some(time.into()),
+                ..EventInput::new("user", text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        r.status,
+        kith::WorkStatus::Complete,
+        "{text}: {:?}",
+        r.error
+    );
+}
+
+fn owner() -> OwnerId {
+    OwnerId::new("owner").unwrap()
+}
+
+fn nodes(m: &Memory) -> Vec<Node> {
+    m.nodes(&NodeQuery {
+        owner: Some(owner()),
+        ..NodeQuery::default()
+    })
+    .unwrap()
+    .into_iter()
+    .map(|s| s.node)
+    .collect()
+}
+
+/// The active claim whose evidence sentence is `sentence`.
+fn claim(m: &Memory, sentence: &str) -> Node {
+    let found: Vec<Node> = nodes(m)
+        .into_iter()
+        .filter(|n| !matches!(n.node_type, NodeType::Entity | NodeType::Note))
+        .filter(|n| n.lifecycle.is_active() && n.content == sentence)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one active claim for {sentence:?}: {found:?}"
+    );
+    found.into_iter().next().unwrap()
+}
+
+/// The sources of the claim's open HAS_FACT edges, with their content.
+fn subjects(m: &Memory, claim: &Node) -> Vec<String> {
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let edges = tx.edges_of(claim.id).unwrap();
+    edges
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::HasFact && e.target_id == claim.id && e.is_open())
+        .map(|e| tx.get_node(e.source_id).unwrap().unwrap().content)
+        .collect()
+}
+
+/// The invariant: every active claim of the owner has exactly one open
+/// subject edge.
+fn assert_one_subject_each(m: &Memory, path: Path_) {
+    for n in nodes(m) {
+        if matches!(n.node_type, NodeType::Entity | NodeType::Note) || !n.lifecycle.is_active() {
+            continue;
+        }
+        let s = subjects(m, &n);
+        assert_eq!(
+            s.len(),
+            1,
+            "{path:?}: claim {:?} has subjects {s:?}",
+            n.content
+        );
+    }
+}
+
+fn speaker_of(claim: &Node) -> Option<String> {
+    claim.metadata.as_ref().and_then(|m| {
+        m.get("speaker_reference")
+            .and_then(|r| r["speaker"].as_str())
+            .map(str::to_string)
+    })
+}
+
+#[test]
+fn reingest_with_the_carry_off_moves_the_claim_to_its_own_i_and_closes_the_old_edge() {
+    for path in PATHS {
+        let (tmp, dir, m) = common::pack();
+        drop(m);
+        let (m, _server) = open(&dir, path, IdentityOptions::default());
+        say(&m, "Hi, I'm Maya Okafor.", "2026-03-01T10:00:00Z");
+        say(&m, "I work at Northwind.", "2026-03-01T10:01:00Z");
+        let works = claim(&m, "I work at Northwind.");
+        assert_eq!(subjects(&m, &works), ["Maya Okafor"], "{path:?}");
+        assert_eq!(speaker_of(&works).as_deref(), Some("Maya Okafor"));
+        drop(m);
+
+        // The same extraction re-derived with the carry off: the claim's I is
+        // its own event's again.
+        let off = IdentityOptions {
+            owner_name_carry: false,
+            ..IdentityOptions::default()
+        };
+        let (m, _server2) = open(&dir, path, off);
+        let outcomes = m
+            .reingest_session(&owner(), &kith::SessionId::new("s1").unwrap())
+            .unwrap();
+        assert!(
+            outcomes.iter().any(|o| o.outcome == "rederived"),
+            "{path:?}: {outcomes:?}"
+        );
+        let works = claim(&m, "I work at Northwind.");
+        assert_eq!(subjects(&m, &works), ["I"], "{path:?}");
+        assert_eq!(
+            speaker_of(&works),
+            None,
+            "{path:?}: stale speaker_reference"
+        );
+        assert_one_subject_each(&m, path);
+        // The old edge is kept as history, closed.
+        let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+        let closed: Vec<_> = tx
+            .edges_of(works.id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.edge_type == EdgeType::HasFact && !e.is_open())
+            .collect();
+        assert_eq!(closed.len(), 1, "{path:?}");
+        drop(tx);
+        // Maya's own claims no longer list it.
+        let maya = nodes(&m)
+            .into_iter()
+            .find(|n| n.node_type == NodeType::Entity && n.content == "Maya Okafor")
+            .unwrap();
+        let hers: Vec<String> = m
+            .entity_claims(&owner(), maya.id)
+            .unwrap()
+            .into_iter()
+            .map(|(c, _)| c.content)
+            .collect();
+        assert!(!hers.contains(&works.content), "{path:?}: {hers:?}");
+
+        // Back on: the claim is Maya's again, through one open edge.
+        drop(m);
+        let (m, _server3) = open(&dir, path, IdentityOptions::default());
+        m.reingest_session(&owner(), &kith::SessionId::new("s1").unwrap())
+            .unwrap();
+        let works = claim(&m, "I work at Northwind.");
+        assert_eq!(subjects(&m, &works), ["Maya Okafor"], "{path:?}");
+        assert_eq!(speaker_of(&works).as_deref(), Some("Maya Okafor"));
+        assert_one_subject_each(&m, path);
+        let report = m.doctor().unwrap();
+        assert!(report.healthy(), "{path:?}: {:?}", report.problems);
+        drop(tmp);
+    }
+}
+
+#[test]
+fn a_name_given_later_never_reaches_back_on_reingest() {
+    for path in PATHS {
+        let (tmp, dir, m) = common::pack();
+        drop(m);
+        let (m, _server) = open(&dir, path, IdentityOptions::default());
+        say(&m, "I love tea.", "2026-03-01T10:00:00Z");
+        say(&m, "Hi, I'm Maya Okafor.", "2026-03-01T10:01:00Z");
+        say(&m, "I work at Northwind.", "2026-03-01T10:02:00Z");
+        say(&m, "Actually, I'm Priya.", "2026-03-01T10:03:00Z");
+        let tea = claim(&m, "I love tea.");
+        assert_eq!(subjects(&m, &tea), ["I"], "{path:?}: no name yet");
+        // Re-derive everything: each turn keeps the name in force when it
+        // was ingested.
+        m.reingest_session(&owner(), &kith::SessionId::new("s1").unwrap())
+            .unwrap();
+        let tea = claim(&m, "I love tea.");
+        assert_eq!(
+            subjects(&m, &tea),
+            ["I"],
+            "{path:?}: a later name reached back"
+        );
+        assert_eq!(speaker_of(&tea), None, "{path:?}");
+        let works = claim(&m, "I work at Northwind.");
+        assert_eq!(
+            subjects(&m, &works),
+            ["Maya Okafor"],
+            "{path:?}: Priya, given later, took an earlier claim"
+        );
+        assert_one_subject_each(&m, path);
+        drop(tmp);
+    }
+}
