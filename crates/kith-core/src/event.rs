@@ -71,6 +71,28 @@ impl Event {
     pub fn effective_time(&self) -> Timestamp {
         self.event_time.unwrap_or(self.ingested_at)
     }
+
+    /// Whether the caller declared this turn's singular first person to be
+    /// the owner ([`validate::FIRST_PERSON_OWNER_KEY`] in its metadata).
+    pub fn declares_first_person_owner(&self) -> bool {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.get(validate::FIRST_PERSON_OWNER_KEY))
+            == Some(&Value::Bool(true))
+    }
+
+    /// Writes the `first_person_owner` declaration into the event's
+    /// metadata (under [`validate::FIRST_PERSON_OWNER_KEY`]) and recomputes
+    /// the checksum, so the declaration is part of the event: its checksum,
+    /// its export and its import. For an event not yet written; the caller
+    /// has checked it is a user turn without a speaker.
+    pub fn declare_first_person_owner(&mut self) {
+        let metadata = self.metadata.get_or_insert_with(|| json!({}));
+        if let Some(map) = metadata.as_object_mut() {
+            map.insert(validate::FIRST_PERSON_OWNER_KEY.into(), Value::Bool(true));
+        }
+        self.checksum = self.compute_checksum();
+    }
 }
 
 /// A message as a caller hands it to `store()` or as one line of an import
@@ -204,6 +226,17 @@ impl EventInput {
         };
         if let Some(metadata) = &self.metadata {
             validate::check_metadata(metadata)?;
+            if metadata.get(validate::FIRST_PERSON_OWNER_KEY).is_some()
+                && (role != Role::User || speaker.is_some())
+            {
+                return Err(ValidationError::new(
+                    format!("metadata.{}", validate::FIRST_PERSON_OWNER_KEY),
+                    ValidationErrorKind::Mismatch {
+                        expected: "a user turn without a speaker".into(),
+                        actual: "set on another turn".into(),
+                    },
+                ));
+            }
         }
         let node_type = match self.node_type.as_deref() {
             Some(t) => NodeType::parse("node_type", t)?,

@@ -29,6 +29,13 @@ pub const ID_CHARSET: &str = "ASCII letters, digits and . _ - : @";
 /// Metadata keys with this prefix are reserved for kith's own bookkeeping.
 pub const RESERVED_METADATA_PREFIX: &str = "kith_";
 
+/// The one reserved key an event may carry: `true` when the caller declared
+/// that the turn's singular first person is the owner (`first_person_owner`).
+/// kith writes it when ingesting with the declaration, so the declaration is
+/// part of the event and survives export and import; only the value `true`
+/// on a user turn without a speaker is valid.
+pub const FIRST_PERSON_OWNER_KEY: &str = "kith_first_person_owner_v1";
+
 /// A field of caller input that kith refuses, and why.
 ///
 /// Displays as a sentence naming the field and the fix, e.g.
@@ -246,7 +253,11 @@ pub fn check_metadata(value: &serde_json::Value) -> Result<(), ValidationError> 
         .as_object()
         .ok_or_else(|| ValidationError::new("metadata", ValidationErrorKind::NotAnObject))?;
     crate::canon::ensure_finite("metadata", value)?;
-    if let Some(key) = map.keys().find(|k| k.starts_with(RESERVED_METADATA_PREFIX)) {
+    let reserved = map.iter().find(|(k, v)| {
+        k.starts_with(RESERVED_METADATA_PREFIX)
+            && !(k.as_str() == FIRST_PERSON_OWNER_KEY && **v == serde_json::Value::Bool(true))
+    });
+    if let Some((key, _)) = reserved {
         return Err(ValidationError::new(
             format!("metadata.{key}"),
             ValidationErrorKind::ReservedKey { key: key.clone() },

@@ -277,3 +277,106 @@ fn a_name_given_later_never_reaches_back_on_reingest() {
         drop(tmp);
     }
 }
+
+/// `first_person_owner` is part of the event (issue 13 item 7): exported and
+/// imported into another pack, the turn's I still binds to the owner's
+/// reference entity, and the claim's `owner_reference` names the owner id.
+#[test]
+fn first_person_owner_survives_export_and_import() {
+    for path in PATHS {
+        let (tmp, dir, m) = common::pack();
+        drop(m);
+        let (m, _server) = open(&dir, path, IdentityOptions::default());
+        let fpo = IngestOptions {
+            first_person_owner: true,
+            ..IngestOptions::default()
+        };
+        m.ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                session_id: Some("s1".into()),
+                ..EventInput::new("user", "I love tea.")
+            },
+            fpo,
+        )
+        .unwrap();
+        let check = |m: &Memory, what: &str| {
+            let tea = claim(m, "I love tea.");
+            let me = subjects(m, &tea);
+            assert_eq!(me, ["I"], "{path:?} {what}");
+            let reference = &tea.metadata.as_ref().unwrap()["owner_reference"];
+            assert_eq!(
+                reference["owner_id"], "owner",
+                "{path:?} {what}: {reference}"
+            );
+            assert_eq!(reference["basis"], "first_person_owner");
+            assert!(reference.get("speaker").is_none(), "{reference}");
+            let owner_ref: Vec<Node> = nodes(m)
+                .into_iter()
+                .filter(|n| {
+                    n.metadata
+                        .as_ref()
+                        .is_some_and(|md| md["identity_status"] == "owner_reference")
+                })
+                .collect();
+            assert_eq!(owner_ref.len(), 1, "{path:?} {what}");
+        };
+        check(&m, "as ingested");
+        let mut exported = Vec::new();
+        m.export_jsonl(None, &mut exported).unwrap();
+        let text = String::from_utf8(exported).unwrap();
+        assert!(text.contains("kith_first_person_owner_v1"), "{text}");
+
+        let (tmp2, dir2, m2) = common::pack();
+        drop(m2);
+        let (m2, _server2) = open(&dir2, path, IdentityOptions::default());
+        m2.import_jsonl(
+            &text,
+            &kith::ImportOptions {
+                extract: true,
+                ..kith::ImportOptions::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+        m2.process_pending(None, 0, false, false, |_| {}).unwrap();
+        check(&m2, "after import");
+        drop((tmp, tmp2));
+    }
+}
+
+/// Callers cannot smuggle the reserved key onto a turn it cannot describe,
+/// nor any other reserved key.
+#[test]
+fn the_reserved_key_is_checked() {
+    let (_tmp, _dir, m) = common::pack();
+    for (role, speaker, metadata) in [
+        (
+            "assistant",
+            None,
+            json!({"kith_first_person_owner_v1": true}),
+        ),
+        (
+            "user",
+            Some("Dana"),
+            json!({"kith_first_person_owner_v1": true}),
+        ),
+        ("user", None, json!({"kith_first_person_owner_v1": false})),
+        ("user", None, json!({"kith_other": 1})),
+    ] {
+        let err = m
+            .store(EventInput {
+                owner_id: Some("owner".into()),
+                speaker: speaker.map(Into::into),
+                metadata: Some(metadata.clone()),
+                ..EventInput::new(role, "I love tea.")
+            })
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            kith::ErrorKind::InvalidInput,
+            "{metadata}: {err}"
+        );
+    }
+    assert_eq!(m.stats(None).unwrap().events, 0);
+}

@@ -52,7 +52,7 @@ pub(super) fn lease(
     })?;
     let options = IngestOptions {
         defer: false,
-        first_person_owner: item.options["first_person_owner"] == json!(true),
+        first_person_owner: super::declared_first_person_owner(&event.event, &item.options),
     };
     Ok(Leased::Event(Box::new(event.event), options))
 }

@@ -190,9 +190,12 @@ impl Memory {
         inputs: Vec<EventInput>,
         options: IngestOptions,
     ) -> Result<Vec<IngestReceipt>, Error> {
-        let valid = crate::memory::validate_all(inputs)?;
-        for v in &valid {
+        let mut valid = crate::memory::validate_all(inputs)?;
+        for v in &mut valid {
             check_first_person_owner(&v.event, options)?;
+            if options.first_person_owner {
+                v.event.declare_first_person_owner();
+            }
         }
         let admitted = self.admit(&valid, options)?;
         let mut out = Vec::with_capacity(admitted.len());
@@ -675,6 +678,17 @@ fn newest_owner_entity(
 /// How many owner-name entities one lookup reads, newest first: an owner
 /// gives few names, and the bound keeps a lookup cheap if a bug made many.
 const OWNER_NAMES_READ: usize = 256;
+
+/// Whether an event's first person was declared to be the owner: by the
+/// event itself (its reserved metadata key, which export and import carry),
+/// or, for events ingested before the key was written, by its work item's
+/// options.
+pub(crate) fn declared_first_person_owner(
+    event: &kith_core::Event,
+    work_options: &serde_json::Value,
+) -> bool {
+    event.declares_first_person_owner() || work_options["first_person_owner"] == json!(true)
+}
 
 /// `first_person_owner` declares a user turn's own first person: it is
 /// refused together with a speaker and for any other role.

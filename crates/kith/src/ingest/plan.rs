@@ -311,7 +311,13 @@ pub fn build(
             metadata.insert("condition".into(), json!(condition));
             metadata.insert("condition_state".into(), json!("unknown"));
         }
-        speaker_reference(&mut metadata, subject_basis, object_basis, identity);
+        speaker_reference(
+            &mut metadata,
+            subject_basis,
+            object_basis,
+            identity,
+            &event.owner_id,
+        );
         if !resolutions.is_empty() {
             metadata.insert("resolved_from_context".into(), json!(true));
             metadata.insert("resolution".into(), json!(resolutions));
@@ -364,7 +370,13 @@ pub fn build(
             &r.evidence,
             rel.confidence,
         );
-        speaker_reference(&mut metadata, source_basis, target_basis, identity);
+        speaker_reference(
+            &mut metadata,
+            source_basis,
+            target_basis,
+            identity,
+            &event.owner_id,
+        );
         let spec = ClaimSpec {
             kind: "relationship",
             subject: &rel.source_entity,
@@ -400,17 +412,21 @@ pub fn build(
     })
 }
 
-/// Records which endpoint a first-person binding bound, and why
-/// (`speaker_reference: {speaker, fields, basis}`).
+/// Records which endpoint a first-person binding bound, and why:
+/// `speaker_reference: {speaker, fields, basis}` for a named person, or
+/// `owner_reference: {owner_id, fields, basis}` for the owner's reference
+/// entity of a `first_person_owner` turn.
 fn speaker_reference(
     metadata: &mut Map<String, Value>,
     subject: Option<Basis>,
     object: Option<Basis>,
     identity: &Identity,
+    owner_id: &OwnerId,
 ) {
-    let name = match &identity.first_person {
-        FirstPerson::Named { name, .. } => name.clone(),
-        FirstPerson::OwnerReference => "owner".to_string(),
+    let (who, name) = match &identity.first_person {
+        FirstPerson::Named { name, .. } => ("speaker", name.clone()),
+        // The owner's reference has no display name: it names the owner.
+        FirstPerson::OwnerReference => ("owner_id", owner_id.as_str().to_string()),
         FirstPerson::Local => return,
     };
     let mut fields = Vec::new();
@@ -430,7 +446,7 @@ fn speaker_reference(
     };
     metadata.insert(
         key.into(),
-        json!({"speaker": name, "fields": fields, "basis": basis}),
+        json!({who: name, "fields": fields, "basis": basis}),
     );
 }
 

@@ -3,7 +3,6 @@
 
 use kith_core::Timestamp;
 use kith_store::{StoreErrorKind, TxMode, WorkStatus};
-use serde_json::json;
 use uuid::Uuid;
 
 use super::commit::{commit_plan, save_plan, Committed};
@@ -61,7 +60,7 @@ impl Memory {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
             let first_person_owner = tx
                 .get_work_item(event.id)?
-                .is_some_and(|w| w.options["first_person_owner"] == json!(true));
+                .is_some_and(|w| super::declared_first_person_owner(&event, &w.options));
             let identity = self.identity_for(&mut *tx, &event, &grounded, first_person_owner)?;
             let fresh = plan::build(
                 &event,
