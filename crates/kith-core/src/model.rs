@@ -282,6 +282,10 @@ text_enum!(
         AliasProposalRejected = "ALIAS_PROPOSAL_REJECTED",
         /// The entity-linking pass minted entities and wrote MENTIONS links.
         EntitiesLinked = "ENTITIES_LINKED",
+        /// Owner group links written after a derivation, outside its plan:
+        /// the links, the repeated we-claims merged, and an owner entity
+        /// made for them.
+        GroupLinked = "GROUP_LINKED",
         /// A node replaced another.
         SupersedenceApplied = "SUPERSEDENCE_APPLIED",
         /// A node's lifecycle changed.

@@ -8,8 +8,14 @@
 //! earlier copy of the same we-claim in the same session, linked to the same
 //! owner as its speaker, is merged into the new one. See
 //! `kith_identity::groups` for the reading rules and `docs/identity.md`.
+//!
+//! Every write here is journaled: one `GROUP_LINKED` record per pass that
+//! wrote anything, with the links (whole edges), the merged claims (before
+//! and after) and an owner entity made for the links (whole node).
 
-use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, OwnerId, Role};
+use kith_core::{
+    ids, Edge, EdgeType, Event, Lifecycle, Node, Operation, OperationKind, OwnerId, Role,
+};
 use kith_identity::claims;
 use kith_identity::groups::{self, Members};
 use kith_identity::IdentityOptions;
@@ -25,7 +31,41 @@ pub fn group_edge_id(claim: Uuid, member: Uuid) -> Uuid {
     ids::v5_name(&format!("edge:group:v1:{claim}:{member}"))
 }
 
-/// Links the plan's we-claims; returns how many links it wrote.
+/// What one pass of [`link_groups`] wrote: the body of its journal record.
+#[derive(Debug, Default)]
+struct Written {
+    /// The owner entity, if this pass created it.
+    owner_entity: Option<Node>,
+    /// The links inserted.
+    edges: Vec<Edge>,
+    /// Merged repeats: the retired claim before, and the claim after.
+    merged: Vec<(Node, Node)>,
+}
+
+impl Written {
+    fn is_empty(&self) -> bool {
+        self.owner_entity.is_none() && self.edges.is_empty() && self.merged.is_empty()
+    }
+}
+
+/// `uuid5(KITH_NS, "op:group-links:v1:{event_id}:{revision}:{digest}")`
+/// where digest covers the ids written, so a later pass that writes more
+/// (e.g. a reingest after the option was turned on) gets its own record.
+fn group_op_id(event: Uuid, revision: u32, written: &Written) -> Uuid {
+    let mut ids: Vec<String> = written
+        .edges
+        .iter()
+        .map(|e| e.id.to_string())
+        .chain(written.merged.iter().map(|(old, _)| old.id.to_string()))
+        .chain(written.owner_entity.iter().map(|n| n.id.to_string()))
+        .collect();
+    ids.sort();
+    let digest = &kith_core::canon::sha256_hex(ids.join(",").as_bytes())[..16];
+    ids::v5_name(&format!("op:group-links:v1:{event}:{revision}:{digest}"))
+}
+
+/// Links the plan's we-claims and journals what it wrote (one
+/// `GROUP_LINKED` record); returns how many links it wrote.
 pub(super) fn link_groups(
     tx: &mut dyn Tx,
     event: &Event,
@@ -33,11 +73,55 @@ pub(super) fn link_groups(
     options: &IdentityOptions,
     first_person_owner: bool,
 ) -> Result<usize, Error> {
+    let mut written = Written::default();
+    link_groups_into(
+        tx,
+        event,
+        derivation,
+        options,
+        first_person_owner,
+        &mut written,
+    )?;
+    if written.is_empty() {
+        return Ok(0);
+    }
+    let merged: Vec<serde_json::Value> = written
+        .merged
+        .iter()
+        .map(|(before, after)| json!({"retired": before, "into": after.id}))
+        .collect();
+    let op = Operation::new(
+        group_op_id(event.id, derivation.revision, &written),
+        OperationKind::GroupLinked,
+        event.owner_id.clone(),
+        event.scope.clone(),
+        Some(event.id),
+        json!({
+            "event_id": event.id,
+            "plan_revision": derivation.revision,
+            "owner_entity_created": written.owner_entity,
+            "edges": written.edges,
+            "merged": merged,
+        }),
+        event.ingested_at,
+    );
+    tx.append_operation(&op)?;
+    Ok(written.edges.len())
+}
+
+fn link_groups_into(
+    tx: &mut dyn Tx,
+    event: &Event,
+    derivation: &DerivationPlan,
+    options: &IdentityOptions,
+    first_person_owner: bool,
+    written: &mut Written,
+) -> Result<(), Error> {
     if !(options.owner_group_links && options.owner_name_carry && options.speaker_references)
         || event.role != Role::User
         || first_person_owner
     {
-        return Ok(0);
+        return Ok(());
     }
     let we = plan::reference_entity_id(event.id, "we");
     let we_claims: Vec<&Node> = derivation
@@ -57,10 +141,10 @@ pub(super) fn link_groups(
         })
         .collect();
     if we_claims.is_empty() {
-        return Ok(0);
+        return Ok(());
     }
-    let Some(owner) = owner_entity(tx, event)? else {
-        return Ok(0);
+    let Some(owner) = owner_entity(tx, event, written)? else {
+        return Ok(());
     };
     let (texts, ids) = session_turns(tx, event)?;
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -68,33 +152,37 @@ pub(super) fn link_groups(
         Members::Named(named) => resolve_members(tx, &event.owner_id, event, named, &ids)?,
         Members::OwnerOnly => Vec::new(),
     };
-    let mut written = 0;
     for claim in &we_claims {
-        written += link(
+        link(
             tx,
             event,
             claim.id,
             owner,
             json!({"basis": "group_member", "role": "speaker"}),
+            written,
         )?;
         for (member, named_in) in &members {
             if *member == owner {
                 continue;
             }
             let meta = json!({"basis": "group_member", "named_in": named_in.to_string()});
-            written += link(tx, event, claim.id, *member, meta)?;
+            link(tx, event, claim.id, *member, meta, written)?;
         }
         if options.claim_merge {
-            merge_repeats(tx, event, claim.id, owner)?;
+            merge_repeats(tx, event, claim.id, owner, written)?;
         }
     }
-    Ok(written)
+    Ok(())
 }
 
 /// The owner's entity for this turn: its own speaker's person entity
 /// (created, marked with the owner's name, if no claim made it yet), else
 /// the newest person a user turn created under the owner's name.
-fn owner_entity(tx: &mut dyn Tx, event: &Event) -> Result<Option<Uuid>, Error> {
+fn owner_entity(
+    tx: &mut dyn Tx,
+    event: &Event,
+    written: &mut Written,
+) -> Result<Option<Uuid>, Error> {
     let Some(speaker) = &event.speaker else {
         return Ok(super::newest_owner_entity(tx, event)?.map(|n| n.id));
     };
@@ -112,6 +200,7 @@ fn owner_entity(tx: &mut dyn Tx, event: &Event) -> Result<Option<Uuid>, Error> {
             node.epistemic_type = kith_core::EpistemicType::Asserted;
             node.metadata = Some(json!({"entity_type": "person", "owner_name": true}));
             tx.insert_node(&node)?;
+            written.owner_entity = Some(node);
             Ok(Some(id))
         }
     }
@@ -166,7 +255,8 @@ fn link(
     claim: Uuid,
     target: Uuid,
     metadata: serde_json::Value,
-) -> Result<usize, Error> {
+    written: &mut Written,
+) -> Result<(), Error> {
     let edge = Edge {
         id: group_edge_id(claim, target),
         owner_id: event.owner_id.clone(),
@@ -182,15 +272,24 @@ fn link(
         created_at: event.ingested_at,
     };
     match tx.insert_edge(&edge) {
-        Ok(()) => Ok(1),
-        Err(e) if e.kind() == StoreErrorKind::Conflict => Ok(0),
+        Ok(()) => {
+            written.edges.push(edge);
+            Ok(())
+        }
+        Err(e) if e.kind() == StoreErrorKind::Conflict => Ok(()),
         Err(e) => Err(e.into()),
     }
 }
 
 /// Merges an earlier copy of the same we-claim, said by the same owner in
 /// the same session, into the new claim.
-fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) -> Result<(), Error> {
+fn merge_repeats(
+    tx: &mut dyn Tx,
+    event: &Event,
+    claim_id: Uuid,
+    owner: Uuid,
+    written: &mut Written,
+) -> Result<(), Error> {
     let Some(mut new) = tx.get_node(claim_id)? else {
         return Ok(());
     };
@@ -199,7 +298,7 @@ fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) ->
     let Some(new_view) = plan::view_of(&snapshot) else {
         return Ok(());
     };
-    let mut merged_any = false;
+    let mut merged: Vec<Node> = Vec::new();
     for edge in tx.edges_of(owner)?.into_iter().filter(Edge::is_open) {
         let said_by_owner = edge.edge_type == EdgeType::Mentions
             && edge.target_id == owner
@@ -224,6 +323,7 @@ fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) ->
         if !repeat {
             continue;
         }
+        let before = old.clone();
         for r in old.evidence_refs.clone() {
             if !new.evidence_refs.contains(&r) {
                 let at = new.evidence_refs.len() - 1;
@@ -241,16 +341,25 @@ fn merge_repeats(tx: &mut dyn Tx, event: &Event, claim_id: Uuid, owner: Uuid) ->
         old.valid_to = Some(event.effective_time());
         old.updated_at = event.ingested_at;
         tx.update_node(&old)?;
-        link_supersedes(tx, event, new.id, old.id)?;
-        merged_any = true;
+        link_supersedes(tx, event, new.id, old.id, written)?;
+        merged.push(before);
     }
-    if merged_any {
+    if !merged.is_empty() {
         tx.update_node(&new)?;
+        for before in merged {
+            written.merged.push((before, new.clone()));
+        }
     }
     Ok(())
 }
 
-fn link_supersedes(tx: &mut dyn Tx, event: &Event, new: Uuid, old: Uuid) -> Result<(), Error> {
+fn link_supersedes(
+    tx: &mut dyn Tx,
+    event: &Event,
+    new: Uuid,
+    old: Uuid,
+    written: &mut Written,
+) -> Result<(), Error> {
     let edge = Edge {
         id: plan::edge_id(new, EdgeType::Supersedes, old),
         owner_id: event.owner_id.clone(),
@@ -266,7 +375,10 @@ fn link_supersedes(tx: &mut dyn Tx, event: &Event, new: Uuid, old: Uuid) -> Resu
         created_at: event.ingested_at,
     };
     match tx.insert_edge(&edge) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            written.edges.push(edge);
+            Ok(())
+        }
         Err(e) if e.kind() == StoreErrorKind::Conflict => Ok(()),
         Err(e) => Err(e.into()),
     }
