@@ -185,6 +185,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                         session: session.clone().map(SessionId::new).transpose()?,
                         after_seq: *after,
                         limit: *limit,
+                        ..EventQuery::default()
                     })?;
                     if json {
                         render::json(&events)?;

@@ -36,6 +36,11 @@ pub struct EventQuery {
     pub session: Option<SessionId>,
     /// Only events with `seq` greater than this (paging).
     pub after_seq: i64,
+    /// Only events with `seq` at most this (an event and what came before).
+    pub through_seq: Option<i64>,
+    /// Newest first (by `seq`) instead of oldest first: with `limit`, the
+    /// newest events only.
+    pub newest_first: bool,
     /// At most this many.
     pub limit: usize,
 }

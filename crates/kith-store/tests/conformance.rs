@@ -521,6 +521,29 @@ fn list_events_filters_by_owner_scope_session(store: &dyn Store) {
             event_ids(tx, q(None, None, Some("s1"))),
             ids(&[&a1, &b1, &a4, &a5])
         );
+        // Through an event, newest first, limited: the newest events up to
+        // and including it, and nothing after it.
+        let a4_seq = tx.get_event(a4.id).unwrap().unwrap().seq;
+        let newest = tx
+            .list_events(&EventQuery {
+                through_seq: Some(a4_seq),
+                newest_first: true,
+                limit: 2,
+                ..q(Some("alice"), None, Some("s1"))
+            })
+            .unwrap();
+        let newest: Vec<Uuid> = newest.iter().map(|s| s.event.id).collect();
+        assert_eq!(newest, ids(&[&a4, &a1]));
+        assert_eq!(
+            event_ids(
+                tx,
+                EventQuery {
+                    through_seq: Some(a4_seq),
+                    ..q(None, None, None)
+                }
+            ),
+            ids(&all[..6])
+        );
         // Listed events are complete records.
         let listed = list_events(tx, q(Some("alice"), Some("work"), Some("s2")));
         assert_eq!(listed.len(), 1);

@@ -171,3 +171,71 @@ fn group_links_merges_and_the_owner_entity_are_journaled() {
         assert!(m.doctor().unwrap().healthy());
     }
 }
+
+/// Owner and member lookups cover every generation (issue 13 item 16): when
+/// the first node of a name was retired, the group pass finds the name's
+/// live node (the one new mentions use), not nothing.
+#[test]
+fn group_lookups_find_the_live_generation() {
+    for recorded in [false, true] {
+        let (_tmp, m, _server) = memory(recorded);
+        say(&m, "We love hiking.", "a");
+        let first = m
+            .nodes(&NodeQuery {
+                owner: Some(owner()),
+                node_types: vec![NodeType::Entity],
+                ..NodeQuery::default()
+            })
+            .unwrap()
+            .into_iter()
+            .find(|n| n.node.content == "Maya")
+            .unwrap()
+            .node;
+        // Retire generation 0 (as a merge into another node would).
+        {
+            let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+            let mut retired = first.clone();
+            retired.lifecycle = kith::Lifecycle::Archived;
+            tx.update_node(&retired).unwrap();
+            tx.commit().unwrap();
+        }
+        // A new session: the we-claim must link to Maya's live node.
+        let r = m
+            .ingest(
+                EventInput {
+                    owner_id: Some("owner".into()),
+                    speaker: Some("Maya".into()),
+                    session_id: Some("s2".into()),
+                    source_id: Some("c".into()),
+                    ..EventInput::new("user", "We love hiking.")
+                },
+                IngestOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(r.status, kith::WorkStatus::Complete);
+        let live: Vec<_> = m
+            .nodes(&NodeQuery {
+                owner: Some(owner()),
+                node_types: vec![NodeType::Entity],
+                ..NodeQuery::default()
+            })
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.node.content == "Maya" && n.node.lifecycle.is_active())
+            .collect();
+        assert_eq!(live.len(), 1, "recorded={recorded}");
+        assert_ne!(live[0].node.id, first.id);
+        let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+        let speaker_links = tx
+            .edges_of(live[0].node.id)
+            .unwrap()
+            .into_iter()
+            .filter(|e| {
+                e.metadata
+                    .as_ref()
+                    .is_some_and(|md| md["basis"] == "group_member" && md["role"] == "speaker")
+            })
+            .count();
+        assert_eq!(speaker_links, 1, "recorded={recorded}");
+    }
+}

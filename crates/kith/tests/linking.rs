@@ -247,6 +247,19 @@ fn over_the_read_budget_the_whole_pass_is_refused() {
         r.dropped[0].detail,
         "3 memories exceed the 2-memory read budget for one linking pass"
     );
+    // The message counts every memory, not the budget plus the one read to
+    // know it is over (issue 13 item 16).
+    let r = pass(
+        &m,
+        LinkParams {
+            max_records: 1,
+            ..lowered()
+        },
+    );
+    assert_eq!(
+        r.dropped[0].detail,
+        "3 memories exceed the 1-memory read budget for one linking pass"
+    );
     assert!(r.entities.is_empty() && r.mentions.is_empty());
     assert_eq!(r.records_read, 0, "nothing is extracted");
     assert_eq!(common::snapshot(&m, "o"), before);

@@ -7,6 +7,8 @@
 //! real HTTP.
 
 mod common;
+#[path = "common/faulty.rs"]
+mod faulty;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -379,4 +381,32 @@ fn the_reserved_key_is_checked() {
         );
     }
     assert_eq!(m.stats(None).unwrap().events, 0);
+}
+
+/// A failed owner-name lookup leaves the old behaviour (issue 13 item 16,
+/// spec: "A failed lookup leaves the old behavior"): the turn is ingested
+/// and its I stays its own, instead of the ingest failing.
+#[test]
+fn a_failed_owner_name_lookup_leaves_the_old_behaviour() {
+    let tmp = tempfile::tempdir().unwrap();
+    let faults = std::sync::Arc::new(faulty::Faults::default());
+    let store = faulty::FaultyStore {
+        inner: kith_store::sqlite::SqliteStore::open(
+            &tmp.path().join("kith.sqlite"),
+            kith_store::sqlite::OpenMode::CreateIfMissing,
+        )
+        .unwrap(),
+        faults: faults.clone(),
+    };
+    let m = Memory::with_store(Box::new(store));
+    say(&m, "Hi, I'm Maya Okafor.", "2026-03-01T10:00:00Z");
+    *faults.failing_metadata_key.lock().unwrap() = Some("owner_name".into());
+    say(&m, "I love tea.", "2026-03-01T10:01:00Z");
+    let tea = claim(&m, "I love tea.");
+    assert_eq!(subjects(&m, &tea), ["I"]);
+    // With the read healthy again, the next turn carries the name.
+    *faults.failing_metadata_key.lock().unwrap() = None;
+    say(&m, "I work at Northwind.", "2026-03-01T10:02:00Z");
+    let works = claim(&m, "I work at Northwind.");
+    assert_eq!(subjects(&m, &works), ["Maya Okafor"]);
 }

@@ -184,6 +184,7 @@ pub async fn list(
         session: q.session_id.map(SessionId::new).transpose()?,
         after_seq: q.after.unwrap_or(0),
         limit,
+        ..EventQuery::default()
     };
     let events = state.run(move |m| Ok(m.events(&query)?)).await?;
     let next_after = (events.len() == limit)

@@ -668,7 +668,12 @@ impl Tx for PgTx<'_> {
             .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
             .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
             .eq("session_id", q.session.as_ref().map(|s| s.as_str()));
-        let (sql, args) = select.finish("seq", q.limit);
+        if let Some(through) = q.through_seq {
+            let p = select.arg(through);
+            select.push(&format!(" AND seq <= {p}"));
+        }
+        let order = if q.newest_first { "seq DESC" } else { "seq" };
+        let (sql, args) = select.finish(order, q.limit);
         self.query_args(&sql, &args)?
             .iter()
             .map(rows::event)

@@ -400,8 +400,10 @@ impl Tx for SqliteTx<'_> {
         select
             .eq("owner_id", q.owner.as_ref().map(|o| o.as_str()))
             .eq("scope", q.scope.as_ref().map(|s| s.as_str()))
-            .eq("session_id", q.session.as_ref().map(|s| s.as_str()));
-        let (sql, args) = select.finish("seq", q.limit);
+            .eq("session_id", q.session.as_ref().map(|s| s.as_str()))
+            .int("seq <= ?", q.through_seq);
+        let order = if q.newest_first { "seq DESC" } else { "seq" };
+        let (sql, args) = select.finish(order, q.limit);
         query_all(self.conn(), &sql, &args, rows::event)
     }
 

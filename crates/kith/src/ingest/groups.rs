@@ -188,11 +188,9 @@ fn owner_entity(
     };
     let name = speaker.as_str().trim();
     let key = name.to_lowercase();
-    let id = plan::named_entity_id(&event.owner_id, &event.scope, "person", &key, 0);
-    match tx.get_node(id)? {
-        Some(n) if n.lifecycle.is_active() => Ok(Some(n.id)),
-        Some(_) => Ok(None),
-        None => {
+    match plan::live_named_entity(tx, &event.owner_id, &event.scope, "person", &key)? {
+        Ok(n) => Ok(Some(n.id)),
+        Err(id) => {
             let mut node = Node::note_for(event, kith_core::NodeType::Entity);
             node.id = id;
             node.content = name.to_string();
@@ -212,11 +210,9 @@ fn session_turns(tx: &mut dyn Tx, event: &Event) -> Result<(Vec<String>, Vec<Uui
     if event.session_id.is_none() {
         return Ok((vec![event.content.clone()], vec![event.id]));
     }
-    let events = super::events_through(tx, event)?;
-    let skip = events.len().saturating_sub(groups::MAX_SESSION_EVENTS);
+    let events = super::events_through(tx, event, groups::MAX_SESSION_EVENTS)?;
     Ok(events
         .into_iter()
-        .skip(skip)
         .filter(|e| e.role == Role::User && e.speaker == event.speaker)
         .map(|e| (e.content, e.id))
         .unzip())
@@ -239,8 +235,7 @@ fn resolve_members(
         }
         for candidate in candidates {
             let key = candidate.trim().to_lowercase();
-            let id = plan::named_entity_id(owner, &event.scope, "person", &key, 0);
-            if let Some(node) = tx.get_node(id)?.filter(|n| n.lifecycle.is_active()) {
+            if let Ok(node) = plan::live_named_entity(tx, owner, &event.scope, "person", &key)? {
                 out.push((node.id, turn_ids[index]));
                 break;
             }

@@ -160,7 +160,18 @@ impl Memory {
     ) -> Result<plan::Identity, Error> {
         let options = self.identity_options();
         let owner_name = if options.owner_name_carry {
-            newest_owner_name(tx, event)?
+            match newest_owner_name(tx, event) {
+                Ok(name) => name,
+                // Busy is retried as a whole; anything else leaves the old
+                // behaviour (spec: "a failed lookup leaves the old
+                // behavior"): no name is carried to this turn.
+                Err(e) if e.kind() == crate::ErrorKind::Busy => return Err(e),
+                Err(e) => {
+                    tracing::warn!(event = %event.id, error = %e,
+                        "owner name lookup failed; the turn carries no owner name");
+                    None
+                }
+            }
         } else {
             None
         };
@@ -555,12 +566,10 @@ impl Memory {
     /// newest `n`, oldest first, as "Speaker: text" lines.
     fn preceding_memories(&self, event: &kith_core::Event, n: usize) -> Result<Vec<String>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut earlier = events_through(&mut *tx, event)?;
+        let mut earlier = events_through(&mut *tx, event, n + 1)?;
         earlier.pop(); // `event` itself
-        let skip = earlier.len().saturating_sub(n);
         Ok(earlier
             .into_iter()
-            .skip(skip)
             .map(|e| {
                 let who = e
                     .speaker
@@ -600,33 +609,28 @@ impl Memory {
     }
 }
 
-/// The events of `event`'s owner, scope and session (the whole scope when it
-/// has none), in ingestion order, up to and including `event`.
-fn events_through(
+/// The newest `n` events of `event`'s owner, scope and session up to and
+/// including `event` (in ingestion order), oldest first. Only those are read:
+/// a long session costs one bounded query, not a scan of its history.
+pub(super) fn events_through(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
+    n: usize,
 ) -> Result<Vec<kith_core::Event>, Error> {
-    let mut out = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = tx.list_events(&kith_store::EventQuery {
-            owner: Some(event.owner_id.clone()),
-            scope: Some(event.scope.clone()),
-            session: event.session_id.clone(),
-            after_seq: after,
-            limit: 500,
-        })?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        for stored in page {
-            let reached = stored.event.id == event.id;
-            out.push(stored.event);
-            if reached {
-                return Ok(out);
-            }
-        }
-    }
-    Ok(out)
+    let Some(this) = tx.get_event(event.id)? else {
+        return Ok(Vec::new());
+    };
+    let mut newest = tx.list_events(&kith_store::EventQuery {
+        owner: Some(event.owner_id.clone()),
+        scope: Some(event.scope.clone()),
+        session: event.session_id.clone(),
+        through_seq: Some(this.seq),
+        newest_first: true,
+        limit: n.max(1),
+        ..kith_store::EventQuery::default()
+    })?;
+    newest.reverse();
+    Ok(newest.into_iter().map(|s| s.event).collect())
 }
 
 /// The newest active person entity a user turn of the event's owner and

@@ -139,6 +139,28 @@ pub fn named_entity_id(
     ids::v5_name(&name)
 }
 
+/// The entity of (owner, scope, type, key) across generations: the active
+/// node if one exists (`Ok(Ok(node))`), else the id a new one takes — the
+/// first generation with no node (`Ok(Err(id))`). The one reading of
+/// [`named_entity_id`]'s generations for lookups outside plan building.
+pub fn live_named_entity(
+    tx: &mut dyn kith_store::Tx,
+    owner: &OwnerId,
+    scope: &ScopeId,
+    entity_type: &str,
+    key: &str,
+) -> Result<Result<Node, Uuid>, StoreError> {
+    let mut generation = 0;
+    loop {
+        let id = named_entity_id(owner, scope, entity_type, key, generation);
+        match tx.get_node(id)? {
+            Some(node) if node.lifecycle.is_active() => return Ok(Ok(node)),
+            Some(_) => generation += 1,
+            None => return Ok(Err(id)),
+        }
+    }
+}
+
 /// `uuid5(KITH_NS, "entity:owner-ref:v1:{len}:{owner}:{len}:{scope}")`: the
 /// owner's reference entity for `first_person_owner` turns (content "I").
 pub fn owner_reference_id(owner: &OwnerId, scope: &ScopeId) -> Uuid {

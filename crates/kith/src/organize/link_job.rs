@@ -257,6 +257,31 @@ fn scan(
     Ok(out)
 }
 
+/// How many nodes of `owner` in `scope` `keep` accepts, read page by page
+/// (only for a refused pass's message: a count, nothing kept).
+fn count(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    scope: &ScopeId,
+    keep: impl Fn(&Node) -> bool,
+) -> Result<usize, Error> {
+    let mut n = 0;
+    let mut after = 0;
+    loop {
+        let page = tx.list_nodes(&NodeQuery {
+            owner: Some(owner.clone()),
+            scope: Some(scope.clone()),
+            after_seq: after,
+            limit: PAGE,
+            ..NodeQuery::default()
+        })?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        n += page.iter().filter(|s| keep(&s.node)).count();
+    }
+    Ok(n)
+}
+
 /// `uuid5(KITH_NS, "op:entity-linking:v1:{len(owner)}:{owner}:{len(scope)}:{scope}:{digest}")`,
 /// digest = SHA-256 of the sorted ids the pass writes: the same writes
 /// always have the same record.
@@ -340,7 +365,10 @@ impl Memory {
             .iter()
             .any(|d| d.reason == DropReason::OverBudget)
         {
-            report.dropped = first.dropped;
+            // The pass read one more than the budget to know it is over;
+            // a refusal should still say how many there are.
+            let total = count(tx, owner, scope, linking::is_linkable_memory)?;
+            report.dropped = vec![linking::over_budget(total, req.params.max_records)];
             return Ok(report);
         }
         let mut ctx = LinkContext::default();

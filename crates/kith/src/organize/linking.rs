@@ -448,6 +448,18 @@ pub fn link_entities(
     )
 }
 
+/// The refusal of a pass over its read budget: `total` memories against
+/// `budget`.
+pub fn over_budget(total: usize, budget: usize) -> Dropped {
+    Dropped {
+        surface: String::new(),
+        reason: DropReason::OverBudget,
+        detail: format!(
+            "{total} memories exceed the {budget}-memory read budget for one linking pass"
+        ),
+    }
+}
+
 /// [`link_entities`] with what the store already holds: slugs taken by
 /// earlier passes and surfaces to link to existing entities.
 pub fn link_entities_in(
@@ -460,15 +472,7 @@ pub fn link_entities_in(
 ) -> LinkingResult {
     if records.len() > params.max_records {
         return LinkingResult {
-            dropped: vec![Dropped {
-                surface: String::new(),
-                reason: DropReason::OverBudget,
-                detail: format!(
-                    "{} memories exceed the {}-memory read budget for one linking pass",
-                    records.len(),
-                    params.max_records
-                ),
-            }],
+            dropped: vec![over_budget(records.len(), params.max_records)],
             ..LinkingResult::default()
         };
     }

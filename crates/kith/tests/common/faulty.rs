@@ -30,6 +30,8 @@ pub struct Faults {
     pub busy_commits: AtomicUsize,
     /// Commits refused as `Busy` so far.
     pub busy_refused: AtomicUsize,
+    /// `list_nodes` with this `metadata_key` fails (a read that breaks).
+    pub failing_metadata_key: Mutex<Option<String>>,
 }
 
 impl Faults {
@@ -112,6 +114,13 @@ impl Tx for FaultyTx<'_> {
         Ok(self.inner.get_node(id)?.map(|n| self.poison(n)))
     }
     fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
+        let failing = self.faults.failing_metadata_key.lock().unwrap().clone();
+        if failing.is_some() && query.metadata_key == failing {
+            return Err(StoreError::new(
+                StoreErrorKind::Corrupted,
+                format!("injected read fault (metadata key {failing:?})"),
+            ));
+        }
         self.inner.list_nodes(query)
     }
     fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError> {
