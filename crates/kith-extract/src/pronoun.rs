@@ -2,13 +2,14 @@
 //! message whose grounded claims have a third-person pronoun (he, she, they
 //! and their forms) as subject or object.
 //!
-//! The question shows the message, its speaker and a window of the owner's
-//! preceding memories, and asks who each pronoun refers to. Every returned
-//! name must be a proper name written in the sentence, the message, the
-//! speaker line or a shown memory ([`valid_names`]); anything else is thrown
-//! away and the field stays as it was. One valid name rebinds the field;
-//! several keep the pronoun entity and are listed as candidates. First
-//! person is never asked about.
+//! The question shows only each claim's own sentence, the speaker line and a
+//! window of the owner's preceding memories (not the rest of the message),
+//! and asks who each pronoun refers to. Every returned name must be a proper
+//! name written in the claim's sentence, the message, the speaker line or a
+//! shown memory ([`check_names`]); when any name fails, the whole answer is
+//! thrown away and the field stays as it was. One valid name rebinds the
+//! field; several keep the pronoun entity, and the engine lists each name as
+//! an entity the claim mentions. First person is never asked about.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,7 +30,7 @@ pub const SCHEMA_NAME: &str = "kith_pronoun_repair";
 /// The system prompt of the question.
 pub const SYSTEM_PROMPT: &str = "You resolve pronouns for a memory system. For each numbered \
 question, say which named person (or people) the pronoun in the quoted sentence refers to, \
-using only names written in the message, the speaker line or the earlier memories shown. \
+using only names written in the quoted sentences, the speaker line or the earlier memories shown. \
 If you cannot tell, return an empty list. Reply with JSON only: \
 {\"answers\": [{\"index\": 0, \"field\": \"subject\", \"names\": [\"...\"]}]}.";
 
@@ -46,11 +47,10 @@ pub struct PronounQuestion {
     pub sentence: String,
 }
 
-/// The whole request.
+/// The whole request: only the claims' own sentences (in the questions),
+/// the speaker line and the window of earlier memories are sent.
 #[derive(Debug, Clone)]
 pub struct PronounRequest<'a> {
-    /// The message text.
-    pub message: &'a str,
     /// Its speaker, when known.
     pub speaker: Option<&'a str>,
     /// The owner's preceding memories, oldest first.
@@ -67,8 +67,13 @@ pub struct PronounAnswer {
     pub index: usize,
     /// `subject` or `object`.
     pub field: String,
-    /// The names the model gave.
+    /// The names the model gave (after [`check_names`]: the names kept).
     pub names: Vec<String>,
+    /// Where each kept name was found, parallel to `names`: `sentence`,
+    /// `message`, `speaker` or `memory:{event_id}`. Written by the engine
+    /// when it checks the answer (never read from the model).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub found_in: Vec<String>,
 }
 
 /// What the provider returned.
@@ -94,10 +99,7 @@ pub fn user_message(request: &PronounRequest<'_>) -> String {
             out.push_str(&format!("- {m}\n"));
         }
     }
-    out.push_str(&format!(
-        "<message>\n{}\n</message>\nQuestions:\n",
-        request.message
-    ));
+    out.push_str("Questions:\n");
     for q in request.questions {
         out.push_str(&format!(
             "{}. In \"{}\", who is \"{}\" (the {})?\n",
@@ -126,47 +128,83 @@ pub fn parse_answers(text: &str) -> Result<Vec<PronounAnswer>, ExtractError> {
             path: "answers".into(),
             reason: "missing".into(),
         })?;
-    serde_json::from_value(answers).map_err(|e| ExtractError::Malformed {
-        path: "answers".into(),
-        reason: e.to_string(),
-    })
+    let mut answers: Vec<PronounAnswer> =
+        serde_json::from_value(answers).map_err(|e| ExtractError::Malformed {
+            path: "answers".into(),
+            reason: e.to_string(),
+        })?;
+    // Where a name was found is the engine's finding, not the model's.
+    for a in &mut answers {
+        a.found_in.clear();
+    }
+    Ok(answers)
 }
 
-/// The names that are proper names (capitalised, not a pronoun) written,
-/// whole word, in one of `sources`; duplicates removed, order kept.
-pub fn valid_names(names: &[String], sources: &[&str]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// Checks an answer's names: each must be a proper name (capitalised, not a
+/// pronoun) written, whole word, in one of `sources`. Returns every name
+/// (duplicates removed, order kept) with the index of the first source that
+/// writes it, or `None` when any name fails or there is none: a field
+/// resolved to several people is repaired only if every one of them passes.
+pub fn check_names(names: &[String], sources: &[&str]) -> Option<Vec<(String, usize)>> {
+    let mut out: Vec<(String, usize)> = Vec::new();
     for name in names {
         let name = name.trim();
-        let proper = name
-            .split_whitespace()
-            .all(|w| w.chars().next().is_some_and(char::is_uppercase))
-            && !name.is_empty()
+        let proper = !name.is_empty()
+            && name
+                .split_whitespace()
+                .all(|w| w.chars().next().is_some_and(char::is_uppercase))
             && crate::grounding::personal_family(name).is_none();
-        if !proper || out.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+        if !proper {
+            return None;
+        }
+        if out.iter().any(|(o, _)| o.eq_ignore_ascii_case(name)) {
             continue;
         }
-        if sources.iter().any(|s| written_in(s, name)) {
-            out.push(name.to_string());
-        }
+        let found = sources.iter().position(|s| written_in(s, name))?;
+        out.push((name.to_string(), found));
     }
-    out
+    (!out.is_empty()).then_some(out)
+}
+
+/// `sentence` with the first whole-word `pronoun` replaced by the names
+/// ("Jordan", "Jordan and Sam", "Jordan, Sam and Alex"); `None` when the
+/// pronoun is not written there.
+pub fn replace_pronoun(sentence: &str, pronoun: &str, names: &[String]) -> Option<String> {
+    let at = whole_word_at(sentence, pronoun)?;
+    let joined = match names {
+        [] => return None,
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    Some(format!(
+        "{}{joined}{}",
+        &sentence[..at],
+        &sentence[at + pronoun.len()..]
+    ))
 }
 
 /// Whole-word, case-sensitive occurrence (names count as written).
 fn written_in(text: &str, name: &str) -> bool {
+    whole_word_at(text, name).is_some()
+}
+
+/// The byte offset of the first whole-word, case-sensitive `word` in `text`.
+fn whole_word_at(text: &str, word: &str) -> Option<usize> {
+    if word.is_empty() {
+        return None;
+    }
     let mut from = 0;
-    while let Some(pos) = text[from..].find(name) {
+    while let Some(pos) = text[from..].find(word) {
         let at = from + pos;
         let before = text[..at].chars().next_back();
-        let after = text[at + name.len()..].chars().next();
+        let after = text[at + word.len()..].chars().next();
         let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
         if boundary(before) && boundary(after) {
-            return true;
+            return Some(at);
         }
-        from = at + name.len();
+        from = at + word.len();
     }
-    false
+    None
 }
 
 #[cfg(test)]
@@ -183,21 +221,52 @@ mod tests {
         }
     }
 
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
-    fn names_must_be_written_somewhere_shown() {
-        let names: Vec<String> = ["Jordan", "jordan", "Sam", "He", "Alex Rivera", "Jordan"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let got = valid_names(
-            &names,
-            &["He said so.", "Yesterday Jordan called.", "Alex Rivera"],
+    fn every_name_must_be_written_somewhere_shown() {
+        let sources = ["He said so.", "Yesterday Jordan called.", "Alex Rivera"];
+        assert_eq!(
+            check_names(&names(&["Jordan", "Alex Rivera", "Jordan"]), &sources),
+            Some(vec![
+                ("Jordan".to_string(), 1),
+                ("Alex Rivera".to_string(), 2)
+            ])
         );
-        assert_eq!(got, vec!["Jordan".to_string(), "Alex Rivera".to_string()]);
-        assert!(
-            valid_names(&["Jord".into()], &["Jordan"]).is_empty(),
+        // One bad name (not written anywhere, lower case, a pronoun) fails
+        // the whole answer: the field stays as it was.
+        for bad in ["Sam", "jordan", "He"] {
+            assert_eq!(
+                check_names(&names(&["Jordan", bad]), &sources),
+                None,
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            check_names(&names(&["Jord"]), &["Jordan"]),
+            None,
             "whole words only"
         );
+        assert_eq!(check_names(&[], &sources), None, "no name, no repair");
+    }
+
+    #[test]
+    fn the_pronoun_is_replaced_by_the_names() {
+        assert_eq!(
+            replace_pronoun("They chose Tokyo.", "They", &names(&["Alex", "Jordan"])).as_deref(),
+            Some("Alex and Jordan chose Tokyo.")
+        );
+        assert_eq!(
+            replace_pronoun("Then he left, theirs too.", "he", &names(&["Sam"])).as_deref(),
+            Some("Then Sam left, theirs too.")
+        );
+        assert_eq!(
+            replace_pronoun("Sam saw them.", "them", &names(&["A", "B", "C"])).as_deref(),
+            Some("Sam saw A, B and C.")
+        );
+        assert_eq!(replace_pronoun("The theme.", "he", &names(&["Sam"])), None);
     }
 
     #[test]
@@ -225,7 +294,6 @@ mod tests {
             sentence: "He loves it.".into(),
         }];
         let text = user_message(&PronounRequest {
-            message: "He loves it.",
             speaker: Some("Maya"),
             memories: &memories,
             questions: &questions,
@@ -233,5 +301,9 @@ mod tests {
         assert!(text.starts_with("PRONOUN-REPAIR"));
         assert!(text.contains("Speaker: Maya") && text.contains("Jordan got a new bike."));
         assert!(text.contains("who is \"He\" (the subject)"));
+        assert!(
+            !text.contains("<message>"),
+            "only the claim's sentence is sent"
+        );
     }
 }

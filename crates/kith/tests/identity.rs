@@ -1016,6 +1016,20 @@ fn repeated_we_claims_merge_within_a_session_only() {
     assert_eq!(old.superseded_by, Some(merged.id));
 }
 
+/// The id of the event whose content is `text`.
+fn claims_event(m: &Memory, text: &str) -> uuid::Uuid {
+    m.events(&kith_store::EventQuery {
+        owner: Some(OwnerId::new("owner").unwrap()),
+        ..kith_store::EventQuery::default()
+    })
+    .unwrap()
+    .into_iter()
+    .find(|e| e.event.content == text)
+    .unwrap()
+    .event
+    .id
+}
+
 fn repair_rules(names: &[&str]) -> Vec<(&'static str, Value)> {
     vec![
         (
@@ -1051,10 +1065,58 @@ fn pronoun_repair_rebinds_to_a_name_shown() {
     let jordan = entities(&m, "Jordan")[0].id;
     assert_eq!(has_fact_from(&m, loves), vec![jordan]);
     let md = loves.metadata.as_ref().unwrap();
-    assert_eq!(md["resolved_from_context"], true);
-    assert_eq!(md["resolution"][0]["names"], json!(["Jordan"]));
-    assert_eq!(md["subject"], "He", "the claim keeps its wording");
-    assert_eq!(md["evidence_quote"], "He loves his new bike.");
+    let named_in = claims_event(&m, "Jordan got a new bike.");
+    assert_eq!(
+        md["resolved_from_context"],
+        json!({"event_ids": [named_in.to_string()],
+               "fields": {"subject": {"pronoun": "He", "names": ["Jordan"]}}})
+    );
+    assert_eq!(md["resolution"]["sentence"], "He loves his new bike.");
+    assert_eq!(
+        md["resolution"]["replacements"][0]["found"][0]["found_in"],
+        format!("memory:{named_in}")
+    );
+    assert_eq!(md["grounding_method"], "pronoun_repair_v1");
+    assert_eq!(
+        loves.content, "Jordan loves his new bike.",
+        "the text names him"
+    );
+    assert_eq!(md["subject"], "He", "the claim keeps its extracted fields");
+    assert_eq!(
+        md["evidence_quote"], "He loves his new bike.",
+        "and its quote"
+    );
+}
+
+/// The repair question carries only the claim's own sentence (and the
+/// window of earlier memories), not the rest of the message.
+#[test]
+fn pronoun_repair_sends_only_the_claims_sentence() {
+    let mut rules = repair_rules(&["Jordan"]);
+    rules.push((
+        "What a long day.",
+        json!({"facts": [with(fact("He", "loves", "his new bike", "He loves his new bike."),
+                              "fact_type", json!("preference"))]}),
+    ));
+    let (_t, m, server) = memory(rules, IdentityOptions::default());
+    say_session(&m, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    say_session(
+        &m,
+        "What a long day. He loves his new bike.",
+        "user",
+        Some("Maya"),
+        "s1",
+    );
+    let question = server
+        .requests()
+        .into_iter()
+        .rfind(|r| r.contains("PRONOUN-REPAIR"))
+        .expect("a repair question");
+    assert!(question.contains("He loves his new bike."), "{question}");
+    assert!(question.contains("Jordan got a new bike."), "the window");
+    assert!(!question.contains("What a long day"), "{question}");
+    let loves = &claims(&m, "loves")[0];
+    assert_eq!(has_fact_from(&m, loves), vec![entities(&m, "Jordan")[0].id]);
 }
 
 /// A name nobody wrote is thrown away; several names keep the pronoun
@@ -1077,8 +1139,31 @@ fn pronoun_repair_never_invents_and_keeps_ambiguity() {
     let loves = &claims(&m2, "loves")[0];
     assert_eq!(has_fact_from(&m2, loves), vec![entities(&m2, "he")[0].id]);
     let md = loves.metadata.as_ref().unwrap();
-    assert_eq!(md["resolution"][0]["names"], json!(["Jordan", "Maya"]));
-    assert_eq!(md["resolution"][0]["rebound"], false);
+    let replacement = &md["resolution"]["replacements"][0];
+    assert_eq!(replacement["names"], json!(["Jordan", "Maya"]));
+    assert_eq!(replacement["rebound"], false);
+    assert_eq!(loves.content, "Jordan and Maya loves his new bike.");
+    // Each name is an entity the claim mentions.
+    let mut tx = m2.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let mut mentioned: Vec<String> = tx
+        .edges_of(loves.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::Mentions && e.source_id == loves.id)
+        .map(|e| tx.get_node(e.target_id).unwrap().unwrap().content)
+        .collect();
+    mentioned.sort();
+    assert_eq!(mentioned, ["Jordan", "Maya"]);
+    drop(tx);
+
+    // One name that fails the check fails the answer: the field stays.
+    let (_t4, m4, _s4) = memory(repair_rules(&["Jordan", "Bob"]), IdentityOptions::default());
+    say_session(&m4, "Jordan got a new bike.", "user", Some("Maya"), "s1");
+    say_session(&m4, "He loves his new bike.", "user", Some("Maya"), "s1");
+    let loves = &claims(&m4, "loves")[0];
+    assert_eq!(has_fact_from(&m4, loves), vec![entities(&m4, "he")[0].id]);
+    assert!(loves.metadata.as_ref().unwrap().get("resolution").is_none());
+    assert_eq!(loves.content, "He loves his new bike.");
 
     let off = IdentityOptions {
         pronoun_repair: false,

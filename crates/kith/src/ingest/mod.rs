@@ -526,10 +526,10 @@ impl Memory {
         if questions.is_empty() {
             return Ok(serde_json::Value::Null);
         }
-        let memories = self.preceding_memories(event, 8)?;
+        let window = self.preceding_memories(event, REPAIR_WINDOW_TURNS)?;
+        let memories: Vec<String> = window.iter().map(|(_, line)| line.clone()).collect();
         let speaker = event.speaker.as_ref().map(|s| s.as_str());
         let request = PronounRequest {
-            message: &event.content,
             speaker,
             memories: &memories,
             questions: &questions,
@@ -541,30 +541,48 @@ impl Memory {
             Err(err) => return Ok(json!({"error": err.to_string(), "answers": []})),
         };
         let speaker_line = speaker.map(|s| format!("Speaker: {s}")).unwrap_or_default();
-        let mut sources: Vec<&str> = vec![&event.content, &speaker_line];
-        sources.extend(memories.iter().map(String::as_str));
-        let answers: Vec<pronoun::PronounAnswer> = reply
-            .answers
-            .into_iter()
-            .filter(|a| {
-                questions
-                    .iter()
-                    .any(|q| q.index == a.index && q.field == a.field)
-            })
-            .map(|a| pronoun::PronounAnswer {
-                names: pronoun::valid_names(&a.names, &sources),
+        // Where a name may be written, in the order `found_in` names them.
+        let mut answers: Vec<pronoun::PronounAnswer> = Vec::new();
+        for a in reply.answers {
+            let Some(q) = questions
+                .iter()
+                .find(|q| q.index == a.index && q.field == a.field)
+            else {
+                continue;
+            };
+            let mut sources: Vec<&str> = vec![&q.sentence, &event.content, &speaker_line];
+            sources.extend(memories.iter().map(String::as_str));
+            // Any name that fails leaves the field as extracted.
+            let Some(checked) = pronoun::check_names(&a.names, &sources) else {
+                continue;
+            };
+            let found_in = checked
+                .iter()
+                .map(|(_, at)| match at {
+                    0 => "sentence".to_string(),
+                    1 => "message".to_string(),
+                    2 => "speaker".to_string(),
+                    k => format!("memory:{}", window[k - 3].0),
+                })
+                .collect();
+            answers.push(pronoun::PronounAnswer {
+                names: checked.into_iter().map(|(n, _)| n).collect(),
+                found_in,
                 ..a
-            })
-            .filter(|a| !a.names.is_empty())
-            .collect();
+            });
+        }
         Ok(
             json!({"raw": reply.raw, "calls": reply.calls, "questions": questions, "answers": answers}),
         )
     }
 
     /// The owner's memories stored before `event` in its session (or scope),
-    /// newest `n`, oldest first, as "Speaker: text" lines.
-    fn preceding_memories(&self, event: &kith_core::Event, n: usize) -> Result<Vec<String>, Error> {
+    /// newest `n`, oldest first: each event's id and its "Speaker: text" line.
+    fn preceding_memories(
+        &self,
+        event: &kith_core::Event,
+        n: usize,
+    ) -> Result<Vec<(Uuid, String)>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         let mut earlier = events_through(&mut *tx, event, n + 1)?;
         earlier.pop(); // `event` itself
@@ -576,7 +594,7 @@ impl Memory {
                     .as_ref()
                     .map_or(e.role.as_str(), |s| s.as_str())
                     .to_string();
-                format!("{who}: {}", e.content)
+                (e.id, format!("{who}: {}", e.content))
             })
             .collect())
     }
@@ -678,6 +696,10 @@ fn newest_owner_entity(
     }
     Ok(best.map(|(_, node)| node))
 }
+
+/// How many preceding memories a pronoun-repair question shows (the spec's
+/// `extraction_window_turns`).
+const REPAIR_WINDOW_TURNS: usize = 8;
 
 /// How many owner-name entities one lookup reads, newest first: an owner
 /// gives few names, and the bound keeps a lookup cheap if a bug made many.

@@ -286,20 +286,31 @@ pub fn build(
     for (index, f) in grounded.facts.iter().enumerate() {
         let (mut subject, subject_basis) = b.endpoint(&f.subject, &f.fact.subject, &entity_ids)?;
         let (mut object, object_basis) = b.endpoint(&f.object, &f.fact.object, &entity_ids)?;
-        let mut resolutions = Vec::new();
+        // Pronoun repair: one name rebinds the field to that person; several
+        // keep the pronoun entity and each becomes an entity the claim
+        // mentions. The claim's text names them; its quote stays verbatim.
+        let mut repaired = Repaired::new(&f.evidence.sentence);
         for repair in identity.repairs.iter().filter(|r| r.index == index) {
             let (slot, pronoun) = match repair.field.as_str() {
                 "subject" => (&mut subject, &f.fact.subject),
                 "object" => (&mut object, &f.fact.object),
                 _ => continue,
             };
+            let Some(text) =
+                kith_extract::pronoun::replace_pronoun(&repaired.text, pronoun, &repair.names)
+            else {
+                continue;
+            };
+            repaired.text = text;
             if let [name] = repair.names.as_slice() {
                 *slot = Some(b.named_entity(name, "person", None)?);
+            } else {
+                for name in &repair.names {
+                    let id = b.named_entity(name, "person", None)?;
+                    repaired.mentions.push(id);
+                }
             }
-            resolutions.push(
-                json!({"field": repair.field, "pronoun": pronoun, "names": repair.names,
-                                    "rebound": repair.names.len() == 1}),
-            );
+            repaired.record(&repair.field, pronoun, &repair.names, &repair.found_in);
         }
         let fact = &f.fact;
         let mut metadata = claim_metadata(
@@ -340,10 +351,7 @@ pub fn build(
             identity,
             &event.owner_id,
         );
-        if !resolutions.is_empty() {
-            metadata.insert("resolved_from_context".into(), json!(true));
-            metadata.insert("resolution".into(), json!(resolutions));
-        }
+        repaired.write(&mut metadata);
         let node_type = match fact.fact_type {
             FactType::Fact => NodeType::Fact,
             FactType::Preference => NodeType::Preference,
@@ -358,7 +366,7 @@ pub fn build(
             start: f.evidence.start,
             end: f.evidence.end,
             node_type,
-            content: &f.evidence.sentence,
+            content: &repaired.text,
             metadata,
             epistemic: fact.epistemic_type,
             update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update),
@@ -367,6 +375,9 @@ pub fn build(
         let id = b.claim(spec, subject, &mut seen_digests)?;
         b.link(subject, EdgeType::HasFact, Some(id), fact.confidence);
         b.link(Some(id), EdgeType::Mentions, object, fact.confidence);
+        for person in repaired.mentions {
+            b.link(Some(id), EdgeType::Mentions, Some(person), fact.confidence);
+        }
     }
 
     for r in &grounded.relationships {
@@ -432,6 +443,76 @@ pub fn build(
         dropped: grounded.dropped.clone(),
         identity: identity.options,
     })
+}
+
+/// What pronoun repair changed in one claim (spec: pronoun repair).
+struct Repaired {
+    /// The claim's own sentence as extracted.
+    original: String,
+    /// That sentence with each repaired pronoun replaced by its names.
+    text: String,
+    /// People a field resolved to several of: the claim mentions each.
+    mentions: Vec<Uuid>,
+    /// `resolved_from_context.fields`.
+    fields: Map<String, Value>,
+    /// `resolution.replacements`.
+    replacements: Vec<Value>,
+    /// Memories of the request's window that wrote a name.
+    event_ids: Vec<String>,
+}
+
+impl Repaired {
+    fn new(sentence: &str) -> Self {
+        Repaired {
+            original: sentence.to_string(),
+            text: sentence.to_string(),
+            mentions: Vec::new(),
+            fields: Map::new(),
+            replacements: Vec::new(),
+            event_ids: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, field: &str, pronoun: &str, names: &[String], found_in: &[String]) {
+        self.fields.insert(
+            field.to_string(),
+            json!({"pronoun": pronoun, "names": names}),
+        );
+        let found: Vec<Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| json!({"name": n, "found_in": found_in.get(i)}))
+            .collect();
+        self.replacements.push(json!({
+            "field": field, "pronoun": pronoun, "names": names,
+            "rebound": names.len() == 1, "found": found,
+        }));
+        for place in found_in {
+            if let Some(id) = place.strip_prefix("memory:") {
+                if !self.event_ids.iter().any(|e| e == id) {
+                    self.event_ids.push(id.to_string());
+                }
+            }
+        }
+    }
+
+    /// Writes `resolved_from_context`, `resolution` and the grounding method
+    /// into the claim's metadata, when anything was repaired; the claim's
+    /// `evidence_quote` stays the original quote.
+    fn write(&self, metadata: &mut Map<String, Value>) {
+        if self.replacements.is_empty() {
+            return;
+        }
+        metadata.insert(
+            "resolved_from_context".into(),
+            json!({"event_ids": self.event_ids, "fields": self.fields}),
+        );
+        metadata.insert(
+            "resolution".into(),
+            json!({"sentence": self.original, "replacements": self.replacements}),
+        );
+        metadata.insert("grounding_method".into(), json!("pronoun_repair_v1"));
+    }
 }
 
 /// Records which endpoint a first-person binding bound, and why:
