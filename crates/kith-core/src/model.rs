@@ -292,6 +292,9 @@ text_enum!(
         LifecycleChanged = "LIFECYCLE_CHANGED",
         /// A merge or change was undone from its record.
         Undo = "UNDO",
+        /// A caller corrected who claims are about (rebind or split), by
+        /// naming the evidence.
+        IdentityCorrected = "IDENTITY_CORRECTED",
         /// A retrieval's receipt: what was asked, found and packed, and why.
         RetrievalRecorded = "RETRIEVAL_RECORDED",
     }

@@ -8,11 +8,14 @@
 //!   event.
 //! - [`claims`]: when a new claim repeats an existing one (merge) and when it
 //!   replaces one (supersedence).
+//! - [`correction`]: which links move when a caller corrects who some
+//!   claims are about (rebind a claim, split a wrongly merged identity).
 //!
 //! Architecture invariant: nothing here reads the store or the clock. The
 //! engine gathers the facts a rule needs and applies its decision.
 
 pub mod claims;
+pub mod correction;
 pub mod first_person;
 pub mod groups;
 pub mod options;

@@ -53,8 +53,9 @@ fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
 }
 
 impl Memory {
-    /// Undoes an `ORGANIZER_MERGED` or `ALIAS_PROPOSAL_ACCEPTED` record of
-    /// `owner` in one transaction, journaled as `UNDO`. Refused (typed
+    /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED` or
+    /// `IDENTITY_CORRECTED` record of `owner` in one transaction, journaled
+    /// as `UNDO`. Refused (typed
     /// [`OrganizerError::UndoRefused`], nothing written) when later changes
     /// depend on it. Undoing twice returns the first undo.
     pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
@@ -74,12 +75,14 @@ impl Memory {
         };
         if !matches!(
             op.kind,
-            OperationKind::OrganizerMerged | OperationKind::AliasProposalAccepted
+            OperationKind::OrganizerMerged
+                | OperationKind::AliasProposalAccepted
+                | OperationKind::IdentityCorrected
         ) {
             return Err(refused(
                 op_id,
                 format!(
-                    "it is a {} record; only ORGANIZER_MERGED and ALIAS_PROPOSAL_ACCEPTED records can be undone",
+                    "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED and IDENTITY_CORRECTED records can be undone",
                     op.kind
                 ),
             ));
@@ -95,6 +98,39 @@ impl Memory {
                 restored_nodes: ids_of(r.get("restored_node_ids")),
                 removed_edges: ids_of(r.get("removed_edge_ids")),
                 replayed: true,
+            });
+        }
+
+        if op.kind == OperationKind::IdentityCorrected {
+            let (restored, removed, detail) = Memory::undo_correction(&mut *tx, &op)?;
+            let undo_record = json!({
+                "format": UNDO_FORMAT,
+                "undone_operation_id": op_id,
+                "undone_kind": op.kind,
+                "undone_checksum": op.checksum,
+                "restored_node_ids": restored.iter().map(|n| n.id).collect::<Vec<_>>(),
+                "restored_nodes": restored.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
+                "removed_edge_ids": removed,
+                "correction": detail,
+            });
+            let undo = Operation::new(
+                undo_id,
+                OperationKind::Undo,
+                owner.clone(),
+                op.scope.clone(),
+                op.target_id,
+                sealed(undo_record)?,
+                Timestamp::now(),
+            );
+            tx.append_operation(&undo)?;
+            tx.commit()?;
+            return Ok(UndoReport {
+                undo_op_id: undo_id,
+                undone_op_id: op_id,
+                undone_kind: op.kind,
+                restored_nodes: restored.iter().map(|n| n.id).collect(),
+                removed_edges: removed,
+                replayed: false,
             });
         }
 

@@ -1,0 +1,463 @@
+//! The correction API: the caller says, by naming the evidence, that some
+//! of an entity's claims are about someone else.
+//!
+//! - **Rebind**: these claims' subject (or object) is another entity.
+//! - **Split**: the claims and mentions grounded in these events belong to a
+//!   different person than the rest (an identity that was wrongly merged,
+//!   or two people with one name); they move to an existing entity or to a
+//!   new person entity.
+//!
+//! Which links move is `kith_identity::correction::moves` (pure). Applying
+//! it is one transaction: each moved link is closed (kept as history) and
+//! re-made with the other entity in its place; each moved claim's identity
+//! metadata (`speaker_reference`, `owner_reference`) is replaced by a
+//! `correction` entry naming the record; a new entity is created when asked;
+//! and one checksummed `IDENTITY_CORRECTED` record holds the request, every
+//! node before and after, and the edges closed and opened. The same request
+//! again returns the first record. `Memory::undo` reverses it exactly.
+
+use kith_core::{
+    ids, Edge, Lifecycle, Node, NodeType, Operation, OperationKind, OwnerId, Timestamp,
+};
+use kith_identity::correction::{self, Refusal, Selection};
+use kith_store::{Tx, TxMode};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::error::Error;
+use crate::memory::Memory;
+use crate::organize::{sealed, snapshot, unseal, OrganizerError};
+
+/// The record format of `IDENTITY_CORRECTED`.
+pub const CORRECTION_FORMAT: &str = "kith.correction.v1";
+
+/// Where the moved links go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CorrectionTarget {
+    /// An existing active entity of the owner, in the same scope.
+    Entity {
+        /// Its id.
+        id: Uuid,
+    },
+    /// A new person entity (split); its id is derived from the record.
+    NewPerson {
+        /// Its name as it should be shown.
+        name: String,
+    },
+}
+
+/// A correction request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    /// The entity the claims are wrongly attributed to.
+    pub entity: Uuid,
+    /// Claims to move (rebind). Either this or `events`, not both.
+    #[serde(default)]
+    pub claims: Vec<Uuid>,
+    /// Events whose claims of `entity` move (split).
+    #[serde(default)]
+    pub events: Vec<Uuid>,
+    /// Where they go.
+    pub to: CorrectionTarget,
+    /// Why (required: the record is for the humans who read it later).
+    pub reason: String,
+}
+
+/// What a correction did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CorrectionReport {
+    /// The `IDENTITY_CORRECTED` record (undo it with `kith undo`).
+    pub op_id: Uuid,
+    /// The entity the claims now link to.
+    pub target: Uuid,
+    /// Whether this correction created it.
+    pub created_target: bool,
+    /// The claims moved.
+    pub moved_claims: Vec<Uuid>,
+    /// The links closed (kept as history).
+    pub closed_edges: Vec<Uuid>,
+    /// The links made in their place.
+    pub opened_edges: Vec<Uuid>,
+    /// True when the same request was applied before and nothing was written.
+    pub replayed: bool,
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::Request(message.into())
+}
+
+/// `uuid5(KITH_NS, "op:correction:v1:{len}:{owner}:{SHA-256 of the request's canonical JSON}")`.
+pub fn correction_op_id(owner: &OwnerId, request: &Correction) -> Uuid {
+    let body = serde_json::to_value(request).unwrap_or(Value::Null);
+    let o = owner.as_str();
+    ids::v5_name(&format!(
+        "op:correction:v1:{}:{o}:{}",
+        o.len(),
+        kith_core::canon::checksum(&body)
+    ))
+}
+
+/// `uuid5(KITH_NS, "entity:correction:v1:{op}")`: the entity a split creates.
+pub fn split_entity_id(op: Uuid) -> Uuid {
+    ids::v5_name(&format!("entity:correction:v1:{op}"))
+}
+
+/// `uuid5(KITH_NS, "edge:correction:v1:{op}:{closed edge}")`: the link made in
+/// place of a closed one.
+pub fn corrected_edge_id(op: Uuid, closed: Uuid) -> Uuid {
+    ids::v5_name(&format!("edge:correction:v1:{op}:{closed}"))
+}
+
+impl Memory {
+    /// Applies a correction for `owner` in one transaction (see the module
+    /// documentation). Bad requests (nothing named, a claim not linked to
+    /// the entity, another owner's or a retired node, no reason) are typed
+    /// errors and write nothing.
+    pub fn correct(
+        &self,
+        owner: &OwnerId,
+        request: &Correction,
+    ) -> Result<CorrectionReport, Error> {
+        crate::retry::on_busy("correct", || self.correct_once(owner, request))
+    }
+
+    fn correct_once(&self, owner: &OwnerId, req: &Correction) -> Result<CorrectionReport, Error> {
+        if req.reason.trim().is_empty() {
+            return Err(invalid("a correction needs a reason"));
+        }
+        let selection = match (req.claims.is_empty(), req.events.is_empty()) {
+            (false, true) => Selection::Claims(req.claims.clone()),
+            (true, false) => Selection::Events(req.events.clone()),
+            (true, true) => {
+                return Err(invalid(
+                    "name the evidence: the claims to move, or the events whose claims move",
+                ))
+            }
+            (false, false) => return Err(invalid("name claims or events, not both")),
+        };
+        let op_id = correction_op_id(owner, req);
+        let mut tx = self.store_backend().begin(TxMode::Write)?;
+        if let Some(done) = tx.get_operation(op_id)? {
+            return report_of(&done, true);
+        }
+        let entity = active_entity(&mut *tx, owner, req.entity, "entity")?;
+        let edges = tx.edges_of(entity.id)?;
+        let mut others = Vec::new();
+        for e in &edges {
+            let other = if e.source_id == entity.id {
+                e.target_id
+            } else {
+                e.source_id
+            };
+            if let Some(n) = tx.get_node(other)? {
+                others.push(n);
+            }
+        }
+        let moves = correction::moves(entity.id, &edges, &others, &selection).map_err(|r| {
+            invalid(match r {
+                Refusal::NothingNamed => "nothing named to move".to_string(),
+                Refusal::NotLinked(c) => format!(
+                    "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
+                    entity.id
+                ),
+                Refusal::NoClaimInEvents => format!(
+                    "none of the named events has an active claim linked to entity {}",
+                    entity.id
+                ),
+            })
+        })?;
+
+        let now = Timestamp::now();
+        let (target, created) = match &req.to {
+            CorrectionTarget::Entity { id } => {
+                let t = active_entity(&mut *tx, owner, *id, "to")?;
+                if t.id == entity.id {
+                    return Err(invalid("the claims already link to that entity"));
+                }
+                if t.scope != entity.scope {
+                    return Err(invalid(format!(
+                        "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
+                        t.id, t.scope, entity.id, entity.scope
+                    )));
+                }
+                (t, None)
+            }
+            CorrectionTarget::NewPerson { name } => {
+                let name = name.trim();
+                if name.is_empty() {
+                    return Err(invalid("the new person needs a name"));
+                }
+                let mut n = entity.clone();
+                n.id = split_entity_id(op_id);
+                n.content = name.to_string();
+                n.metadata = Some(json!({
+                    "entity_type": "person",
+                    "split_from": entity.id,
+                    "correction_op_id": op_id,
+                }));
+                n.lifecycle = Lifecycle::Tentative;
+                n.superseded_by = None;
+                n.valid_to = None;
+                n.evidence_refs = Vec::new();
+                n.created_at = now;
+                n.updated_at = now;
+                (n.clone(), Some(n))
+            }
+        };
+
+        // Claims: identity metadata replaced by the correction.
+        let mut claims_before = Vec::new();
+        let mut claims_after = Vec::new();
+        let mut evidence: Vec<Uuid> = Vec::new();
+        for id in &moves.claims {
+            let Some(claim) = tx.get_node(*id)? else {
+                continue;
+            };
+            let mut after = claim.clone();
+            let md = after.metadata.get_or_insert_with(|| json!({}));
+            if let Some(map) = md.as_object_mut() {
+                map.remove("speaker_reference");
+                map.remove("owner_reference");
+                map.insert(
+                    "correction".into(),
+                    json!({"op_id": op_id, "from": entity.id, "to": target.id}),
+                );
+            }
+            after.updated_at = now;
+            for e in &claim.evidence_refs {
+                if !evidence.contains(e) {
+                    evidence.push(*e);
+                }
+            }
+            claims_before.push(snapshot(&claim)?);
+            claims_after.push(after);
+        }
+        let mut target_after = target.clone();
+        for e in &evidence {
+            if !target_after.evidence_refs.contains(e) {
+                target_after.evidence_refs.push(*e);
+            }
+        }
+        target_after.updated_at = now;
+
+        // Links: closed, and made again with the target in the entity's place.
+        let mut opened = Vec::new();
+        for old in &moves.edges {
+            let mut new = old.clone();
+            new.id = corrected_edge_id(op_id, old.id);
+            if new.source_id == entity.id {
+                new.source_id = target.id;
+            }
+            if new.target_id == entity.id {
+                new.target_id = target.id;
+            }
+            new.valid_from = now;
+            new.valid_to = None;
+            new.created_at = now;
+            let mut md = old.metadata.clone().unwrap_or_else(|| json!({}));
+            if let Some(map) = md.as_object_mut() {
+                map.insert("basis".into(), json!("correction"));
+                map.insert("correction_op_id".into(), json!(op_id));
+                map.insert("replaces_edge".into(), json!(old.id));
+            }
+            new.metadata = Some(md);
+            opened.push(new);
+        }
+
+        let record = json!({
+            "format": CORRECTION_FORMAT,
+            "request": req,
+            "entity": snapshot(&entity)?,
+            "target_before": if created.is_some() { Value::Null } else { snapshot(&target)? },
+            "target_after": snapshot(&target_after)?,
+            "created_target": created.is_some(),
+            "claims_before": claims_before,
+            "claims_after": claims_after.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
+            "closed_edges": moves.edges,
+            "closed_at": now,
+            "opened_edges": opened,
+        });
+        let op = Operation::new(
+            op_id,
+            OperationKind::IdentityCorrected,
+            owner.clone(),
+            entity.scope.clone(),
+            Some(entity.id),
+            sealed(record)?,
+            now,
+        );
+        if created.is_some() {
+            tx.insert_node(&target_after)?;
+        } else {
+            tx.update_node(&target_after)?;
+        }
+        for c in &claims_after {
+            tx.update_node(c)?;
+        }
+        for e in &moves.edges {
+            tx.close_edge(e.id, now)?;
+        }
+        for e in &opened {
+            tx.insert_edge(e)?;
+        }
+        tx.append_operation(&op)?;
+        tx.commit()?;
+        Ok(CorrectionReport {
+            op_id,
+            target: target.id,
+            created_target: created.is_some(),
+            moved_claims: moves.claims,
+            closed_edges: moves.edges.iter().map(|e| e.id).collect(),
+            opened_edges: opened.iter().map(|e| e.id).collect(),
+            replayed: false,
+        })
+    }
+
+    /// Reverses an `IDENTITY_CORRECTED` record in `tx`: refused (nothing
+    /// written) unless every node and link it wrote is still as it left
+    /// them. Returns the restored node ids and removed edge ids.
+    pub(crate) fn undo_correction(
+        tx: &mut dyn Tx,
+        op: &Operation,
+    ) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
+        let record = unseal(op)?.clone();
+        let damaged = |what: &str| -> Error {
+            OrganizerError::DamagedRecord {
+                op: op.id,
+                reason: format!("no readable {what}"),
+            }
+            .into()
+        };
+        let refused =
+            |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
+        let nodes = |key: &str| -> Result<Vec<Node>, Error> {
+            serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
+        };
+        let edges = |key: &str| -> Result<Vec<Edge>, Error> {
+            serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
+        };
+        let claims_before = nodes("claims_before")?;
+        let claims_after = nodes("claims_after")?;
+        let closed = edges("closed_edges")?;
+        let opened = edges("opened_edges")?;
+        let target_after: Node = serde_json::from_value(record["target_after"].clone())
+            .map_err(|_| damaged("target"))?;
+        let created = record["created_target"] == json!(true);
+
+        // Everything it wrote must be as it left it.
+        for after in claims_after.iter().chain(std::iter::once(&target_after)) {
+            let now = tx.get_node(after.id)?;
+            let same = match &now {
+                Some(n) => snapshot(n)? == snapshot(after)?,
+                None => false,
+            };
+            if !same {
+                return Err(refused(format!(
+                    "node {} has changed since the correction",
+                    after.id
+                )));
+            }
+        }
+        for e in &opened {
+            if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
+                return Err(refused(format!(
+                    "link {} it made was closed or removed since",
+                    e.id
+                )));
+            }
+        }
+        for e in &closed {
+            if tx.get_edge(e.id)?.is_none_or(|now| now.is_open()) {
+                return Err(refused(format!(
+                    "link {} it closed was reopened or removed since",
+                    e.id
+                )));
+            }
+        }
+
+        let mut restored = Vec::new();
+        for (before, after) in claims_before.into_iter().zip(&claims_after) {
+            let mut before = before;
+            // JSON cannot carry every f64 exactly: keep the live value.
+            before.confidence = after.confidence;
+            tx.update_node(&before)?;
+            restored.push(before);
+        }
+        if created {
+            let mut retired = target_after.clone();
+            retired.lifecycle = Lifecycle::Archived;
+            retired.updated_at = Timestamp::now();
+            tx.update_node(&retired)?;
+            restored.push(retired);
+        } else {
+            let mut before: Node = serde_json::from_value(record["target_before"].clone())
+                .map_err(|_| damaged("target_before"))?;
+            before.confidence = target_after.confidence;
+            tx.update_node(&before)?;
+            restored.push(before);
+        }
+        for e in &opened {
+            tx.delete_edge(e.id)?;
+        }
+        for e in &closed {
+            tx.reopen_edge(e.id)?;
+        }
+        let detail = json!({
+            "reopened_edge_ids": closed.iter().map(|e| e.id).collect::<Vec<_>>(),
+            "archived_entity": if created { json!(target_after.id) } else { Value::Null },
+        });
+        Ok((restored, opened.iter().map(|e| e.id).collect(), detail))
+    }
+}
+
+/// The report of a committed correction record.
+fn report_of(op: &Operation, replayed: bool) -> Result<CorrectionReport, Error> {
+    let r = unseal(op)?;
+    let ids = |key: &str| -> Vec<Uuid> {
+        r[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.get("id").and_then(Value::as_str)?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(CorrectionReport {
+        op_id: op.id,
+        target: r["target_after"]["id"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_default(),
+        created_target: r["created_target"] == json!(true),
+        moved_claims: ids("claims_after"),
+        closed_edges: ids("closed_edges"),
+        opened_edges: ids("opened_edges"),
+        replayed,
+    })
+}
+
+/// The owner's active entity `id`, or a typed error naming `field`.
+fn active_entity(tx: &mut dyn Tx, owner: &OwnerId, id: Uuid, field: &str) -> Result<Node, Error> {
+    match tx.get_node(id)? {
+        Some(n) if &n.owner_id == owner && n.node_type == NodeType::Entity => {
+            if n.lifecycle.is_active() {
+                Ok(n)
+            } else {
+                Err(invalid(format!(
+                    "{field}: entity {id} is {} and cannot take part in a correction",
+                    n.lifecycle
+                )))
+            }
+        }
+        Some(n) if &n.owner_id == owner => Err(invalid(format!(
+            "{field}: node {id} is a {}, not an entity",
+            n.node_type
+        ))),
+        _ => Err(Error::NotFound {
+            what: format!("entity {id} of owner {owner}"),
+        }),
+    }
+}
