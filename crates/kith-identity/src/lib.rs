@@ -8,6 +8,10 @@
 //!   event.
 //! - [`claims`]: when a new claim repeats an existing one (merge) and when it
 //!   replaces one (supersedence).
+//! - [`persons`]: which names could be people, whether a turn quotes or
+//!   reports speech, and typing a known person's name `person`.
+//! - [`groups`]: whom a user turn's "we" speaks for.
+//! - [`policy`]: the named rule versions saved records are prepared under.
 //!
 //! Architecture invariant: nothing here reads the store or the clock. The
 //! engine gathers the facts a rule needs and applies its decision.
@@ -16,6 +20,9 @@ pub mod claims;
 pub mod first_person;
 pub mod groups;
 pub mod options;
+pub mod persons;
+pub mod policy;
 
 pub use first_person::{Basis, FirstPerson, FirstPersonInput};
 pub use options::IdentityOptions;
+pub use policy::{Policy, UnknownPolicy};

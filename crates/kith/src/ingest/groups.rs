@@ -9,10 +9,10 @@
 //! owner as its speaker, is merged into the new one. See
 //! `kith_identity::groups` for the reading rules and `docs/identity.md`.
 
-use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, OwnerId, Role};
+use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, Role};
 use kith_identity::claims;
 use kith_identity::groups::{self, Members};
-use kith_identity::IdentityOptions;
+use kith_identity::{IdentityOptions, Policy};
 use kith_store::{StoreErrorKind, Tx};
 use serde_json::json;
 use uuid::Uuid;
@@ -62,10 +62,15 @@ pub(super) fn link_groups(
     let Some(owner) = owner_entity(tx, event)? else {
         return Ok(0);
     };
+    // The rules of the policy the plan was prepared under.
+    let policy = Policy::from_record(Some(&derivation.policy))?;
     let (texts, ids) = session_turns(tx, event)?;
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let members = match groups::group_members(&texts) {
-        Members::Named(named) => resolve_members(tx, &event.owner_id, event, named, &ids)?,
+    let members = match groups::group_members_under(&texts, policy) {
+        Members::Named(named) => {
+            let found = resolve_members(tx, event, named, &ids)?;
+            groups::link_members(found, policy)
+        }
         Members::OwnerOnly => Vec::new(),
     };
     let mut written = 0;
@@ -133,29 +138,29 @@ fn session_turns(tx: &mut dyn Tx, event: &Event) -> Result<(Vec<String>, Vec<Uui
         .unzip())
 }
 
-/// Stored person entities for the named members (full name, else the rest
-/// after a weekday, month or title), with the id of the turn that named them.
+/// For each named member, in order, its stored person entity (by
+/// [`groups::lookup_names`]: full name, else the rest after a weekday,
+/// month or title) with the id of the turn that named it; `None` for a
+/// member no person entity has. Whether a `None` cancels the others is the
+/// policy's decision ([`groups::link_members`]).
 fn resolve_members(
     tx: &mut dyn Tx,
-    owner: &OwnerId,
     event: &Event,
     named: Vec<(String, usize)>,
     turn_ids: &[Uuid],
-) -> Result<Vec<(Uuid, Uuid)>, Error> {
+) -> Result<Vec<Option<(Uuid, Uuid)>>, Error> {
     let mut out = Vec::new();
     for (name, index) in named {
-        let mut candidates = vec![name.clone()];
-        if let Some(rest) = groups::without_prefix(&name) {
-            candidates.push(rest.to_string());
-        }
-        for candidate in candidates {
+        let mut found = None;
+        for candidate in groups::lookup_names(&name) {
             let key = candidate.trim().to_lowercase();
-            let id = plan::named_entity_id(owner, &event.scope, "person", &key, 0);
+            let id = plan::named_entity_id(&event.owner_id, &event.scope, "person", &key, 0);
             if let Some(node) = tx.get_node(id)?.filter(|n| n.lifecycle.is_active()) {
-                out.push((node.id, turn_ids[index]));
+                found = Some((node.id, turn_ids[index]));
                 break;
             }
         }
+        out.push(found);
     }
     Ok(out)
 }

@@ -16,19 +16,25 @@ use kith_core::{
 use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
-use kith_identity::{Basis, FirstPerson, IdentityOptions};
+use kith_identity::{Basis, FirstPerson, IdentityOptions, Policy};
 use kith_store::StoreError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
-/// The materialisation policy this build writes. A rule change that would
-/// change a plan's bytes gets a new policy name; saved plans keep theirs.
+/// The materialisation policy this build writes for new extractions
+/// ([`Policy::CURRENT`]). A rule change that would change a plan's bytes
+/// gets a new policy name; saved plans keep theirs, and a saved extraction
+/// is planned under the policy it was saved under (`kith_identity::policy`).
 ///
 /// History: `kith_ingest_v1` (entities, claims, event-local references);
 /// `kith_ingest_v2` adds the identity rules: first-person binding (speaker,
-/// self-introduction, first-person owner), claim merge and supersedence.
-pub const POLICY: &str = "kith_ingest_v2";
+/// self-introduction, first-person owner), claim merge and supersedence;
+/// `kith_ingest_v3`: quotes, reported speech and possible people keep "I"
+/// off the owner, name-like introductions, known people typed `person`,
+/// all-or-nothing group links read past openers, attempts and intentions
+/// need a non-actual predicate.
+pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +68,8 @@ pub struct PlannedNode {
 /// A deterministic derivation plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DerivationPlan {
-    /// The policy that built it ([`POLICY`] for new plans).
+    /// The policy that built it ([`POLICY`] for new extractions, else the
+    /// policy its saved extraction was saved under).
     pub policy: String,
     /// 1 for the first plan of an event; replans count up.
     pub revision: u32,
@@ -186,6 +193,25 @@ pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'sta
     })
 }
 
+/// The active entity of (owner, scope, type, key) for `event`: generation
+/// 0, or the first generation after retired ones.
+pub fn active_named_entity(
+    lookup: &mut dyn Lookup,
+    event: &Event,
+    entity_type: &str,
+    key: &str,
+) -> Result<Option<Node>, StoreError> {
+    let mut generation = 0;
+    loop {
+        let id = named_entity_id(&event.owner_id, &event.scope, entity_type, key, generation);
+        match lookup.node(id)? {
+            Some(node) if node.lifecycle.is_active() => return Ok(Some(node)),
+            Some(_) => generation += 1,
+            None => return Ok(None),
+        }
+    }
+}
+
 /// What plan building may ask the store.
 pub trait Lookup {
     /// A node by id.
@@ -225,6 +251,8 @@ pub struct Identity {
     pub options: IdentityOptions,
     /// Validated pronoun-repair answers (by grounded fact index and field).
     pub repairs: Vec<kith_extract::pronoun::PronounAnswer>,
+    /// The policy whose rules made these decisions; the plan records it.
+    pub policy: Policy,
 }
 
 /// Builds a plan, asking `lookup` (inside the transaction that saves it)
@@ -386,7 +414,7 @@ pub fn build(
     }
 
     Ok(DerivationPlan {
-        policy: POLICY.to_string(),
+        policy: identity.policy.name().to_string(),
         revision,
         event_id: event.id,
         owner_id: event.owner_id.clone(),
