@@ -19,8 +19,10 @@
 //!
 //! Under `kith_ingest_v3`: sentence openers before a group ("Later Jordan
 //! and I…", "Then…", "Tonight…", "Finally…", "On Monday…", "Yesterday…")
-//! neither hide it nor make one — the members still start a clause, and an
-//! opener or a bare weekday is never a member; and the links are all or
+//! neither hide it nor make one — the members still start a clause, an
+//! opener is never part of a member's name, a weekday before a name is
+//! dropped ("On Friday Jordan and I" is Jordan's group), and a weekday alone
+//! is no member; and the links are all or
 //! nothing ([`link_members`]): if any named member has no single person
 //! entity, the claim is linked to the owner only.
 
@@ -269,12 +271,18 @@ fn member_before(t: &[Token<'_>], end: usize, policy: Policy) -> Option<(Option<
         }
     }
     name.reverse();
-    if policy.has_v3_rules()
-        && !name.is_empty()
-        && name.iter().all(|w| WEEKDAYS.contains(&lower(w).as_str()))
-    {
-        // "Friday and I": a day, not a member.
-        return None;
+    if policy.has_v3_rules() && !name.is_empty() {
+        // A weekday before a name is when, not who: "On Friday Jordan and
+        // I" names the same group as "Jordan and I". "Friday and I" names
+        // nobody.
+        let days = name
+            .iter()
+            .take_while(|w| WEEKDAYS.contains(&lower(w).as_str()))
+            .count();
+        if days == name.len() {
+            return None;
+        }
+        name.drain(..days);
     }
     // "my partner Jordan" / "my wife": a relation word after "my".
     let relation_at = |k: usize| {
@@ -304,9 +312,9 @@ fn is_name_word(t: &[Token<'_>], k: usize, w: &str, policy: Policy) -> bool {
         && !opener
 }
 
-/// Whether the word at `k` is an opener that is not itself part of a name:
-/// an [`OPENERS`] word other than a weekday (a weekday before a name is a
-/// prefix: "Sunday Jordan" is looked up as "Jordan").
+/// Whether the word at `k` is an opener that ends a name read backwards:
+/// an [`OPENERS`] word other than a weekday (weekdays are read, then
+/// dropped from the front of the name by [`member_before`]).
 fn is_opener_before_name(t: &[Token<'_>], k: usize) -> bool {
     matches!(t[k], Token::Word(w) if OPENERS.contains(&lower(w).as_str())
         && !WEEKDAYS.contains(&lower(w).as_str()))
@@ -573,10 +581,23 @@ mod tests {
             let name = got[0][0].clone().unwrap();
             assert_eq!(lookup_names(&name).last(), Some(&"Jordan"), "{text}");
         }
-        // A weekday before a name is a prefix; a weekday alone is no member.
+        // A weekday before a name is when, not who; alone it is no member.
+        assert_eq!(names("Sunday Jordan and I met."), vec![g(&[Some("Jordan")])]);
         assert_eq!(
-            names("Sunday Jordan and I met."),
+            groups_named_under("Sunday Jordan and I met.", Policy::V2),
             vec![g(&[Some("Sunday Jordan")])]
+        );
+        assert_eq!(
+            group_members(&["Jordan and I hiked.", "On Friday Jordan and I cooked.", "We won."]),
+            Members::Named(vec![("Jordan".into(), 1)])
+        );
+        // kith_ingest_v2 made a second group of it: the owner only.
+        assert_eq!(
+            group_members_under(
+                &["Jordan and I hiked.", "On Friday Jordan and I cooked.", "We won."],
+                Policy::V2
+            ),
+            Members::OwnerOnly
         );
         assert!(names("Friday and I are not friends.").is_empty());
         assert!(names("Finally I left.").is_empty());

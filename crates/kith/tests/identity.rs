@@ -1207,3 +1207,223 @@ fn reingest_rederives_under_new_options() {
     );
     assert!(m.doctor().unwrap().healthy());
 }
+
+// ---------------------------------------------------------------------------
+// Issue 13: identity you can trust on every path. Each body runs twice: on
+// the default heuristic extractor (no model, what a new user gets) and on
+// recorded LLM replies served over real HTTP.
+// ---------------------------------------------------------------------------
+
+/// Which extractor a test body runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// The default offline extractor.
+    Heuristic,
+    /// An OpenAI-compatible LLM whose replies are recorded.
+    Recorded,
+}
+
+/// A memory on `path`; `rules` (message substring → reply) are the recorded
+/// replies, unused by the heuristic.
+fn memory_on(
+    path: Path,
+    rules: Vec<(&str, Value)>,
+) -> (tempfile::TempDir, Memory, Option<ReplayServer>) {
+    match path {
+        Path::Heuristic => {
+            let (tmp, _dir, m) = common::pack();
+            (tmp, m.with_identity(IdentityOptions::default()), None)
+        }
+        Path::Recorded => {
+            let (tmp, m, server) = memory(rules, IdentityOptions::default());
+            (tmp, m, Some(server))
+        }
+    }
+}
+
+/// Runs one test body on both paths, as two tests.
+macro_rules! on_both_paths {
+    ($name:ident, $body:ident) => {
+        mod $name {
+            #[test]
+            fn heuristic() {
+                super::$body(super::Path::Heuristic);
+            }
+            #[test]
+            fn recorded() {
+                super::$body(super::Path::Recorded);
+            }
+        }
+    };
+}
+
+/// The person entities named `name`.
+fn persons(m: &Memory, name: &str) -> Vec<Node> {
+    entities(m, name)
+        .into_iter()
+        .filter(|n| n.metadata.as_ref().unwrap()["entity_type"] == "person")
+        .collect()
+}
+
+/// Claims whose subject is `entity`.
+fn claims_of(m: &Memory, entity: &Node) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type != NodeType::Entity)
+        .filter(|c| has_fact_from(m, c).contains(&entity.id))
+        .collect()
+}
+
+fn predicate_of(claim: &Node) -> String {
+    claim.metadata.as_ref().unwrap()["predicate"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn owner_named(m: &Memory) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type == NodeType::Entity)
+        .filter(|n| n.metadata.as_ref().unwrap().get("owner_name").is_some())
+        .collect()
+}
+
+fn negative(v: Value) -> Value {
+    with(v, "polarity", json!("negative"))
+}
+
+fn quoted_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hi, I'm Maya Okafor.",
+            json!({"entities": [person("Maya Okafor")],
+                   "facts": [fact("I", "name", "Maya Okafor", "Hi, I'm Maya Okafor.")]}),
+        ),
+        (
+            "I work at Northwind Analytics.",
+            json!({"entities": [org("Northwind Analytics")],
+                   "facts": [with(fact("I", "works_at", "Northwind Analytics",
+                                       "I work at Northwind Analytics."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "Jordan wrote: 'I hate sushi'.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [negative(fact("I", "likes", "sushi", "Jordan wrote: 'I hate sushi'."))]}),
+        ),
+        // The model lists nobody: the claim is about I, and Jordan is only
+        // the messenger.
+        (
+            "Jordan texted me: I love cilantro.",
+            json!({"facts": [fact("I", "likes", "cilantro", "Jordan texted me: I love cilantro.")]}),
+        ),
+        (
+            "My sister said \"I quit my job\" yesterday.",
+            json!({"facts": [negative(fact("I", "works_at", "my job",
+                                           "My sister said \"I quit my job\" yesterday."))]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 1: quoted or pasted first person is never the owner's,
+/// with owner name carry on and no speaker.
+fn quoted_first_person_is_never_the_owners(path: Path) {
+    let (_t, m, _s) = memory_on(path, quoted_rules());
+    say_in(&m, "Hi, I'm Maya Okafor.", None, "user", "personal");
+    say_in(&m, "I work at Northwind Analytics.", None, "user", "personal");
+    let maya = persons(&m, "Maya Okafor");
+    assert_eq!(maya.len(), 1);
+    let works = &claims(&m, "works_at")[0];
+    assert_eq!(has_fact_from(&m, works), vec![maya[0].id], "the owner's own turn carries");
+
+    say_in(&m, "Jordan wrote: 'I hate sushi'.", None, "user", "personal");
+    say_in(&m, "Jordan texted me: I love cilantro.", None, "user", "personal");
+    for claim in claims(&m, "likes") {
+        assert!(
+            !has_fact_from(&m, &claim).contains(&maya[0].id),
+            "{:?} became Maya's",
+            claim.content
+        );
+        assert!(claim.metadata.as_ref().unwrap().get("speaker_reference").is_none());
+    }
+    assert_eq!(claims(&m, "likes").len(), 2);
+    // Each quoted I stays local to its own message.
+    assert_eq!(entities(&m, "I").len(), 2);
+    if path == Path::Recorded {
+        say_in(&m, "My sister said \"I quit my job\" yesterday.", None, "user", "personal");
+        assert_eq!(entities(&m, "I").len(), 3);
+    }
+    let mine: Vec<String> = claims_of(&m, &maya[0]).iter().map(predicate_of).collect();
+    assert!(!mine.iter().any(|p| p == "likes"), "{mine:?}");
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    quoted_first_person_is_never_the_owners_on,
+    quoted_first_person_is_never_the_owners
+);
+
+fn adjective_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // A sloppy reply that lists what one is as a person.
+        (
+            "I'm Brazilian, by the way.",
+            json!({"entities": [person("Brazilian")],
+                   "facts": [fact("I", "nationality", "Brazilian", "I'm Brazilian, by the way.")]}),
+        ),
+        (
+            "I'm Vegan.",
+            json!({"entities": [person("Vegan")], "facts": [fact("I", "diet", "Vegan", "I'm Vegan.")]}),
+        ),
+        (
+            "I'm Tired.",
+            json!({"entities": [person("Tired")], "facts": [fact("I", "feels", "Tired", "I'm Tired.")]}),
+        ),
+        (
+            "I prefer trains to flights.",
+            json!({"facts": [with(fact("I", "prefers", "trains", "I prefer trains to flights."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+        (
+            "Hi, I'm Maya.",
+            json!({"entities": [person("Maya")], "facts": [fact("I", "name", "Maya", "Hi, I'm Maya.")]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 2: a demonym or adjective is not a name.
+fn demonyms_and_adjectives_are_not_names(path: Path) {
+    let (_t, m, _s) = memory_on(path, adjective_rules());
+    for text in ["I'm Brazilian, by the way.", "I'm Vegan.", "I'm Tired."] {
+        say_in(&m, text, None, "user", "personal");
+    }
+    if path == Path::Heuristic {
+        // The heuristic never lists what one is as a person; a model may,
+        // but its word still names nobody.
+        for word in ["Brazilian", "Vegan", "Tired"] {
+            assert!(persons(&m, word).is_empty(), "{word} became a person");
+        }
+    }
+    assert!(owner_named(&m).is_empty(), "no owner name was given");
+    assert!(all(&m).iter().all(|n| n
+        .metadata
+        .as_ref()
+        .is_none_or(|md| md.get("speaker_reference").is_none())));
+    // So nothing is carried either: the next turn's I stays local.
+    say_in(&m, "I prefer trains to flights.", None, "user", "personal");
+    let trains = &claims(&m, "prefers")[0];
+    assert!(trains.metadata.as_ref().unwrap().get("speaker_reference").is_none());
+    // A real name introduces, and an adjective after it names nobody, so
+    // the owner's name carries to it.
+    say_in(&m, "Hi, I'm Maya.", None, "user", "personal");
+    let maya = &persons(&m, "Maya")[0];
+    assert_eq!(owner_named(&m).len(), 1);
+    say_in(&m, "I'm Vegan.", None, "user", "personal");
+    assert_eq!(owner_named(&m).len(), 1);
+    let hers: Vec<String> = claims_of(&m, maya).iter().map(predicate_of).collect();
+    assert!(hers.contains(&"diet".to_string()), "the owner's later turn is hers: {hers:?}");
+}
+on_both_paths!(
+    demonyms_and_adjectives_are_not_names_on,
+    demonyms_and_adjectives_are_not_names
+);
