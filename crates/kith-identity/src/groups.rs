@@ -582,19 +582,30 @@ mod tests {
             assert_eq!(lookup_names(&name).last(), Some(&"Jordan"), "{text}");
         }
         // A weekday before a name is when, not who; alone it is no member.
-        assert_eq!(names("Sunday Jordan and I met."), vec![g(&[Some("Jordan")])]);
+        assert_eq!(
+            names("Sunday Jordan and I met."),
+            vec![g(&[Some("Jordan")])]
+        );
         assert_eq!(
             groups_named_under("Sunday Jordan and I met.", Policy::V2),
             vec![g(&[Some("Sunday Jordan")])]
         );
         assert_eq!(
-            group_members(&["Jordan and I hiked.", "On Friday Jordan and I cooked.", "We won."]),
+            group_members(&[
+                "Jordan and I hiked.",
+                "On Friday Jordan and I cooked.",
+                "We won."
+            ]),
             Members::Named(vec![("Jordan".into(), 1)])
         );
         // kith_ingest_v2 made a second group of it: the owner only.
         assert_eq!(
             group_members_under(
-                &["Jordan and I hiked.", "On Friday Jordan and I cooked.", "We won."],
+                &[
+                    "Jordan and I hiked.",
+                    "On Friday Jordan and I cooked.",
+                    "We won."
+                ],
                 Policy::V2
             ),
             Members::OwnerOnly
