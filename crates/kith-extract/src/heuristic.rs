@@ -2433,6 +2433,17 @@ mod tests {
                 .all(|f| crate::grounding::is_non_actual_predicate(&f.predicate)));
             assert_all_grounded(text, &e);
         }
+        // A planned move with a destination is read both ways.
+        let e = extract("I plan to move to Lisbon.");
+        let got: Vec<(String, String)> =
+            claims(&e).into_iter().map(|(_, p, o, _)| (p, o)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("moving_to".to_string(), "Lisbon".to_string()),
+                ("plans_to".to_string(), "move to Lisbon".to_string())
+            ]
+        );
     }
 
     #[test]
