@@ -745,6 +745,7 @@ pub const NON_ACTUAL_PREDICATE_WORDS: &[&str] = &[
     "goals",
     "aim",
     "aims",
+    "aspire",
     "aspires",
     "aspiration",
     "desire",
@@ -1977,5 +1978,35 @@ mod speaker_grounding_tests {
                 None => assert_eq!(got.facts.len(), 1, "{sentence} / {predicate}: {got:?}"),
             }
         }
+        // Relationships too: the target is the object.
+        let sentence = "I want to work at Google.";
+        let relationship = |kind: &str| ExtractedRelationship {
+            source_entity: "I".into(),
+            target_entity: "Google".into(),
+            relationship_type: kind.into(),
+            polarity: crate::Polarity::Positive,
+            evidence_quote: sentence.into(),
+            epistemic_type: EpistemicType::Asserted,
+            confidence: 0.9,
+        };
+        let extraction = Extraction {
+            entities: vec![ExtractedEntity {
+                name: "Google".into(),
+                entity_type: "organization".into(),
+                description: None,
+            }],
+            facts: vec![],
+            relationships: vec![relationship("works_at"), relationship("wants_to_work_at")],
+        };
+        let got = ground(sentence, &extraction);
+        assert_eq!(got.relationships.len(), 1);
+        assert_eq!(
+            got.relationships[0].relationship.relationship_type,
+            "wants_to_work_at"
+        );
+        assert!(matches!(
+            got.dropped[0].reason,
+            DropReason::IntentionAsFact { .. }
+        ));
     }
 }
