@@ -24,6 +24,12 @@
 //! 4. **Qualifiers** ([`qualifier`]): a conditional marker in `sentence`
 //!    makes a fact `conditional` (with its verbatim condition); a
 //!    hypothetical marker makes it `hypothetical`.
+//! 5. **Attempts and intentions** ([`intention_marker`]): when the claim's
+//!    object is written after an attempt or intention marker ("I'm trying
+//!    to quit coffee", "I plan to move", "I want to learn Go"), the
+//!    predicate must say so ([`is_non_actual_predicate`]: `trying_to`,
+//!    `plans_to`, `wants_to`, …); a claim that states it as done ("quit
+//!    coffee") is dropped ([`DropReason::IntentionAsFact`]).
 //!
 //! `docs/extraction.md` states the same rules with examples.
 
@@ -135,6 +141,15 @@ pub enum DropReason {
         field: String,
         /// The name.
         name: String,
+    },
+    /// The sentence states an attempt or an intention ("trying to", "plan
+    /// to", "want to") about the claim's object, and the predicate states
+    /// it as done.
+    IntentionAsFact {
+        /// The predicate as given.
+        predicate: String,
+        /// The marker, as written in the sentence.
+        marker: String,
     },
 }
 
@@ -499,6 +514,19 @@ pub struct GroundingOptions {
     /// a claim written about "Dana" from "I moved to Lisbon" said by Dana is
     /// grounded.
     pub speaker: Option<String>,
+    /// Whether attempts and intentions need a non-actual predicate.
+    pub intentions: IntentionRule,
+}
+
+/// Whether grounding checks attempts and intentions (step 5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IntentionRule {
+    /// A claim about what follows an attempt or intention marker needs a
+    /// non-actual predicate (policy `kith_ingest_v3` and later).
+    #[default]
+    NeedsNonActualPredicate,
+    /// Not checked: the rules of extractions saved before `kith_ingest_v3`.
+    Unchecked,
 }
 
 /// [`ground`] with options.
@@ -510,7 +538,7 @@ pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOp
         ..Grounded::default()
     };
     for (index, fact) in extraction.facts.iter().enumerate() {
-        match ground_fact(&source, &out.entities, fact, speaker) {
+        match ground_fact(&source, &out.entities, fact, speaker, options.intentions) {
             Ok(grounded) => out.facts.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Fact,
@@ -520,7 +548,13 @@ pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOp
         }
     }
     for (index, relationship) in extraction.relationships.iter().enumerate() {
-        match ground_relationship(&source, &out.entities, relationship, speaker) {
+        match ground_relationship(
+            &source,
+            &out.entities,
+            relationship,
+            speaker,
+            options.intentions,
+        ) {
             Ok(grounded) => out.relationships.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Relationship,
@@ -553,6 +587,7 @@ fn ground_fact(
     entities: &[ExtractedEntity],
     fact: &ExtractedFact,
     speaker: Option<&str>,
+    intentions: IntentionRule,
 ) -> Result<GroundedFact, DropReason> {
     let evidence =
         source
@@ -570,6 +605,12 @@ fn ground_fact(
     object.check_mentioned(&evidence.sentence, speaker)?;
     let subject_ref = subject.resolve(entities, false)?;
     let object_ref = object.resolve(entities, true)?;
+    check_intention(
+        intentions,
+        &evidence.sentence,
+        &fact.predicate,
+        &fact.object,
+    )?;
     let mut fact = fact.clone();
     match qualifier(&evidence.sentence) {
         Some(Qualifier::Conditional { clause }) => {
@@ -600,6 +641,7 @@ fn ground_relationship(
     entities: &[ExtractedEntity],
     relationship: &ExtractedRelationship,
     speaker: Option<&str>,
+    intentions: IntentionRule,
 ) -> Result<GroundedRelationship, DropReason> {
     let evidence =
         source
@@ -613,6 +655,12 @@ fn ground_relationship(
     target_end.check_mentioned(&evidence.sentence, speaker)?;
     let source_ref = source_end.resolve(entities, false)?;
     let target_ref = target_end.resolve(entities, false)?;
+    check_intention(
+        intentions,
+        &evidence.sentence,
+        &relationship.relationship_type,
+        &relationship.target_entity,
+    )?;
     let mut relationship = relationship.clone();
     // A relationship has no condition field: either marker makes it
     // hypothetical, unless the provider already said conditional.
@@ -630,6 +678,175 @@ fn ground_relationship(
         source: source_ref,
         target: target_ref,
     })
+}
+
+/// Attempt and intention markers, as lower-case word sequences that end in
+/// "to" ("I'm trying to quit coffee", "I plan to move", "I want to learn
+/// Go", "I'd like to visit Kyoto"). A past attempt ("I tried to") is not a
+/// done fact either.
+pub const INTENTION_MARKERS: &[&[&str]] = &[
+    &["trying", "to"],
+    &["try", "to"],
+    &["tries", "to"],
+    &["tried", "to"],
+    &["attempting", "to"],
+    &["attempt", "to"],
+    &["attempted", "to"],
+    &["plan", "to"],
+    &["plans", "to"],
+    &["planning", "to"],
+    &["planned", "to"],
+    &["intend", "to"],
+    &["intends", "to"],
+    &["intending", "to"],
+    &["want", "to"],
+    &["wants", "to"],
+    &["wanted", "to"],
+    &["hope", "to"],
+    &["hopes", "to"],
+    &["hoping", "to"],
+    &["would", "like", "to"],
+    &["'d", "like", "to"],
+    &["would", "love", "to"],
+    &["'d", "love", "to"],
+];
+
+/// Predicate words that keep a claim non-actual: an attempt, a plan, a
+/// wish or a planned move. A predicate is non-actual when one of its words
+/// (split at `_`, `-` and spaces, lower case) is listed.
+pub const NON_ACTUAL_PREDICATE_WORDS: &[&str] = &[
+    "try",
+    "tries",
+    "trying",
+    "tried",
+    "attempt",
+    "attempts",
+    "attempting",
+    "attempted",
+    "plan",
+    "plans",
+    "planning",
+    "planned",
+    "intend",
+    "intends",
+    "intending",
+    "intention",
+    "intent",
+    "want",
+    "wants",
+    "wanting",
+    "wanted",
+    "hope",
+    "hopes",
+    "hoping",
+    "wish",
+    "wishes",
+    "goal",
+    "goals",
+    "aim",
+    "aims",
+    "aspire",
+    "aspires",
+    "aspiration",
+    "desire",
+    "desires",
+    "would",
+    "considering",
+    "moving",
+    "relocating",
+];
+
+/// Whether `predicate` states an attempt or an intention (see
+/// [`NON_ACTUAL_PREDICATE_WORDS`]).
+pub fn is_non_actual_predicate(predicate: &str) -> bool {
+    predicate
+        .split(|c: char| c == '_' || c == '-' || c.is_whitespace())
+        .map(str::to_lowercase)
+        .any(|w| NON_ACTUAL_PREDICATE_WORDS.contains(&w.as_str()))
+}
+
+/// The first attempt or intention marker of `sentence` that `object` is
+/// written after, in the same clause (up to the next `,` `;` `:` `.` `!`
+/// `?`, bracket, dash or line break), whole word and case-insensitive; as
+/// written, or `None` when there is none, so "I work at Northwind and want to learn Go" marks "Go"
+/// and not "Northwind".
+pub fn intention_marker(sentence: &str, object: &str) -> Option<String> {
+    let words = marker_words(sentence);
+    for (i, _) in words.iter().enumerate() {
+        for marker in INTENTION_MARKERS {
+            let fits = marker.iter().enumerate().all(|(k, m)| {
+                words.get(i + k).is_some_and(|(w, _)| match *m {
+                    // "I'd like to": the contraction's tail.
+                    "'d" => w.ends_with("'d"),
+                    m => w == m,
+                })
+            });
+            if !fits {
+                continue;
+            }
+            let start = words[i].1.start;
+            let end = words[i + marker.len() - 1].1.end;
+            // The object must be in the marker's own clause.
+            let rest = &sentence[end..];
+            let clause = rest
+                .find([
+                    ',', ';', ':', '.', '!', '?', '\n', '(', ')', '\u{2014}', '\u{2013}',
+                ])
+                .map_or(rest, |stop| &rest[..stop]);
+            if mentions(clause, object) {
+                return Some(sentence[start..end].to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Lower-case words (apostrophes kept, quote marks normalised) with their
+/// byte ranges in `sentence`.
+fn marker_words(sentence: &str) -> Vec<(String, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let is_word = |c: char| c.is_alphanumeric() || normalize_quote_mark(c) == '\'';
+    for (i, c) in sentence.char_indices() {
+        match (is_word(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((marker_word(&sentence[s..i]), s..i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((marker_word(&sentence[s..]), s..sentence.len()));
+    }
+    out
+}
+
+/// A word in lower case, quote marks normalised, without the quote marks
+/// around it (an inner apostrophe stays: "i'd").
+fn marker_word(word: &str) -> String {
+    normalize_quote_marks(word)
+        .trim_matches('\'')
+        .to_lowercase()
+}
+
+fn check_intention(
+    rule: IntentionRule,
+    sentence: &str,
+    predicate: &str,
+    object: &str,
+) -> Result<(), DropReason> {
+    if rule == IntentionRule::Unchecked || is_non_actual_predicate(predicate) {
+        return Ok(());
+    }
+    match intention_marker(sentence, object) {
+        Some(marker) => Err(DropReason::IntentionAsFact {
+            predicate: predicate.to_string(),
+            marker,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A claim endpoint as read, before resolution.
@@ -1645,6 +1862,7 @@ mod speaker_grounding_tests {
             &extraction,
             &GroundingOptions {
                 speaker: Some("dana".into()),
+                ..GroundingOptions::default()
             },
         );
         assert_eq!(on.facts.len(), 1);
@@ -1655,8 +1873,140 @@ mod speaker_grounding_tests {
             &extraction,
             &GroundingOptions {
                 speaker: Some("Sam".into()),
+                ..GroundingOptions::default()
             },
         );
         assert_eq!(other.facts.len(), 0);
+    }
+
+    fn said(predicate: &str, object: &str, quote: &str) -> ExtractedFact {
+        ExtractedFact {
+            subject: "I".into(),
+            subject_entity_type: None,
+            predicate: predicate.into(),
+            object: object.into(),
+            object_entity_type: None,
+            polarity: crate::Polarity::Positive,
+            evidence_quote: quote.into(),
+            fact_type: crate::FactType::Fact,
+            epistemic_type: EpistemicType::Asserted,
+            temporal_intent: None,
+            replaces_object: None,
+            condition: None,
+            confidence: 0.9,
+        }
+    }
+
+    /// Spec ¶8, reference notes §3: try/plan/want clauses need a
+    /// non-actual predicate.
+    #[test]
+    fn attempts_and_intentions_need_a_non_actual_predicate() {
+        let cases: &[(&str, &str, &str, Option<&str>)] = &[
+            (
+                "I'm trying to quit coffee.",
+                "quit",
+                "coffee",
+                Some("trying to"),
+            ),
+            (
+                "I'm trying to quit coffee.",
+                "trying_to_quit",
+                "coffee",
+                None,
+            ),
+            ("I plan to move.", "moves", "move", Some("plan to")),
+            ("I plan to move.", "plans_to", "move", None),
+            ("I want to learn Go.", "learns", "Go", Some("want to")),
+            ("I want to learn Go.", "wants_to_learn", "Go", None),
+            (
+                "I\u{2019}d like to visit Kyoto.",
+                "visited",
+                "Kyoto",
+                Some("I\u{2019}d like to"),
+            ),
+            (
+                "I tried to fix the bike.",
+                "fixed",
+                "the bike",
+                Some("tried to"),
+            ),
+            // The object before the marker is a plain fact.
+            (
+                "I work at Northwind and want to learn Go.",
+                "works_at",
+                "Northwind",
+                None,
+            ),
+            (
+                "I work at Northwind and want to learn Go.",
+                "learns",
+                "Go",
+                Some("want to"),
+            ),
+            // "like to" without "would" is a preference, not an intention.
+            ("I like to run.", "likes", "run", None),
+        ];
+        for (sentence, predicate, object, dropped) in cases {
+            let extraction = Extraction {
+                entities: vec![],
+                facts: vec![said(predicate, object, sentence)],
+                relationships: vec![],
+            };
+            let got = ground(sentence, &extraction);
+            match dropped {
+                Some(marker) => {
+                    assert!(got.facts.is_empty(), "{sentence} / {predicate}");
+                    assert_eq!(
+                        got.dropped[0].reason,
+                        DropReason::IntentionAsFact {
+                            predicate: predicate.to_string(),
+                            marker: marker.to_string(),
+                        },
+                        "{sentence}"
+                    );
+                    // The rules of extractions saved before kith_ingest_v3.
+                    let old = ground_with(
+                        sentence,
+                        &extraction,
+                        &GroundingOptions {
+                            intentions: IntentionRule::Unchecked,
+                            ..GroundingOptions::default()
+                        },
+                    );
+                    assert_eq!(old.facts.len(), 1, "{sentence}");
+                }
+                None => assert_eq!(got.facts.len(), 1, "{sentence} / {predicate}: {got:?}"),
+            }
+        }
+        // Relationships too: the target is the object.
+        let sentence = "I want to work at Google.";
+        let relationship = |kind: &str| ExtractedRelationship {
+            source_entity: "I".into(),
+            target_entity: "Google".into(),
+            relationship_type: kind.into(),
+            polarity: crate::Polarity::Positive,
+            evidence_quote: sentence.into(),
+            epistemic_type: EpistemicType::Asserted,
+            confidence: 0.9,
+        };
+        let extraction = Extraction {
+            entities: vec![ExtractedEntity {
+                name: "Google".into(),
+                entity_type: "organization".into(),
+                description: None,
+            }],
+            facts: vec![],
+            relationships: vec![relationship("works_at"), relationship("wants_to_work_at")],
+        };
+        let got = ground(sentence, &extraction);
+        assert_eq!(got.relationships.len(), 1);
+        assert_eq!(
+            got.relationships[0].relationship.relationship_type,
+            "wants_to_work_at"
+        );
+        assert!(matches!(
+            got.dropped[0].reason,
+            DropReason::IntentionAsFact { .. }
+        ));
     }
 }

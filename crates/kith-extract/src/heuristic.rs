@@ -39,7 +39,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v1";
+pub const MODEL: &str = "kith-heuristic-v2";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -510,19 +510,8 @@ pub const VALUE_NOT_REFERENCE: &[&str] = &[
     "it", "you", "him", "them", "us", "me", "this", "that", "these", "those",
 ];
 
-/// Diets recognised by the `diet` pattern.
-pub const DIETS: &[&str] = &[
-    "vegetarian",
-    "vegan",
-    "pescatarian",
-    "pescetarian",
-    "flexitarian",
-    "teetotal",
-    "kosher",
-    "halal",
-    "gluten-free",
-    "dairy-free",
-];
+/// Diets recognised by the `diet` pattern (the one list in [`crate::lexicon`]).
+pub use crate::lexicon::DIETS;
 
 /// Relation words of the `has_<role>` patterns.
 pub const RELATION_ROLES: &[&str] = &[
@@ -1091,6 +1080,95 @@ pub const PATTERNS: &[Pattern] = &[
         ),
     ),
     row(
+        "trying_to",
+        &[
+            S,
+            Elem::Opt(BE),
+            Elem::Opt(HAVE),
+            Elem::Opt(&["been"]),
+            ADV,
+            Elem::Word(&["trying", "attempting"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "trying_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I'm trying to quit coffee.",
+            "I",
+            "trying_to",
+            "quit coffee",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "plans_to",
+        &[
+            S,
+            Elem::Opt(BE),
+            ADV,
+            Elem::Word(&["plan", "planning", "intend", "intending"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "plans_to",
+        Positive,
+        Fact,
+        false,
+        ex("I plan to move.", "I", "plans_to", "move", None, None),
+    ),
+    row(
+        "wants_to",
+        &[
+            S,
+            Elem::Opt(BE),
+            ADV,
+            Elem::Opt(&["do"]),
+            ADV,
+            Elem::Word(&["want", "hope", "hoping"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "wants_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I want to learn Go.",
+            "I",
+            "wants_to",
+            "learn Go",
+            None,
+            None,
+        ),
+    ),
+    row(
+        "would_like_to",
+        &[
+            S,
+            Elem::Word(&["would"]),
+            ADV,
+            Elem::Word(&["like"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "wants_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I'd really like to visit Kyoto.",
+            "I",
+            "wants_to",
+            "visit Kyoto",
+            None,
+            None,
+        ),
+    ),
+    row(
         "work_at",
         &[
             S,
@@ -1427,7 +1505,12 @@ impl HeuristicExtractor {
         }
         for surface in self.capitalised_surfaces(content) {
             if find_entity(&entities, &surface).is_none() {
-                entities.push(new_entity(&surface, entity_type::OTHER));
+                // The speaker's own name is a person wherever it appears.
+                let ty = match speaker {
+                    Some(name) if name.to_lowercase() == surface.to_lowercase() => PERSON,
+                    _ => entity_type::OTHER,
+                };
+                entities.push(new_entity(&surface, ty));
             }
         }
         for m in &matches {
@@ -1579,6 +1662,11 @@ impl HeuristicExtractor {
                         return None;
                     }
                     let name = sentence[s..end].to_string();
+                    // "I'm Brazilian", "I'm Vegan", "I'm Tired": what one is
+                    // is never a person's name.
+                    if ty == PERSON && !crate::lexicon::is_name_like(&name) {
+                        return None;
+                    }
                     names.push((name.clone(), ty));
                     match elem {
                         Elem::Name(_) | Elem::NameAtClauseEnd(_) => object = Some((name, true)),
@@ -2249,6 +2337,115 @@ mod tests {
         assert_eq!(names(&e), vec![("Maya".to_string(), "other".to_string())]);
     }
 
+    /// Issue 13 item 5: the speaker's own name is a person even in a turn
+    /// that never says I.
+    #[test]
+    fn the_speakers_name_is_a_person_wherever_it_appears() {
+        let h = HeuristicExtractor::new();
+        let e = h.extract_text("Maya Okafor here, checking in.", Some("Maya Okafor"));
+        assert_eq!(e.entities.len(), 1);
+        assert_eq!(
+            (
+                e.entities[0].name.as_str(),
+                e.entities[0].entity_type.as_str()
+            ),
+            ("Maya Okafor", "person")
+        );
+        let e = h.extract_text("Maya Okafor here, checking in.", Some("Jordan"));
+        assert_eq!(e.entities[0].entity_type, "other");
+    }
+
+    /// Issue 13 item 2: a demonym, a diet or a mood after "I'm" is no
+    /// person's name.
+    #[test]
+    fn what_one_is_is_never_a_person() {
+        for text in [
+            "I'm Brazilian, by the way.",
+            "I'm Vegan.",
+            "I'm Tired.",
+            "I am Catholic.",
+            "Call me Hungry.",
+            "My name is Single.",
+        ] {
+            let e = extract(text);
+            assert!(
+                e.entities.iter().all(|x| x.entity_type != "person"),
+                "{text}: {:?}",
+                e.entities
+            );
+            assert!(e.facts.iter().all(|f| f.predicate != "name"), "{text}");
+            assert_all_grounded(text, &e);
+        }
+        // The diet is still read as a diet.
+        let e = extract("I'm Vegan.");
+        assert_eq!(
+            claims(&e),
+            vec![(
+                "I".into(),
+                "diet".into(),
+                "Vegan".into(),
+                Polarity::Positive
+            )]
+        );
+        // Names still introduce.
+        for (text, name) in [
+            ("I'm Joy.", "Joy"),
+            ("I'm Christian.", "Christian"),
+            ("I'm Alex.", "Alex"),
+        ] {
+            let e = extract(text);
+            assert!(
+                e.entities
+                    .iter()
+                    .any(|x| x.name == name && x.entity_type == "person"),
+                "{text}"
+            );
+        }
+    }
+
+    /// Issue 13 item 9: attempts and intentions keep a non-actual predicate.
+    #[test]
+    fn attempts_and_intentions_are_never_done_facts() {
+        let cases = [
+            ("I'm trying to quit coffee.", "trying_to", "quit coffee"),
+            (
+                "I've been trying to quit coffee.",
+                "trying_to",
+                "quit coffee",
+            ),
+            ("I plan to move.", "plans_to", "move"),
+            ("I'm planning to learn Go.", "plans_to", "learn Go"),
+            ("I want to learn Go.", "wants_to", "learn Go"),
+            ("We really want to visit Kyoto.", "wants_to", "visit Kyoto"),
+        ];
+        for (text, predicate, object) in cases {
+            let e = extract(text);
+            let got: Vec<(String, String)> =
+                claims(&e).into_iter().map(|(_, p, o, _)| (p, o)).collect();
+            assert_eq!(
+                got,
+                vec![(predicate.to_string(), object.to_string())],
+                "{text}"
+            );
+            assert!(e
+                .facts
+                .iter()
+                .all(|f| crate::grounding::is_non_actual_predicate(&f.predicate)));
+            assert_all_grounded(text, &e);
+        }
+        // A planned move with a destination is read both ways.
+        let e = extract("I plan to move to Lisbon.");
+        let got: Vec<(String, String)> =
+            claims(&e).into_iter().map(|(_, p, o, _)| (p, o)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("moving_to".to_string(), "Lisbon".to_string()),
+                ("plans_to".to_string(), "move to Lisbon".to_string())
+            ]
+        );
+    }
+
     #[test]
     fn a_name_gets_the_first_type_a_pattern_gives_it() {
         // Leeds is a place first; "I left Leeds" then types nothing, and its
@@ -2293,10 +2490,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v1"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v2"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v1", 0)
+            ("heuristic", "kith-heuristic-v2", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.
@@ -2394,6 +2591,15 @@ mod tests {
                 "I",
                 "prefers",
                 "green tea",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-01",
+                "Maya Okafor",
+                "I",
+                "wants_to",
+                "plan a surprise for Jordan",
                 Positive,
                 false,
             ),

@@ -9,6 +9,8 @@
 //! - [`replay`]: a real local HTTP server that replays recorded replies, for
 //!   tests of the HTTP path.
 //! - [`grounding`]: quote, mention and reference checks (pure functions).
+//! - [`lexicon`]: words that look like names but name nobody (demonyms,
+//!   diets, moods).
 //!
 //! Architecture invariant: nothing here touches the store. Providers take a
 //! message and give an extraction; grounding takes both and gives decisions.
@@ -16,6 +18,7 @@
 pub mod error;
 pub mod grounding;
 pub mod heuristic;
+pub mod lexicon;
 pub mod openai;
 pub mod prompt;
 pub mod pronoun;

@@ -9,10 +9,14 @@
 //!    Rivera", "I'm Alex", "My name is Alex Rivera", "Call me Alex"), when the
 //!    extraction lists that name as a person (with `self_introductions` on).
 //!    Possessives ("I am Jordan's partner"), unlisted names and two different
-//!    introductions bind nothing.
-//! 4. A user turn that names nobody (no speaker, no introduction, no person
-//!    in the extraction), with `owner_name_carry` on: the newest person entity
-//!    a user turn created under the owner's name (the caller looks it up).
+//!    introductions bind nothing. Under `kith_ingest_v3` the name must also
+//!    be name-like (not "Brazilian", "Vegan", "Tired":
+//!    [`kith_extract::lexicon::is_name_like`]), and a turn that quotes or
+//!    reports speech introduces nobody.
+//! 4. A user turn that names nobody ([`crate::persons::names_somebody`]: no
+//!    name that could be a person, no quotation, no reported speech), with
+//!    `owner_name_carry` on: the newest person entity a user turn created
+//!    under the owner's name (the caller looks it up).
 //! 5. Otherwise the first person stays local to its event.
 //!
 //! Plural, second- and third-person references are never bound here.
@@ -22,6 +26,8 @@ use kith_extract::ExtractedEntity;
 use serde::{Deserialize, Serialize};
 
 use crate::options::IdentityOptions;
+use crate::persons;
+use crate::policy::Policy;
 
 /// Why a first person was bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +76,8 @@ pub struct FirstPersonInput<'a> {
     pub options: &'a IdentityOptions,
     /// The newest name a user turn of this owner and scope gave the owner.
     pub owner_name: Option<&'a str>,
+    /// The policy whose rules apply.
+    pub policy: Policy,
 }
 
 /// Decides who the turn's singular first person is.
@@ -90,17 +98,14 @@ pub fn bind_first_person(input: &FirstPersonInput<'_>) -> FirstPerson {
         };
     }
     if input.options.self_introductions && input.role == Role::User {
-        if let Some(name) = self_introduced_name(input.content, input.entities) {
+        if let Some(name) = introduction(input.content, input.entities, input.policy) {
             return FirstPerson::Named {
                 name,
                 basis: Basis::SelfIntroduction,
             };
         }
     }
-    let names_somebody = input
-        .entities
-        .iter()
-        .any(|e| e.entity_type.trim().eq_ignore_ascii_case("person"));
+    let names_somebody = persons::names_somebody(input.content, input.entities, input.policy);
     if input.options.owner_name_carry
         && input.options.speaker_references
         && input.role == Role::User
@@ -129,6 +134,17 @@ impl FirstPerson {
                 }
             )
     }
+}
+
+/// The self-introduction a turn makes under `policy`: under
+/// `kith_ingest_v3`, never in a turn that quotes or reports speech, and
+/// only under a name-like name.
+pub fn introduction(content: &str, entities: &[ExtractedEntity], policy: Policy) -> Option<String> {
+    if policy.has_v3_rules() && persons::reports_speech(content) {
+        return None;
+    }
+    let name = self_introduced_name(content, entities)?;
+    (!policy.has_v3_rules() || kith_extract::lexicon::is_name_like(&name)).then_some(name)
 }
 
 /// Introduction markers, lower case; each must start a word.
@@ -227,6 +243,7 @@ mod tests {
             entities,
             options: &options,
             owner_name: None,
+            policy: Policy::CURRENT,
         })
     }
 
@@ -340,6 +357,7 @@ mod carry_tests {
             entities,
             options: &options,
             owner_name: Some("Maya Okafor"),
+            policy: Policy::CURRENT,
         })
     }
 
@@ -389,5 +407,101 @@ mod carry_tests {
             basis: Basis::Speaker
         }
         .names_the_owner(Role::Participant));
+    }
+
+    fn turn(content: &str, entities: &[ExtractedEntity], policy: Policy) -> FirstPerson {
+        bind_first_person(&FirstPersonInput {
+            role: Role::User,
+            speaker: None,
+            first_person_owner: false,
+            content,
+            entities,
+            options: &IdentityOptions::default(),
+            owner_name: Some("Maya Okafor"),
+            policy,
+        })
+    }
+
+    fn other(name: &str) -> ExtractedEntity {
+        ExtractedEntity {
+            name: name.into(),
+            entity_type: "other".into(),
+            description: None,
+        }
+    }
+
+    /// Issue 13 item 1: quoted or pasted first person is never the owner's.
+    #[test]
+    fn quotes_and_reported_speech_are_not_the_owner() {
+        let maya = FirstPerson::Named {
+            name: "Maya Okafor".into(),
+            basis: Basis::OwnerName,
+        };
+        assert_eq!(turn("I prefer trains to flights.", &[], Policy::V3), maya);
+        for (text, entities) in [
+            ("Jordan wrote: 'I hate sushi'.", vec![other("Jordan")]),
+            ("Jordan texted me: I love cilantro.", vec![other("Jordan")]),
+            ("Jordan texted me: I love cilantro.", vec![]),
+            ("\"I love cilantro.\"", vec![]),
+        ] {
+            assert_eq!(
+                turn(text, &entities, Policy::V3),
+                FirstPerson::Local,
+                "{text}"
+            );
+        }
+        // kith_ingest_v2 looked only for a listed person.
+        assert_eq!(
+            turn(
+                "Jordan texted me: I love cilantro.",
+                &[other("Jordan")],
+                Policy::V2
+            ),
+            maya
+        );
+    }
+
+    /// Issue 13 item 2: a demonym or adjective is not a name, even when an
+    /// extraction lists it as a person.
+    #[test]
+    fn demonyms_and_adjectives_never_introduce() {
+        for (text, word) in [
+            ("I'm Brazilian, by the way.", "Brazilian"),
+            ("I'm Vegan.", "Vegan"),
+            ("I'm Tired.", "Tired"),
+        ] {
+            let listed = [person(word)];
+            assert_eq!(introduction(text, &listed, Policy::V3), None, "{text}");
+            assert_eq!(
+                introduction(text, &listed, Policy::V2).as_deref(),
+                Some(word),
+                "{text}"
+            );
+            // Nor do they name anybody: the owner's name still carries.
+            assert!(matches!(
+                turn(text, &[other(word)], Policy::V3),
+                FirstPerson::Named {
+                    basis: Basis::OwnerName,
+                    ..
+                }
+            ));
+        }
+        assert_eq!(
+            introduction("I'm Alex.", &[person("Alex")], Policy::V3).as_deref(),
+            Some("Alex")
+        );
+        // A quoted introduction is someone else's.
+        assert_eq!(
+            introduction("Jordan said: 'I'm Alex.'", &[person("Alex")], Policy::V3),
+            None
+        );
+    }
+
+    fn person(name: &str) -> ExtractedEntity {
+        ExtractedEntity {
+            name: name.into(),
+            entity_type: "person".into(),
+            description: None,
+        }
     }
 }

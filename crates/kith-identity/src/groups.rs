@@ -16,6 +16,17 @@
 //! linked to the owner only. "and I" counts only after members that start a
 //! clause, so "I got the offer from Brightpath and I accepted it" names no
 //! group. Names count as written with a capital letter.
+//!
+//! Under `kith_ingest_v3`: sentence openers before a group ("Later Jordan
+//! and I…", "Then…", "Tonight…", "Finally…", "On Monday…", "Yesterday…")
+//! neither hide it nor make one — the members still start a clause, an
+//! opener is never part of a member's name, a weekday before a name is
+//! dropped ("On Friday Jordan and I" is Jordan's group), and a weekday alone
+//! is no member; and the links are all or
+//! nothing ([`link_members`]): if any named member has no single person
+//! entity, the claim is linked to the owner only.
+
+use crate::policy::Policy;
 
 /// Words and marks of a turn read at most.
 pub const MAX_WORDS: usize = 4096;
@@ -129,6 +140,79 @@ const NOT_NAMES: &[&str] = &[
     "since",
 ];
 
+/// Words that open a sentence or a time phrase before a group, lower case
+/// (`kith_ingest_v3`): never part of a member's name, and a member list
+/// after them still starts its clause ("Later Jordan and I", "On Monday
+/// Jordan and I", "Later that evening Jordan and I").
+pub const OPENERS: &[&str] = &[
+    "yesterday",
+    "today",
+    "tomorrow",
+    "tonight",
+    "then",
+    "so",
+    "later",
+    "last",
+    "next",
+    "this",
+    "that",
+    "well",
+    "also",
+    "anyway",
+    "finally",
+    "eventually",
+    "afterwards",
+    "afterward",
+    "recently",
+    "earlier",
+    "now",
+    "once",
+    "first",
+    "sometimes",
+    "usually",
+    "often",
+    "on",
+    "at",
+    "in",
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "week",
+    "weekend",
+    "month",
+    "year",
+    "ago",
+    "oh",
+    "hi",
+    "hey",
+    "and",
+    "but",
+    "after",
+    "before",
+    "when",
+    "while",
+    "since",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Weekdays: a member named only by weekdays ("Friday and I") is no member.
+const WEEKDAYS: &[&str] = &[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// A token of text: a word (letters, digits, apostrophes, hyphens) or a mark.
 #[derive(Debug, Clone, PartialEq)]
 enum Token<'a> {
@@ -174,16 +258,12 @@ fn lower(word: &str) -> String {
 /// Reads one member backwards from `end` (exclusive): a capitalised name
 /// (one or more words), optionally after "my RELATION"; or an unnamed
 /// "my RELATION". Returns the member and the index where it starts.
-fn member_before(t: &[Token<'_>], end: usize) -> Option<(Option<String>, usize)> {
+fn member_before(t: &[Token<'_>], end: usize, policy: Policy) -> Option<(Option<String>, usize)> {
     let mut i = end;
     let mut name: Vec<&str> = Vec::new();
     while i > 0 {
         match t[i - 1] {
-            Token::Word(w)
-                if is_capitalised(w)
-                    && !matches!(lower(w).as_str(), "i" | "my")
-                    && !NOT_NAMES.contains(&lower(w).as_str()) =>
-            {
+            Token::Word(w) if is_name_word(t, i - 1, w, policy) => {
                 name.push(w);
                 i -= 1;
             }
@@ -191,6 +271,19 @@ fn member_before(t: &[Token<'_>], end: usize) -> Option<(Option<String>, usize)>
         }
     }
     name.reverse();
+    if policy.has_v3_rules() && !name.is_empty() {
+        // A weekday before a name is when, not who: "On Friday Jordan and
+        // I" names the same group as "Jordan and I". "Friday and I" names
+        // nobody.
+        let days = name
+            .iter()
+            .take_while(|w| WEEKDAYS.contains(&lower(w).as_str()))
+            .count();
+        if days == name.len() {
+            return None;
+        }
+        name.drain(..days);
+    }
     // "my partner Jordan" / "my wife": a relation word after "my".
     let relation_at = |k: usize| {
         k >= 2
@@ -208,9 +301,41 @@ fn member_before(t: &[Token<'_>], end: usize) -> Option<(Option<String>, usize)>
     Some((Some(name.join(" ")), i))
 }
 
+/// Whether the word `w` at `k` may be part of a member's name: capitalised,
+/// not I or my, not a sentence word, and (under `kith_ingest_v3`) not an
+/// opener.
+fn is_name_word(t: &[Token<'_>], k: usize, w: &str, policy: Policy) -> bool {
+    let opener = policy.has_v3_rules() && is_opener_before_name(t, k);
+    is_capitalised(w)
+        && !matches!(lower(w).as_str(), "i" | "my")
+        && !NOT_NAMES.contains(&lower(w).as_str())
+        && !opener
+}
+
+/// Whether the word at `k` is an opener that ends a name read backwards:
+/// an [`OPENERS`] word other than a weekday (weekdays are read, then
+/// dropped from the front of the name by [`member_before`]).
+fn is_opener_before_name(t: &[Token<'_>], k: usize) -> bool {
+    matches!(t[k], Token::Word(w) if OPENERS.contains(&lower(w).as_str())
+        && !WEEKDAYS.contains(&lower(w).as_str()))
+}
+
 /// True when a member list starting at `start` starts a clause: the text's
-/// start, after a mark, or after a sentence-joining word.
-fn starts_clause(t: &[Token<'_>], start: usize) -> bool {
+/// start, after a mark, or after a sentence-joining word; under
+/// `kith_ingest_v3`, also after any run of [`OPENERS`] that itself starts
+/// a clause.
+fn starts_clause(t: &[Token<'_>], start: usize, policy: Policy) -> bool {
+    if policy.has_v3_rules() {
+        let mut k = start;
+        while k > 0 {
+            match t[k - 1] {
+                Token::Word(w) if OPENERS.contains(&lower(w).as_str()) => k -= 1,
+                Token::Word(_) => return false,
+                Token::Mark(_) => return true,
+            }
+        }
+        return true;
+    }
     match start.checked_sub(1).map(|k| &t[k]) {
         None => true,
         Some(Token::Mark(_)) => true,
@@ -221,8 +346,13 @@ fn starts_clause(t: &[Token<'_>], start: usize) -> bool {
     }
 }
 
-/// The groups `text` names with its author.
+/// The groups `text` names with its author, under the current policy.
 pub fn groups_named(text: &str) -> Vec<Group> {
+    groups_named_under(text, Policy::CURRENT)
+}
+
+/// The groups `text` names with its author, under `policy`'s reading.
+pub fn groups_named_under(text: &str, policy: Policy) -> Vec<Group> {
     let t = tokens(text);
     let mut groups = Vec::new();
     for (i, tok) in t.iter().enumerate() {
@@ -234,7 +364,7 @@ pub fn groups_named(text: &str) -> Vec<Group> {
             let mut members = Vec::new();
             let mut end = i - 1;
             let mut start = end;
-            while let Some((member, s)) = member_before(&t, end) {
+            while let Some((member, s)) = member_before(&t, end, policy) {
                 members.push(member);
                 start = s;
                 // Another member before a comma ("Jordan, Sam and I").
@@ -244,7 +374,10 @@ pub fn groups_named(text: &str) -> Vec<Group> {
                     break;
                 }
             }
-            if !members.is_empty() && starts_clause(&t, start) && members.len() <= MAX_MEMBERS {
+            if !members.is_empty()
+                && starts_clause(&t, start, policy)
+                && members.len() <= MAX_MEMBERS
+            {
                 members.reverse();
                 groups.push(members);
             }
@@ -288,11 +421,16 @@ pub enum Members {
 }
 
 /// Reads the session's turns (oldest first, the claim's turn last) and
-/// decides whom "we" includes besides the owner.
+/// decides whom "we" includes besides the owner, under the current policy.
 pub fn group_members(turns: &[&str]) -> Members {
+    group_members_under(turns, Policy::CURRENT)
+}
+
+/// [`group_members`] under `policy`'s reading.
+pub fn group_members_under(turns: &[&str], policy: Policy) -> Members {
     let mut distinct: Vec<(Vec<String>, Group, usize)> = Vec::new();
     for (index, text) in turns.iter().enumerate() {
-        for group in groups_named(text) {
+        for group in groups_named_under(text, policy) {
             let mut key: Vec<String> = group
                 .iter()
                 .map(|m| m.as_deref().map_or("?".to_string(), lower))
@@ -314,6 +452,26 @@ pub fn group_members(turns: &[&str]) -> Members {
         ),
         _ => Members::OwnerOnly,
     }
+}
+
+/// The names a member is looked up by, in order: the full name, then the
+/// rest after a weekday, month or title ("Sunday Jordan", then "Jordan").
+pub fn lookup_names(name: &str) -> Vec<&str> {
+    let mut names = vec![name.trim()];
+    names.extend(without_prefix(name));
+    names
+}
+
+/// Which members a we-claim is linked to, given what the engine found for
+/// each named member (in order; `None`: no single person entity has the
+/// name). Under `kith_ingest_v3` all or nothing: one member without an
+/// entity links nobody but the owner (spec ¶6). `kith_ingest_v2` linked
+/// the members it found.
+pub fn link_members<T>(found: Vec<Option<T>>, policy: Policy) -> Vec<T> {
+    if policy.has_v3_rules() && found.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    found.into_iter().flatten().collect()
 }
 
 /// The name to look a member up by after a weekday, month or title
@@ -403,6 +561,69 @@ mod tests {
             names(&format!("{near}. Jordan and I left.")),
             vec![g(&[Some("Jordan")])]
         );
+    }
+
+    /// Issue 13 item 4: openers neither hide a group nor make one.
+    #[test]
+    fn sentence_openers_before_a_group() {
+        for text in [
+            "Later Jordan and I went hiking.",
+            "Then Jordan and I went hiking.",
+            "Tonight Jordan and I are cooking.",
+            "Finally Jordan and I agreed.",
+            "Yesterday Jordan and I met.",
+            "On Monday Jordan and I met.",
+            "Later that evening Jordan and I talked.",
+            "We ate, then Jordan and I left.",
+        ] {
+            let got = groups_named(text);
+            assert_eq!(got.len(), 1, "{text}: {got:?}");
+            let name = got[0][0].clone().unwrap();
+            assert_eq!(lookup_names(&name).last(), Some(&"Jordan"), "{text}");
+        }
+        // A weekday before a name is when, not who; alone it is no member.
+        assert_eq!(
+            names("Sunday Jordan and I met."),
+            vec![g(&[Some("Jordan")])]
+        );
+        assert_eq!(
+            groups_named_under("Sunday Jordan and I met.", Policy::V2),
+            vec![g(&[Some("Sunday Jordan")])]
+        );
+        assert_eq!(
+            group_members(&[
+                "Jordan and I hiked.",
+                "On Friday Jordan and I cooked.",
+                "We won."
+            ]),
+            Members::Named(vec![("Jordan".into(), 1)])
+        );
+        // kith_ingest_v2 made a second group of it: the owner only.
+        assert_eq!(
+            group_members_under(
+                &[
+                    "Jordan and I hiked.",
+                    "On Friday Jordan and I cooked.",
+                    "We won."
+                ],
+                Policy::V2
+            ),
+            Members::OwnerOnly
+        );
+        assert!(names("Friday and I are not friends.").is_empty());
+        assert!(names("Finally I left.").is_empty());
+        assert!(names("I told Jordan on Monday and I left.").is_empty());
+        assert!(names("I went with Jordan and I had tea.").is_empty());
+        // kith_ingest_v2 read "Later Jordan and I" as no group.
+        assert!(groups_named_under("Later Jordan and I went hiking.", Policy::V2).is_empty());
+    }
+
+    #[test]
+    fn links_are_all_or_nothing() {
+        assert_eq!(link_members(vec![Some(1), Some(2)], Policy::V3), vec![1, 2]);
+        assert!(link_members(vec![Some(1), None], Policy::V3).is_empty());
+        assert_eq!(link_members(vec![Some(1), None], Policy::V2), vec![1]);
+        assert!(link_members::<u8>(vec![], Policy::V3).is_empty());
     }
 
     #[test]

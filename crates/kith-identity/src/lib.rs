@@ -10,6 +10,10 @@
 //!   replaces one (supersedence).
 //! - [`correction`]: which links move when a caller corrects who some
 //!   claims are about (rebind a claim, split a wrongly merged identity).
+//! - [`persons`]: which names could be people, whether a turn quotes or
+//!   reports speech, and typing a known person's name `person`.
+//! - [`groups`]: whom a user turn's "we" speaks for.
+//! - [`policy`]: the named rule versions saved records are prepared under.
 //!
 //! Architecture invariant: nothing here reads the store or the clock. The
 //! engine gathers the facts a rule needs and applies its decision.
@@ -19,6 +23,9 @@ pub mod correction;
 pub mod first_person;
 pub mod groups;
 pub mod options;
+pub mod persons;
+pub mod policy;
 
 pub use first_person::{Basis, FirstPerson, FirstPersonInput};
 pub use options::IdentityOptions;
+pub use policy::{Policy, UnknownPolicy};

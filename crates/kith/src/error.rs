@@ -120,6 +120,10 @@ pub enum Error {
     /// The organizer refused or found a conflict (see [`OrganizerError`]).
     #[error("{0}")]
     Organizer(#[from] OrganizerError),
+    /// A saved record names a materialisation policy this build does not
+    /// have (it was saved by a newer kith).
+    #[error("{0}")]
+    Policy(#[from] kith_identity::UnknownPolicy),
     /// Something asked for by id does not exist.
     #[error("{what} not found")]
     NotFound {
@@ -150,6 +154,7 @@ impl Error {
             Error::Io { .. } => ErrorKind::Io,
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::Embedding(_) => ErrorKind::Unsupported,
+            Error::Policy(_) => ErrorKind::Unsupported,
             Error::Request(_) => ErrorKind::InvalidInput,
             Error::Organizer(e) => match e {
                 OrganizerError::ReasonRequired | OrganizerError::NonFinite { .. } => {

@@ -1292,3 +1292,615 @@ fn reingest_rederives_under_new_options() {
     );
     assert!(m.doctor().unwrap().healthy());
 }
+
+// ---------------------------------------------------------------------------
+// Issue 13: identity you can trust on every path. Each body runs twice: on
+// the default heuristic extractor (no model, what a new user gets) and on
+// recorded LLM replies served over real HTTP.
+// ---------------------------------------------------------------------------
+
+/// Which extractor a test body runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// The default offline extractor.
+    Heuristic,
+    /// An OpenAI-compatible LLM whose replies are recorded.
+    Recorded,
+}
+
+/// A memory on `path`; `rules` (message substring → reply) are the recorded
+/// replies, unused by the heuristic.
+fn memory_on(
+    path: Path,
+    rules: Vec<(&str, Value)>,
+) -> (tempfile::TempDir, Memory, Option<ReplayServer>) {
+    match path {
+        Path::Heuristic => {
+            let (tmp, _dir, m) = common::pack();
+            (tmp, m.with_identity(IdentityOptions::default()), None)
+        }
+        Path::Recorded => {
+            let (tmp, m, server) = memory(rules, IdentityOptions::default());
+            (tmp, m, Some(server))
+        }
+    }
+}
+
+/// Runs one test body on both paths, as two tests.
+macro_rules! on_both_paths {
+    ($name:ident, $body:ident) => {
+        mod $name {
+            #[test]
+            fn heuristic() {
+                super::$body(super::Path::Heuristic);
+            }
+            #[test]
+            fn recorded() {
+                super::$body(super::Path::Recorded);
+            }
+        }
+    };
+}
+
+/// The person entities named `name`.
+fn persons(m: &Memory, name: &str) -> Vec<Node> {
+    entities(m, name)
+        .into_iter()
+        .filter(|n| n.metadata.as_ref().unwrap()["entity_type"] == "person")
+        .collect()
+}
+
+/// Claims whose subject is `entity`.
+fn claims_of(m: &Memory, entity: &Node) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type != NodeType::Entity)
+        .filter(|c| has_fact_from(m, c).contains(&entity.id))
+        .collect()
+}
+
+fn predicate_of(claim: &Node) -> String {
+    claim.metadata.as_ref().unwrap()["predicate"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn owner_named(m: &Memory) -> Vec<Node> {
+    all(m)
+        .into_iter()
+        .filter(|n| n.node_type == NodeType::Entity)
+        .filter(|n| n.metadata.as_ref().unwrap().get("owner_name").is_some())
+        .collect()
+}
+
+fn negative(v: Value) -> Value {
+    with(v, "polarity", json!("negative"))
+}
+
+fn quoted_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hi, I'm Maya Okafor.",
+            json!({"entities": [person("Maya Okafor")],
+                   "facts": [fact("I", "name", "Maya Okafor", "Hi, I'm Maya Okafor.")]}),
+        ),
+        (
+            "I work at Northwind Analytics.",
+            json!({"entities": [org("Northwind Analytics")],
+                   "facts": [with(fact("I", "works_at", "Northwind Analytics",
+                                       "I work at Northwind Analytics."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "Jordan wrote: 'I hate sushi'.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [negative(fact("I", "likes", "sushi", "Jordan wrote: 'I hate sushi'."))]}),
+        ),
+        // The model lists nobody: the claim is about I, and Jordan is only
+        // the messenger.
+        (
+            "Jordan texted me: I love cilantro.",
+            json!({"facts": [fact("I", "likes", "cilantro", "Jordan texted me: I love cilantro.")]}),
+        ),
+        (
+            "My sister said \"I quit my job\" yesterday.",
+            json!({"facts": [negative(fact("I", "works_at", "my job",
+                                           "My sister said \"I quit my job\" yesterday."))]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 1: quoted or pasted first person is never the owner's,
+/// with owner name carry on and no speaker.
+fn quoted_first_person_is_never_the_owners(path: Path) {
+    let (_t, m, _s) = memory_on(path, quoted_rules());
+    say_in(&m, "Hi, I'm Maya Okafor.", None, "user", "personal");
+    say_in(
+        &m,
+        "I work at Northwind Analytics.",
+        None,
+        "user",
+        "personal",
+    );
+    let maya = persons(&m, "Maya Okafor");
+    assert_eq!(maya.len(), 1);
+    let works = &claims(&m, "works_at")[0];
+    assert_eq!(
+        has_fact_from(&m, works),
+        vec![maya[0].id],
+        "the owner's own turn carries"
+    );
+
+    say_in(
+        &m,
+        "Jordan wrote: 'I hate sushi'.",
+        None,
+        "user",
+        "personal",
+    );
+    say_in(
+        &m,
+        "Jordan texted me: I love cilantro.",
+        None,
+        "user",
+        "personal",
+    );
+    for claim in claims(&m, "likes") {
+        assert!(
+            !has_fact_from(&m, &claim).contains(&maya[0].id),
+            "{:?} became Maya's",
+            claim.content
+        );
+        assert!(claim
+            .metadata
+            .as_ref()
+            .unwrap()
+            .get("speaker_reference")
+            .is_none());
+    }
+    assert_eq!(claims(&m, "likes").len(), 2);
+    // Each quoted I stays local to its own message.
+    assert_eq!(entities(&m, "I").len(), 2);
+    if path == Path::Recorded {
+        say_in(
+            &m,
+            "My sister said \"I quit my job\" yesterday.",
+            None,
+            "user",
+            "personal",
+        );
+        assert_eq!(entities(&m, "I").len(), 3);
+    }
+    let mine: Vec<String> = claims_of(&m, &maya[0]).iter().map(predicate_of).collect();
+    assert!(!mine.iter().any(|p| p == "likes"), "{mine:?}");
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    quoted_first_person_is_never_the_owners_on,
+    quoted_first_person_is_never_the_owners
+);
+
+fn adjective_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // A sloppy reply that lists what one is as a person.
+        (
+            "I'm Brazilian, by the way.",
+            json!({"entities": [person("Brazilian")],
+                   "facts": [fact("I", "nationality", "Brazilian", "I'm Brazilian, by the way.")]}),
+        ),
+        (
+            "I'm Vegan.",
+            json!({"entities": [person("Vegan")], "facts": [fact("I", "diet", "Vegan", "I'm Vegan.")]}),
+        ),
+        (
+            "I'm Tired.",
+            json!({"entities": [person("Tired")], "facts": [fact("I", "feels", "Tired", "I'm Tired.")]}),
+        ),
+        (
+            "I prefer trains to flights.",
+            json!({"facts": [with(fact("I", "prefers", "trains", "I prefer trains to flights."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+        (
+            "Hi, I'm Maya.",
+            json!({"entities": [person("Maya")], "facts": [fact("I", "name", "Maya", "Hi, I'm Maya.")]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 2: a demonym or adjective is not a name.
+fn demonyms_and_adjectives_are_not_names(path: Path) {
+    let (_t, m, _s) = memory_on(path, adjective_rules());
+    for text in ["I'm Brazilian, by the way.", "I'm Vegan.", "I'm Tired."] {
+        say_in(&m, text, None, "user", "personal");
+    }
+    if path == Path::Heuristic {
+        // The heuristic never lists what one is as a person; a model may,
+        // but its word still names nobody.
+        for word in ["Brazilian", "Vegan", "Tired"] {
+            assert!(persons(&m, word).is_empty(), "{word} became a person");
+        }
+    }
+    assert!(owner_named(&m).is_empty(), "no owner name was given");
+    assert!(all(&m).iter().all(|n| n
+        .metadata
+        .as_ref()
+        .is_none_or(|md| md.get("speaker_reference").is_none())));
+    // So nothing is carried either: the next turn's I stays local.
+    say_in(&m, "I prefer trains to flights.", None, "user", "personal");
+    let trains = &claims(&m, "prefers")[0];
+    assert!(trains
+        .metadata
+        .as_ref()
+        .unwrap()
+        .get("speaker_reference")
+        .is_none());
+    // A real name introduces, and an adjective after it names nobody, so
+    // the owner's name carries to it.
+    say_in(&m, "Hi, I'm Maya.", None, "user", "personal");
+    let maya = &persons(&m, "Maya")[0];
+    assert_eq!(owner_named(&m).len(), 1);
+    say_in(&m, "I'm Vegan.", None, "user", "personal");
+    assert_eq!(owner_named(&m).len(), 1);
+    let hers: Vec<String> = claims_of(&m, maya).iter().map(predicate_of).collect();
+    assert!(
+        hers.contains(&"diet".to_string()),
+        "the owner's later turn is hers: {hers:?}"
+    );
+}
+on_both_paths!(
+    demonyms_and_adjectives_are_not_names_on,
+    demonyms_and_adjectives_are_not_names
+);
+
+fn group_member_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // The model lists the partner it makes a claim about, not Sam.
+        (
+            "My partner Jordan, Sam and I went hiking.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [with(fact("I", "has_partner", "Jordan",
+                                       "My partner Jordan, Sam and I went hiking."),
+                                  "object_entity_type", json!("person"))]}),
+        ),
+        (
+            "Jordan is my partner.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [with(fact("I", "has_partner", "Jordan", "Jordan is my partner."),
+                                  "object_entity_type", json!("person"))]}),
+        ),
+        (
+            "Later Jordan and I went hiking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "Tonight Jordan and I are cooking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "On Friday Jordan and I cooked.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "Jordan and I went hiking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "We prefer trains to flights.",
+            json!({"facts": [with(fact("We", "prefers", "trains", "We prefer trains to flights."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+    ]
+}
+
+/// The contents of the entities a we-claim is group-linked to.
+fn linked(m: &Memory, claim: &Node) -> Vec<String> {
+    group_links(m, claim).into_iter().map(|l| l.0).collect()
+}
+
+/// Issue 13 item 4: group links are all or nothing (spec ¶6) — if any
+/// named member has no single person entity, the we-claim is linked to the
+/// owner only.
+fn group_links_are_all_or_nothing(path: Path) {
+    let (_t, m, _s) = memory_on(path, group_member_rules());
+    let say = |text: &str| say_session(&m, text, "user", Some("Maya"), "s1");
+    say("My partner Jordan, Sam and I went hiking.");
+    assert_eq!(persons(&m, "Jordan").len(), 1);
+    assert!(persons(&m, "Sam").is_empty(), "Sam has no person entity");
+    say("We prefer trains to flights.");
+    let trains = &claims(&m, "prefers")[0];
+    assert_eq!(linked(&m, trains), vec!["Maya".to_string()]);
+}
+on_both_paths!(
+    group_links_are_all_or_nothing_on,
+    group_links_are_all_or_nothing
+);
+
+/// Issue 13 item 4: sentence openers before a group neither hide it nor
+/// make a second one.
+fn openers_neither_hide_nor_make_a_group(path: Path) {
+    for (session, opener) in [
+        ("later", "Later Jordan and I went hiking."),
+        ("tonight", "Tonight Jordan and I are cooking."),
+    ] {
+        let (_t, m, _s) = memory_on(path, group_member_rules());
+        let say = |text: &str| say_session(&m, text, "user", Some("Maya"), session);
+        say("Jordan is my partner.");
+        let named = say(opener);
+        say("We prefer trains to flights.");
+        let trains = &claims(&m, "prefers")[0];
+        let links = group_links(&m, trains);
+        assert_eq!(
+            links.iter().map(|l| l.0.as_str()).collect::<Vec<_>>(),
+            ["Jordan", "Maya"],
+            "{opener}"
+        );
+        assert_eq!(links[0].1["named_in"], named.event_id.to_string());
+    }
+    // "On Friday Jordan and I" is the same group as "Jordan and I", not a
+    // second one that would leave the owner alone.
+    let (_t, m, _s) = memory_on(path, group_member_rules());
+    let say = |text: &str| say_session(&m, text, "user", Some("Maya"), "s1");
+    say("Jordan is my partner.");
+    say("Jordan and I went hiking.");
+    say("On Friday Jordan and I cooked.");
+    say("We prefer trains to flights.");
+    let trains = &claims(&m, "prefers")[0];
+    assert_eq!(linked(&m, trains), ["Jordan", "Maya"]);
+}
+on_both_paths!(
+    openers_neither_hide_nor_make_a_group_on,
+    openers_neither_hide_nor_make_a_group
+);
+
+fn one_node_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "I love cilantro.",
+            json!({"facts": [fact("I", "likes", "cilantro", "I love cilantro.")]}),
+        ),
+        // A model that cannot tell from the turn what Jordan is.
+        (
+            "I like Jordan.",
+            json!({"entities": [{"name": "Jordan", "entity_type": "other"}],
+                   "facts": [fact("I", "likes", "Jordan", "I like Jordan.")]}),
+        ),
+        (
+            "Maya Okafor here, checking in.",
+            json!({"entities": [{"name": "Maya Okafor", "entity_type": "other"}]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 5: one person, one node. A speaker's person entity is the
+/// node other mentions of the name use (spec ¶3), even where the turn's
+/// extraction typed the name `other`.
+fn one_person_one_node(path: Path) {
+    let (_t, m, _s) = memory_on(path, one_node_rules());
+    say_session(&m, "I love cilantro.", "participant", Some("Jordan"), "s1");
+    let jordan = persons(&m, "Jordan");
+    assert_eq!(jordan.len(), 1, "the speaker's person entity");
+    say_session(&m, "I like Jordan.", "user", Some("Maya Okafor"), "s1");
+    assert_eq!(entities(&m, "Jordan").len(), 1, "Jordan is one node");
+    let likes_jordan = claims(&m, "likes")
+        .into_iter()
+        .find(|c| c.content == "I like Jordan.")
+        .unwrap();
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let mentioned: Vec<uuid::Uuid> = tx
+        .edges_of(likes_jordan.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::Mentions && e.source_id == likes_jordan.id)
+        .map(|e| e.target_id)
+        .collect();
+    drop(tx);
+    assert_eq!(mentioned, vec![jordan[0].id]);
+    // A speaker's own name in a turn that never says I is still them.
+    say_session(
+        &m,
+        "Maya Okafor here, checking in.",
+        "user",
+        Some("Maya Okafor"),
+        "s1",
+    );
+    assert_eq!(entities(&m, "Maya Okafor").len(), 1, "Maya is one node");
+    assert_eq!(persons(&m, "Maya Okafor").len(), 1);
+}
+on_both_paths!(one_person_one_node_on, one_person_one_node);
+
+fn intention_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // Each reply states the attempt or intention twice: once as a done
+        // fact (which must be dropped) and once with a non-actual predicate.
+        (
+            "I'm trying to quit coffee.",
+            json!({"facts": [fact("I", "quit", "coffee", "I'm trying to quit coffee."),
+                             fact("I", "trying_to_quit", "coffee", "I'm trying to quit coffee.")]}),
+        ),
+        (
+            "I plan to move.",
+            json!({"facts": [fact("I", "relocated", "move", "I plan to move."),
+                             fact("I", "plans_to", "move", "I plan to move.")]}),
+        ),
+        (
+            "I want to learn Go.",
+            json!({"entities": [{"name": "Go", "entity_type": "programming_language"}],
+                   "facts": [with(fact("I", "knows", "Go", "I want to learn Go."),
+                                  "object_entity_type", json!("programming_language")),
+                             with(fact("I", "wants_to_learn", "Go", "I want to learn Go."),
+                                  "object_entity_type", json!("programming_language"))]}),
+        ),
+    ]
+}
+
+/// Issue 13 item 9 (spec ¶8, reference notes §3): attempts and intentions
+/// keep a non-actual predicate and are never stored as done facts.
+fn attempts_and_intentions_are_never_done_facts(path: Path) {
+    let (_t, m, _s) = memory_on(path, intention_rules());
+    let texts = [
+        "I'm trying to quit coffee.",
+        "I plan to move.",
+        "I want to learn Go.",
+    ];
+    let owner = OwnerId::new("owner").unwrap();
+    for text in texts {
+        let r = say_in(&m, text, Some("Maya"), "user", "personal");
+        let stored: Vec<String> = all(&m)
+            .into_iter()
+            .filter(|c| c.node_type != NodeType::Entity && c.content == text)
+            .map(|c| predicate_of(&c))
+            .collect();
+        assert!(!stored.is_empty(), "{text}: the intention is kept");
+        for p in &stored {
+            assert!(
+                kith::extract::grounding::is_non_actual_predicate(p),
+                "{text}: stored as a done fact ({p})"
+            );
+        }
+        if path == Path::Recorded {
+            let dropped = m.work_status(&owner, r.event_id).unwrap().dropped;
+            assert_eq!(dropped.len(), 1, "{text}: {dropped:?}");
+            assert!(matches!(
+                dropped[0].reason,
+                kith::extract::grounding::DropReason::IntentionAsFact { .. }
+            ));
+        }
+    }
+}
+on_both_paths!(
+    attempts_and_intentions_are_never_done_facts_on,
+    attempts_and_intentions_are_never_done_facts
+);
+
+/// Saves `extraction` as the event's EXTRACTION_VALIDATED record the way a
+/// build of `policy` did: `None` is a record from before policies were
+/// recorded (`kith_ingest_v2`).
+fn save_old_extraction(m: &Memory, event: &kith::Event, extraction: &Value, policy: Option<&str>) {
+    let mut payload = json!({
+        "event_id": event.id.to_string(),
+        "content_sha256": event.content_sha256,
+        "provider": "heuristic",
+        "model": "kith-heuristic-v1",
+        "calls": 0,
+        "raw": extraction.to_string(),
+        "extraction": extraction,
+        "pronoun_repair": null,
+    });
+    if let Some(p) = policy {
+        payload["policy"] = json!(p);
+    }
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+    tx.append_operation(&kith::Operation::new(
+        kith::ingest::plan::extraction_op_id(event.id),
+        kith::OperationKind::ExtractionValidated,
+        event.owner_id.clone(),
+        event.scope.clone(),
+        Some(event.id),
+        payload,
+        kith::Timestamp::now(),
+    ))
+    .unwrap();
+    tx.commit().unwrap();
+}
+
+fn deferred(m: &Memory, text: &str) -> kith::Event {
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                scope: Some("personal".into()),
+                ..EventInput::new("user", text)
+            },
+            IngestOptions {
+                defer: true,
+                ..IngestOptions::default()
+            },
+        )
+        .unwrap();
+    m.event(&OwnerId::new("owner").unwrap(), r.event_id)
+        .unwrap()
+        .event
+}
+
+/// The policy of the plan committed for an event.
+fn plan_policy(m: &Memory, event_id: uuid::Uuid) -> String {
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let op = tx
+        .get_operation(kith::ingest::plan::receipt_op_id(event_id, 1))
+        .unwrap()
+        .expect("a committed plan");
+    op.payload["policy"].as_str().unwrap().to_string()
+}
+
+/// Issue 13 item 6 (spec ¶13): a record saved under the previous policy is
+/// planned under that policy's rules; a fresh one under the current one;
+/// a policy this build does not have is refused, clearly.
+fn records_replay_under_their_policy(path: Path) {
+    let (_t, m, _s) = memory_on(path, quoted_rules());
+    say_in(&m, "Hi, I'm Maya Okafor.", None, "user", "personal");
+    let maya = persons(&m, "Maya Okafor");
+    assert_eq!(maya.len(), 1);
+    let text = "Jordan texted me: I love cilantro.";
+    // What the extractor of each path gave for this turn under
+    // kith_ingest_v2: Jordan listed but not typed a person.
+    let extraction = json!({
+        "entities": [{"name": "Jordan", "entity_type": "other"}],
+        "facts": [fact("I", "likes", "cilantro", text)],
+    });
+
+    let old = deferred(&m, text);
+    save_old_extraction(&m, &old, &extraction, None);
+    assert_eq!(m.process_event(old.id).unwrap(), kith::WorkStatus::Complete);
+    assert_eq!(plan_policy(&m, old.id), "kith_ingest_v2");
+    let old_claim = all(&m)
+        .into_iter()
+        .find(|n| n.evidence_refs.contains(&old.id) && n.node_type != NodeType::Entity)
+        .unwrap();
+    // The old rules: the turn named no listed person, so the owner's name
+    // carried. (That is the bug kith_ingest_v3 fixes; the record keeps the
+    // rules it was saved under.)
+    assert_eq!(has_fact_from(&m, &old_claim), vec![maya[0].id]);
+
+    // The same turn ingested now is planned under the current policy.
+    let fresh = say_in(&m, text, None, "user", "personal");
+    assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v3");
+    let fresh_claim = all(&m)
+        .into_iter()
+        .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
+        .unwrap();
+    assert!(!has_fact_from(&m, &fresh_claim).contains(&maya[0].id));
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    let saved = tx
+        .get_operation(kith::ingest::plan::extraction_op_id(fresh.event_id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(saved.payload["policy"], "kith_ingest_v3");
+    drop(tx);
+
+    // A policy from a newer kith: refused, nothing derived, the reason said.
+    let newer = deferred(&m, text);
+    save_old_extraction(&m, &newer, &extraction, Some("kith_ingest_v9"));
+    let before = all(&m).len();
+    assert_eq!(m.process_event(newer.id).unwrap(), kith::WorkStatus::Failed);
+    let owner = OwnerId::new("owner").unwrap();
+    let item = m.work_status(&owner, newer.id).unwrap().item;
+    assert_eq!(item.reason_code.as_deref(), Some("unknown_policy"));
+    assert!(
+        item.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("\"kith_ingest_v9\" is not built into this kith")),
+        "{:?}",
+        item.last_error
+    );
+    assert_eq!(all(&m).len(), before);
+    let err = m.reingest_event(&owner, newer.id).unwrap_err();
+    assert_eq!(err.kind(), kith::ErrorKind::Unsupported);
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    records_replay_under_their_policy_on,
+    records_replay_under_their_policy
+);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use kith_core::{Node, OperationKind, Timestamp};
 use kith_extract::grounding;
 use kith_extract::{Extraction, ExtractionInput};
+use kith_identity::Policy;
 use kith_store::{StoreErrorKind, Tx, WorkStatus};
 use serde_json::json;
 use uuid::Uuid;
@@ -66,27 +67,31 @@ pub(super) fn extraction_input(event: &kith_core::Event) -> ExtractionInput<'_> 
     }
 }
 
+/// An event's saved extraction and the policy it was saved under (a
+/// record without a policy name predates `kith_ingest_v3` and was saved
+/// under `kith_ingest_v2`). A policy this build does not know is refused.
 pub(super) fn saved_extraction(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
-) -> Result<Option<Extraction>, Error> {
+) -> Result<Option<(Extraction, Policy)>, Error> {
     let Some(op) = tx.get_operation(plan::extraction_op_id(event.id))? else {
         return Ok(None);
     };
+    let policy = Policy::from_record(op.payload.get("policy").and_then(|p| p.as_str()))?;
     let extraction = Extraction::from_value(op.payload["extraction"].clone()).map_err(|e| {
         kith_store::StoreError::corrupted(format!("saved extraction of event {}: {e}", event.id))
     })?;
-    Ok(Some(extraction))
+    Ok(Some((extraction, policy)))
 }
 
-/// Saves a provider's reply once; if another process saved one first, that
-/// one wins and is returned.
+/// Saves a provider's reply once, under the current policy; if another
+/// process saved one first, that one (and its policy) wins and is returned.
 pub(super) fn save_extraction(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
     reply: kith_extract::ProviderReply,
     repair: serde_json::Value,
-) -> Result<Extraction, Error> {
+) -> Result<(Extraction, Policy), Error> {
     if let Some(saved) = saved_extraction(tx, event)? {
         return Ok(saved);
     }
@@ -99,6 +104,7 @@ pub(super) fn save_extraction(
         json!({
             "event_id": event.id.to_string(),
             "content_sha256": event.content_sha256,
+            "policy": Policy::CURRENT.name(),
             "provider": reply.provider,
             "model": reply.model,
             "calls": reply.calls,
@@ -108,7 +114,7 @@ pub(super) fn save_extraction(
         }),
         Timestamp::now(),
     ))?;
-    Ok(reply.extraction)
+    Ok((reply.extraction, Policy::CURRENT))
 }
 
 /// The validated pronoun-repair answers saved with an event's extraction.

@@ -13,12 +13,10 @@
 //! wrote anything, with the links (whole edges), the merged claims (before
 //! and after) and an owner entity made for the links (whole node).
 
-use kith_core::{
-    ids, Edge, EdgeType, Event, Lifecycle, Node, Operation, OperationKind, OwnerId, Role,
-};
+use kith_core::{ids, Edge, EdgeType, Event, Lifecycle, Node, Operation, OperationKind, Role};
 use kith_identity::claims;
 use kith_identity::groups::{self, Members};
-use kith_identity::IdentityOptions;
+use kith_identity::{IdentityOptions, Policy};
 use kith_store::{StoreErrorKind, Tx};
 use serde_json::json;
 use uuid::Uuid;
@@ -146,10 +144,15 @@ fn link_groups_into(
     let Some(owner) = owner_entity(tx, event, written)? else {
         return Ok(());
     };
+    // The rules of the policy the plan was prepared under.
+    let policy = Policy::from_record(Some(&derivation.policy))?;
     let (texts, ids) = session_turns(tx, event)?;
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let members = match groups::group_members(&texts) {
-        Members::Named(named) => resolve_members(tx, &event.owner_id, event, named, &ids)?,
+    let members = match groups::group_members_under(&texts, policy) {
+        Members::Named(named) => {
+            let found = resolve_members(tx, event, named, &ids)?;
+            groups::link_members(found, policy)
+        }
         Members::OwnerOnly => Vec::new(),
     };
     for claim in &we_claims {
@@ -218,28 +221,30 @@ fn session_turns(tx: &mut dyn Tx, event: &Event) -> Result<(Vec<String>, Vec<Uui
         .unzip())
 }
 
-/// Stored person entities for the named members (full name, else the rest
-/// after a weekday, month or title), with the id of the turn that named them.
+/// For each named member, in order, its stored person entity (by
+/// [`groups::lookup_names`]: full name, else the rest after a weekday,
+/// month or title) with the id of the turn that named it; `None` for a
+/// member no person entity has. Whether a `None` cancels the others is the
+/// policy's decision ([`groups::link_members`]).
 fn resolve_members(
     tx: &mut dyn Tx,
-    owner: &OwnerId,
     event: &Event,
     named: Vec<(String, usize)>,
     turn_ids: &[Uuid],
-) -> Result<Vec<(Uuid, Uuid)>, Error> {
+) -> Result<Vec<Option<(Uuid, Uuid)>>, Error> {
     let mut out = Vec::new();
     for (name, index) in named {
-        let mut candidates = vec![name.clone()];
-        if let Some(rest) = groups::without_prefix(&name) {
-            candidates.push(rest.to_string());
-        }
-        for candidate in candidates {
+        let mut found = None;
+        for candidate in groups::lookup_names(&name) {
             let key = candidate.trim().to_lowercase();
-            if let Ok(node) = plan::live_named_entity(tx, owner, &event.scope, "person", &key)? {
-                out.push((node.id, turn_ids[index]));
+            if let Ok(node) =
+                plan::live_named_entity(tx, &event.owner_id, &event.scope, "person", &key)?
+            {
+                found = Some((node.id, turn_ids[index]));
                 break;
             }
         }
+        out.push(found);
     }
     Ok(out)
 }

@@ -26,6 +26,7 @@ use std::time::Duration;
 use kith_core::{EventInput, OperationKind, Timestamp};
 use kith_extract::grounding;
 use kith_extract::Extraction;
+use kith_identity::Policy;
 use kith_store::{OperationQuery, Tx, TxMode, WorkItem, WorkQuery, WorkStatus};
 use serde::Serialize;
 use serde_json::json;
@@ -136,29 +137,49 @@ impl Memory {
         Ok(receipts.remove(0))
     }
 
-    /// Grounds an extraction against its event, with speaker grounding when
-    /// that option is on.
-    fn ground(&self, event: &kith_core::Event, extraction: &Extraction) -> grounding::Grounded {
+    /// Grounds an extraction against its event under `policy`'s rules, with
+    /// speaker grounding when that option is on.
+    fn ground(
+        &self,
+        event: &kith_core::Event,
+        extraction: &Extraction,
+        policy: Policy,
+    ) -> grounding::Grounded {
         let options = grounding::GroundingOptions {
             speaker: self
                 .identity_options()
                 .speaker_grounding
                 .then(|| event.speaker.as_ref().map(|s| s.as_str().to_string()))
                 .flatten(),
+            intentions: if policy.has_v3_rules() {
+                grounding::IntentionRule::NeedsNonActualPredicate
+            } else {
+                grounding::IntentionRule::Unchecked
+            },
         };
         grounding::ground_with(&event.content, extraction, &options)
     }
 
-    /// The identity decision for an event: who its singular first person
-    /// is. Reads (inside `tx`) the newest name a user turn gave the owner.
+    /// The identity decision for an event under `policy`: who its singular
+    /// first person is. Reads (inside `tx`) the newest name a user turn gave
+    /// the owner and, under `kith_ingest_v3`, which listed names are people
+    /// the scope already has, typing those `person` in `grounded` (one
+    /// person, one node).
     fn identity_for(
         &self,
         tx: &mut dyn Tx,
         event: &kith_core::Event,
-        grounded: &grounding::Grounded,
+        grounded: &mut grounding::Grounded,
         first_person_owner: bool,
+        policy: Policy,
     ) -> Result<plan::Identity, Error> {
         let options = self.identity_options();
+        let speaker = event.speaker.as_ref().map(|s| s.as_str());
+        if policy.has_v3_rules() {
+            let known = known_persons(tx, event, &grounded.entities)?;
+            grounded.entities =
+                kith_identity::persons::person_types(&grounded.entities, speaker, &known);
+        }
         let owner_name = if options.owner_name_carry {
             match newest_owner_name(tx, event) {
                 Ok(name) => name,
@@ -178,18 +199,20 @@ impl Memory {
         let first_person =
             kith_identity::first_person::bind_first_person(&kith_identity::FirstPersonInput {
                 role: event.role,
-                speaker: event.speaker.as_ref().map(|s| s.as_str()),
+                speaker,
                 first_person_owner,
                 content: &event.content,
                 entities: &grounded.entities,
                 options: &options,
                 owner_name: owner_name.as_deref(),
+                policy,
             });
         let repairs = commit::saved_repairs(tx, event.id)?;
         Ok(plan::Identity {
             first_person,
             options,
             repairs,
+            policy,
         })
     }
 
@@ -433,8 +456,17 @@ impl Memory {
             Leased::Event(event, options) => (event, options),
             Leased::Status(status) => return Ok(status),
         };
-        let saved = saved_extraction(&mut *tx, &event)?;
-        let extraction = match saved {
+        let saved = match saved_extraction(&mut *tx, &event) {
+            Ok(saved) => saved,
+            Err(Error::Policy(unknown)) => {
+                // Refused, not re-read under rules it was not saved for.
+                drop(tx);
+                self.fail_work(event_id, "unknown_policy", &unknown.to_string())?;
+                return Ok(WorkStatus::Failed);
+            }
+            Err(e) => return Err(e),
+        };
+        let (extraction, policy) = match saved {
             Some(x) => x,
             None if local => match self.provider().extract(&extraction_input(&event)) {
                 Ok(reply) => save_extraction(&mut *tx, &event, reply, serde_json::Value::Null)?,
@@ -460,9 +492,14 @@ impl Memory {
                 save_extraction(&mut *tx, &event, reply, repair)?
             }
         };
-        let grounded = self.ground(&event, &extraction);
-        let identity =
-            self.identity_for(&mut *tx, &event, &grounded, options.first_person_owner)?;
+        let mut grounded = self.ground(&event, &extraction, policy);
+        let identity = self.identity_for(
+            &mut *tx,
+            &event,
+            &mut grounded,
+            options.first_person_owner,
+            policy,
+        )?;
         match derive(&mut *tx, &event, &grounded, &identity)? {
             Some((_, plan)) => {
                 // Outside the plan, inside its transaction.
@@ -503,7 +540,7 @@ impl Memory {
         if !self.identity_options().pronoun_repair {
             return Ok(serde_json::Value::Null);
         }
-        let grounded = self.ground(event, extraction);
+        let grounded = self.ground(event, extraction, Policy::CURRENT);
         let third = |r: &EndpointRef| match r {
             EndpointRef::Personal { surface } => {
                 pronoun::is_third_person(surface).then(|| surface.clone())
@@ -621,7 +658,10 @@ impl Memory {
         Ok(())
     }
 
-    fn saved_extraction(&self, event: &kith_core::Event) -> Result<Option<Extraction>, Error> {
+    fn saved_extraction(
+        &self,
+        event: &kith_core::Event,
+    ) -> Result<Option<(Extraction, Policy)>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         saved_extraction(&mut *tx, event)
     }
@@ -649,6 +689,31 @@ pub(super) fn events_through(
     })?;
     newest.reverse();
     Ok(newest.into_iter().map(|s| s.event).collect())
+}
+
+/// The names among `entities` (typed `other` or nothing) that are active
+/// person entities of the event's owner and scope (any generation).
+fn known_persons(
+    tx: &mut dyn Tx,
+    event: &kith_core::Event,
+    entities: &[kith_extract::ExtractedEntity],
+) -> Result<Vec<String>, Error> {
+    let mut known = Vec::new();
+    for e in entities {
+        let ty = e.entity_type.trim();
+        if !(ty.is_empty() || ty.eq_ignore_ascii_case("other")) {
+            continue;
+        }
+        let key = e.name.trim().to_lowercase();
+        if key.is_empty() {
+            continue;
+        }
+        let mut lookup = plan::TxLookup(&mut *tx);
+        if plan::active_named_entity(&mut lookup, event, "person", &key)?.is_some() {
+            known.push(e.name.clone());
+        }
+    }
+    Ok(known)
 }
 
 /// The newest active person entity a user turn of the event's owner and

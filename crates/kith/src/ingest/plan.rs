@@ -16,19 +16,25 @@ use kith_core::{
 use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
-use kith_identity::{Basis, FirstPerson, IdentityOptions};
+use kith_identity::{Basis, FirstPerson, IdentityOptions, Policy};
 use kith_store::StoreError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
-/// The materialisation policy this build writes. A rule change that would
-/// change a plan's bytes gets a new policy name; saved plans keep theirs.
+/// The materialisation policy this build writes for new extractions
+/// ([`Policy::CURRENT`]). A rule change that would change a plan's bytes
+/// gets a new policy name; saved plans keep theirs, and a saved extraction
+/// is planned under the policy it was saved under (`kith_identity::policy`).
 ///
 /// History: `kith_ingest_v1` (entities, claims, event-local references);
 /// `kith_ingest_v2` adds the identity rules: first-person binding (speaker,
-/// self-introduction, first-person owner), claim merge and supersedence.
-pub const POLICY: &str = "kith_ingest_v2";
+/// self-introduction, first-person owner), claim merge and supersedence;
+/// `kith_ingest_v3`: quotes, reported speech and possible people keep "I"
+/// off the owner, name-like introductions, known people typed `person`,
+/// all-or-nothing group links read past openers, attempts and intentions
+/// need a non-actual predicate.
+pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +68,8 @@ pub struct PlannedNode {
 /// A deterministic derivation plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DerivationPlan {
-    /// The policy that built it ([`POLICY`] for new plans).
+    /// The policy that built it ([`POLICY`] for new extractions, else the
+    /// policy its saved extraction was saved under).
     pub policy: String,
     /// 1 for the first plan of an event; replans count up.
     pub revision: u32,
@@ -208,6 +215,25 @@ pub fn personal_family(surface: &str, entity_type: Option<&str>) -> Option<&'sta
     })
 }
 
+/// The active entity of (owner, scope, type, key) for `event`: generation
+/// 0, or the first generation after retired ones.
+pub fn active_named_entity(
+    lookup: &mut dyn Lookup,
+    event: &Event,
+    entity_type: &str,
+    key: &str,
+) -> Result<Option<Node>, StoreError> {
+    let mut generation = 0;
+    loop {
+        let id = named_entity_id(&event.owner_id, &event.scope, entity_type, key, generation);
+        match lookup.node(id)? {
+            Some(node) if node.lifecycle.is_active() => return Ok(Some(node)),
+            Some(_) => generation += 1,
+            None => return Ok(None),
+        }
+    }
+}
+
 /// What plan building may ask the store.
 pub trait Lookup {
     /// A node by id.
@@ -247,6 +273,8 @@ pub struct Identity {
     pub options: IdentityOptions,
     /// Validated pronoun-repair answers (by grounded fact index and field).
     pub repairs: Vec<kith_extract::pronoun::PronounAnswer>,
+    /// The policy whose rules made these decisions; the plan records it.
+    pub policy: Policy,
 }
 
 /// Builds a plan, asking `lookup` (inside the transaction that saves it)
@@ -289,22 +317,26 @@ pub fn build(
         // Pronoun repair: one name rebinds the field to that person; several
         // keep the pronoun entity and each becomes an entity the claim
         // mentions. The claim's text names them; its quote stays verbatim.
-        let mut repaired = Repaired::new(&f.evidence.sentence);
+        // (`kith_ingest_v2` kept the text and only rebound a single name.)
+        let v3 = identity.policy.has_v3_rules();
+        let mut repaired = Repaired::new(&f.evidence.sentence, v3);
         for repair in identity.repairs.iter().filter(|r| r.index == index) {
             let (slot, pronoun) = match repair.field.as_str() {
                 "subject" => (&mut subject, &f.fact.subject),
                 "object" => (&mut object, &f.fact.object),
                 _ => continue,
             };
-            let Some(text) =
-                kith_extract::pronoun::replace_pronoun(&repaired.text, pronoun, &repair.names)
-            else {
-                continue;
-            };
-            repaired.text = text;
+            if v3 {
+                let Some(text) =
+                    kith_extract::pronoun::replace_pronoun(&repaired.text, pronoun, &repair.names)
+                else {
+                    continue;
+                };
+                repaired.text = text;
+            }
             if let [name] = repair.names.as_slice() {
                 *slot = Some(b.named_entity(name, "person", None)?);
-            } else {
+            } else if v3 {
                 for name in &repair.names {
                     let id = b.named_entity(name, "person", None)?;
                     repaired.mentions.push(id);
@@ -431,7 +463,7 @@ pub fn build(
     }
 
     Ok(DerivationPlan {
-        policy: POLICY.to_string(),
+        policy: identity.policy.name().to_string(),
         revision,
         event_id: event.id,
         owner_id: event.owner_id.clone(),
@@ -447,6 +479,9 @@ pub fn build(
 
 /// What pronoun repair changed in one claim (spec: pronoun repair).
 struct Repaired {
+    /// Whether the `kith_ingest_v3` format applies (else `kith_ingest_v2`'s:
+    /// `resolved_from_context: true` and a list of resolutions).
+    v3: bool,
     /// The claim's own sentence as extracted.
     original: String,
     /// That sentence with each repaired pronoun replaced by its names.
@@ -462,8 +497,9 @@ struct Repaired {
 }
 
 impl Repaired {
-    fn new(sentence: &str) -> Self {
+    fn new(sentence: &str, v3: bool) -> Self {
         Repaired {
+            v3,
             original: sentence.to_string(),
             text: sentence.to_string(),
             mentions: Vec::new(),
@@ -503,6 +539,19 @@ impl Repaired {
         if self.replacements.is_empty() {
             return;
         }
+        if !self.v3 {
+            let legacy: Vec<Value> = self
+                .replacements
+                .iter()
+                .map(|r| {
+                    json!({"field": r["field"], "pronoun": r["pronoun"], "names": r["names"],
+                           "rebound": r["rebound"]})
+                })
+                .collect();
+            metadata.insert("resolved_from_context".into(), json!(true));
+            metadata.insert("resolution".into(), json!(legacy));
+            return;
+        }
         metadata.insert(
             "resolved_from_context".into(),
             json!({"event_ids": self.event_ids, "fields": self.fields}),
@@ -528,8 +577,12 @@ fn speaker_reference(
 ) {
     let (who, name) = match &identity.first_person {
         FirstPerson::Named { name, .. } => ("speaker", name.clone()),
-        // The owner's reference has no display name: it names the owner.
-        FirstPerson::OwnerReference => ("owner_id", owner_id.as_str().to_string()),
+        // The owner's reference has no display name: it names the owner
+        // (`kith_ingest_v2` wrote the word "owner" as its speaker).
+        FirstPerson::OwnerReference if identity.policy.has_v3_rules() => {
+            ("owner_id", owner_id.as_str().to_string())
+        }
+        FirstPerson::OwnerReference => ("speaker", "owner".to_string()),
         FirstPerson::Local => return,
     };
     let mut fields = Vec::new();

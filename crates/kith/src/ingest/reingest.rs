@@ -1,5 +1,6 @@
-//! `reingest`: re-derive events from their saved extractions under the
-//! current policy, without calling the provider.
+//! `reingest`: re-derive events from their saved extractions, under the
+//! policy each extraction was saved under and the current options, without
+//! calling the provider.
 
 use kith_core::Timestamp;
 use kith_store::{StoreErrorKind, TxMode, WorkStatus};
@@ -12,8 +13,9 @@ use crate::error::Error;
 use crate::memory::Memory;
 
 impl Memory {
-    /// Re-derives one event from its saved extraction under the current
-    /// policy. Never calls the provider. If the derivation would write the
+    /// Re-derives one event from its saved extraction under the policy it
+    /// was saved under (refused with [`Error::Policy`] when this build does
+    /// not have it) and the current options. Never calls the provider. If the derivation would write the
     /// same claims and edges, nothing changes (`unchanged`); otherwise a new
     /// plan revision is saved and committed, and claims of the old revision
     /// that the new one no longer makes are archived (`rederived`).
@@ -33,14 +35,14 @@ impl Memory {
         event_id: Uuid,
     ) -> Result<ReingestOutcome, Error> {
         let event = self.event(owner, event_id)?.event;
-        let Some(extraction) = self.saved_extraction(&event)? else {
+        let Some((extraction, policy)) = self.saved_extraction(&event)? else {
             return Ok(ReingestOutcome {
                 event_id,
                 outcome: "no_extraction".into(),
                 revision: None,
             });
         };
-        let grounded = self.ground(&event, &extraction);
+        let mut grounded = self.ground(&event, &extraction, policy);
         let committed = self.committed_plan(&event)?;
         let Some(old) = committed else {
             // Never committed: finish the normal way, from the saved extraction.
@@ -61,7 +63,8 @@ impl Memory {
             let first_person_owner = tx
                 .get_work_item(event.id)?
                 .is_some_and(|w| super::declared_first_person_owner(&event, &w.options));
-            let identity = self.identity_for(&mut *tx, &event, &grounded, first_person_owner)?;
+            let identity =
+                self.identity_for(&mut *tx, &event, &mut grounded, first_person_owner, policy)?;
             let fresh = plan::build(
                 &event,
                 &grounded,

@@ -1,0 +1,270 @@
+//! Which names in a turn are (or could be) people, and whether a turn
+//! speaks for somebody other than its author.
+//!
+//! - [`could_be_person`]: an extracted entity that might name a person —
+//!   typed `person`, or typed nothing a person cannot be (`other`, blank, an
+//!   unknown type), unless its name is only what one *is* ("Brazilian",
+//!   "Tired"; [`kith_extract::lexicon`]).
+//! - [`reports_speech`]: the turn quotes or reports someone ("Jordan wrote:
+//!   'I hate sushi'", "Jordan texted me: I love cilantro"): a quotation mark
+//!   or a reporting verb.
+//! - [`names_somebody`]: either of the above. Under `kith_ingest_v3` a turn
+//!   that names somebody never carries the owner's name; under
+//!   `kith_ingest_v2` only a listed `person` counted, which let the
+//!   heuristic's untyped names and quoted first person through.
+//! - [`person_types`]: one person, one node. A listed name typed `other` (or
+//!   nothing) that is the turn's speaker or a person the owner's scope
+//!   already has is typed `person`, so it reuses that person's entity
+//!   instead of becoming a second one.
+
+use kith_extract::grounding::normalize_quote_mark;
+use kith_extract::lexicon;
+use kith_extract::ExtractedEntity;
+
+use crate::policy::Policy;
+
+/// Entity types a person can never have. Anything else — `person`,
+/// `other`, blank, a type not listed here — could be a person.
+pub const NOT_PERSON_TYPES: &[&str] = &[
+    "organization",
+    "organisation",
+    "company",
+    "place",
+    "location",
+    "city",
+    "country",
+    "region",
+    "technology",
+    "tool",
+    "product",
+    "software",
+    "language",
+    "programming_language",
+    "concept",
+    "event",
+    "date",
+    "time",
+    "number",
+    "quantity",
+    "chemical",
+    "element",
+    "food",
+    "drink",
+    "animal",
+    "pet",
+    "team",
+    "project",
+];
+
+/// Words that report what someone said or wrote, lower case, whole words
+/// ("told me" is covered by "told"). Verbs that more often describe the
+/// author's own doings ("I write code", "I text my mum") are left out in
+/// their plain form.
+pub const REPORTING_VERBS: &[&str] = &[
+    "say",
+    "says",
+    "said",
+    "writes",
+    "wrote",
+    "texts",
+    "texted",
+    "tells",
+    "told",
+    "emailed",
+    "messaged",
+    "replied",
+    "tweeted",
+    "quoted",
+    "claimed",
+    "insisted",
+    "according",
+];
+
+/// Whether `entity` might name a person (see the module documentation).
+pub fn could_be_person(entity: &ExtractedEntity) -> bool {
+    let ty = entity
+        .entity_type
+        .trim()
+        .to_lowercase()
+        .replace([' ', '-'], "_");
+    !NOT_PERSON_TYPES.contains(&ty.as_str()) && lexicon::is_name_like(&entity.name)
+}
+
+/// Whether `content` quotes or reports speech: a double quotation mark (any
+/// style), a single quotation mark that opens a quote (after a space, a
+/// colon or the start, before a letter — so "I'm" and "Jordan's" are not
+/// quotes), or a [`REPORTING_VERBS`] word.
+pub fn reports_speech(content: &str) -> bool {
+    let chars: Vec<char> = content.chars().map(normalize_quote_mark).collect();
+    for (i, c) in chars.iter().enumerate() {
+        if *c == '"' {
+            return true;
+        }
+        if *c == '\'' {
+            let opens = i == 0
+                || chars[i - 1].is_whitespace()
+                || matches!(chars[i - 1], ':' | '(' | '[' | '-' | '\u{2014}');
+            if opens && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric()) {
+                return true;
+            }
+        }
+    }
+    words(content).any(|w| REPORTING_VERBS.contains(&w.as_str()))
+}
+
+/// Whether the turn names anyone besides its author: a listed entity that
+/// [`could_be_person`] (under `kith_ingest_v3`; only `person` before), or
+/// (under `kith_ingest_v3`) quoted or reported speech.
+pub fn names_somebody(content: &str, entities: &[ExtractedEntity], policy: Policy) -> bool {
+    if !policy.has_v3_rules() {
+        return entities
+            .iter()
+            .any(|e| e.entity_type.trim().eq_ignore_ascii_case("person"));
+    }
+    entities.iter().any(could_be_person) || reports_speech(content)
+}
+
+/// The entities with every name typed `other` or blank that is the
+/// speaker's or in `known_persons` (the names of person entities the
+/// owner's scope already has) typed `person`. Case-insensitive after
+/// trimming. Other types are never changed: a model that typed a name
+/// `organization` meant it.
+pub fn person_types(
+    entities: &[ExtractedEntity],
+    speaker: Option<&str>,
+    known_persons: &[String],
+) -> Vec<ExtractedEntity> {
+    let key = |s: &str| s.trim().to_lowercase();
+    let speaker = speaker.map(key).filter(|s| !s.is_empty());
+    entities
+        .iter()
+        .map(|e| {
+            let ty = e.entity_type.trim();
+            let untyped = ty.is_empty() || ty.eq_ignore_ascii_case("other");
+            let name = key(&e.name);
+            let is_person = speaker.as_deref() == Some(name.as_str())
+                || known_persons.iter().any(|k| key(k) == name);
+            if untyped && is_person && !name.is_empty() {
+                ExtractedEntity {
+                    entity_type: "person".into(),
+                    ..e.clone()
+                }
+            } else {
+                e.clone()
+            }
+        })
+        .collect()
+}
+
+/// Lower-case words, quote marks normalised, apostrophes kept inside.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || normalize_quote_mark(c) == '\''))
+        .map(|w| {
+            w.chars()
+                .map(normalize_quote_mark)
+                .collect::<String>()
+                .trim_matches('\'')
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entity(name: &str, ty: &str) -> ExtractedEntity {
+        ExtractedEntity {
+            name: name.into(),
+            entity_type: ty.into(),
+            description: None,
+        }
+    }
+
+    #[test]
+    fn quotes_and_reported_speech() {
+        for text in [
+            "Jordan wrote: 'I hate sushi'.",
+            "Jordan texted me: I love cilantro.",
+            "She told me I should rest.",
+            "\u{201C}I quit,\u{201D} he announced.",
+            "My boss said I was late.",
+            "'I love it' was the reply.",
+            "According to Sam I snore.",
+        ] {
+            assert!(reports_speech(text), "{text}");
+        }
+        for text in [
+            "I'm tired.",
+            "Jordan's bike is red.",
+            "I work at Northwind Analytics.",
+            "I prefer trains to flights.",
+            "The Joneses' house is big.",
+            "I don't like rock'n'roll.",
+        ] {
+            assert!(!reports_speech(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn who_could_be_a_person() {
+        assert!(could_be_person(&entity("Jordan", "other")));
+        assert!(could_be_person(&entity("Jordan", "person")));
+        assert!(could_be_person(&entity("Jordan", "")));
+        assert!(could_be_person(&entity("Jordan", "Mystery Type")));
+        assert!(!could_be_person(&entity("Northwind", "organization")));
+        assert!(!could_be_person(&entity("Lisbon", "place")));
+        assert!(!could_be_person(&entity("Brazilian", "other")));
+        assert!(!could_be_person(&entity("Tired", "person")));
+    }
+
+    #[test]
+    fn naming_somebody_by_policy() {
+        let jordan = [entity("Jordan", "other")];
+        let org = [entity("Northwind Analytics", "organization")];
+        let text = "Jordan wrote: 'I hate sushi'.";
+        assert!(names_somebody(text, &jordan, Policy::V3));
+        assert!(names_somebody(
+            "Jordan texted me: I love cilantro.",
+            &[],
+            Policy::V3
+        ));
+        assert!(!names_somebody(
+            "I work at Northwind Analytics.",
+            &org,
+            Policy::V3
+        ));
+        assert!(!names_somebody(
+            "I'm Vegan.",
+            &[entity("Vegan", "other")],
+            Policy::V3
+        ));
+        // kith_ingest_v2 counted listed persons only.
+        assert!(!names_somebody(text, &jordan, Policy::V2));
+        assert!(names_somebody(
+            text,
+            &[entity("Jordan", "person")],
+            Policy::V2
+        ));
+    }
+
+    #[test]
+    fn known_people_are_typed_person() {
+        let listed = [
+            entity("Maya Okafor", "other"),
+            entity(" jordan ", ""),
+            entity("Northwind", "organization"),
+            entity("Sam", "other"),
+        ];
+        let typed = person_types(
+            &listed,
+            Some("Maya Okafor"),
+            &["Jordan".to_string(), "Northwind".to_string()],
+        );
+        let types: Vec<&str> = typed.iter().map(|e| e.entity_type.as_str()).collect();
+        assert_eq!(types, ["person", "person", "organization", "other"]);
+        // Names are kept as written.
+        assert_eq!(typed[1].name, " jordan ");
+        assert_eq!(person_types(&listed, None, &[]), listed.to_vec());
+    }
+}

@@ -1,0 +1,118 @@
+//! Materialisation policies: which version of the rules a saved extraction
+//! or plan was prepared under.
+//!
+//! Every rule change that changes what a message derives gets a new policy
+//! name. An extraction record and a plan record name their policy; a record
+//! prepared under an older policy is planned again under that policy's rules,
+//! never silently under newer ones, and a record naming a policy this build
+//! does not know is refused with [`UnknownPolicy`].
+
+use std::fmt;
+
+/// A materialisation policy. Ordered: a later variant is a later policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    /// `kith_ingest_v1`: entities, claims, event-local references.
+    V1,
+    /// `kith_ingest_v2`: first-person binding (speaker, self-introduction,
+    /// first-person owner, owner name carry), claim merge, supersedence,
+    /// owner group links.
+    V2,
+    /// `kith_ingest_v3`: quoted or reported speech and any name that could
+    /// be a person keep a turn's "I" off the owner; a self-introduction
+    /// needs a name-like word; group links are all or nothing and read past
+    /// sentence openers; a speaker's or stored person's name is typed
+    /// `person` wherever it appears; an attempt or intention needs a
+    /// non-actual predicate.
+    V3,
+}
+
+impl Policy {
+    /// The policy new extractions and plans are prepared under.
+    pub const CURRENT: Policy = Policy::V3;
+
+    /// The policy of an extraction record that names none: records saved
+    /// before `kith_ingest_v3` did not record one, and were prepared under
+    /// `kith_ingest_v2`.
+    pub const OMITTED: Policy = Policy::V2;
+
+    /// Every policy this build can prepare plans under, oldest first.
+    pub const ALL: [Policy; 3] = [Policy::V1, Policy::V2, Policy::V3];
+
+    /// The recorded name (`kith_ingest_v3`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Policy::V1 => "kith_ingest_v1",
+            Policy::V2 => "kith_ingest_v2",
+            Policy::V3 => "kith_ingest_v3",
+        }
+    }
+
+    /// The policy a record names; `None` (no name recorded) is
+    /// [`Policy::OMITTED`].
+    pub fn from_record(name: Option<&str>) -> Result<Policy, UnknownPolicy> {
+        match name {
+            None => Ok(Policy::OMITTED),
+            Some(name) => Policy::ALL
+                .into_iter()
+                .find(|p| p.name() == name)
+                .ok_or_else(|| UnknownPolicy {
+                    name: name.to_string(),
+                }),
+        }
+    }
+
+    /// Whether this policy has the `kith_ingest_v3` identity rules.
+    pub fn has_v3_rules(self) -> bool {
+        self >= Policy::V3
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A record names a policy this build does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPolicy {
+    /// The name as recorded.
+    pub name: String,
+}
+
+impl fmt::Display for UnknownPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "policy {:?} is not built into this kith (it knows {}); \
+             open the pack with the kith that saved the record",
+            self.name,
+            Policy::ALL.map(Policy::name).join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownPolicy {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_refused() {
+        for p in Policy::ALL {
+            assert_eq!(Policy::from_record(Some(p.name())), Ok(p));
+        }
+        assert_eq!(Policy::from_record(None), Ok(Policy::V2));
+        let err = Policy::from_record(Some("kith_ingest_v9")).unwrap_err();
+        assert_eq!(err.name, "kith_ingest_v9");
+        assert_eq!(
+            err.to_string(),
+            "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
+             kith_ingest_v2, kith_ingest_v3); open the pack with the kith that saved the record"
+        );
+        assert!(Policy::CURRENT.has_v3_rules());
+        assert!(!Policy::V2.has_v3_rules());
+    }
+}
