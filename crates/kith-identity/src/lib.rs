@@ -6,12 +6,16 @@
 //!   "my") is — the caller's speaker, a self-introduction, or the declared
 //!   first-person owner — or nobody, in which case it stays local to its
 //!   event.
+//! - [`aliases`]: which two entity names may be one entity, which pairs
+//!   must agree on provenance, and whether an undone merge may happen
+//!   again (the organizer's rules).
 //! - [`claims`]: when a new claim repeats an existing one (merge) and when it
 //!   replaces one (supersedence).
 //!
 //! Architecture invariant: nothing here reads the store or the clock. The
 //! engine gathers the facts a rule needs and applies its decision.
 
+pub mod aliases;
 pub mod claims;
 pub mod first_person;
 pub mod groups;

@@ -7,6 +7,10 @@
 //! read only the nodes.
 
 use kith_core::{canon, Node, NodeType};
+pub use kith_identity::aliases::{
+    alias_key, given_name_key, name_key, name_match, NameMatch, PairKind, ABBREVIATION_SCORE,
+    GIVEN_NAME_SCORE, NAME_VARIANT_SCORE,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,10 +20,6 @@ pub const DUPLICATE_POLICY: &str = "exact_content_provenance_validity_v1";
 /// The alias policy this build applies (reported by `organize`).
 pub const ALIAS_POLICY: &str = "alias_names_v1";
 
-/// Score of a known abbreviation (`JS` ↔ `JavaScript`).
-pub const ABBREVIATION_SCORE: f64 = 0.95;
-/// Score of a case variant or an equal normalised name.
-pub const NAME_VARIANT_SCORE: f64 = 0.90;
 /// Vector similarity at or above which two nodes become duplicate
 /// candidates (they still need byte-equal content to merge).
 pub const DUPLICATE_VECTOR_THRESHOLD: f64 = 0.92;
@@ -66,116 +66,19 @@ impl Refusal {
     }
 }
 
-/// How two entity names match for an alias merge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NameMatch {
-    /// One is a known abbreviation of the other, or both abbreviate the
-    /// same name.
-    Abbreviation,
-    /// Equal once lower-cased.
-    CaseVariant,
-    /// Equal once lower-cased with everything but letters and digits
-    /// removed (`CI/CD` and `CICD`).
-    NormalisedName,
+/// Whether both nodes are entities typed `person` (only people can match
+/// by a given name).
+pub fn both_people(a: &Node, b: &Node) -> bool {
+    [a, b].iter().all(|n| {
+        n.node_type == NodeType::Entity
+            && metadata_field(n, "entity_type").and_then(Value::as_str) == Some("person")
+    })
 }
 
-impl NameMatch {
-    /// The score this kind of name match carries.
-    pub fn score(self) -> f64 {
-        match self {
-            NameMatch::Abbreviation => ABBREVIATION_SCORE,
-            NameMatch::CaseVariant | NameMatch::NormalisedName => NAME_VARIANT_SCORE,
-        }
-    }
-}
-
-/// Known abbreviations: each short form and the one name it stands for
-/// (normalised: lower case, single spaces). A short form may list several
-/// spellings.
-const ABBREVIATIONS: &[(&[&str], &str)] = &[
-    (&["js", "ecmascript"], "javascript"),
-    (&["ts"], "typescript"),
-    (&["py"], "python"),
-    (&["ml"], "machine learning"),
-    (&["ai"], "artificial intelligence"),
-    (&["nlp"], "natural language processing"),
-    (&["api"], "application programming interface"),
-    (&["ci"], "continuous integration"),
-    (&["cd"], "continuous delivery"),
-    (
-        &["ci/cd", "cicd"],
-        "continuous integration and continuous delivery",
-    ),
-    (&["db"], "database"),
-    (&["postgres", "pg"], "postgresql"),
-    (&["mongo"], "mongodb"),
-    (&["k8s"], "kubernetes"),
-    (&["aws"], "amazon web services"),
-    (&["gcp"], "google cloud platform"),
-    (&["azure"], "microsoft azure"),
-    (&["os"], "operating system"),
-    (&["ui"], "user interface"),
-    (&["ux"], "user experience"),
-    (&["rest"], "representational state transfer"),
-    (&["gql"], "graphql"),
-    (&["html"], "hypertext markup language"),
-    (&["css"], "cascading style sheets"),
-    (&["sql"], "structured query language"),
-];
-
-/// The entity name key: trimmed and lower-cased (the same key ingestion
-/// uses for named-entity ids).
-pub fn name_key(name: &str) -> String {
-    name.trim().to_lowercase()
-}
-
-/// Lower case with runs of whitespace as one space.
-fn spaced(name: &str) -> String {
-    name.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
-
-/// Lower case, letters and digits only.
-fn normalised(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// The full name a known abbreviation (or the full name itself) stands for.
-fn expansion(name: &str) -> Option<&'static str> {
-    let s = spaced(name);
-    ABBREVIATIONS
-        .iter()
-        .find(|(short, long)| short.contains(&s.as_str()) || *long == s)
-        .map(|(_, long)| *long)
-}
-
-/// The key alias candidates are grouped by: the expansion of a known
-/// abbreviation, else the normalised name.
-pub fn alias_key(name: &str) -> String {
-    match expansion(name) {
-        Some(long) => normalised(long),
-        None => normalised(name),
-    }
-}
-
-/// How two names match, if they do in a way that may authorise a merge.
-pub fn name_match(a: &str, b: &str) -> Option<NameMatch> {
-    if name_key(a) == name_key(b) {
-        return Some(NameMatch::CaseVariant);
-    }
-    if let (Some(x), Some(y)) = (expansion(a), expansion(b)) {
-        if x == y {
-            return Some(NameMatch::Abbreviation);
-        }
-    }
-    let (x, y) = (normalised(a), normalised(b));
-    (!x.is_empty() && x == y).then_some(NameMatch::NormalisedName)
+/// How two entities' names match ([`kith_identity::aliases::name_match`]
+/// over their contents and types).
+pub fn names_of(a: &Node, b: &Node) -> Option<NameMatch> {
+    name_match(&a.content, &b.content, both_people(a, b))
 }
 
 /// Whether `node` is a personal reference: an event-local "I"/"we"/…
@@ -213,14 +116,15 @@ fn canonical(value: &Option<Value>) -> String {
         .unwrap_or_else(|| "null".into())
 }
 
-/// The checks every organizer pair must pass, whatever the kind: same
-/// owner, scope, node type, source type, epistemic type, session, event
-/// time, validity end, retention, pinning and metadata; both active; no
-/// personal reference. kith nodes have no separate retention or pinning
+/// The checks every organizer pair must pass: same owner, scope, node
+/// type, source type, epistemic type, validity end, retention, pinning and
+/// metadata; both active; no personal reference; and for duplicates also
+/// the same session and event time
+/// ([`kith_identity::aliases::requires_same_provenance`]). kith nodes have no separate retention or pinning
 /// fields: they live in metadata (`ttl_days`, `pinned`), so they are
 /// checked by name first (for a precise reason) and again with the rest of
 /// the metadata.
-pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
+pub fn compatible(a: &Node, b: &Node, kind: PairKind) -> Result<(), Refusal> {
     if a.id == b.id {
         return Err(Refusal::new("same_node", "a node cannot merge with itself"));
     }
@@ -276,15 +180,20 @@ pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
         a.epistemic_type.to_string(),
         b.epistemic_type.to_string(),
     )?;
-    differ(
-        "different_session",
-        "session",
-        opt(a.session_id.as_ref().map(|s| s.to_string())),
-        opt(b.session_id.as_ref().map(|s| s.to_string())),
-    )?;
+    // Session and event time: see `requires_same_provenance` for why
+    // aliases are not held to them.
+    let provenance = kith_identity::aliases::requires_same_provenance(kind);
+    if provenance {
+        differ(
+            "different_session",
+            "session",
+            opt(a.session_id.as_ref().map(|s| s.to_string())),
+            opt(b.session_id.as_ref().map(|s| s.to_string())),
+        )?;
+    }
     // Instants compare, not text: one moment written in two offsets is the
     // same event time.
-    if a.event_time != b.event_time {
+    if provenance && a.event_time != b.event_time {
         return Err(Refusal::new(
             "different_event_time",
             format!(
@@ -342,7 +251,7 @@ pub fn compatible(a: &Node, b: &Node) -> Result<(), Refusal> {
 /// with byte-equal content and the same validity start. Two observations
 /// whose text differs only in case stay two.
 pub fn admit_duplicate(a: &Node, b: &Node) -> Result<(), Refusal> {
-    compatible(a, b)?;
+    compatible(a, b, PairKind::Duplicate)?;
     if a.node_type == NodeType::Entity {
         if name_key(&a.content) != name_key(&b.content) {
             return Err(Refusal::new(
@@ -374,7 +283,7 @@ pub fn admit_duplicate(a: &Node, b: &Node) -> Result<(), Refusal> {
 /// Whether two entities may be alias-linked at all (compatible, both
 /// entities). The name decides between a merge and a proposal.
 pub fn admit_alias(a: &Node, b: &Node) -> Result<(), Refusal> {
-    compatible(a, b)?;
+    compatible(a, b, PairKind::Alias)?;
     if a.node_type != NodeType::Entity {
         return Err(Refusal::new("not_entities", "aliases link entities only"));
     }
@@ -409,44 +318,5 @@ pub fn alias_canonical<'a>(a: &'a Node, b: &'a Node) -> (&'a Node, &'a Node) {
         std::cmp::Ordering::Greater => (a, b),
         std::cmp::Ordering::Less => (b, a),
         std::cmp::Ordering::Equal => duplicate_canonical(a, b),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_match_by_abbreviation_case_and_normalised_form() {
-        assert_eq!(
-            name_match("JS", "JavaScript"),
-            Some(NameMatch::Abbreviation)
-        );
-        assert_eq!(
-            name_match("ECMAScript", "js"),
-            Some(NameMatch::Abbreviation)
-        );
-        assert_eq!(
-            name_match("pg", "PostgreSQL"),
-            Some(NameMatch::Abbreviation)
-        );
-        assert_eq!(name_match("Aster ", "aster"), Some(NameMatch::CaseVariant));
-        assert_eq!(name_match("CI/CD", "CICD"), Some(NameMatch::Abbreviation));
-        assert_eq!(
-            name_match("Open-AI", "OpenAI"),
-            Some(NameMatch::NormalisedName)
-        );
-        assert_eq!(name_match("SR-2023-052", "SR-2023-053"), None);
-        assert_eq!(name_match("Amendment 16", "Amendment 17"), None);
-        assert_eq!(name_match("Alice", "Alicia"), None);
-        assert_eq!(name_match("JS", "TS"), None);
-        assert_eq!(name_match("!!", "??"), None);
-    }
-
-    #[test]
-    fn alias_keys_group_abbreviations_with_their_names() {
-        assert_eq!(alias_key("K8s"), alias_key("Kubernetes"));
-        assert_eq!(alias_key("Postgres"), alias_key("pg"));
-        assert_ne!(alias_key("SR-2023-052"), alias_key("SR-2023-053"));
     }
 }
