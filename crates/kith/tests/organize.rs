@@ -1760,86 +1760,15 @@ fn an_undone_duplicate_is_not_merged_again() {
     assert!(get(&m, c.dup.id).lifecycle.is_active());
 }
 
-/// A test embedder: a text's letter frequencies (26 dimensions), so two
-/// spellings of one name are close and other names are not. It keeps every
-/// text it was asked to embed.
-#[derive(Default)]
-struct Letters {
-    seen: std::sync::Mutex<Vec<String>>,
-}
-
-impl kith::Embedder for Letters {
-    fn model_id(&self) -> &str {
-        "test/letters-26"
-    }
-    fn dimension(&self) -> usize {
-        26
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, kith::embed::EmbedError> {
-        self.seen
-            .lock()
-            .unwrap()
-            .extend(texts.iter().map(|t| t.to_string()));
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = [0.0f32; 26];
-                for c in t.to_lowercase().chars().filter(char::is_ascii_lowercase) {
-                    v[(c as u8 - b'a') as usize] += 1.0;
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
-                v.iter().map(|x| x / norm).collect()
-            })
-            .collect())
-    }
-}
-
 /// Item 12: entities get vectors from their name, type and context, and
 /// `organize` proposes look-alikes on its own (never merges them), across
 /// sessions; an unrelated name is not proposed.
 #[test]
 fn entities_get_vectors_and_look_alikes_are_proposed_without_hints() {
     let tmp = tempfile::tempdir().unwrap();
-    let letters = Arc::new(Letters::default());
+    let letters = Arc::new(identity_bodies::Letters::default());
     let m = Memory::init_with_embedder(&tmp.path().join("p.kith"), letters.clone()).unwrap();
-    let o = owner("o");
-    let ev = event(
-        &m,
-        "o",
-        "Katherine Johnson and Katharine Johnson, and Maya Patel.",
-    );
-    let k1 = entity("o", ev, "Katherine Johnson", "person");
-    let k2 = Node {
-        session_id: Some(kith::SessionId::new("s2").unwrap()),
-        event_time: Some(ts("2025-03-09T10:00:00+00:00")),
-        ..entity("o", ev, "Katharine Johnson", "person")
-    };
-    let maya = entity("o", ev, "Maya Patel", "person");
-    put(&m, &[&k1, &k2, &maya]);
-    let r = organize(&m, "o", BOTH);
-    assert_eq!(merges(&r), 0, "{r:#?}");
-    assert_eq!(proposals(&r), 1, "{r:#?}");
-    let p = &r.jobs[1].proposals[0];
-    assert_eq!((p.a, p.b), kith::organize::ordered(k1.id, k2.id));
-    assert!(p.score >= 0.85, "{p:?}");
-    for n in [&k1, &k2, &maya] {
-        assert!(get(&m, n.id).lifecycle.is_active());
-        let mut tx = m.store_backend().begin(TxMode::Read).unwrap();
-        let (model, v) = tx.get_embedding(n.id).unwrap().expect("an entity vector");
-        assert_eq!(model, "test/letters-26");
-        assert_eq!(v.len(), 26);
-    }
-    let seen = letters.seen.lock().unwrap().clone();
-    assert!(
-        seen.contains(&"Maya Patel (person)".to_string()),
-        "{seen:?}"
-    );
-    // Nothing new on a second run: vectors are kept, the proposal exists.
-    let embedded = seen.len();
-    let again = organize(&m, "o", BOTH);
-    assert_eq!(proposals(&again), 0, "{again:#?}");
-    assert_eq!(letters.seen.lock().unwrap().len(), embedded);
-    assert_eq!(m.alias_proposals(&o).unwrap().len(), 1);
+    identity_bodies::look_alikes_proposed(&m, &letters);
 }
 
 /// Item 12: the text an entity's vector is made from.

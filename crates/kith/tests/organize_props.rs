@@ -278,11 +278,15 @@ fn refused(
 
 fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
     let (_t, _d, m) = common::pack();
+    run_on(&m, steps)
+}
+
+fn run_on(m: &Memory, steps: Vec<Step>) -> Result<(), TestCaseError> {
     let o = owner();
     let mut inserted: HashMap<Uuid, Node> = HashMap::new();
     let mut entities: Vec<Uuid> = Vec::new();
     for step in steps {
-        let before = state(&m);
+        let before = state(m);
         match step {
             Step::NewEntity(i) => {
                 let ev = m
@@ -308,7 +312,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     Step::UndoMerge(_) => OperationKind::OrganizerMerged,
                     _ => OperationKind::AliasProposalAccepted,
                 };
-                let records: Vec<Operation> = journal(&m)
+                let records: Vec<Operation> = journal(m)
                     .into_iter()
                     .filter(|op| op.kind == kind)
                     .collect();
@@ -317,7 +321,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                 }
                 let op = &records[k % records.len()];
                 if let Err(e) = m.undo(&o, op.id) {
-                    refused(&m, &before, &e, &[ErrorKind::Conflict])?;
+                    refused(m, &before, &e, &[ErrorKind::Conflict])?;
                 }
             }
             Step::Propose(a, b) => {
@@ -335,7 +339,7 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     assessment: None,
                 };
                 if let Err(e) = m.propose_alias(&o, &req) {
-                    refused(&m, &before, &e, &[ErrorKind::Conflict])?;
+                    refused(m, &before, &e, &[ErrorKind::Conflict])?;
                 }
             }
             Step::Review(k, accept) => {
@@ -350,11 +354,11 @@ fn run(steps: Vec<Step>) -> Result<(), TestCaseError> {
                     (Decision::Reject, Some("different"))
                 };
                 if let Err(e) = m.review_alias(&o, p.op_id, decision, reason, None) {
-                    refused(&m, &before, &e, &[ErrorKind::Conflict])?;
+                    refused(m, &before, &e, &[ErrorKind::Conflict])?;
                 }
             }
         }
-        check(&m, &inserted)?;
+        check(m, &inserted)?;
     }
     Ok(())
 }
@@ -374,9 +378,8 @@ proptest! {
 
 /// The sequence the issue names, fixed: merge, undo, organize (still two),
 /// then an accept reopens the pair; the invariants hold at each step.
-#[test]
-fn merge_undo_organize_accept_sequence() {
-    run(vec![
+fn named_sequence() -> Vec<Step> {
+    vec![
         Step::NewEntity(0),
         Step::NewEntity(1),
         Step::Organize,
@@ -388,6 +391,18 @@ fn merge_undo_organize_accept_sequence() {
         Step::Organize,
         Step::UndoMerge(1),
         Step::Organize,
-    ])
-    .unwrap();
+    ]
+}
+
+#[test]
+fn merge_undo_organize_accept_sequence() {
+    run(named_sequence()).unwrap();
+}
+
+/// The same sequence and checks on PostgreSQL.
+#[test]
+fn merge_undo_organize_accept_sequence_on_postgres() {
+    let db = kith_store::postgres::testing::test_database();
+    let m = Memory::init_database(db.url(), None).unwrap();
+    run_on(&m, named_sequence()).unwrap();
 }

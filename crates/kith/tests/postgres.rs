@@ -237,3 +237,12 @@ fn undo_sticks_proposals_and_paths_on_postgres() {
     identity_bodies::version_two_proposals(&m);
     identity_bodies::paths_skip_proposals(&m);
 }
+
+/// Issue 13 item 12 on PostgreSQL: entity vectors, look-alikes proposed.
+#[test]
+fn entity_vectors_and_look_alike_proposals_on_postgres() {
+    let db = test_database();
+    let letters = Arc::new(identity_bodies::Letters::default());
+    let m = Memory::init_database(db.url(), Some(letters.clone())).unwrap();
+    identity_bodies::look_alikes_proposed(&m, &letters);
+}

@@ -1,4 +1,4 @@
-//! Test bodies for issue 13 items 11, 14 and 15, written once and run on
+//! Test bodies for issue 13 items 11, 12, 14 and 15, written once and run on
 //! every backend (SQLite in `organize.rs`, PostgreSQL in `postgres.rs`).
 #![allow(dead_code)]
 
@@ -383,4 +383,80 @@ pub fn paths_skip_proposals(m: &Memory) {
     assert!(journal
         .iter()
         .any(|op| op.kind == OperationKind::AliasProposalAccepted));
+}
+
+/// A test embedder: a text's letter frequencies (26 dimensions), so two
+/// spellings of one name are close and other names are not. It keeps every
+/// text it was asked to embed.
+#[derive(Default)]
+pub struct Letters {
+    /// Every text embedded, in order.
+    pub seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl kith::Embedder for Letters {
+    fn model_id(&self) -> &str {
+        "test/letters-26"
+    }
+    fn dimension(&self) -> usize {
+        26
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, kith::embed::EmbedError> {
+        self.seen
+            .lock()
+            .unwrap()
+            .extend(texts.iter().map(|t| t.to_string()));
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = [0.0f32; 26];
+                for c in t.to_lowercase().chars().filter(char::is_ascii_lowercase) {
+                    v[(c as u8 - b'a') as usize] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+/// Item 12: entities get vectors from their name, type and context, and
+/// `organize` proposes look-alikes on its own (never merges them), across
+/// sessions; an unrelated name is not proposed. `m` embeds with `letters`.
+pub fn look_alikes_proposed(m: &Memory, letters: &Letters) {
+    let o = OwnerId::new("u12").unwrap();
+    let ev = said(
+        m,
+        "u12",
+        "Katherine Johnson and Katharine Johnson, and Maya Patel.",
+    );
+    let k1 = entity_in("u12", ev, "Katherine Johnson", "person", "s1");
+    let k2 = entity_in("u12", ev, "Katharine Johnson", "person", "s2");
+    let maya = entity_in("u12", ev, "Maya Patel", "person", "s1");
+    put(m, &[&k1, &k2, &maya]);
+    let r = m.organize(&o, BOTH, 0).unwrap();
+    let merges: usize = r.jobs.iter().map(|j| j.merges.len()).sum();
+    assert_eq!(merges, 0, "{r:#?}");
+    assert_eq!(r.jobs[1].proposals.len(), 1, "{r:#?}");
+    let p = &r.jobs[1].proposals[0];
+    assert_eq!((p.a, p.b), kith::organize::ordered(k1.id, k2.id));
+    assert!(p.score >= 0.85, "{p:?}");
+    for n in [&k1, &k2, &maya] {
+        assert!(active(m, &o, n.id));
+        let mut tx = m.store_backend().begin(TxMode::Read).unwrap();
+        let (model, v) = tx.get_embedding(n.id).unwrap().expect("an entity vector");
+        assert_eq!(model, "test/letters-26");
+        assert_eq!(v.len(), 26);
+    }
+    let seen = letters.seen.lock().unwrap().clone();
+    assert!(
+        seen.contains(&"Maya Patel (person)".to_string()),
+        "{seen:?}"
+    );
+    // Nothing new on a second run: vectors are kept, the proposal exists.
+    let embedded = seen.len();
+    let again = m.organize(&o, BOTH, 0).unwrap();
+    assert_eq!(again.jobs[1].proposals.len(), 0, "{again:#?}");
+    assert_eq!(letters.seen.lock().unwrap().len(), embedded);
+    assert_eq!(m.alias_proposals(&o).unwrap().len(), 1);
 }
