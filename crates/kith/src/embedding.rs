@@ -17,7 +17,7 @@ use std::sync::Arc;
 use kith_core::event::ValidEvent;
 use kith_core::{EdgeType, NodeType, OwnerId};
 use kith_embed::Embedder;
-use kith_store::{NodeQuery, TxMode};
+use kith_store::TxMode;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -183,8 +183,9 @@ const ENTITY_CONTEXT_CLAIMS: usize = 2;
 const ENTITY_CONTEXT_CHARS: usize = 240;
 
 impl Memory {
-    /// Embeds up to `limit` of `owner`'s active entities (newest first)
-    /// that have no vector of this memory's model, and returns how many.
+    /// Embeds up to `limit` of `owner`'s active entities that have no
+    /// vector of this memory's model (oldest first; each run embeds the
+    /// next `limit`), and returns how many.
     /// Personal references are left out (they are never aliased). Without
     /// an embedder nothing happens. The vectors are derived data, like a
     /// note's: `rebuild --embeddings` may drop them and the next run makes
@@ -196,30 +197,24 @@ impl Memory {
         let model = embedder.model_id().to_string();
         let todo: Vec<(Uuid, String)> = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
-            let mut out = Vec::new();
-            let mut after = 0;
+            // The store finds what lacks a vector (one query per page), so a
+            // run over a memory whose entities all have one costs a scan of
+            // the nodes without vectors, not a read per entity.
             let mut entities = Vec::new();
-            loop {
-                let page = tx.list_nodes(&NodeQuery {
-                    owner: Some(owner.clone()),
-                    node_types: vec![NodeType::Entity],
-                    after_seq: after,
-                    limit: 1000,
-                    ..NodeQuery::default()
-                })?;
+            let mut after = 0;
+            while entities.len() < limit {
+                let page = tx.nodes_missing_embedding(Some(owner), &model, after, 256)?;
                 let Some(last) = page.last() else { break };
                 after = last.seq;
                 entities.extend(page.into_iter().map(|s| s.node).filter(|n| {
-                    n.lifecycle.is_active() && !crate::organize::admission::is_personal_reference(n)
+                    n.node_type == NodeType::Entity
+                        && n.lifecycle.is_active()
+                        && !crate::organize::admission::is_personal_reference(n)
                 }));
             }
-            for n in entities.into_iter().rev() {
-                if out.len() == limit {
-                    break;
-                }
-                if matches!(tx.get_embedding(n.id)?, Some((m, _)) if m == model) {
-                    continue;
-                }
+            entities.truncate(limit);
+            let mut out = Vec::with_capacity(entities.len());
+            for n in entities {
                 let mut context = Vec::new();
                 for e in tx.edges_of(n.id)? {
                     if context.len() == ENTITY_CONTEXT_CLAIMS {

@@ -1850,3 +1850,46 @@ fn paths_skip_unverified_proposals_unless_asked() {
     let (_t, _d, m) = common::pack();
     identity_bodies::paths_skip_proposals(&m);
 }
+
+/// Item 12: entity vectors are for alias proposals only. A question's
+/// vector search leaves entities out, so 60 entities whose vectors equal
+/// the question's cannot push a memory out of the vector path's pool.
+#[test]
+fn entity_vectors_never_crowd_memories_out_of_retrieval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let letters = Arc::new(identity_bodies::Letters::default());
+    let m = Memory::init_with_embedder(&tmp.path().join("p.kith"), letters.clone()).unwrap();
+    let question = "Where does Quinn keep the kayak?";
+    let note = m
+        .store(EventInput {
+            owner_id: Some("o".into()),
+            ..EventInput::new("user", "The kayak lives in Quinn's garage.")
+        })
+        .unwrap();
+    let ev = note.event_id;
+    let query_vector = kith::Embedder::embed(&*letters, &[question])
+        .unwrap()
+        .remove(0);
+    let mut tx = m.store_backend().begin(TxMode::Write).unwrap();
+    for i in 0..60 {
+        let e = entity("o", ev, &format!("Entity {i}"), "thing");
+        tx.insert_node(&e).unwrap();
+        tx.put_embedding(e.id, "test/letters-26", &query_vector)
+            .unwrap();
+    }
+    tx.commit().unwrap();
+    let mut req = kith::RetrieveRequest::new("o", question).unwrap();
+    req.record = false;
+    let r = m.retrieve(&req).unwrap();
+    let hit = r
+        .results
+        .iter()
+        .find(|h| h.node_id == note.node_id)
+        .unwrap_or_else(|| panic!("{r:#?}"));
+    assert!(
+        hit.trace.has(kith::retrieve::fusion::PathKind::Vector),
+        "{:#?}",
+        hit.trace
+    );
+    assert!(r.results.iter().all(|h| h.node_type != NodeType::Entity));
+}
