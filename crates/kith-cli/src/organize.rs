@@ -182,8 +182,21 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
                 println!("no alias proposals");
             }
             for p in &list {
+                // A version-2 proposal shows who judged it and how.
+                let assessed = p
+                    .assessment
+                    .as_ref()
+                    .map(|a| {
+                        format!(
+                            "  assessed {} by {}:{}",
+                            a["verdict"].as_str().unwrap_or("?"),
+                            a["assessor"]["kind"].as_str().unwrap_or("?"),
+                            a["assessor"]["id"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .unwrap_or_default();
                 println!(
-                    "{}  {:<8} {:?} ~ {:?}  score {:.3}",
+                    "{}  {:<8} {:?} ~ {:?}  score {:.3}{assessed}",
                     p.op_id,
                     p.status.as_str(),
                     p.a_name,

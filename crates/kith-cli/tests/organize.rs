@@ -303,6 +303,11 @@ fn propose_with_an_assessment_and_paths_skip_proposals() {
     assert!(again.contains("already proposed"), "{again}");
     let listed = t.json(&["aliases", "list"]);
     assert_eq!(listed.as_array().unwrap().len(), 1);
+    let text = t.ok(&["aliases", "list"]);
+    assert!(text.contains("assessed same by model:judge-7"), "{text}");
+    assert!(t
+        .fails(&["aliases", "propose", a, a, "--score", "0.9"])
+        .contains("the same node"));
     assert_eq!(listed[0]["assessment"]["assessor"]["id"], "judge-7");
 
     let skipped = t.ok(&["path", a, b]);

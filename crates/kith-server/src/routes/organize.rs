@@ -246,7 +246,7 @@ pub async fn organize_handler(
 /// their status and, once decided, the decision record.
 #[utoipa::path(get, path = "/v1/aliases", tag = "organizer", params(AliasListQuery),
     responses(
-        (status = 200, description = "`{proposals: [{op_id, a, b, a_name, b_name, score, edge_id, status, review_op_id, created_at}], next_after}`", body = serde_json::Value),
+        (status = 200, description = "`{proposals: [{op_id, a, b, a_name, b_name, score, edge_id, status, review_op_id, created_at, format, assessment}], next_after}`", body = serde_json::Value),
         (status = 401, body = ErrorBody),
         (status = 404, description = "`after` is not one of the owner's proposals", body = ErrorBody),
         (status = 422, body = ErrorBody)))]

@@ -414,6 +414,12 @@ impl Memory {
         if !(req.score.is_finite() && (0.0..=1.0).contains(&req.score)) {
             return Err(Error::Request("score: must be a number in [0, 1]".into()));
         }
+        if req.a == req.b {
+            return Err(Error::Request(format!(
+                "a and b are the same node ({}); an alias links two entities",
+                req.a
+            )));
+        }
         if let Some(a) = &req.assessment {
             a.check().map_err(|p| OrganizerError::InvalidAssessment {
                 reason: p.to_string(),
