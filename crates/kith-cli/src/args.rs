@@ -157,7 +157,24 @@ pub enum Command {
         #[command(subcommand)]
         action: AliasesAction,
     },
-    /// Reverse an organizer merge or an accepted alias from its journal record.
+    /// One shortest path between two nodes (unverified alias proposals are
+    /// not followed unless asked).
+    Path {
+        /// The start node's id.
+        from: String,
+        /// The end node's id.
+        to: String,
+        /// Also follow unverified alias proposals.
+        #[arg(long)]
+        include_unverified_aliases: bool,
+        /// Hops at most (1 to 12).
+        #[arg(long, default_value_t = kith::neighbourhood::DEFAULT_MAX_HOPS)]
+        max_hops: usize,
+    },
+    /// Reverse an organizer merge or an accepted alias from its journal
+    /// record. Undoing a merge also records that the pair is not the same:
+    /// `organize` never merges it again unless an alias proposal for it is
+    /// accepted afterwards or a name changes.
     Undo {
         /// The journal record's id.
         op: String,
@@ -564,6 +581,28 @@ pub enum BenchCommand {
 pub enum AliasesAction {
     /// Every alias proposal with its status.
     List,
+    /// Propose two entities as possibly the same (nothing merges), with an
+    /// optional external assessment (a version-2 record). Asking again for
+    /// the same pair returns the first record unchanged.
+    Propose {
+        /// One entity id.
+        a: String,
+        /// The other.
+        b: String,
+        /// How alike they are, in [0, 1].
+        #[arg(long)]
+        score: f64,
+        /// Who judged: `reviewer:NAME` or `model:ID` (with --verdict and
+        /// --reason, an assessment).
+        #[arg(long, requires_all = ["verdict", "reason"])]
+        assessor: Option<String>,
+        /// same, different or unsure.
+        #[arg(long, requires = "assessor")]
+        verdict: Option<String>,
+        /// A reason for the verdict (repeat for several).
+        #[arg(long, requires = "assessor")]
+        reason: Vec<String>,
+    },
     /// Decide one proposal: accept publishes a verified alias edge, reject
     /// (with a reason) makes sure the pair is never proposed again.
     Review {

@@ -68,6 +68,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Link(ref a) => crate::organize::link(&cli, a)?,
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
         Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
+        Command::Path {
+            ref from,
+            ref to,
+            include_unverified_aliases,
+            max_hops,
+        } => crate::organize::path(&cli, from, to, include_unverified_aliases, max_hops)?,
         Command::Journal {
             ref kind,
             ref node,

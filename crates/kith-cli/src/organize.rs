@@ -2,7 +2,11 @@
 //! calls into the organizer, rendered as text or `--json`.
 
 use anyhow::{Context, Result};
-use kith::{Decision, Job, JournalQuery, LinkReport, LinkRequest, OperationKind, OwnerId, ScopeId};
+use kith::organize::AssessorKind;
+use kith::{
+    Assessment, Assessor, Decision, Job, JournalQuery, LinkReport, LinkRequest, OperationKind,
+    OwnerId, PathRequest, ProposeAliasRequest, ScopeId, Verdict,
+};
 
 use crate::args::{AliasesAction, Cli, LinkArgs};
 use crate::cmd::{open, parse_id};
@@ -178,14 +182,74 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
                 println!("no alias proposals");
             }
             for p in &list {
+                // A version-2 proposal shows who judged it and how.
+                let assessed = p
+                    .assessment
+                    .as_ref()
+                    .map(|a| {
+                        format!(
+                            "  assessed {} by {}:{}",
+                            a["verdict"].as_str().unwrap_or("?"),
+                            a["assessor"]["kind"].as_str().unwrap_or("?"),
+                            a["assessor"]["id"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .unwrap_or_default();
                 println!(
-                    "{}  {:<8} {:?} ~ {:?}  score {:.3}",
+                    "{}  {:<8} {:?} ~ {:?}  score {:.3}{assessed}",
                     p.op_id,
                     p.status.as_str(),
                     p.a_name,
                     p.b_name,
                     p.score
                 );
+            }
+        }
+        AliasesAction::Propose {
+            a,
+            b,
+            score,
+            assessor,
+            verdict,
+            reason,
+        } => {
+            let assessment = match assessor {
+                None => None,
+                Some(who) => Some(assessment(who, verdict.as_deref(), reason)?),
+            };
+            let outcome = memory.propose_alias(
+                &owner,
+                &ProposeAliasRequest {
+                    a: parse_id(a)?,
+                    b: parse_id(b)?,
+                    score: *score,
+                    assessment,
+                },
+            )?;
+            if cli.json {
+                return render::json(&outcome);
+            }
+            match (outcome.created, outcome.op_id) {
+                (true, Some(op)) => println!(
+                    "proposed {} ~ {} ({}) — record {op}",
+                    a,
+                    b,
+                    outcome.format.as_deref().unwrap_or("")
+                ),
+                (false, Some(op)) => println!(
+                    "already proposed ({}, {}) — record {op}; the first record stands{}",
+                    outcome.status.as_str(),
+                    outcome.format.as_deref().unwrap_or(""),
+                    if outcome.assessment.is_none() {
+                        ", without an assessment"
+                    } else {
+                        ""
+                    }
+                ),
+                _ => println!(
+                    "an unverified alias edge {} written without a record already links the pair; nothing written",
+                    outcome.edge_id
+                ),
             }
         }
         AliasesAction::Review {
@@ -225,6 +289,86 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
                 println!("verified alias edge {edge}");
             }
         }
+    }
+    Ok(())
+}
+
+/// `reviewer:NAME` or `model:ID`, a verdict and reasons as an assessment.
+fn assessment(who: &str, verdict: Option<&str>, reasons: &[String]) -> Result<Assessment> {
+    let (kind, id) = who
+        .split_once(':')
+        .with_context(|| format!("--assessor {who:?}: write reviewer:NAME or model:ID"))?;
+    let kind = match kind.trim() {
+        "reviewer" => AssessorKind::Reviewer,
+        "model" => AssessorKind::Model,
+        other => anyhow::bail!("--assessor {who:?}: {other:?} is neither reviewer nor model"),
+    };
+    let verdict = match verdict.map(str::trim) {
+        Some("same") => Verdict::Same,
+        Some("different") => Verdict::Different,
+        Some("unsure") => Verdict::Unsure,
+        other => anyhow::bail!(
+            "--verdict {:?}: expected same, different or unsure",
+            other.unwrap_or("")
+        ),
+    };
+    Ok(Assessment {
+        assessor: Assessor {
+            kind,
+            id: id.to_string(),
+        },
+        verdict,
+        reasons: reasons.to_vec(),
+    })
+}
+
+/// `kith path FROM TO [--include-unverified-aliases] [--max-hops N]`.
+pub fn path(
+    cli: &Cli,
+    from: &str,
+    to: &str,
+    include_unverified_aliases: bool,
+    max_hops: usize,
+) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let mut req = PathRequest::new(parse_id(from)?, parse_id(to)?);
+    req.include_unverified_aliases = include_unverified_aliases;
+    req.max_hops = max_hops;
+    let report = memory.path(&owner, &req)?;
+    if cli.json {
+        return render::json(&report);
+    }
+    if !report.found {
+        println!(
+            "no path from {from} to {to} within {max_hops} hop(s){}{}",
+            if report.skipped_proposals > 0 && !include_unverified_aliases {
+                format!(
+                    "; {} unverified alias proposal(s) not followed (--include-unverified-aliases follows them)",
+                    report.skipped_proposals
+                )
+            } else {
+                String::new()
+            },
+            if report.truncated {
+                "; the search stopped at its visit limit"
+            } else {
+                ""
+            }
+        );
+        return Ok(());
+    }
+    println!(
+        "{} hop(s): {:?} ({})",
+        report.steps.len(),
+        report.from.content,
+        report.from.id
+    );
+    for s in &report.steps {
+        println!(
+            "  —{}→ {:?} ({})",
+            s.edge.edge_type, s.node.content, s.node.id
+        );
     }
     Ok(())
 }

@@ -69,10 +69,34 @@ fn organize_merges_then_undo_and_journal_show_it() {
     let undos = t.json(&["journal", "--kind", "undo"]);
     assert_eq!(undos.as_array().unwrap().len(), 1);
 
-    // Merging again after the undo gives a new record.
-    let redo = t.json(&["organize", "--jobs", "deduplicate"]);
-    let redo_id = redo["jobs"][0]["merges"][0]["op_id"].as_str().unwrap();
-    assert_ne!(redo_id, first);
+    // Undo sticks (issue 13 item 11): the next organize leaves the pair
+    // apart and says which undo decided it.
+    let undo_id = undos[0]["id"].as_str().unwrap().to_string();
+    for _ in 0..2 {
+        let redo = t.json(&["organize"]);
+        assert_eq!(
+            redo["jobs"][0]["merges"].as_array().unwrap().len(),
+            0,
+            "{redo:#}"
+        );
+        let refused = redo["jobs"][0]["not_applied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["reason"] == "undone_merge")
+            .unwrap_or_else(|| panic!("{redo:#}"))
+            .clone();
+        assert_eq!(refused["op_id"], undo_id.as_str());
+    }
+    assert!(t.ok(&["organize"]).contains("undone_merge"));
+    let facts = t.json(&["nodes", "list", "--limit", "1000"]);
+    let active = facts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["content"] == "Aurora requires approval." && n["lifecycle"] != "superseded")
+        .count();
+    assert_eq!(active, 2, "still two: {facts:#}");
 
     let doctor = t.ok(&["doctor"]);
     assert!(doctor.starts_with("healthy"), "{doctor}");
@@ -200,4 +224,105 @@ fn link_prints_entities_links_and_refusals() {
     let journal = t.json(&["journal", "--kind", "ENTITIES_LINKED"]);
     assert_eq!(journal.as_array().unwrap().len(), 1);
     t.ok(&["doctor"]);
+}
+
+/// Issue 13 items 14 and 15 through the binary: `kith aliases propose`
+/// with an assessment (a version-2 record; a repeat returns the first),
+/// and `kith path`, which does not cross an unverified proposal unless
+/// asked.
+#[test]
+fn propose_with_an_assessment_and_paths_skip_proposals() {
+    let t = TestPack::new();
+    store(&t, "entity", "Sam Rivera");
+    store(&t, "entity", "Samuel Rivera");
+    let nodes = t.json(&["nodes", "list"]);
+    let ids: Vec<String> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["node_type"] == "entity")
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{nodes:#}");
+    let (a, b) = (&ids[0], &ids[1]);
+
+    let none = t.ok(&["path", a, b]);
+    assert!(none.contains("no path"), "{none}");
+
+    assert!(t
+        .fails(&[
+            "aliases",
+            "propose",
+            a,
+            b,
+            "--score",
+            "0.9",
+            "--assessor",
+            "robot:x",
+            "--verdict",
+            "same",
+            "--reason",
+            "r"
+        ])
+        .contains("neither reviewer nor model"));
+    assert!(t.ok(&["journal"]).trim().is_empty(), "nothing written");
+    let first = t.json(&[
+        "aliases",
+        "propose",
+        a,
+        b,
+        "--score",
+        "0.9",
+        "--assessor",
+        "model:judge-7",
+        "--verdict",
+        "same",
+        "--reason",
+        "Sam is short for Samuel",
+        "--reason",
+        "same surname",
+    ]);
+    assert_eq!(first["created"], true, "{first:#}");
+    assert_eq!(first["format"], "kith.alias_proposal.v2");
+    assert_eq!(first["assessment"]["verdict"], "same");
+    assert_eq!(first["assessment"]["reasons"].as_array().unwrap().len(), 2);
+    let again = t.ok(&[
+        "aliases",
+        "propose",
+        b,
+        a,
+        "--score",
+        "0.5",
+        "--assessor",
+        "reviewer:maya",
+        "--verdict",
+        "different",
+        "--reason",
+        "no",
+    ]);
+    assert!(again.contains("already proposed"), "{again}");
+    let listed = t.json(&["aliases", "list"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let text = t.ok(&["aliases", "list"]);
+    assert!(text.contains("assessed same by model:judge-7"), "{text}");
+    assert!(t
+        .fails(&["aliases", "propose", a, a, "--score", "0.9"])
+        .contains("the same node"));
+    assert_eq!(listed[0]["assessment"]["assessor"]["id"], "judge-7");
+
+    let skipped = t.ok(&["path", a, b]);
+    assert!(
+        skipped.contains("no path")
+            && skipped.contains("1 unverified alias proposal(s) not followed"),
+        "{skipped}"
+    );
+    let opted = t.json(&["path", a, b, "--include-unverified-aliases"]);
+    assert_eq!(opted["found"], true, "{opted:#}");
+    assert_eq!(opted["steps"].as_array().unwrap().len(), 1);
+    assert_eq!(opted["steps"][0]["node"]["id"], b.as_str());
+    assert!(t
+        .fails(&["path", a, b, "--max-hops", "0"])
+        .contains("max_hops"));
+    let doctor = t.ok(&["doctor"]);
+    assert!(doctor.starts_with("healthy"), "{doctor}");
 }

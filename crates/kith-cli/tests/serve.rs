@@ -109,6 +109,8 @@ fn mcp_over_stdio_stores_and_retrieves() {
         "memory_list_alias_proposals",
         "memory_review_alias_proposal",
         "memory_undo",
+        "memory_propose_alias",
+        "memory_path",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
@@ -241,6 +243,40 @@ fn mcp_over_stdio_stores_and_retrieves() {
     ];
     pair.sort();
     assert_eq!(pair, ["Nadia", "Nadine"], "{listed}");
+    // Issue 13 item 15: the path tool does not cross the pending proposal
+    // unless asked.
+    let (nadia, nadine) = (entity("Nadia"), entity("Nadine"));
+    let (err, path) = mcp.call(20, "memory_path", json!({"from": nadia, "to": nadine}));
+    assert!(!err, "{path}");
+    assert_eq!(path["found"], false, "{path}");
+    assert_eq!(path["skipped_proposals"], 1, "{path}");
+    let (err, path) = mcp.call(
+        21,
+        "memory_path",
+        json!({"from": nadia, "to": nadine, "include_unverified_aliases": true}),
+    );
+    assert!(!err, "{path}");
+    assert_eq!(path["steps"][0]["node"]["id"], nadine.as_str(), "{path}");
+    // Item 14: asking to propose the pair again returns the first record,
+    // which had no assessment (never relabelled).
+    let (err, again) = mcp.call(
+        22,
+        "memory_propose_alias",
+        json!({"a": nadine, "b": nadia, "score": 0.9,
+               "assessment": {"assessor_kind": "reviewer", "assessor_id": "alice",
+                              "verdict": "same", "reasons": ["same person"]}}),
+    );
+    assert!(!err, "{again}");
+    assert_eq!(again["created"], false, "{again}");
+    assert_eq!(again["op_id"], proposal.as_str(), "{again}");
+    assert!(again["assessment"].is_null(), "{again}");
+    let (err, text) = mcp.call(
+        23,
+        "memory_propose_alias",
+        json!({"a": nadine, "b": nadia, "score": 2.0}),
+    );
+    assert!(err, "{text}");
+    assert!(text.as_str().unwrap().contains("score"), "{text}");
     let (err, text) = mcp.call(
         12,
         "memory_review_alias_proposal",

@@ -6,6 +6,14 @@
 //!   "my") is — the caller's speaker, a self-introduction, or the declared
 //!   first-person owner — or nobody, in which case it stays local to its
 //!   event.
+//! - [`aliases`]: which two entity names may be one entity, which pairs
+//!   must agree on provenance, and whether an undone merge may happen
+//!   again (the organizer's rules).
+//! - [`admission`]: which pairs of nodes the organizer may merge or
+//!   alias-link (owner, scope, types, provenance, metadata), and which node
+//!   of a pair is kept.
+//! - [`references`]: which surfaces are personal references ("I", "we",
+//!   "they") rather than names.
 //! - [`claims`]: when a new claim repeats an existing one (merge) and when it
 //!   replaces one (supersedence).
 //! - [`correction`]: which links move when a caller corrects who some
@@ -18,6 +26,8 @@
 //! Architecture invariant: nothing here reads the store or the clock. The
 //! engine gathers the facts a rule needs and applies its decision.
 
+pub mod admission;
+pub mod aliases;
 pub mod claims;
 pub mod correction;
 pub mod first_person;
@@ -25,6 +35,7 @@ pub mod groups;
 pub mod options;
 pub mod persons;
 pub mod policy;
+pub mod references;
 
 pub use first_person::{Basis, FirstPerson, FirstPersonInput};
 pub use options::IdentityOptions;

@@ -544,3 +544,128 @@ pub struct AliasListQuery {
     #[serde(default)]
     pub after: Option<String>,
 }
+
+/// Who made an external assessment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssessorKindName {
+    /// A person.
+    Reviewer,
+    /// A model.
+    Model,
+}
+
+/// An assessor's verdict on whether two entities are one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictName {
+    /// The same entity.
+    Same,
+    /// Two entities.
+    Different,
+    /// Cannot tell.
+    Unsure,
+}
+
+/// A complete external assessment: who judged, the verdict, the reasons.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AssessmentBody {
+    /// `reviewer` or `model`.
+    pub assessor_kind: AssessorKindName,
+    /// Who: a reviewer's name or a model's id.
+    pub assessor_id: String,
+    /// `same`, `different` or `unsure`.
+    pub verdict: VerdictName,
+    /// Why: one to 16 non-empty reasons.
+    pub reasons: Vec<String>,
+}
+
+impl From<AssessmentBody> for kith::Assessment {
+    fn from(b: AssessmentBody) -> Self {
+        kith::Assessment {
+            assessor: kith::Assessor {
+                kind: match b.assessor_kind {
+                    AssessorKindName::Reviewer => kith::organize::AssessorKind::Reviewer,
+                    AssessorKindName::Model => kith::organize::AssessorKind::Model,
+                },
+                id: b.assessor_id,
+            },
+            verdict: match b.verdict {
+                VerdictName::Same => kith::Verdict::Same,
+                VerdictName::Different => kith::Verdict::Different,
+                VerdictName::Unsure => kith::Verdict::Unsure,
+            },
+            reasons: b.reasons,
+        }
+    }
+}
+
+/// An explicit alias proposal between two of the owner's entities, with an
+/// optional external assessment (a version-2 record). Nothing merges; the
+/// owner reviews it like any proposal. A repeated request for the same
+/// pair answers the first committed record unchanged.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProposeBody {
+    /// One entity id.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// How alike they are, in [0, 1].
+    pub score: f64,
+    /// Who judged the pair, the verdict and the reasons.
+    #[serde(default)]
+    pub assessment: Option<AssessmentBody>,
+}
+
+impl ProposeBody {
+    /// The facade request (ids parsed; the rest is checked by the engine).
+    pub fn into_request(self) -> Result<kith::ProposeAliasRequest, ApiError> {
+        let id = |field: &str, raw: &str| {
+            uuid::Uuid::parse_str(raw.trim())
+                .map_err(|_| ApiError::invalid(format!("{field}: {raw:?} is not a UUID")))
+        };
+        Ok(kith::ProposeAliasRequest {
+            a: id("a", &self.a)?,
+            b: id("b", &self.b)?,
+            score: self.score,
+            assessment: self.assessment.map(Into::into),
+        })
+    }
+}
+
+/// A shortest-path query between two of the owner's nodes (query
+/// parameters over HTTP, arguments over MCP).
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PathQuery {
+    /// The start node's id.
+    pub from: String,
+    /// The end node's id.
+    pub to: String,
+    /// Also follow unverified alias proposals (default false: like the
+    /// neighbourhood, a proposal is not an identity link).
+    #[serde(default)]
+    pub include_unverified_aliases: Option<bool>,
+    /// Hops at most, 1 to 12 (default 6).
+    #[serde(default)]
+    pub max_hops: Option<usize>,
+}
+
+impl PathQuery {
+    /// The facade request.
+    pub fn into_request(self) -> Result<kith::PathRequest, ApiError> {
+        let id = |field: &str, raw: &str| {
+            uuid::Uuid::parse_str(raw.trim())
+                .map_err(|_| ApiError::invalid(format!("{field}: {raw:?} is not a UUID")))
+        };
+        let mut req = kith::PathRequest::new(id("from", &self.from)?, id("to", &self.to)?);
+        req.include_unverified_aliases = self.include_unverified_aliases.unwrap_or(false);
+        if let Some(h) = self.max_hops {
+            req.max_hops = h;
+        }
+        Ok(req)
+    }
+}

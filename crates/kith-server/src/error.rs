@@ -84,7 +84,7 @@ impl From<kith::Error> for ApiError {
         use kith::ErrorKind as K;
         if let Some(code) = organizer_code(&e) {
             let status = match code {
-                "reason_required" => StatusCode::UNPROCESSABLE_ENTITY,
+                "reason_required" | "invalid_assessment" => StatusCode::UNPROCESSABLE_ENTITY,
                 _ => StatusCode::CONFLICT,
             };
             return ApiError::new(status, code, e.to_string());
@@ -120,6 +120,8 @@ fn organizer_code(e: &kith::Error) -> Option<&'static str> {
         O::ReasonRequired => Some("reason_required"),
         O::UndoRefused { .. } => Some("undo_refused"),
         O::CopyConflict { .. } => Some("copy_conflict"),
+        O::NotAdmitted { .. } => Some("not_admitted"),
+        O::InvalidAssessment { .. } => Some("invalid_assessment"),
         _ => None,
     }
 }

@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, DecisionName, IngestBody, MessageBody, OrganizeBody, RetrieveBody, ReviewBody,
+    AliasListQuery, DecisionName, IngestBody, MessageBody, OrganizeBody, PathQuery, ProposeBody,
+    RetrieveBody, ReviewBody,
 };
 use crate::error::ApiError;
 use crate::ServerError;
@@ -195,6 +196,26 @@ impl KithMcp {
         let owner = self.owner.clone();
         self.run(move |m| crate::routes::organize::review(m, &owner, id, body))
             .await
+    }
+
+    #[tool(
+        name = "memory_propose_alias",
+        description = "Propose two entities (node ids a and b) as possibly the same, with a score in [0, 1] and optionally a complete assessment (assessor_kind reviewer|model, assessor_id, verdict same|different|unsure, reasons). Nothing merges: the proposal waits for memory_review_alias_proposal. Asking again for the same pair returns the first record unchanged."
+    )]
+    async fn memory_propose_alias(&self, Parameters(body): Parameters<ProposeBody>) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::propose(m, &owner, body))
+            .await
+    }
+
+    #[tool(
+        name = "memory_path",
+        description = "Find one shortest path (fewest links) between two memory nodes (ids from and to), up to max_hops (default 6). Unverified alias proposals are not followed unless include_unverified_aliases is true."
+    )]
+    async fn memory_path(&self, Parameters(q): Parameters<PathQuery>) -> ToolResult {
+        let req = q.into_request().map_err(refused)?;
+        let owner = self.owner.0.clone();
+        self.run(move |m| Ok(m.path(&owner, &req)?)).await
     }
 
     #[tool(

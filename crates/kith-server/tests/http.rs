@@ -738,7 +738,15 @@ fn openapi_documents_every_route() {
     assert_eq!(r.status, 200);
     let paths = r.body["paths"].as_object().expect("paths");
     let table = kith_server::route_table();
-    assert!(table.len() >= 19, "{table:?}");
+    assert!(table.len() >= 21, "{table:?}");
+    for (method, path) in [("POST", "/v1/aliases"), ("GET", "/v1/path")] {
+        assert!(
+            table
+                .iter()
+                .any(|(m, p)| m.as_str() == method && *p == path),
+            "{method} {path} is served"
+        );
+    }
     for (method, path) in &table {
         let ops = paths
             .get(*path)
@@ -773,6 +781,8 @@ fn openapi_documents_every_route() {
         "IngestBody",
         "OrganizeBody",
         "ReviewBody",
+        "ProposeBody",
+        "AssessmentBody",
     ] {
         assert!(schemas.contains_key(name), "{name} schema missing");
     }
@@ -1362,4 +1372,128 @@ fn organizer_endpoints_answer_and_refuse() {
         assert_eq!(r.status, status, "{method} {path}: {}", r.body);
         assert_eq!(error_code(&r), code, "{method} {path}: {}", r.body);
     }
+}
+
+/// Issue 13 items 14 and 15 over HTTP: `POST /v1/aliases` records a
+/// version-2 proposal with an assessment (a repeat answers the first one;
+/// an incomplete assessment is 422 and writes nothing; another owner's
+/// node is 404), and `GET /v1/path` does not cross the proposal unless
+/// asked.
+#[test]
+fn proposals_with_assessments_and_paths() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/ingest",
+        Some(
+            json!({"content": "Alice met Alicia and Bob at the Postgres meetup.",
+                    "session_id": "s1"}),
+        ),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let names = entities(&s, a);
+    let (alice, alicia) = (names["Alice"].clone(), names["Alicia"].clone());
+    let assessment = |verdict: &str, reasons: Value| {
+        json!({"assessor_kind": "model", "assessor_id": "judge-7",
+               "verdict": verdict, "reasons": reasons})
+    };
+    let journal = |s: &TestServer| {
+        call(s, a, "GET", "/v1/journal?limit=1000", None).body["records"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+
+    let before = journal(&s);
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/aliases",
+        Some(json!({"a": alice, "b": alicia, "score": 0.9,
+                    "assessment": assessment("same", json!([]))})),
+    );
+    assert_eq!(
+        (r.status, error_code(&r)),
+        (422, "invalid_assessment"),
+        "{}",
+        r.body
+    );
+    assert_eq!(journal(&s), before, "nothing written");
+    let r = call(
+        &s,
+        BOB_KEY,
+        "POST",
+        "/v1/aliases",
+        Some(json!({"a": alice, "b": alicia, "score": 0.9})),
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/aliases",
+        Some(json!({"a": alice, "b": alicia, "score": 0.9,
+                    "assessment": assessment("same", json!(["Alicia is Alice's full name"]))})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["created"], true);
+    assert_eq!(r.body["format"], "kith.alias_proposal.v2");
+    let first = r.body.clone();
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/aliases",
+        Some(json!({"a": alicia, "b": alice, "score": 0.2,
+                    "assessment": assessment("different", json!(["no"]))})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["created"], false);
+    assert_eq!(r.body["assessment"], first["assessment"]);
+    assert_eq!(r.body["op_id"], first["op_id"]);
+    let listed = call(&s, a, "GET", "/v1/aliases", None);
+    assert_eq!(listed.body["proposals"][0]["assessment"]["verdict"], "same");
+
+    let path = |q: &str| {
+        call(
+            &s,
+            a,
+            "GET",
+            &format!("/v1/path?from={alice}&to={alicia}{q}"),
+            None,
+        )
+    };
+    let r = path("");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["found"], false, "{}", r.body);
+    assert_eq!(r.body["skipped_proposals"], 1);
+    let r = path("&include_unverified_aliases=true");
+    assert_eq!(r.body["found"], true, "{}", r.body);
+    assert_eq!(r.body["steps"][0]["node"]["id"], alicia.as_str());
+    assert_eq!(
+        r.body["steps"][0]["edge"]["metadata"]["identity_verified"],
+        false
+    );
+    let r = path("&max_hops=99");
+    assert_eq!(
+        (r.status, error_code(&r)),
+        (422, "invalid_input"),
+        "{}",
+        r.body
+    );
+    let r = call(&s, a, "GET", "/v1/path?from=nope&to=x", None);
+    assert_eq!(r.status, 422, "{}", r.body);
+    let r = call(
+        &s,
+        BOB_KEY,
+        "GET",
+        &format!("/v1/path?from={alice}&to={alicia}"),
+        None,
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
 }

@@ -4,17 +4,22 @@
 //! One pack holds vectors of one model. The model id and dimension are
 //! recorded in the pack manifest when the pack is made; opening a pack with
 //! another embedder is refused (`kith rebuild --embeddings` re-embeds every
-//! note with the new one). Only notes (the stored turns) are embedded: claims
-//! quote their note's sentence, and reach retrieval through the lexical and
-//! graph paths.
+//! note with the new one). Notes (the stored turns) are embedded as they are
+//! written; claims quote their note's sentence, and reach retrieval through
+//! the lexical and graph paths. Entities are embedded by the organizer's
+//! `alias_resolve` job ([`Memory::embed_entities`]) from their name, type
+//! and a short context, so look-alike names can be proposed as aliases;
+//! retrieval's vector path leaves entities out unless a caller asks for
+//! them.
 
 use std::sync::Arc;
 
 use kith_core::event::ValidEvent;
-use kith_core::NodeType;
+use kith_core::{EdgeType, NodeType, OwnerId};
 use kith_embed::Embedder;
 use kith_store::TxMode;
 use serde::Serialize;
+use uuid::Uuid;
 
 use crate::error::Error;
 use crate::memory::Memory;
@@ -170,6 +175,108 @@ impl Memory {
         }
         Ok(())
     }
+}
+
+/// Claims quoted in an entity's vector text at most.
+const ENTITY_CONTEXT_CLAIMS: usize = 2;
+/// Characters of context in an entity's vector text at most.
+const ENTITY_CONTEXT_CHARS: usize = 240;
+
+impl Memory {
+    /// Embeds up to `limit` of `owner`'s active entities that have no
+    /// vector of this memory's model (oldest first; each run embeds the
+    /// next `limit`), and returns how many.
+    /// Personal references are left out (they are never aliased). Without
+    /// an embedder nothing happens. The vectors are derived data, like a
+    /// note's: `rebuild --embeddings` may drop them and the next run makes
+    /// them again.
+    pub fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
+        let Some(embedder) = self.checked_embedder()? else {
+            return Ok(0);
+        };
+        let model = embedder.model_id().to_string();
+        let todo: Vec<(Uuid, String)> = {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            // The store finds what lacks a vector (one query per page), so a
+            // run over a memory whose entities all have one costs a scan of
+            // the nodes without vectors, not a read per entity.
+            let mut entities = Vec::new();
+            let mut after = 0;
+            while entities.len() < limit {
+                let page = tx.nodes_missing_embedding(Some(owner), &model, after, 256)?;
+                let Some(last) = page.last() else { break };
+                after = last.seq;
+                entities.extend(page.into_iter().map(|s| s.node).filter(|n| {
+                    n.node_type == NodeType::Entity
+                        && n.lifecycle.is_active()
+                        && !crate::organize::admission::is_personal_reference(n)
+                }));
+            }
+            entities.truncate(limit);
+            let mut out = Vec::with_capacity(entities.len());
+            for n in entities {
+                let mut context = Vec::new();
+                for e in tx.edges_of(n.id)? {
+                    if context.len() == ENTITY_CONTEXT_CLAIMS {
+                        break;
+                    }
+                    if e.edge_type == EdgeType::HasFact && e.source_id == n.id {
+                        if let Some(claim) = tx.get_node(e.target_id)? {
+                            if claim.owner_id == *owner && claim.lifecycle.is_active() {
+                                context.push(claim.content);
+                            }
+                        }
+                    }
+                }
+                let entity_type = n
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.get("entity_type"))
+                    .and_then(serde_json::Value::as_str)
+                    .map(String::from);
+                out.push((
+                    n.id,
+                    entity_vector_text(&n.content, entity_type.as_deref(), &context),
+                ));
+            }
+            out
+        };
+        for chunk in todo.chunks(EMBED_BATCH) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = embed_checked(embedder, &texts)?;
+            crate::retry::on_busy("save entity vectors", || {
+                let mut tx = self.store_backend().begin(TxMode::Write)?;
+                for ((id, _), v) in chunk.iter().zip(&vectors) {
+                    tx.put_embedding(*id, &model, v)?;
+                }
+                tx.commit()?;
+                Ok(())
+            })?;
+        }
+        Ok(todo.len())
+    }
+}
+
+/// The text an entity's vector is made from: its name, its type and a
+/// short context (up to two of its claims, at most 240 characters), as
+/// `Jordan Lee (person): Jordan Lee moved to Berlin.`. The context keeps
+/// two people who only share a first name apart; the name leads, so two
+/// spellings of one name land close.
+pub fn entity_vector_text(name: &str, entity_type: Option<&str>, context: &[String]) -> String {
+    let mut text = match entity_type {
+        Some(t) if !t.trim().is_empty() => format!("{} ({})", name.trim(), t.trim()),
+        _ => name.trim().to_string(),
+    };
+    let context: String = context
+        .join(" ")
+        .chars()
+        .take(ENTITY_CONTEXT_CHARS)
+        .collect();
+    if !context.trim().is_empty() {
+        text.push_str(": ");
+        text.push_str(context.trim());
+    }
+    text
 }
 
 /// The text a note's vector is made from: the turn with its speaker

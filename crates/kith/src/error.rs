@@ -157,9 +157,9 @@ impl Error {
             Error::Policy(_) => ErrorKind::Unsupported,
             Error::Request(_) => ErrorKind::InvalidInput,
             Error::Organizer(e) => match e {
-                OrganizerError::ReasonRequired | OrganizerError::NonFinite { .. } => {
-                    ErrorKind::InvalidInput
-                }
+                OrganizerError::ReasonRequired
+                | OrganizerError::NonFinite { .. }
+                | OrganizerError::InvalidAssessment { .. } => ErrorKind::InvalidInput,
                 OrganizerError::DamagedRecord { .. } => ErrorKind::Corrupted,
                 _ => ErrorKind::Conflict,
             },

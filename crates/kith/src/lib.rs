@@ -31,7 +31,7 @@ mod error;
 pub mod ingest;
 mod jsonl;
 mod memory;
-mod neighbourhood;
+pub mod neighbourhood;
 pub mod organize;
 mod pack;
 pub mod retrieve;
@@ -60,12 +60,13 @@ pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::{Memory, StoreReceipt};
-pub use neighbourhood::NodeView;
+pub use neighbourhood::{NodeView, PathReport, PathRequest, PathStep};
 pub use organize::{
     AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
     LinkRequest, OrganizeReport, OrganizeRequest, OrganizerError, ProposalStatus, ReviewOutcome,
     UndoReport,
 };
+pub use organize::{Assessment, Assessor, ProposeAliasRequest, ProposeOutcome, Verdict};
 pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use retry::BUSY_ATTEMPTS;

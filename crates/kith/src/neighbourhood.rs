@@ -118,3 +118,175 @@ fn is_unverified_alias(edge: &Edge) -> bool {
             .and_then(serde_json::Value::as_bool)
             == Some(false)
 }
+
+/// Hops a path query follows at most unless asked otherwise.
+pub const DEFAULT_MAX_HOPS: usize = 6;
+/// Hops a caller may ask for at most.
+pub const MAX_HOPS_LIMIT: usize = 12;
+/// Nodes a path query visits at most, so a dense graph cannot turn one
+/// query into a scan of the owner's memory.
+pub const MAX_PATH_VISITS: usize = 10_000;
+
+/// A shortest-path query between two of an owner's nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathRequest {
+    /// Where the path starts.
+    pub from: Uuid,
+    /// Where it ends.
+    pub to: Uuid,
+    /// Follow unverified alias proposals too (left out by default, as in
+    /// the neighbourhood: a proposal is not an identity link).
+    pub include_unverified_aliases: bool,
+    /// Hops at most (1..=[`MAX_HOPS_LIMIT`]).
+    pub max_hops: usize,
+}
+
+impl PathRequest {
+    /// A request with the defaults: proposals left out,
+    /// [`DEFAULT_MAX_HOPS`] hops.
+    pub fn new(from: Uuid, to: Uuid) -> Self {
+        PathRequest {
+            from,
+            to,
+            include_unverified_aliases: false,
+            max_hops: DEFAULT_MAX_HOPS,
+        }
+    }
+}
+
+/// One hop of a path: the edge taken and the node it reaches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathStep {
+    /// The edge (either direction: edges are followed both ways).
+    pub edge: Edge,
+    /// The node reached.
+    pub node: Node,
+}
+
+/// What a path query found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathReport {
+    /// The start node.
+    pub from: Node,
+    /// The end node.
+    pub to: Uuid,
+    /// The hops of one shortest path, in order (empty when `from == to`
+    /// or no path was found).
+    pub steps: Vec<PathStep>,
+    /// Whether a path was found within the bounds.
+    pub found: bool,
+    /// Whether unverified alias proposals could be followed.
+    pub include_unverified_aliases: bool,
+    /// Unverified alias proposal edges met and not followed.
+    pub skipped_proposals: usize,
+    /// Whether the search stopped at [`MAX_PATH_VISITS`] nodes before it
+    /// had looked everywhere within `max_hops`.
+    pub truncated: bool,
+}
+
+impl Memory {
+    /// One shortest path (fewest edges) between two of `owner`'s nodes,
+    /// following edges in either direction, breadth first, within
+    /// `max_hops`. Like the neighbourhood, an unverified alias proposal is
+    /// not followed unless the request opts in; a verified alias edge is an
+    /// ordinary edge. Another owner's node or edge is never followed, and
+    /// another owner's endpoint is [`Error::NotFound`] like a missing one.
+    /// Among paths of equal length the one through smaller edge ids is
+    /// returned, so the answer is reproducible.
+    pub fn path(&self, owner: &OwnerId, req: &PathRequest) -> Result<PathReport, Error> {
+        if req.max_hops == 0 || req.max_hops > MAX_HOPS_LIMIT {
+            return Err(Error::Request(format!(
+                "max_hops: {} is outside 1..={MAX_HOPS_LIMIT}",
+                req.max_hops
+            )));
+        }
+        let from = self.node(owner, req.from)?;
+        self.node(owner, req.to)?;
+        let mut report = PathReport {
+            from,
+            to: req.to,
+            steps: Vec::new(),
+            found: req.from == req.to,
+            include_unverified_aliases: req.include_unverified_aliases,
+            skipped_proposals: 0,
+            truncated: false,
+        };
+        if report.found {
+            return Ok(report);
+        }
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        // node → (edge taken to reach it, the node it came from)
+        let mut came: std::collections::HashMap<Uuid, (Edge, Uuid)> =
+            std::collections::HashMap::new();
+        let mut seen: std::collections::HashSet<Uuid> = [req.from].into_iter().collect();
+        let mut frontier = vec![req.from];
+        let mut skipped: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
+        'search: for _ in 0..req.max_hops {
+            let mut next = Vec::new();
+            for id in &frontier {
+                let mut edges: Vec<Edge> = tx
+                    .edges_of(*id)?
+                    .into_iter()
+                    .filter(|e| &e.owner_id == owner)
+                    .collect();
+                edges.sort_by_key(|e| e.id);
+                for edge in edges {
+                    if !req.include_unverified_aliases && is_unverified_alias(&edge) {
+                        skipped.insert(edge.id);
+                        continue;
+                    }
+                    let other = if edge.source_id == *id {
+                        edge.target_id
+                    } else {
+                        edge.source_id
+                    };
+                    if seen.contains(&other) {
+                        continue;
+                    }
+                    if seen.len() >= MAX_PATH_VISITS {
+                        report.truncated = true;
+                        break 'search;
+                    }
+                    seen.insert(other);
+                    came.insert(other, (edge, *id));
+                    if other == req.to {
+                        break 'search;
+                    }
+                    next.push(other);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        report.skipped_proposals = skipped.len();
+        if !came.contains_key(&req.to) {
+            return Ok(report);
+        }
+        let mut at = req.to;
+        let mut steps = Vec::new();
+        while at != req.from {
+            let (edge, prev) = came
+                .remove(&at)
+                .expect("every reached node records how it was reached");
+            let node = tx.get_node(at)?.ok_or_else(|| Error::NotFound {
+                what: format!("node {at} (an edge names it, the store has no such node)"),
+            })?;
+            if &node.owner_id != owner {
+                // An edge of this owner to another owner's node: a damaged
+                // store; never show the node.
+                return Ok(PathReport {
+                    steps: Vec::new(),
+                    ..report
+                });
+            }
+            steps.push(PathStep { edge, node });
+            at = prev;
+        }
+        steps.reverse();
+        report.steps = steps;
+        report.found = true;
+        Ok(report)
+    }
+}

@@ -223,3 +223,26 @@ fn a_deadlocked_write_is_retried_and_succeeds() {
     assert_eq!(m.stats(None).unwrap().events, 1);
     assert!(m.doctor().unwrap().healthy());
 }
+
+#[path = "common/identity_bodies.rs"]
+mod identity_bodies;
+
+/// Issue 13 items 11, 14 and 15 on PostgreSQL: undo sticks until an
+/// accept, version-2 proposals, and paths that skip proposals.
+#[test]
+fn undo_sticks_proposals_and_paths_on_postgres() {
+    let db = test_database();
+    let m = Memory::init_database(db.url(), None).unwrap();
+    identity_bodies::undo_sticks(&m);
+    identity_bodies::version_two_proposals(&m);
+    identity_bodies::paths_skip_proposals(&m);
+}
+
+/// Issue 13 item 12 on PostgreSQL: entity vectors, look-alikes proposed.
+#[test]
+fn entity_vectors_and_look_alike_proposals_on_postgres() {
+    let db = test_database();
+    let letters = Arc::new(identity_bodies::Letters::default());
+    let m = Memory::init_database(db.url(), Some(letters.clone())).unwrap();
+    identity_bodies::look_alikes_proposed(&m, &letters);
+}

@@ -1,4 +1,4 @@
-//! `GET /v1/nodes` and `GET /v1/nodes/{id}`.
+//! `GET /v1/nodes`, `GET /v1/nodes/{id}` and `GET /v1/path`.
 
 use axum::extract::State;
 use axum::http::Method;
@@ -9,6 +9,7 @@ use utoipa::{IntoParams, OpenApi};
 
 use super::{AppState, Routes};
 use crate::auth::Owner;
+use crate::dto::PathQuery;
 use crate::error::{ApiError, ErrorBody, PathId, QueryParams};
 
 /// Adds the group's routes.
@@ -16,11 +17,12 @@ pub fn register(routes: Routes) -> Routes {
     routes
         .add(Method::GET, "/v1/nodes", list)
         .add(Method::GET, "/v1/nodes/{id}", show)
+        .add(Method::GET, "/v1/path", path_handler)
 }
 
 /// The group's OpenAPI.
 #[derive(OpenApi)]
-#[openapi(paths(list, show))]
+#[openapi(paths(list, show, path_handler))]
 pub struct Api;
 
 /// Paging and filters for `GET /v1/nodes`.
@@ -111,4 +113,24 @@ pub async fn show(
         .run(move |m| Ok(m.node_view_with(&owner.0, id, unverified)?))
         .await?;
     Ok(Json(view))
+}
+
+/// One shortest path (fewest edges, either direction) between two of the
+/// owner's nodes, within `max_hops`. Like a node's neighbourhood, an
+/// unverified alias proposal is not followed unless
+/// `include_unverified_aliases=true`; a verified alias is. Another owner's
+/// node is 404.
+#[utoipa::path(get, path = "/v1/path", tag = "nodes", params(PathQuery),
+    responses(
+        (status = 200, description = "`{from: node, to, steps: [{edge, node}], found, include_unverified_aliases, skipped_proposals, truncated}`", body = serde_json::Value),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+pub async fn path_handler(
+    State(state): State<AppState>,
+    Extension(owner): Extension<Owner>,
+    QueryParams(q): QueryParams<PathQuery>,
+) -> Result<Json<kith::PathReport>, ApiError> {
+    let req = q.into_request()?;
+    let report = state.run(move |m| Ok(m.path(&owner.0, &req)?)).await?;
+    Ok(Json(report))
 }

@@ -12,8 +12,8 @@ use axum::extract::State;
 use axum::http::Method;
 use axum::{Extension, Json};
 use kith::{
-    AliasProposal, JournalQuery, Memory, Operation, OperationKind, OrganizeReport, ReviewOutcome,
-    UndoReport,
+    AliasProposal, JournalQuery, Memory, Operation, OperationKind, OrganizeReport, ProposeOutcome,
+    ReviewOutcome, UndoReport,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, OpenApi};
@@ -23,8 +23,8 @@ use super::events::page_limit;
 use super::{AppState, Routes};
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, CandidateBody, CandidateKind, DecisionName, JobName, OrganizeBody,
-    ProposalStatusName, ReviewBody,
+    AliasListQuery, AssessmentBody, AssessorKindName, CandidateBody, CandidateKind, DecisionName,
+    JobName, OrganizeBody, ProposalStatusName, ProposeBody, ReviewBody, VerdictName,
 };
 use crate::error::{ApiError, ErrorBody, JsonBody, PathId, QueryParams};
 
@@ -33,6 +33,7 @@ pub fn register(routes: Routes) -> Routes {
     routes
         .add(Method::POST, "/v1/organize", organize_handler)
         .add(Method::GET, "/v1/aliases", aliases_handler)
+        .add(Method::POST, "/v1/aliases", propose_handler)
         .add(Method::POST, "/v1/aliases/{op}/review", review_handler)
         .add(Method::POST, "/v1/undo/{op}", undo_handler)
         .add(Method::GET, "/v1/journal", journal_handler)
@@ -44,6 +45,7 @@ pub fn register(routes: Routes) -> Routes {
     paths(
         organize_handler,
         aliases_handler,
+        propose_handler,
         review_handler,
         undo_handler,
         journal_handler
@@ -55,7 +57,11 @@ pub fn register(routes: Routes) -> Routes {
         JobName,
         ReviewBody,
         DecisionName,
-        ProposalStatusName
+        ProposalStatusName,
+        ProposeBody,
+        AssessmentBody,
+        AssessorKindName,
+        VerdictName
     ))
 )]
 pub struct Api;
@@ -157,6 +163,12 @@ pub fn alias_page(m: &Memory, owner: &Owner, q: AliasListQuery) -> Result<AliasP
     })
 }
 
+/// Proposes two of `owner`'s entities as an unverified alias.
+pub fn propose(m: &Memory, owner: &Owner, body: ProposeBody) -> Result<ProposeOutcome, ApiError> {
+    let req = body.into_request()?;
+    Ok(m.propose_alias(&owner.0, &req)?)
+}
+
 /// Records `owner`'s decision on alias proposal `proposal`.
 pub fn review(
     m: &Memory,
@@ -234,7 +246,7 @@ pub async fn organize_handler(
 /// their status and, once decided, the decision record.
 #[utoipa::path(get, path = "/v1/aliases", tag = "organizer", params(AliasListQuery),
     responses(
-        (status = 200, description = "`{proposals: [{op_id, a, b, a_name, b_name, score, edge_id, status, review_op_id, created_at}], next_after}`", body = serde_json::Value),
+        (status = 200, description = "`{proposals: [{op_id, a, b, a_name, b_name, score, edge_id, status, review_op_id, created_at, format, assessment}], next_after}`", body = serde_json::Value),
         (status = 401, body = ErrorBody),
         (status = 404, description = "`after` is not one of the owner's proposals", body = ErrorBody),
         (status = 422, body = ErrorBody)))]
@@ -245,6 +257,29 @@ pub async fn aliases_handler(
 ) -> Result<Json<AliasPage>, ApiError> {
     let page = state.run(move |m| alias_page(m, &owner, q)).await?;
     Ok(Json(page))
+}
+
+/// Proposes two entities as an unverified alias, optionally with a
+/// complete external assessment (a reviewer's or a model's verdict and
+/// reasons), stored as a version-2 record bound to the exact node
+/// checksums. Nothing merges. A repeated request for the same pair answers
+/// the first committed record (`created: false`) unchanged, assessment
+/// included: an older proposal is never relabelled. A pair admission
+/// refuses is 409 `not_admitted`; an incomplete assessment is 422
+/// `invalid_assessment`; another owner's node is 404.
+#[utoipa::path(post, path = "/v1/aliases", tag = "organizer", request_body = ProposeBody,
+    responses(
+        (status = 200, description = "`{op_id, edge_id, created, format, assessment, status}`", body = serde_json::Value),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn propose_handler(
+    State(state): State<AppState>,
+    Extension(owner): Extension<Owner>,
+    JsonBody(body): JsonBody<ProposeBody>,
+) -> Result<Json<ProposeOutcome>, ApiError> {
+    let outcome = state.run(move |m| propose(m, &owner, body)).await?;
+    Ok(Json(outcome))
 }
 
 /// Accepts or rejects an alias proposal. Accept rechecks that both nodes

@@ -22,8 +22,48 @@ use super::{
 use crate::error::Error;
 use crate::memory::Memory;
 
-/// The record format of `ALIAS_PROPOSED`.
+/// The record format of `ALIAS_PROPOSED` without an assessment.
 pub const PROPOSAL_FORMAT: &str = "kith.alias_proposal.v1";
+/// The record format of `ALIAS_PROPOSED` carrying an external assessment
+/// bound to the exact node checksums (spec ¶21's version 2).
+pub const PROPOSAL_FORMAT_V2: &str = "kith.alias_proposal.v2";
+
+pub use kith_identity::aliases::{Assessment, Assessor, AssessorKind, Verdict};
+
+/// An explicit alias proposal: a pair, a score, and optionally a complete
+/// external assessment (a version-2 record).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProposeAliasRequest {
+    /// One entity.
+    pub a: Uuid,
+    /// The other.
+    pub b: Uuid,
+    /// How alike they are, in [0, 1] (the unverified edge's confidence).
+    pub score: f64,
+    /// Who judged the pair, their verdict and reasons.
+    pub assessment: Option<Assessment>,
+}
+
+/// What [`Memory::propose_alias`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProposeOutcome {
+    /// The `ALIAS_PROPOSED` record (absent when an unrecorded older edge
+    /// stands for the pair).
+    pub op_id: Option<Uuid>,
+    /// The unverified edge.
+    pub edge_id: Uuid,
+    /// True when this call wrote the proposal; false when the pair was
+    /// proposed before and the first record is returned unchanged.
+    pub created: bool,
+    /// The committed record's format (`kith.alias_proposal.v1` or `.v2`).
+    pub format: Option<String>,
+    /// The committed record's assessment with the node checksums it is
+    /// bound to (`null` for a version-1 record: older proposals are never
+    /// relabelled with evidence they did not contain).
+    pub assessment: Option<Value>,
+    /// Where the proposal stands.
+    pub status: ProposalStatus,
+}
 /// The record format of `ALIAS_PROPOSAL_ACCEPTED` / `_REJECTED`.
 pub const REVIEW_FORMAT: &str = "kith.alias_review.v1";
 
@@ -102,6 +142,11 @@ pub struct AliasProposal {
     pub review_op_id: Option<Uuid>,
     /// When it was proposed.
     pub created_at: Timestamp,
+    /// The record's format (`kith.alias_proposal.v1` or `.v2`).
+    pub format: String,
+    /// A version-2 record's external assessment, with the node checksums
+    /// it is bound to.
+    pub assessment: Option<Value>,
 }
 
 /// What `review_alias` did.
@@ -150,9 +195,10 @@ pub(crate) fn publish_proposal(
     x: Uuid,
     y: Uuid,
     score: f64,
+    assessment: Option<&Assessment>,
 ) -> Result<ProposalOutcome, Error> {
     crate::retry::on_busy("alias proposal", || {
-        publish_proposal_once(store, owner, x, y, score)
+        publish_proposal_once(store, owner, x, y, score, assessment)
     })
 }
 
@@ -162,6 +208,7 @@ fn publish_proposal_once(
     x: Uuid,
     y: Uuid,
     score: f64,
+    assessment: Option<&Assessment>,
 ) -> Result<ProposalOutcome, Error> {
     let (a, b) = ordered(x, y);
     let refused = |code, detail: &str| Ok(ProposalOutcome::Refused(Refusal::new(code, detail)));
@@ -202,6 +249,13 @@ fn publish_proposal_once(
         });
     }
     let now = Timestamp::now();
+    // A proposal an assessor asked for is "external"; the organizer's own
+    // come from a similarity or a given name ("semantic").
+    let alias_type = if assessment.is_some() {
+        "external"
+    } else {
+        "semantic"
+    };
     let edge = Edge {
         id: proposal_edge_id(op_id),
         owner_id: owner.clone(),
@@ -215,23 +269,35 @@ fn publish_proposal_once(
         provenance_event_id: None,
         metadata: Some(json!({
             "relation": "alias",
-            "alias_type": "semantic",
+            "alias_type": alias_type,
             "identity_verified": false,
             "alias_operation_id": op_id,
         })),
         created_at: now,
     };
     ensure_edge_finite(&edge)?;
-    let record = json!({
+    let checksums = json!({"a": snapshot_checksum(&na)?, "b": snapshot_checksum(&nb)?});
+    let mut record = json!({
         "format": PROPOSAL_FORMAT,
         "policy": admission::ALIAS_POLICY,
         "pair": [a, b],
-        "alias_type": "semantic",
+        "alias_type": alias_type,
         "score": score,
         "nodes": {"a": snapshot(&na)?, "b": snapshot(&nb)?},
-        "node_checksums": {"a": snapshot_checksum(&na)?, "b": snapshot_checksum(&nb)?},
+        "node_checksums": checksums,
         "edge": edge,
     });
+    if let Some(assessment) = assessment {
+        // Version 2: the assessment is bound to the exact node values it
+        // judged, the same checksums an accept re-checks.
+        record["format"] = json!(PROPOSAL_FORMAT_V2);
+        record["assessment"] = json!({
+            "assessor": assessment.assessor,
+            "verdict": assessment.verdict,
+            "reasons": assessment.reasons,
+            "node_checksums": checksums,
+        });
+    }
     let op = Operation::new(
         op_id,
         OperationKind::AliasProposed,
@@ -324,9 +390,97 @@ impl Memory {
                 status: status_of(review.as_ref()),
                 review_op_id: review.is_some().then_some(review_id),
                 created_at: op.created_at,
+                format: str_at(record, &["format"]).unwrap_or_default().to_string(),
+                assessment: record.get("assessment").cloned(),
             });
         }
         Ok(out)
+    }
+
+    /// Proposes two of `owner`'s entities as an unverified alias, with an
+    /// optional external assessment (a version-2 record), in one
+    /// transaction: the same admission as the organizer's proposals, and
+    /// nothing merges.
+    ///
+    /// The proposal id is stable for the unordered pair, so a repeated
+    /// request returns the first committed record unchanged (`created:
+    /// false`), with its assessment or none: an older proposal is never
+    /// relabelled with evidence it did not contain.
+    pub fn propose_alias(
+        &self,
+        owner: &OwnerId,
+        req: &ProposeAliasRequest,
+    ) -> Result<ProposeOutcome, Error> {
+        if !(req.score.is_finite() && (0.0..=1.0).contains(&req.score)) {
+            return Err(Error::Request("score: must be a number in [0, 1]".into()));
+        }
+        if req.a == req.b {
+            return Err(Error::Request(format!(
+                "a and b are the same node ({}); an alias links two entities",
+                req.a
+            )));
+        }
+        if let Some(a) = &req.assessment {
+            a.check().map_err(|p| OrganizerError::InvalidAssessment {
+                reason: p.to_string(),
+            })?;
+        }
+        // Another owner's node answers not found, like a missing one.
+        self.node(owner, req.a)?;
+        self.node(owner, req.b)?;
+        let outcome = publish_proposal(
+            self.store_backend(),
+            owner,
+            req.a,
+            req.b,
+            req.score,
+            req.assessment.as_ref(),
+        )?;
+        match outcome {
+            ProposalOutcome::Published(p) => {
+                let mut tx = self.store_backend().begin(TxMode::Read)?;
+                let op = tx.get_operation(p.op_id)?.ok_or_else(|| Error::NotFound {
+                    what: format!("alias proposal {}", p.op_id),
+                })?;
+                let record = unseal(&op)?;
+                Ok(ProposeOutcome {
+                    op_id: Some(p.op_id),
+                    edge_id: p.edge_id,
+                    created: true,
+                    format: str_at(record, &["format"]).map(String::from),
+                    assessment: record.get("assessment").cloned(),
+                    status: ProposalStatus::Pending,
+                })
+            }
+            ProposalOutcome::Exists { op_id, status } => {
+                let mut tx = self.store_backend().begin(TxMode::Read)?;
+                let op = tx.get_operation(op_id)?.ok_or_else(|| Error::NotFound {
+                    what: format!("alias proposal {op_id}"),
+                })?;
+                let record = unseal(&op)?;
+                Ok(ProposeOutcome {
+                    op_id: Some(op_id),
+                    edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
+                    created: false,
+                    format: str_at(record, &["format"]).map(String::from),
+                    assessment: record.get("assessment").cloned(),
+                    status,
+                })
+            }
+            ProposalOutcome::Unrecorded { edge_id } => Ok(ProposeOutcome {
+                op_id: None,
+                edge_id,
+                created: false,
+                format: None,
+                assessment: None,
+                status: ProposalStatus::Pending,
+            }),
+            ProposalOutcome::Refused(r) => Err(OrganizerError::NotAdmitted {
+                code: r.code,
+                detail: r.detail,
+            }
+            .into()),
+        }
     }
 
     /// Records the owner's one decision on alias proposal `proposal`.

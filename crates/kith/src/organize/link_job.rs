@@ -190,8 +190,10 @@ pub fn admit_reuse(existing: &Node, surface: &str, kind: &str) -> Result<(), Ref
             "personal references and the owner's reference entity are never merged or aliased",
         ));
     }
-    match admission::name_match(&existing.content, surface) {
-        Some(m) if m.score() >= DEFAULT_ALIAS_THRESHOLD => {}
+    // Linking reuses an identity only on a name match that could merge; a
+    // given name alone ("Jordan" for "Jordan Lee") is never enough.
+    match admission::name_match(&existing.content, surface, false) {
+        Some(m) if m.may_merge() && m.score() >= DEFAULT_ALIAS_THRESHOLD => {}
         _ => {
             return Err(Refusal::new(
                 "different_name",

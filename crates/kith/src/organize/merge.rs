@@ -33,6 +33,12 @@ pub(crate) enum MergeOutcome {
     },
     /// Not admitted; nothing written.
     Refused(Refusal),
+    /// The owner undid a merge of this pair, and neither an accept nor new
+    /// name evidence came since; nothing written.
+    Blocked {
+        /// The `UNDO` record that decided "not the same".
+        undo_op: Uuid,
+    },
 }
 
 /// The record format of `ORGANIZER_MERGED`.
@@ -98,7 +104,7 @@ fn publish_merge_once(
             if let Err(r) = admission::admit_alias(&na, &nb) {
                 return Ok(MergeOutcome::Refused(r));
             }
-            let Some(names) = admission::name_match(&na.content, &nb.content) else {
+            let Some(names) = admission::names_of(&na, &nb).filter(|m| m.may_merge()) else {
                 return refused(
                     "different_name",
                     format!(
@@ -114,13 +120,16 @@ fn publish_merge_once(
                 );
             }
             let (k, r) = admission::alias_canonical(&na, &nb);
-            let basis = serde_json::to_value(names)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
-            (basis, k.clone(), r.clone())
+            (names.as_str().to_string(), k.clone(), r.clone())
         }
     };
+    // An undone merge of the pair is the owner's "not the same".
+    let (undone, review) = super::pair_history(&mut *tx, a, b)?;
+    if let kith_identity::aliases::MergeGate::Blocked { undo_op } =
+        kith_identity::aliases::merge_gate(undone.as_ref(), review, (&na.content, &nb.content))
+    {
+        return Ok(MergeOutcome::Blocked { undo_op });
+    }
     if !retired.lifecycle.can_become(Lifecycle::Superseded) {
         return refused(
             "inactive",

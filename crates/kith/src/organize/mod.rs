@@ -25,7 +25,8 @@ use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Instant;
 
-use kith_core::{canon, ids, Node, NodeType, Operation, OperationKind, OwnerId};
+use kith_core::{canon, ids, Node, NodeType, Operation, OperationKind, OwnerId, Timestamp};
+use kith_identity::aliases::{LiveReview, UndoneMerge};
 use kith_store::{NodeQuery, OperationQuery, SearchFilters, Tx, TxMode, VectorQuery};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -37,6 +38,7 @@ use crate::memory::Memory;
 
 pub use admission::{MergeKind, NameMatch, Refusal, ALIAS_POLICY, DUPLICATE_POLICY};
 pub use alias::{AliasProposal, Decision, ProposalStatus, ReviewOutcome};
+pub use alias::{Assessment, Assessor, AssessorKind, ProposeAliasRequest, ProposeOutcome, Verdict};
 pub use link_job::{LinkReport, LinkRequest};
 pub use linking::{HeuristicEntityExtractor, LinkParams};
 pub use undo::UndoReport;
@@ -106,6 +108,21 @@ pub enum OrganizerError {
     NonFinite {
         /// Where.
         path: String,
+    },
+    /// The pair may not be alias-linked (admission refused it); nothing
+    /// was written.
+    #[error("the pair cannot be proposed as an alias: {detail} ({code})")]
+    NotAdmitted {
+        /// The refusal's stable code (`different_metadata`, …).
+        code: &'static str,
+        /// What differs.
+        detail: String,
+    },
+    /// An external assessment is incomplete; nothing was written.
+    #[error("{reason}")]
+    InvalidAssessment {
+        /// What is missing.
+        reason: String,
     },
     /// A journal record the organizer needs is damaged.
     #[error("journal record {op} is damaged: {reason}")]
@@ -430,6 +447,55 @@ pub(crate) fn live_op(
     Err(Error::Request(
         "more than 10000 undone generations of one record".into(),
     ))
+}
+
+/// What the journal says about the unordered pair `(a, b)`, `a < b`: its
+/// latest undone merge (of either kind) and its live alias review. The
+/// decision is [`kith_identity::aliases::merge_gate`]'s.
+pub(crate) fn pair_history(
+    tx: &mut dyn Tx,
+    a: Uuid,
+    b: Uuid,
+) -> Result<(Option<UndoneMerge>, Option<LiveReview>), Error> {
+    let mut latest: Option<(Timestamp, UndoneMerge)> = None;
+    for kind in [MergeKind::Duplicate, MergeKind::Alias] {
+        for generation in 0..10_000 {
+            let op_id = merge_op_id(a, b, kind, generation);
+            let Some(op) = tx.get_operation(op_id)? else {
+                break;
+            };
+            let Some(undo) = tx.get_operation(undo_op_id(op_id))? else {
+                break;
+            };
+            let record = unseal(&op)?;
+            let undo_record = unseal(&undo)?;
+            let name = |id: Uuid| -> String {
+                ["keep", "retired"]
+                    .iter()
+                    .filter_map(|w| merge::record_node(record, "before", w))
+                    .find(|n| n.id == id)
+                    .map(|n| n.content)
+                    .unwrap_or_default()
+            };
+            let undone = UndoneMerge {
+                undo_op: undo.id,
+                names: (name(a), name(b)),
+                review_at_undo: undo_record
+                    .get("pair_review")
+                    .and_then(Value::as_str)
+                    .and_then(|s| s.parse().ok()),
+            };
+            if latest.as_ref().is_none_or(|(t, _)| undo.created_at >= *t) {
+                latest = Some((undo.created_at, undone));
+            }
+        }
+    }
+    let (review_id, _, review) = live_op(tx, |g| review_op_id(proposal_op_id(a, b), g))?;
+    let review = review.map(|op| LiveReview {
+        op: review_id,
+        accepted: op.kind == OperationKind::AliasProposalAccepted,
+    });
+    Ok((latest.map(|(_, u)| u), review))
 }
 
 // ---------------------------------------------------------------------------
@@ -814,6 +880,9 @@ impl Memory {
 
     fn alias_resolve(&self, req: &OrganizeRequest, budget: usize) -> Result<JobReport, Error> {
         let mut report = JobReport::new(Job::AliasResolve);
+        // Entities get vectors here, so look-alike names are proposed
+        // without a caller's hint.
+        self.embed_entities(&req.owner, budget)?;
         let (entities, mut pairs) = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
             let entities: Vec<Node> = active_nodes(&mut *tx, &req.owner)?
@@ -823,15 +892,22 @@ impl Memory {
             let mut pairs = Pairs::default();
             let mut groups: HashMap<(String, String), Vec<Uuid>> = HashMap::new();
             for n in &entities {
-                let key = admission::alias_key(&n.content);
-                if key.is_empty() {
-                    continue;
+                let mut keys = vec![admission::alias_key(&n.content)];
+                // People also meet by first name: "Jordan" and "Jordan Lee"
+                // (a proposal at most; the name rule decides).
+                if admission::both_people(n, n) {
+                    keys.push(format!("given:{}", admission::given_name_key(&n.content)));
                 }
-                let group = groups.entry((n.scope.to_string(), key)).or_default();
-                for &other in group.iter() {
-                    pairs.add(other, n.id, None, false);
+                for key in keys {
+                    if key.is_empty() || key == "given:" {
+                        continue;
+                    }
+                    let group = groups.entry((n.scope.to_string(), key)).or_default();
+                    for &other in group.iter() {
+                        pairs.add(other, n.id, None, false);
+                    }
+                    group.push(n.id);
                 }
-                group.push(n.id);
             }
             let all: Vec<&Node> = entities.iter().rev().collect();
             report.budget_exhausted |= vector_pairs(
@@ -882,8 +958,9 @@ impl Memory {
                     continue;
                 }
             }
-            let names = admission::name_match(&x.content, &y.content);
-            if names.is_some_and(|m| m.score() >= req.alias_threshold) {
+            let names = admission::names_of(x, y);
+            let mut blocked = false;
+            if names.is_some_and(|m| m.may_merge() && m.score() >= req.alias_threshold) {
                 let outcome = merge::publish_merge(
                     self.store_backend(),
                     &req.owner,
@@ -892,10 +969,27 @@ impl Memory {
                     MergeKind::Alias,
                     req.alias_threshold,
                 )?;
+                blocked = matches!(outcome, merge::MergeOutcome::Blocked { .. });
                 record_merge(&mut report, c, outcome, &mut retired);
+                if !blocked {
+                    continue;
+                }
+                // An undone pair is never merged again on the same names,
+                // but a similarity may still propose it: accepting that
+                // proposal is how the owner reopens the pair.
+            }
+            // A given name is evidence for a proposal, as a similarity is.
+            let given = names
+                .filter(|m| *m == NameMatch::GivenName)
+                .map(NameMatch::score);
+            let proposal_score = match (c.semantic, given) {
+                (Some(s), Some(g)) => Some(s.max(g)),
+                (s, g) => s.or(g),
+            };
+            if blocked && proposal_score.is_none() {
                 continue;
             }
-            match c.semantic {
+            match proposal_score {
                 Some(score) if score >= admission::ALIAS_VECTOR_THRESHOLD => {
                     match alias::publish_proposal(
                         self.store_backend(),
@@ -903,8 +997,10 @@ impl Memory {
                         c.a,
                         c.b,
                         score,
+                        None,
                     )? {
                         alias::ProposalOutcome::Published(p) => report.proposals.push(p),
+                        alias::ProposalOutcome::Exists { .. } if blocked => {}
                         alias::ProposalOutcome::Exists { op_id, status } => report.refuse(
                             c.a,
                             c.b,
@@ -995,5 +1091,14 @@ fn record_merge(
             Some(op_id),
         ),
         merge::MergeOutcome::Refused(r) => report.refuse(c.a, c.b, r.code, r.detail, None),
+        merge::MergeOutcome::Blocked { undo_op } => report.refuse(
+            c.a,
+            c.b,
+            "undone_merge",
+            format!(
+                "the owner undid a merge of this pair ({undo_op}); only an accepted alias review or a changed name merges it again"
+            ),
+            Some(undo_op),
+        ),
     }
 }

@@ -201,6 +201,22 @@ impl Memory {
             }
         }
 
+        // Undoing a merge is the owner's "not the same" for the pair: the
+        // review live now is recorded, so only a later accept reopens it.
+        let pair_review = if op.kind == OperationKind::OrganizerMerged {
+            let pair: Vec<Uuid> = ids_of(record.get("pair"));
+            match pair.as_slice() {
+                [a, b] => {
+                    let (id, _, review) = super::live_op(&mut *tx, |g| {
+                        super::review_op_id(super::proposal_op_id(*a, *b), g)
+                    })?;
+                    review.map(|_| id)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
         let now = Timestamp::now();
         let undo_record = json!({
             "format": UNDO_FORMAT,
@@ -213,6 +229,11 @@ impl Memory {
             "removed_edge_ids": published.iter().map(|e| e.id).collect::<Vec<_>>(),
             "removed_edges": published,
         });
+        let mut undo_record = undo_record;
+        if op.kind == OperationKind::OrganizerMerged {
+            undo_record["pair_decision"] = json!("not_same");
+            undo_record["pair_review"] = json!(pair_review);
+        }
         let undo = Operation::new(
             undo_id,
             OperationKind::Undo,

@@ -318,12 +318,26 @@ impl Memory {
                 limit: pool_size,
             })?)
         };
+        // Entities have vectors for the organizer's alias proposals; a
+        // question's vector hits are memories unless entities are asked
+        // for, so entity vectors never take a note's place in the pool.
+        let vector_filters = {
+            let mut f = req.filters.clone();
+            if f.node_types.is_empty() {
+                f.node_types = NodeType::ALL
+                    .iter()
+                    .copied()
+                    .filter(|t| *t != NodeType::Entity)
+                    .collect();
+            }
+            f
+        };
         let vector_hits = match &embedded {
             Some((model, vector)) => tx.search_vector(&VectorQuery {
                 owner: req.owner.clone(),
                 model: model.clone(),
                 vector: vector.clone(),
-                filters: req.filters.clone(),
+                filters: vector_filters.clone(),
                 limit: pool_size,
             })?,
             None => Vec::new(),
@@ -380,7 +394,10 @@ impl Memory {
                         owner: req.owner.clone(),
                         model: model.clone(),
                         vector: vector.clone(),
-                        filters,
+                        filters: SearchFilters {
+                            node_types: vector_filters.node_types.clone(),
+                            ..filters
+                        },
                         limit: 20,
                     })?,
                     None => Vec::new(),
