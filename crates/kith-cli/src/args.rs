@@ -179,6 +179,11 @@ pub enum Command {
         /// The journal record's id.
         op: String,
     },
+    /// Correct who claims are about, by naming the evidence: move the given
+    /// claims (rebind), or every claim of ENTITY grounded in the given
+    /// events (split), to another entity or a new person. Journaled as
+    /// IDENTITY_CORRECTED; `kith undo OP` reverses it.
+    Correct(CorrectArgs),
     /// List journal records, oldest first.
     Journal {
         /// Only this kind (ORGANIZER_MERGED, ALIAS_PROPOSED, UNDO, …).
@@ -621,6 +626,31 @@ pub enum AliasesAction {
         #[arg(long)]
         reviewer: Option<String>,
     },
+}
+
+/// `kith correct`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("evidence").required(true).args(["claim", "event"])))]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["to", "new_person"])))]
+pub struct CorrectArgs {
+    /// The entity the claims are wrongly attributed to.
+    #[arg(long)]
+    pub entity: String,
+    /// A claim to move (repeatable): rebind its subject or object.
+    #[arg(long)]
+    pub claim: Vec<String>,
+    /// An event whose claims of ENTITY move (repeatable): split.
+    #[arg(long)]
+    pub event: Vec<String>,
+    /// Move them to this existing entity.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Move them to a new person entity with this name.
+    #[arg(long)]
+    pub new_person: Option<String>,
+    /// Why (required; kept in the journal record).
+    #[arg(long)]
+    pub reason: String,
 }
 
 /// `kith link`.

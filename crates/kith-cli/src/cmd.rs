@@ -68,6 +68,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Link(ref a) => crate::organize::link(&cli, a)?,
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
         Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
+        Command::Correct(ref a) => crate::organize::correct(&cli, a)?,
         Command::Path {
             ref from,
             ref to,

@@ -400,6 +400,54 @@ pub fn undo(cli: &Cli, op: &str) -> Result<()> {
     Ok(())
 }
 
+/// `kith correct --entity E (--claim C… | --event EV…) (--to E2 | --new-person NAME) --reason R`.
+pub fn correct(cli: &Cli, a: &crate::args::CorrectArgs) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let ids = |raw: &[String]| raw.iter().map(|r| parse_id(r)).collect::<Result<Vec<_>>>();
+    let to = match (&a.to, &a.new_person) {
+        (Some(to), None) => kith::CorrectionTarget::Entity { id: parse_id(to)? },
+        (None, Some(name)) => kith::CorrectionTarget::NewPerson { name: name.clone() },
+        _ => anyhow::bail!("give exactly one of --to and --new-person"),
+    };
+    let report = memory.correct(
+        &owner,
+        &kith::Correction {
+            entity: parse_id(&a.entity)?,
+            claims: ids(&a.claim)?,
+            events: ids(&a.event)?,
+            to,
+            reason: a.reason.clone(),
+        },
+    )?;
+    if cli.json {
+        return render::json(&report);
+    }
+    println!(
+        "moved {} claim(s) to {}{} — record {}{}",
+        report.moved_claims.len(),
+        report.target,
+        if report.created_target {
+            " (a new person)"
+        } else {
+            ""
+        },
+        report.op_id,
+        if report.replayed {
+            " (already applied)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "closed {} link(s), made {}; undo with `kith undo {}`",
+        report.closed_edges.len(),
+        report.opened_edges.len(),
+        report.op_id
+    );
+    Ok(())
+}
+
 /// `kith journal [--kind K] [--node ID]`.
 pub fn journal(cli: &Cli, kind: Option<&str>, node: Option<&str>, limit: usize) -> Result<()> {
     let memory = open(cli)?;

@@ -326,3 +326,67 @@ fn propose_with_an_assessment_and_paths_skip_proposals() {
     let doctor = t.ok(&["doctor"]);
     assert!(doctor.starts_with("healthy"), "{doctor}");
 }
+
+/// `kith correct` through the binary (issue 13 item 13): rebind a claim
+/// named by id to another person, see it in the journal, undo it; bad
+/// requests fail with one readable line and change nothing.
+#[test]
+fn correct_rebinds_and_undo_reverses_through_the_binary() {
+    let t = TestPack::new();
+    t.ok(&["ingest", "I love hiking.", "--speaker", "Jordan"]);
+    t.ok(&["ingest", "I love sushi.", "--speaker", "Maya"]);
+    let nodes = t.json(&["nodes", "list", "--limit", "100"]);
+    let id_of = |content: &str| -> String {
+        nodes
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["content"] == content && n["node_type"] != "note")
+            .unwrap_or_else(|| panic!("no node {content:?} in {nodes}"))["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (maya, jordan, sushi) = (id_of("Maya"), id_of("Jordan"), id_of("I love sushi."));
+
+    let err = t.fails(&[
+        "correct", "--entity", &maya, "--claim", &sushi, "--to", &jordan,
+    ]);
+    assert!(err.contains("--reason"), "{err}");
+    let err = t.fails(&[
+        "correct", "--entity", &jordan, "--claim", &sushi, "--to", &maya, "--reason", "x",
+    ]);
+    assert!(
+        err.contains("is not an active claim linked to entity"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error")).count(),
+        1,
+        "{err}"
+    );
+
+    let out = t.json(&[
+        "correct",
+        "--entity",
+        &maya,
+        "--claim",
+        &sushi,
+        "--to",
+        &jordan,
+        "--reason",
+        "Maya pasted Jordan's words",
+    ]);
+    assert_eq!(out["moved_claims"], serde_json::json!([sushi]));
+    let op = out["op_id"].as_str().unwrap().to_string();
+    let shown = t.json(&["nodes", "show", &jordan]);
+    assert!(shown.to_string().contains("I love sushi."), "{shown}");
+    let journal = t.json(&["journal", "--kind", "IDENTITY_CORRECTED"]);
+    assert_eq!(journal.as_array().unwrap().len(), 1, "{journal}");
+
+    let undone = t.ok(&["undo", &op]);
+    assert!(undone.contains("IDENTITY_CORRECTED"), "{undone}");
+    let shown = t.json(&["nodes", "show", &maya]);
+    assert!(shown.to_string().contains("I love sushi."), "{shown}");
+    assert_eq!(t.json(&["doctor"])["problems"], serde_json::json!([]));
+}

@@ -111,6 +111,7 @@ fn mcp_over_stdio_stores_and_retrieves() {
         "memory_undo",
         "memory_propose_alias",
         "memory_path",
+        "memory_correct",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }

@@ -669,3 +669,58 @@ impl PathQuery {
         Ok(req)
     }
 }
+
+/// A correction: which of an entity's claims are about someone else,
+/// named by their evidence (`claims`, or the `events` whose claims move),
+/// and where they go (`to`: an existing entity id, or `new_person`: a name).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectionBody {
+    /// The entity the claims are wrongly attributed to.
+    pub entity: String,
+    /// Claim ids to move (rebind). Either this or `events`.
+    #[serde(default)]
+    pub claims: Vec<String>,
+    /// Event ids whose claims of `entity` move (split). Either this or
+    /// `claims`.
+    #[serde(default)]
+    pub events: Vec<String>,
+    /// An existing entity of the owner to move them to. Either this or
+    /// `new_person`.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// The name of a new person entity to move them to.
+    #[serde(default)]
+    pub new_person: Option<String>,
+    /// Why (required; kept in the journal record).
+    pub reason: String,
+}
+
+impl CorrectionBody {
+    /// The facade request (ids parsed; the rest is checked by the engine).
+    pub fn into_request(self) -> Result<kith::Correction, ApiError> {
+        let id = |field: &str, raw: &str| {
+            uuid::Uuid::parse_str(raw.trim())
+                .map_err(|_| ApiError::invalid(format!("{field}: {raw:?} is not a UUID")))
+        };
+        let ids = |field: &str, raw: &[String]| -> Result<Vec<uuid::Uuid>, ApiError> {
+            raw.iter().map(|r| id(field, r)).collect()
+        };
+        let to = match (self.to, self.new_person) {
+            (Some(to), None) => kith::CorrectionTarget::Entity { id: id("to", &to)? },
+            (None, Some(name)) => kith::CorrectionTarget::NewPerson { name },
+            _ => {
+                return Err(ApiError::invalid(
+                    "give exactly one of `to` (an entity id) and `new_person` (a name)",
+                ))
+            }
+        };
+        Ok(kith::Correction {
+            entity: id("entity", &self.entity)?,
+            claims: ids("claims", &self.claims)?,
+            events: ids("events", &self.events)?,
+            to,
+            reason: self.reason,
+        })
+    }
+}

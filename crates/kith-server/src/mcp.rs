@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, DecisionName, IngestBody, MessageBody, OrganizeBody, PathQuery, ProposeBody,
-    RetrieveBody, ReviewBody,
+    AliasListQuery, CorrectionBody, DecisionName, IngestBody, MessageBody, OrganizeBody, PathQuery,
+    ProposeBody, RetrieveBody, ReviewBody,
 };
 use crate::error::ApiError;
 use crate::ServerError;
@@ -219,8 +219,18 @@ impl KithMcp {
     }
 
     #[tool(
+        name = "memory_correct",
+        description = "Correct who claims are about, by naming the evidence: move the given claims (rebind), or every claim of the entity grounded in the given events (split), from entity to an existing entity (to: its id) or to a new person (new_person: a name). A reason is required. Journaled as IDENTITY_CORRECTED (undo with memory_undo); the same request again returns the first record."
+    )]
+    async fn memory_correct(&self, Parameters(body): Parameters<CorrectionBody>) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::organize::correct(m, &owner, body))
+            .await
+    }
+
+    #[tool(
         name = "memory_undo",
-        description = "Undo a merge (its op_id) or an accepted alias (its review_op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it."
+        description = "Undo a merge (its op_id), an accepted alias (its review_op_id) or a correction (its op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it."
     )]
     async fn memory_undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolResult {
         let id = parse_id("op_id", &p.op_id)?;

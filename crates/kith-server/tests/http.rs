@@ -1497,3 +1497,91 @@ fn proposals_with_assessments_and_paths() {
     );
     assert_eq!(r.status, 404, "{}", r.body);
 }
+
+/// `POST /v1/corrections` (issue 13 item 13): a split by event to a new
+/// person; typed refusals that write nothing; another owner's entity is
+/// 404; the record undoes through `POST /v1/undo/{op}`.
+#[test]
+fn corrections_split_refuse_and_undo() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    let mut events = Vec::new();
+    for (text, session) in [("I live in Lisbon.", "s1"), ("I live in Oslo.", "s2")] {
+        let r = call(
+            &s,
+            a,
+            "POST",
+            "/v1/ingest",
+            Some(json!({"content": text, "speaker": "Jordan", "session_id": session})),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        events.push(r.body["event_id"].as_str().unwrap().to_string());
+    }
+    let jordan = entities(&s, a)["Jordan"].clone();
+    let journal = |s: &TestServer| {
+        call(s, a, "GET", "/v1/journal?limit=1000", None).body["records"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let before = journal(&s);
+    for (body, status, code) in [
+        (
+            json!({"entity": jordan, "events": [events[1]], "new_person": "Jordan Berg"}),
+            422,
+            "invalid_input",
+        ),
+        (
+            json!({"entity": jordan, "events": [events[1]], "reason": "two Jordans"}),
+            422,
+            "invalid_input",
+        ),
+        (
+            json!({"entity": "not-a-uuid", "events": [events[1]], "new_person": "J",
+                   "reason": "x"}),
+            422,
+            "invalid_input",
+        ),
+        (
+            json!({"entity": jordan, "new_person": "J", "reason": "x"}),
+            422,
+            "invalid_input",
+        ),
+    ] {
+        let r = call(&s, a, "POST", "/v1/corrections", Some(body.clone()));
+        assert_eq!(
+            (r.status, error_code(&r)),
+            (status, code),
+            "{body}: {}",
+            r.body
+        );
+    }
+    let r = call(
+        &s,
+        BOB_KEY,
+        "POST",
+        "/v1/corrections",
+        Some(
+            json!({"entity": jordan, "events": [events[1]], "new_person": "J",
+                    "reason": "x"}),
+        ),
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(journal(&s), before, "nothing written");
+
+    let body = json!({"entity": jordan, "events": [events[1]], "new_person": "Jordan Berg",
+                      "reason": "the Oslo Jordan is a colleague"});
+    let r = call(&s, a, "POST", "/v1/corrections", Some(body.clone()));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["created_target"], true);
+    assert_eq!(r.body["moved_claims"].as_array().unwrap().len(), 1);
+    let op = r.body["op_id"].as_str().unwrap().to_string();
+    assert!(entities(&s, a).contains_key("Jordan Berg"));
+    let again = call(&s, a, "POST", "/v1/corrections", Some(body));
+    assert_eq!(again.body["replayed"], true, "{}", again.body);
+    assert_eq!(again.body["op_id"], op.as_str());
+
+    let r = call(&s, a, "POST", &format!("/v1/undo/{op}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["undone_kind"], "IDENTITY_CORRECTED", "{}", r.body);
+}

@@ -12,8 +12,8 @@ use axum::extract::State;
 use axum::http::Method;
 use axum::{Extension, Json};
 use kith::{
-    AliasProposal, JournalQuery, Memory, Operation, OperationKind, OrganizeReport, ProposeOutcome,
-    ReviewOutcome, UndoReport,
+    AliasProposal, CorrectionReport, JournalQuery, Memory, Operation, OperationKind,
+    OrganizeReport, ProposeOutcome, ReviewOutcome, UndoReport,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, OpenApi};
@@ -23,8 +23,8 @@ use super::events::page_limit;
 use super::{AppState, Routes};
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, AssessmentBody, AssessorKindName, CandidateBody, CandidateKind, DecisionName,
-    JobName, OrganizeBody, ProposalStatusName, ProposeBody, ReviewBody, VerdictName,
+    AliasListQuery, AssessmentBody, AssessorKindName, CandidateBody, CandidateKind, CorrectionBody,
+    DecisionName, JobName, OrganizeBody, ProposalStatusName, ProposeBody, ReviewBody, VerdictName,
 };
 use crate::error::{ApiError, ErrorBody, JsonBody, PathId, QueryParams};
 
@@ -36,6 +36,7 @@ pub fn register(routes: Routes) -> Routes {
         .add(Method::POST, "/v1/aliases", propose_handler)
         .add(Method::POST, "/v1/aliases/{op}/review", review_handler)
         .add(Method::POST, "/v1/undo/{op}", undo_handler)
+        .add(Method::POST, "/v1/corrections", correct_handler)
         .add(Method::GET, "/v1/journal", journal_handler)
 }
 
@@ -48,6 +49,7 @@ pub fn register(routes: Routes) -> Routes {
         propose_handler,
         review_handler,
         undo_handler,
+        correct_handler,
         journal_handler
     ),
     components(schemas(
@@ -56,6 +58,7 @@ pub fn register(routes: Routes) -> Routes {
         CandidateKind,
         JobName,
         ReviewBody,
+        CorrectionBody,
         DecisionName,
         ProposalStatusName,
         ProposeBody,
@@ -183,6 +186,38 @@ pub fn review(
         body.reason.as_deref(),
         body.reviewer.as_deref(),
     )?)
+}
+
+/// Applies `owner`'s correction (rebind claims or split an identity).
+pub fn correct(
+    m: &Memory,
+    owner: &Owner,
+    body: CorrectionBody,
+) -> Result<CorrectionReport, ApiError> {
+    let req = body.into_request()?;
+    Ok(m.correct(&owner.0, &req)?)
+}
+
+/// Corrects who claims are about, by naming the evidence: the `claims` to
+/// move, or the `events` whose claims of `entity` move, to an existing
+/// entity (`to`) or a new person (`new_person`). One transaction; a sealed
+/// `IDENTITY_CORRECTED` record (undo it with `POST /v1/undo/{op}`); the
+/// same request again answers the first record (`replayed: true`). Bad
+/// requests are 422 and write nothing; another owner's node is 404.
+#[utoipa::path(post, path = "/v1/corrections", tag = "organizer", request_body = CorrectionBody,
+    responses(
+        (status = 200, description = "`{op_id, target, created_target, moved_claims, closed_edges, opened_edges, replayed}`", body = serde_json::Value),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 503, body = ErrorBody)))]
+pub async fn correct_handler(
+    State(state): State<AppState>,
+    Extension(owner): Extension<Owner>,
+    JsonBody(body): JsonBody<CorrectionBody>,
+) -> Result<Json<CorrectionReport>, ApiError> {
+    let report = state.run(move |m| correct(m, &owner, body)).await?;
+    Ok(Json(report))
 }
 
 /// Undoes `owner`'s merge or accepted alias `op`.
