@@ -539,6 +539,20 @@ pub enum BenchCommand {
         #[arg(long)]
         extract: bool,
     },
+    /// Extraction against LoCoMo's `observation` annotations: coverage,
+    /// matched coverage, claim and binding precision, speaker nodes, junk
+    /// entities and messages/s, per conversation and overall (protocol in
+    /// BENCHMARKS.md). Uses the configured provider: the heuristic, or the
+    /// endpoint KITH_LLM_BASE_URL names.
+    Extract {
+        /// The LoCoMo data file (e.g. ../shared/bench/data/locomo_dev.json).
+        #[arg(long)]
+        data: PathBuf,
+        /// Only these conversations (`sample_id`s, comma-separated), e.g.
+        /// `conv-42,conv-43`.
+        #[arg(long, value_delimiter = ',')]
+        conversations: Vec<String>,
+    },
     /// HTTP load: starts `kith serve` as a second process on loopback and
     /// times store and retrieve requests from this one (requests/s, p50,
     /// p95, p99, errors).

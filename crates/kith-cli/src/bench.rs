@@ -38,8 +38,29 @@ struct IngestFigures {
 }
 
 /// Runs a benchmark; `database_url` (the global `--database-url`) adds
-/// PostgreSQL figures to `bench latency`.
-pub fn run(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Result<()> {
+/// PostgreSQL figures to `bench latency`; `identity` applies to the
+/// benchmarks that extract.
+pub fn run(
+    which: &BenchCommand,
+    database_url: Option<&str>,
+    identity: kith::identity::IdentityOptions,
+    json: bool,
+) -> Result<()> {
+    if let BenchCommand::Extract {
+        data,
+        conversations,
+    } = which
+    {
+        return crate::bench_extract::run(
+            crate::bench_extract::ExtractOptions {
+                data,
+                conversations,
+                identity,
+                database_url,
+            },
+            json,
+        );
+    }
     if let BenchCommand::Latency {
         notes,
         single,

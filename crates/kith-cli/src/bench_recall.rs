@@ -29,6 +29,7 @@ use kith::{Embedder, EventInput, IngestOptions, Memory, RetrievePaths, RetrieveR
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::locomo::{evidence_ids, LocomoFile};
 use crate::retrieve::bar;
 
 /// How to run.
@@ -266,69 +267,6 @@ fn ranked_sources(
     Ok(out)
 }
 
-/// Parses LoCoMo's "1:56 pm on 8 May, 2023" as RFC 3339 (UTC).
-fn locomo_time(text: &str) -> Option<String> {
-    let (clock, date) = text.split_once(" on ")?;
-    let (hm, ampm) = clock.trim().split_once(' ')?;
-    let (h, m) = hm.split_once(':')?;
-    let mut h: u32 = h.parse().ok()?;
-    let m: u32 = m.parse().ok()?;
-    match ampm.to_ascii_lowercase().as_str() {
-        "pm" if h < 12 => h += 12,
-        "am" if h == 12 => h = 0,
-        _ => {}
-    }
-    let parts: Vec<&str> = date
-        .trim()
-        .split([' ', ','])
-        .filter(|s| !s.is_empty())
-        .collect();
-    let [day, month, year] = parts.as_slice() else {
-        return None;
-    };
-    let mi = kith::retrieve::month_number(month)?;
-    Some(format!(
-        "{year}-{mi:02}-{:02}T{h:02}:{m:02}:00Z",
-        day.parse::<u32>().ok()?
-    ))
-}
-
-/// Normalises LoCoMo evidence ids ("D8:6", "D:8:6", "D8:6; D9:1").
-fn evidence_ids(list: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in list.as_array().into_iter().flatten() {
-        let text = e.as_str().unwrap_or("");
-        let chars: Vec<char> = text.chars().collect();
-        let mut i = 0;
-        while i < chars.len() {
-            if chars[i] == 'D' {
-                let mut j = i + 1;
-                if j < chars.len() && chars[j] == ':' {
-                    j += 1;
-                }
-                let a: String = chars[j..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_digit())
-                    .collect();
-                let k = j + a.len();
-                if !a.is_empty() && k < chars.len() && chars[k] == ':' {
-                    let b: String = chars[k + 1..]
-                        .iter()
-                        .take_while(|c| c.is_ascii_digit())
-                        .collect();
-                    if !b.is_empty() {
-                        out.push(format!("D{a}:{b}"));
-                        i = k + 1 + b.len();
-                        continue;
-                    }
-                }
-            }
-            i += 1;
-        }
-    }
-    out
-}
-
 #[derive(Default, Serialize, Clone)]
 struct Sums {
     questions: usize,
@@ -353,72 +291,33 @@ pub fn run(o: &RecallOptions<'_>, json: bool) -> Result<()> {
 }
 
 fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool) -> Result<()> {
-    let text = std::fs::read_to_string(o.data)
-        .with_context(|| format!("cannot read {}", o.data.display()))?;
-    let data: Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", o.data.display()))?;
-    let convs = data
-        .as_array()
-        .context("LoCoMo data is a list of conversations")?;
+    let file = LocomoFile::load(o.data)?;
     let tmp = tempfile::tempdir()?;
     let started = Instant::now();
     let mut per_cat: HashMap<u64, Sums> = HashMap::new();
     let mut asked = 0usize;
-    let total_q: usize = convs
+    let total_q: usize = file
+        .conversations
         .iter()
-        .map(|c| c["qa"].as_array().map(|q| q.len()).unwrap_or(0))
+        .map(|c| c.raw["qa"].as_array().map(|q| q.len()).unwrap_or(0))
         .sum();
     let progress = bar(total_q as u64, "questions");
     let mut turns_stored = 0usize;
     let mut retrieve_ms = Vec::new();
-    for (ci, conv) in convs.iter().enumerate() {
-        let c = &conv["conversation"];
+    for (ci, conv) in file.conversations.iter().enumerate() {
         let owner = format!("conv{ci}");
-        let mut inputs = Vec::new();
-        let mut turn_ids = HashSet::new();
-        let mut texts: HashMap<String, String> = HashMap::new();
-        let obj = c.as_object().context("conversation is an object")?;
-        let mut keys: Vec<(u32, &String)> = obj
-            .keys()
-            .filter_map(|k| {
-                let n = k.strip_prefix("session_")?;
-                n.parse::<u32>().ok().map(|n| (n, k))
-            })
+        let inputs = conv.inputs(&owner);
+        let turn_ids: HashSet<String> = conv.turns.iter().map(|t| t.dia_id.clone()).collect();
+        let texts: HashMap<String, String> = conv
+            .turns
+            .iter()
+            .map(|t| (t.dia_id.clone(), format!("{}: {}", t.speaker, t.text)))
             .collect();
-        keys.sort();
-        for (n, key) in keys {
-            let when = c[format!("session_{n}_date_time")]
-                .as_str()
-                .and_then(locomo_time);
-            for turn in obj[key].as_array().into_iter().flatten() {
-                let (Some(speaker), Some(id)) = (turn["speaker"].as_str(), turn["dia_id"].as_str())
-                else {
-                    continue;
-                };
-                let mut text = turn["text"].as_str().unwrap_or("").to_string();
-                if let Some(cap) = turn["blip_caption"].as_str() {
-                    text.push_str(&format!(" [image: {cap}]"));
-                }
-                if text.trim().is_empty() {
-                    continue;
-                }
-                turn_ids.insert(id.to_string());
-                texts.insert(id.to_string(), format!("{speaker}: {text}"));
-                inputs.push(EventInput {
-                    owner_id: Some(owner.clone()),
-                    session_id: Some(format!("session_{n}")),
-                    speaker: Some(speaker.to_string()),
-                    event_time: when.clone(),
-                    source_id: Some(id.to_string()),
-                    ..EventInput::new("user", &text)
-                });
-            }
-        }
         turns_stored += inputs.len();
         let memory = new_memory(&tmp.path().join(&owner), &owner, &embedder, o.database_url)?;
         store_all(&memory, inputs, o.extract)?;
         memory.settle()?;
-        for qa in conv["qa"].as_array().into_iter().flatten() {
+        for qa in conv.raw["qa"].as_array().into_iter().flatten() {
             progress.inc(1);
             let cat = qa["category"].as_u64().unwrap_or(0);
             if !(1..=4).contains(&cat) || (o.questions > 0 && asked >= o.questions) {
@@ -786,17 +685,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn locomo_times_and_evidence_ids_parse() {
-        assert_eq!(
-            locomo_time("1:56 pm on 8 May, 2023").as_deref(),
-            Some("2023-05-08T13:56:00Z")
-        );
-        assert_eq!(
-            locomo_time("12:05 am on 1 January, 2024").as_deref(),
-            Some("2024-01-01T00:05:00Z")
-        );
-        let ids = evidence_ids(&serde_json::json!(["D8:6", "D:9:1", "D10:2; D10:3", "x"]));
-        assert_eq!(ids, vec!["D8:6", "D9:1", "D10:2", "D10:3"]);
+    fn longmemeval_times_parse() {
         assert_eq!(
             lme_time("2023/05/20 (Sat) 02:21").as_deref(),
             Some("2023-05-20T02:21:00Z")

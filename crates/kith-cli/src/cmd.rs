@@ -367,9 +367,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
         }
-        Command::Bench { ref which } => {
-            crate::bench::run(which, cli.database_url.as_deref(), json)?
-        }
+        Command::Bench { ref which } => crate::bench::run(
+            which,
+            cli.database_url.as_deref(),
+            identity_options(&cli)?,
+            json,
+        )?,
         Command::Serve(ref a) => crate::serve::serve(&cli, a)?,
         Command::Mcp => crate::serve::mcp(&cli)?,
     }

@@ -5,11 +5,13 @@
 
 mod args;
 mod bench;
+mod bench_extract;
 mod bench_http;
 mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;
+mod locomo;
 mod organize;
 mod render;
 mod retrieve;
