@@ -6,53 +6,34 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
-
+use common::i_fact;
 use kith::{
-    Correction, CorrectionTarget, EdgeType, EventInput, IngestOptions, Memory, Node, NodeQuery,
-    NodeType, OwnerId,
+    Correction, CorrectionTarget, EventInput, IngestOptions, Memory, Node, NodeQuery, NodeType,
+    OwnerId,
 };
-use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
-use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
-use serde_json::{json, Value};
+use kith_extract::replay::ReplayServer;
 use uuid::Uuid;
-
-fn i_fact(predicate: &str, object: &str, quote: &str) -> Value {
-    json!({"entities": [], "relationships": [], "facts": [{
-        "subject": "I", "predicate": predicate, "object": object, "polarity": "positive",
-        "evidence_quote": quote, "fact_type": "fact", "epistemic_type": "asserted",
-        "temporal_intent": null, "replaces_object": null, "condition": null, "confidence": 0.9}]})
-}
 
 fn memory(recorded: bool) -> (tempfile::TempDir, Memory, Option<ReplayServer>) {
     let (tmp, _dir, m) = common::pack();
     if !recorded {
         return (tmp, m, None);
     }
-    let rules = [
-        ("I love sushi.", i_fact("love", "sushi", "I love sushi.")),
-        ("I love hiking.", i_fact("love", "hiking", "I love hiking.")),
-        (
-            "I live in Lisbon.",
-            i_fact("live in", "Lisbon", "I live in Lisbon."),
-        ),
-        (
-            "I live in Oslo.",
-            i_fact("live in", "Oslo", "I live in Oslo."),
-        ),
-    ];
-    let server = ReplayServer::start(
-        rules
-            .into_iter()
-            .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
-            .collect(),
-    )
-    .unwrap();
-    let config = OpenAiConfig::new(server.base_url(), "recorded")
-        .with_timeout(Duration::from_secs(5))
-        .with_max_retries(0);
-    let m = m.with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()));
+    let (m, server) = common::with_recorded_replies(
+        m,
+        vec![
+            ("I love sushi.", i_fact("love", "sushi", "I love sushi.")),
+            ("I love hiking.", i_fact("love", "hiking", "I love hiking.")),
+            (
+                "I live in Lisbon.",
+                i_fact("live in", "Lisbon", "I live in Lisbon."),
+            ),
+            (
+                "I live in Oslo.",
+                i_fact("live in", "Oslo", "I live in Oslo."),
+            ),
+        ],
+    );
     (tmp, m, Some(server))
 }
 
@@ -98,30 +79,11 @@ fn entity(m: &Memory, name: &str) -> Node {
 }
 
 fn claim(m: &Memory, sentence: &str) -> Node {
-    m.nodes(&NodeQuery {
-        owner: Some(owner()),
-        ..NodeQuery::default()
-    })
-    .unwrap()
-    .into_iter()
-    .map(|s| s.node)
-    .find(|n| {
-        !matches!(n.node_type, NodeType::Entity | NodeType::Note)
-            && n.lifecycle.is_active()
-            && n.content == sentence
-    })
-    .unwrap_or_else(|| panic!("no active claim {sentence:?}"))
+    common::active_claim(m, "owner", sentence)
 }
 
-/// The contents of the claim's subjects through open HAS_FACT edges.
 fn subjects(m: &Memory, claim: &Node) -> Vec<String> {
-    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
-    let edges = tx.edges_of(claim.id).unwrap();
-    edges
-        .into_iter()
-        .filter(|e| e.edge_type == EdgeType::HasFact && e.target_id == claim.id && e.is_open())
-        .map(|e| tx.get_node(e.source_id).unwrap().unwrap().content)
-        .collect()
+    common::open_subjects(m, claim)
 }
 
 fn claims_of(m: &Memory, who: &Node) -> Vec<String> {

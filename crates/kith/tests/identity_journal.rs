@@ -8,12 +8,9 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::time::Duration;
 
 use kith::{EdgeType, EventInput, IngestOptions, Memory, NodeQuery, NodeType, OwnerId};
-use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
-use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+use kith_extract::replay::ReplayServer;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -25,21 +22,13 @@ fn we_love_hiking() -> Value {
         "condition": null, "confidence": 0.9}]})
 }
 
-/// `None`: the default heuristic extractor; `Some`: recorded replies.
+/// The default heuristic extractor, or (`recorded`) recorded replies.
 fn memory(recorded: bool) -> (tempfile::TempDir, Memory, Option<ReplayServer>) {
     let (tmp, _dir, m) = common::pack();
     if !recorded {
         return (tmp, m, None);
     }
-    let server = ReplayServer::start(vec![ReplayRule::new(
-        "We love hiking",
-        vec![ReplayResponse::extraction(&we_love_hiking())],
-    )])
-    .unwrap();
-    let config = OpenAiConfig::new(server.base_url(), "recorded")
-        .with_timeout(Duration::from_secs(5))
-        .with_max_retries(0);
-    let m = m.with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()));
+    let (m, server) = common::with_recorded_replies(m, vec![("We love hiking", we_love_hiking())]);
     (tmp, m, Some(server))
 }
 

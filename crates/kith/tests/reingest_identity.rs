@@ -11,13 +11,11 @@ mod common;
 mod faulty;
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
+use common::i_fact;
 use kith::identity::IdentityOptions;
 use kith::{EdgeType, EventInput, IngestOptions, Memory, Node, NodeQuery, NodeType, OwnerId};
-use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
-use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+use kith_extract::replay::ReplayServer;
 use serde_json::{json, Value};
 
 /// How a scenario's messages are read.
@@ -30,12 +28,6 @@ enum Path_ {
 }
 
 const PATHS: [Path_; 2] = [Path_::Heuristic, Path_::Recorded];
-
-fn fact(subject: &str, predicate: &str, object: &str, quote: &str) -> Value {
-    json!({"subject": subject, "predicate": predicate, "object": object, "polarity": "positive",
-           "evidence_quote": quote, "fact_type": "fact", "epistemic_type": "asserted",
-           "temporal_intent": null, "replaces_object": null, "condition": null, "confidence": 0.9})
-}
 
 /// The recorded replies for this file's messages (substring → extraction).
 fn recorded() -> Vec<(&'static str, Value)> {
@@ -53,14 +45,10 @@ fn recorded() -> Vec<(&'static str, Value)> {
         (
             "I work at Northwind",
             json!({"entities": [{"name": "Northwind", "entity_type": "organization"}],
-                   "facts": [fact("I", "works at", "Northwind", "I work at Northwind.")],
+                   "facts": i_fact("works at", "Northwind", "I work at Northwind.")["facts"],
                    "relationships": []}),
         ),
-        (
-            "I love tea",
-            json!({"entities": [], "facts": [fact("I", "loves", "tea", "I love tea.")],
-                   "relationships": []}),
-        ),
+        ("I love tea", i_fact("loves", "tea", "I love tea.")),
     ]
 }
 
@@ -71,17 +59,7 @@ fn open(dir: &Path, path: Path_, options: IdentityOptions) -> (Memory, Option<Re
     match path {
         Path_::Heuristic => (m, None),
         Path_::Recorded => {
-            let server = ReplayServer::start(
-                recorded()
-                    .into_iter()
-                    .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
-                    .collect(),
-            )
-            .unwrap();
-            let config = OpenAiConfig::new(server.base_url(), "recorded")
-                .with_timeout(Duration::from_secs(5))
-                .with_max_retries(0);
-            let m = m.with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()));
+            let (m, server) = common::with_recorded_replies(m, recorded());
             (m, Some(server))
         }
     }
@@ -122,30 +100,12 @@ fn nodes(m: &Memory) -> Vec<Node> {
     .collect()
 }
 
-/// The active claim whose evidence sentence is `sentence`.
 fn claim(m: &Memory, sentence: &str) -> Node {
-    let found: Vec<Node> = nodes(m)
-        .into_iter()
-        .filter(|n| !matches!(n.node_type, NodeType::Entity | NodeType::Note))
-        .filter(|n| n.lifecycle.is_active() && n.content == sentence)
-        .collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "one active claim for {sentence:?}: {found:?}"
-    );
-    found.into_iter().next().unwrap()
+    common::active_claim(m, "owner", sentence)
 }
 
-/// The sources of the claim's open HAS_FACT edges, with their content.
 fn subjects(m: &Memory, claim: &Node) -> Vec<String> {
-    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
-    let edges = tx.edges_of(claim.id).unwrap();
-    edges
-        .into_iter()
-        .filter(|e| e.edge_type == EdgeType::HasFact && e.target_id == claim.id && e.is_open())
-        .map(|e| tx.get_node(e.source_id).unwrap().unwrap().content)
-        .collect()
+    common::open_subjects(m, claim)
 }
 
 /// The invariant: every active claim of the owner has exactly one open

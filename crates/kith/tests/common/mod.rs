@@ -95,3 +95,72 @@ pub fn claim_copies(
     tx.commit().unwrap();
     (keep.id, retired.id)
 }
+
+/// `memory` reading through an LLM whose replies were recorded: a replay
+/// server answers each extraction request with the first rule whose
+/// message substring it contains. Keep the server alive as long as the
+/// memory.
+pub fn with_recorded_replies(
+    memory: Memory,
+    rules: Vec<(&str, serde_json::Value)>,
+) -> (Memory, kith_extract::replay::ReplayServer) {
+    use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+    let server = ReplayServer::start(
+        rules
+            .into_iter()
+            .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
+            .collect(),
+    )
+    .expect("replay server");
+    let config = kith_extract::openai::OpenAiConfig::new(server.base_url(), "recorded")
+        .with_timeout(std::time::Duration::from_secs(5))
+        .with_max_retries(0);
+    let provider = kith_extract::openai::OpenAiCompatible::new(config).expect("provider");
+    (memory.with_provider(std::sync::Arc::new(provider)), server)
+}
+
+/// A recorded extraction of one first-person fact, `I <predicate> <object>`,
+/// quoting `quote`.
+pub fn i_fact(predicate: &str, object: &str, quote: &str) -> serde_json::Value {
+    serde_json::json!({"entities": [], "relationships": [], "facts": [{
+        "subject": "I", "predicate": predicate, "object": object, "polarity": "positive",
+        "evidence_quote": quote, "fact_type": "fact", "epistemic_type": "asserted",
+        "temporal_intent": null, "replaces_object": null, "condition": null, "confidence": 0.9}]})
+}
+
+/// The names of a claim's subjects through its open HAS_FACT edges.
+pub fn open_subjects(memory: &Memory, claim: &kith::Node) -> Vec<String> {
+    let mut tx = memory
+        .store_backend()
+        .begin(kith_store::TxMode::Read)
+        .expect("read");
+    let edges = tx.edges_of(claim.id).expect("edges");
+    edges
+        .into_iter()
+        .filter(|e| e.edge_type == kith::EdgeType::HasFact && e.target_id == claim.id)
+        .filter(kith::Edge::is_open)
+        .map(|e| {
+            tx.get_node(e.source_id)
+                .expect("read")
+                .expect("subject")
+                .content
+        })
+        .collect()
+}
+
+/// The one active claim of `owner` whose text is `sentence`.
+pub fn active_claim(memory: &Memory, owner: &str, sentence: &str) -> kith::Node {
+    let found: Vec<kith::Node> = memory
+        .nodes(&kith::NodeQuery {
+            owner: Some(OwnerId::new(owner).expect("owner")),
+            ..kith::NodeQuery::default()
+        })
+        .expect("nodes")
+        .into_iter()
+        .map(|s| s.node)
+        .filter(|n| !matches!(n.node_type, kith::NodeType::Entity | kith::NodeType::Note))
+        .filter(|n| n.lifecycle.is_active() && n.content == sentence)
+        .collect();
+    assert_eq!(found.len(), 1, "one active claim {sentence:?}: {found:?}");
+    found.into_iter().next().expect("one")
+}
