@@ -58,14 +58,14 @@ impl Memory {
                 revision,
             });
         };
-        let (fresh, identity, first_person_owner) = {
+        let fresh = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
             let first_person_owner = tx
                 .get_work_item(event.id)?
                 .is_some_and(|w| super::declared_first_person_owner(&event, &w.options));
             let identity =
                 self.identity_for(&mut *tx, &event, &mut grounded, first_person_owner, policy)?;
-            let fresh = plan::build(
+            let mut fresh = plan::build(
                 &event,
                 &grounded,
                 plan::extraction_op_id(event.id),
@@ -73,8 +73,13 @@ impl Memory {
                 &identity,
                 &mut plan::TxLookup(&mut *tx),
             )?;
-            (fresh, identity, first_person_owner)
+            let retired = retired_claims(&mut *tx, &fresh)?;
+            leave_history(&mut fresh, &retired);
+            (fresh, identity, first_person_owner, retired)
         };
+        let (fresh, identity, first_person_owner, retired) = fresh;
+        let mut old = old;
+        leave_history(&mut old, &retired);
         if derived_ids(&fresh) == derived_ids(&old) {
             // The same claims: only the group links (made outside plans)
             // may be missing, e.g. for memories ingested before the option.
@@ -196,37 +201,62 @@ impl Memory {
 /// that both plans make gets `fresh`'s identity metadata
 /// (`speaker_reference`, `owner_reference`, link statuses) instead of
 /// keeping the old binding's.
+///
+/// A claim the caller corrected (`metadata.correction`, `Memory::correct`)
+/// keeps the links and metadata the correction left: the caller's word
+/// outlives a re-derivation under other options, so no edge of it is closed
+/// or reopened, and an edge `fresh` makes for it that `old` did not is
+/// closed at once (it stays in the plan's record, as history).
 fn rebind_claims(
     tx: &mut dyn kith_store::Tx,
     old: &DerivationPlan,
     fresh: &DerivationPlan,
     now: Timestamp,
 ) -> Result<(), Error> {
-    let fresh_edges: std::collections::HashSet<Uuid> = fresh.edges.iter().map(|e| e.id).collect();
-    for edge in &old.edges {
-        if edge.edge_type == kith_core::EdgeType::Supersedes || fresh_edges.contains(&edge.id) {
+    let mut corrected: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
+    for planned in &fresh.nodes {
+        if planned.node.node_type == kith_core::NodeType::Entity {
             continue;
         }
-        match tx.close_edge(edge.id, now) {
-            Ok(()) => {}
-            // Already closed, or taken back by an undo: nothing links.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    StoreErrorKind::Conflict | StoreErrorKind::NotFound
-                ) => {}
-            Err(e) => return Err(e.into()),
+        let current = tx.get_node(planned.node.id)?;
+        if current
+            .and_then(|n| n.metadata)
+            .is_some_and(|m| m.get("correction").is_some())
+        {
+            corrected.insert(planned.node.id);
         }
     }
-    // An edge `fresh` makes that an earlier reingest closed links again.
+    let of_corrected =
+        |e: &kith_core::Edge| corrected.contains(&e.source_id) || corrected.contains(&e.target_id);
+    let fresh_edges: std::collections::HashSet<Uuid> = fresh.edges.iter().map(|e| e.id).collect();
+    let old_edges: std::collections::HashSet<Uuid> = old.edges.iter().map(|e| e.id).collect();
+    for edge in &old.edges {
+        if edge.edge_type == kith_core::EdgeType::Supersedes
+            || fresh_edges.contains(&edge.id)
+            || of_corrected(edge)
+        {
+            continue;
+        }
+        close(tx, edge.id, now)?;
+    }
     for edge in &fresh.edges {
+        if of_corrected(edge) {
+            if !old_edges.contains(&edge.id) && edge.edge_type != kith_core::EdgeType::Supersedes {
+                close(tx, edge.id, now)?;
+            }
+            continue;
+        }
+        // An edge `fresh` makes that an earlier reingest closed links again.
         if tx.get_edge(edge.id)?.is_some_and(|e| !e.is_open()) {
             tx.reopen_edge(edge.id)?;
         }
     }
     for planned in &fresh.nodes {
         let n = &planned.node;
-        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+        if n.node_type == kith_core::NodeType::Entity
+            || planned.action != NodeAction::Create
+            || corrected.contains(&n.id)
+        {
             continue;
         }
         let Some(mut current) = tx.get_node(n.id)? else {
@@ -253,6 +283,58 @@ fn rebind_claims(
         }
     }
     Ok(())
+}
+
+/// The claims `plan` would create that exist and are superseded: merged
+/// into or replaced by a later claim since this event was derived.
+fn retired_claims(
+    tx: &mut dyn kith_store::Tx,
+    plan: &DerivationPlan,
+) -> Result<std::collections::HashSet<Uuid>, Error> {
+    let mut out = std::collections::HashSet::new();
+    for planned in &plan.nodes {
+        let n = &planned.node;
+        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+            continue;
+        }
+        if tx
+            .get_node(n.id)?
+            .is_some_and(|c| c.lifecycle == kith_core::Lifecycle::Superseded)
+        {
+            out.insert(n.id);
+        }
+    }
+    Ok(out)
+}
+
+/// Takes the `retired` claims and their links out of `plan`. A retired
+/// claim is history — the claim that retired it carries its evidence — and
+/// a commit never brings a retired node back, so a reingest leaves it and
+/// its links as they are instead of failing as stale on every attempt.
+fn leave_history(plan: &mut DerivationPlan, retired: &std::collections::HashSet<Uuid>) {
+    if retired.is_empty() {
+        return;
+    }
+    plan.nodes.retain(|p| !retired.contains(&p.node.id));
+    plan.edges
+        .retain(|e| !retired.contains(&e.source_id) && !retired.contains(&e.target_id));
+}
+
+/// Closes an edge at `now`; one already closed, or taken back by an undo,
+/// links nothing and is left as it is.
+fn close(tx: &mut dyn kith_store::Tx, edge: Uuid, now: Timestamp) -> Result<(), Error> {
+    match tx.close_edge(edge, now) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                StoreErrorKind::Conflict | StoreErrorKind::NotFound
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The claim metadata that says who a claim is about; everything else a
