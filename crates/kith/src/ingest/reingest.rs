@@ -17,7 +17,7 @@ impl Memory {
     /// was saved under (refused with [`Error::Policy`] when this build does
     /// not have it) and the current options. Never calls the provider. If the derivation would write the
     /// same claims and edges, nothing changes (`unchanged`); otherwise a new
-    /// plan revision is saved and committed, and claims of the old revision
+    /// plan revision is saved and committed, and claims the old revision made
     /// that the new one no longer makes are archived (`rederived`).
     pub fn reingest_event(
         &self,
@@ -121,7 +121,13 @@ impl Memory {
         let keep = derived_ids(&fresh).0;
         for planned in &old.nodes {
             let n = &planned.node;
-            if n.node_type == kith_core::NodeType::Entity || keep.contains(&n.id) {
+            // Only what this event made: a claim the old plan merged or
+            // replaced is another event's, and stays as history (archiving
+            // it would leave that event's own reingest unable to proceed).
+            if n.node_type == kith_core::NodeType::Entity
+                || keep.contains(&n.id)
+                || planned.action != NodeAction::Create
+            {
                 continue;
             }
             if let Some(mut current) = tx.get_node(n.id)? {
@@ -237,7 +243,9 @@ fn rebind_claims(
         {
             continue;
         }
-        close(tx, edge.id, now)?;
+        for id in with_merge_copies(tx, edge)? {
+            close(tx, id, now)?;
+        }
     }
     for edge in &fresh.edges {
         if of_corrected(edge) {
@@ -246,9 +254,12 @@ fn rebind_claims(
             }
             continue;
         }
-        // An edge `fresh` makes that an earlier reingest closed links again.
-        if tx.get_edge(edge.id)?.is_some_and(|e| !e.is_open()) {
-            tx.reopen_edge(edge.id)?;
+        // An edge `fresh` makes that an earlier reingest closed links again,
+        // and so do the copies a merge made of it.
+        for id in with_merge_copies(tx, edge)? {
+            if tx.get_edge(id)?.is_some_and(|e| !e.is_open()) {
+                tx.reopen_edge(id)?;
+            }
         }
     }
     for planned in &fresh.nodes {
@@ -318,6 +329,39 @@ fn leave_history(plan: &mut DerivationPlan, retired: &std::collections::HashSet<
     plan.nodes.retain(|p| !retired.contains(&p.node.id));
     plan.edges
         .retain(|e| !retired.contains(&e.source_id) && !retired.contains(&e.target_id));
+}
+
+/// `edge` and the copies organizer merges made of it: when a merge retired
+/// one of its endpoints, it copied the edge to the node it kept
+/// (`organize::transfer_edge_id`), and that copy is the live link. A
+/// reingest that closes or reopens the edge does the same to its copies
+/// (following merges of merges), so a claim whose subject was merged never
+/// keeps the old binding through the copy beside the new one.
+fn with_merge_copies(
+    tx: &mut dyn kith_store::Tx,
+    edge: &kith_core::Edge,
+) -> Result<Vec<Uuid>, Error> {
+    let mut out = vec![edge.id];
+    let mut pending = vec![(edge.id, edge.source_id, edge.target_id)];
+    while let Some((id, source, target)) = pending.pop() {
+        for end in [source, target] {
+            let Some(keep) = tx.get_node(end)?.and_then(|n| n.superseded_by) else {
+                continue;
+            };
+            let copy = crate::organize::transfer_edge_id(id, end, keep);
+            if out.contains(&copy) || tx.get_edge(copy)?.is_none() {
+                continue;
+            }
+            out.push(copy);
+            let (s, t) = if end == source {
+                (keep, target)
+            } else {
+                (source, keep)
+            };
+            pending.push((copy, s, t));
+        }
+    }
+    Ok(out)
 }
 
 /// Closes an edge at `now`; one already closed, or taken back by an undo,
