@@ -1007,3 +1007,30 @@ fn a_reingest_leaves_another_turns_merged_claim_as_history() {
         }
     }
 }
+
+/// Found by the property test: a correction moved a claim whose subject
+/// link was a merge's copy; undoing the merge then brought the retired
+/// node's original link back beside the correction's. Such an undo is
+/// refused until the correction is undone.
+#[test]
+fn a_merge_undo_waits_for_a_correction_of_its_copy() {
+    let steps = vec![
+        Step::Say(
+            Role::User,
+            Some(4),
+            vec![Sentence::Love(0), Sentence::Texted(0, 0)],
+        ),
+        Step::Say(Role::User, Some(2), vec![Sentence::Like(0)]),
+        Step::Organize,
+        Step::Say(Role::User, Some(0), vec![Sentence::Love(0)]),
+        Step::Correct(2, false),
+        Step::UndoMerge(0),
+        Step::UndoCorrection(0),
+        Step::UndoMerge(0),
+    ];
+    for path in [Path_::Heuristic, Path_::Recorded] {
+        if let Err(e) = run(path, steps.clone()) {
+            panic!("{path:?}: {e}");
+        }
+    }
+}
