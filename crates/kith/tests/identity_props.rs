@@ -1034,3 +1034,31 @@ fn a_merge_undo_waits_for_a_correction_of_its_copy() {
         }
     }
 }
+
+/// Found by the property test: a correction moved a claim away from an
+/// entity the organizer then merged into another; undoing the correction
+/// put the claim back on the retired node, leaving it no live subject. Such
+/// an undo is refused until the merge is undone.
+#[test]
+fn a_correction_undo_waits_for_a_merge_of_its_entity() {
+    let steps = vec![
+        Step::Say(Role::User, Some(4), vec![Sentence::Love(0)]),
+        Step::Say(
+            Role::User,
+            None,
+            vec![Sentence::Intro(2), Sentence::WorkAt(0)],
+        ),
+        Step::Say(Role::User, None, vec![Sentence::Intro(0)]),
+        Step::Say(Role::User, None, vec![Sentence::Love(0)]),
+        Step::Correct(6, false),
+        Step::Organize,
+        Step::UndoCorrection(0),
+        Step::UndoMerge(0),
+        Step::UndoCorrection(0),
+    ];
+    for path in [Path_::Heuristic, Path_::Recorded] {
+        if let Err(e) = run(path, steps.clone()) {
+            panic!("{path:?}: {e}");
+        }
+    }
+}
