@@ -7,7 +7,7 @@
 //! adjectives that introduce nobody), group sentences after openers,
 //! updates, participant and assistant turns, reingests of the session under
 //! flipped identity options on a reopened pack, organizer runs, undos of
-//! merges, and corrections — and after EVERY step checks:
+//! merges, corrections and their undos — and after EVERY step checks:
 //!
 //! 1. every active claim has exactly one open subject (`HAS_FACT`) edge;
 //! 2. no claim is bound to a named person who neither said it nor is named
@@ -23,7 +23,8 @@
 //! 4. every identity write has a journal record: every entity and edge is
 //!    in a committed plan, a `GROUP_LINKED`, `ORGANIZER_MERGED` or
 //!    `IDENTITY_CORRECTED` record; a closed edge was closed by a correction
-//!    or a later plan revision; a retired entity by a live merge;
+//!    or a later plan revision (or is a merge's copy of a closed link); a
+//!    retired entity by a live merge;
 //! 5. `Memory::doctor` is healthy;
 //! 6. one person, one node: a name has at most one active entity that is a
 //!    person's or untyped (`kith_ingest_v4`), whichever came first.
@@ -36,9 +37,8 @@
 //!
 //! Conversations run through the default heuristic extractor, and again
 //! through recorded LLM replies served over real HTTP (one reply per
-//! sentence the generator can write).
-
-mod common;
+//! sentence the generator can write). Sequences the property found are
+//! kept below as fixed regressions, each on both paths.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
