@@ -19,7 +19,8 @@
 //! - [`correction`]: which links move when a caller corrects who some
 //!   claims are about (rebind a claim, split a wrongly merged identity).
 //! - [`persons`]: which names could be people, whether a turn quotes or
-//!   reports speech, and typing a known person's name `person`.
+//!   reports speech, typing a known person's name `person`, and which
+//!   stored node a person of a name is (one person, one node).
 //! - [`groups`]: whom a user turn's "we" speaks for.
 //! - [`policy`]: the named rule versions saved records are prepared under.
 //!

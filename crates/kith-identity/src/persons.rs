@@ -16,6 +16,12 @@
 //!   nothing) that is the turn's speaker or a person the owner's scope
 //!   already has is typed `person`, so it reuses that person's entity
 //!   instead of becoming a second one.
+//! - [`person_node`]: one person, one node in the other order (under
+//!   `kith_ingest_v4`). A name first stored untyped ("I like Jordan." under
+//!   the heuristic) that later turns out to be a person (Jordan speaks, or a
+//!   model types the name `person`) keeps its node: the person adopts it
+//!   instead of getting a second one. Namesakes of real different types
+//!   (a place, an organization) stay apart.
 
 use kith_extract::grounding::normalize_quote_mark;
 use kith_extract::lexicon;
@@ -156,6 +162,60 @@ pub fn person_types(
         .collect()
 }
 
+/// The entity types whose node a person of the same name adopts
+/// (`kith_ingest_v4`): a mention nobody typed. Any other type was meant.
+pub const UNTYPED: &[&str] = &["other", ""];
+
+/// An active entity the owner's scope has under a name, as
+/// [`person_node`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredName {
+    /// The type its id was derived under (`person`, `other`, blank, …).
+    pub id_type: String,
+    /// The `entity_type` its metadata says now (`person` once adopted).
+    pub entity_type: String,
+}
+
+/// Which node a person of a name is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PersonNode {
+    /// `stored[i]` is that person's node: typed `person`, or an untyped
+    /// node a person adopted earlier.
+    Existing(usize),
+    /// `stored[i]` is an untyped mention of the name: the person adopts it,
+    /// and it is typed `person` from now on.
+    Adopt(usize),
+    /// No node is theirs yet: a new person entity.
+    New,
+}
+
+/// Which of `stored` (the active entities of one name in the owner's
+/// scope) a person of that name is. A person entity first; under
+/// `kith_ingest_v4` then an untyped node already adopted, then an untyped
+/// node to adopt (the oldest spelling of the list wins, so the engine lists
+/// `other` before blank). Before `kith_ingest_v4` an untyped node was never
+/// a person's, which left a name first stored untyped as two nodes.
+pub fn person_node(stored: &[StoredName], policy: Policy) -> PersonNode {
+    let norm = |s: &str| s.trim().to_lowercase();
+    if let Some(i) = stored.iter().position(|s| norm(&s.id_type) == "person") {
+        return PersonNode::Existing(i);
+    }
+    if !policy.has_v4_rules() {
+        return PersonNode::New;
+    }
+    let untyped = |s: &StoredName| UNTYPED.contains(&norm(&s.id_type).as_str());
+    if let Some(i) = stored
+        .iter()
+        .position(|s| untyped(s) && norm(&s.entity_type) == "person")
+    {
+        return PersonNode::Existing(i);
+    }
+    match stored.iter().position(untyped) {
+        Some(i) => PersonNode::Adopt(i),
+        None => PersonNode::New,
+    }
+}
+
 /// Lower-case words, quote marks normalised, apostrophes kept inside.
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || normalize_quote_mark(c) == '\''))
@@ -266,5 +326,49 @@ mod tests {
         // Names are kept as written.
         assert_eq!(typed[1].name, " jordan ");
         assert_eq!(person_types(&listed, None, &[]), listed.to_vec());
+    }
+
+    #[test]
+    fn a_person_adopts_the_untyped_node_of_their_name() {
+        let stored = |pairs: &[(&str, &str)]| -> Vec<StoredName> {
+            pairs
+                .iter()
+                .map(|(id_type, entity_type)| StoredName {
+                    id_type: id_type.to_string(),
+                    entity_type: entity_type.to_string(),
+                })
+                .collect()
+        };
+        use PersonNode::*;
+        /// (id type, metadata type) of each stored node.
+        type Stored<'a> = &'a [(&'a str, &'a str)];
+        // (stored, under v4, under v3)
+        let table: &[(Stored, PersonNode, PersonNode)] = &[
+            (&[], New, New),
+            (&[("person", "person")], Existing(0), Existing(0)),
+            (&[("other", "other")], Adopt(0), New),
+            (&[("", "")], Adopt(0), New),
+            // Adopted earlier: it is theirs now.
+            (&[("other", "person")], Existing(0), New),
+            (&[("", ""), ("other", "person")], Existing(1), New),
+            // A person entity wins over an untyped one.
+            (
+                &[("other", "other"), ("person", "person")],
+                Existing(1),
+                Existing(1),
+            ),
+            // Namesakes of real different types stay apart.
+            (&[("place", "place")], New, New),
+            (&[("organization", "organization")], New, New),
+            (
+                &[("organization", "organization"), ("other", "other")],
+                Adopt(1),
+                New,
+            ),
+        ];
+        for (have, v4, v3) in table {
+            assert_eq!(person_node(&stored(have), Policy::V4), *v4, "{have:?}");
+            assert_eq!(person_node(&stored(have), Policy::V3), *v3, "{have:?}");
+        }
     }
 }

@@ -25,11 +25,16 @@ pub enum Policy {
     /// `person` wherever it appears; an attempt or intention needs a
     /// non-actual predicate.
     V3,
+    /// `kith_ingest_v4`: one person, one node in both orders — a person
+    /// named where the owner's scope already has an untyped (`other` or
+    /// blank) entity of that name adopts that node instead of making a
+    /// second one ([`crate::persons::person_node`]).
+    V4,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V3;
+    pub const CURRENT: Policy = Policy::V4;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -37,7 +42,7 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 3] = [Policy::V1, Policy::V2, Policy::V3];
+    pub const ALL: [Policy; 4] = [Policy::V1, Policy::V2, Policy::V3, Policy::V4];
 
     /// The recorded name (`kith_ingest_v3`).
     pub const fn name(self) -> &'static str {
@@ -45,6 +50,7 @@ impl Policy {
             Policy::V1 => "kith_ingest_v1",
             Policy::V2 => "kith_ingest_v2",
             Policy::V3 => "kith_ingest_v3",
+            Policy::V4 => "kith_ingest_v4",
         }
     }
 
@@ -65,6 +71,12 @@ impl Policy {
     /// Whether this policy has the `kith_ingest_v3` identity rules.
     pub fn has_v3_rules(self) -> bool {
         self >= Policy::V3
+    }
+
+    /// Whether this policy has the `kith_ingest_v4` rule: a person adopts
+    /// the untyped entity of their name.
+    pub fn has_v4_rules(self) -> bool {
+        self >= Policy::V4
     }
 }
 
@@ -110,9 +122,11 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3); open the pack with the kith that saved the record"
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
+        assert!(Policy::CURRENT.has_v4_rules());
+        assert!(!Policy::V3.has_v4_rules());
     }
 }

@@ -14,7 +14,10 @@
 //! `correction` entry naming the record; a new entity is created when asked;
 //! and one checksummed `IDENTITY_CORRECTED` record holds the request, every
 //! node before and after, and the edges closed and opened. The same request
-//! again returns the first record. `Memory::undo` reverses it exactly.
+//! again returns the first record. `Memory::undo` reverses it exactly, and
+//! refuses while anything it wrote changed since, or while the entity the
+//! claims were moved from is no longer active (an organizer merge retired
+//! it: undo that first).
 
 use kith_core::{
     ids, Edge, Lifecycle, Node, NodeType, Operation, OperationKind, OwnerId, Timestamp,
@@ -359,6 +362,20 @@ impl Memory {
                     after.id
                 )));
             }
+        }
+        // The links go back to the entity they were moved from: it must
+        // still be live, or they would link a node a merge retired since
+        // (and the claim would have no live subject).
+        let from: Node =
+            serde_json::from_value(record["entity"].clone()).map_err(|_| damaged("entity"))?;
+        if !tx
+            .get_node(from.id)?
+            .is_some_and(|n| n.lifecycle.is_active())
+        {
+            return Err(refused(format!(
+                "entity {} the claims were moved from is no longer active (merged or retired since); undo that first",
+                from.id
+            )));
         }
         for e in &opened {
             if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {

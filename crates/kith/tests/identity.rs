@@ -1710,6 +1710,176 @@ fn one_person_one_node(path: Path) {
 }
 on_both_paths!(one_person_one_node_on, one_person_one_node);
 
+fn either_order_rules() -> Vec<(&'static str, Value)> {
+    let mut rules = one_node_rules();
+    rules.extend([
+        (
+            "Jordan and I went hiking.",
+            json!({"entities": [person("Jordan")]}),
+        ),
+        (
+            "We prefer trains to flights.",
+            json!({"facts": [with(fact("We", "prefers", "trains", "We prefer trains to flights."),
+                                  "fact_type", json!("preference"))]}),
+        ),
+        (
+            "I moved to Jordan.",
+            json!({"entities": [{"name": "Jordan", "entity_type": "place"}],
+                   "facts": [with(fact("I", "moved_to", "Jordan", "I moved to Jordan."),
+                                  "object_entity_type", json!("place"))]}),
+        ),
+        // A model that types the name a person in a later turn.
+        (
+            "Jordan is my partner.",
+            json!({"entities": [person("Jordan")],
+                   "facts": [with(fact("I", "has_partner", "Jordan", "Jordan is my partner."),
+                                  "object_entity_type", json!("person"))]}),
+        ),
+    ]);
+    rules
+}
+
+/// The claim whose sentence is `text`.
+fn claim_said(m: &Memory, text: &str) -> Node {
+    all(m)
+        .into_iter()
+        .find(|n| n.node_type != NodeType::Entity && n.content == text)
+        .unwrap_or_else(|| panic!("no claim {text:?}"))
+}
+
+/// The targets of a claim's plan MENTIONS edges (group links left out).
+fn mentioned(m: &Memory, claim: &Node) -> Vec<uuid::Uuid> {
+    let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
+    tx.edges_of(claim.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.edge_type == EdgeType::Mentions && e.source_id == claim.id)
+        .filter(|e| e.metadata.is_none())
+        .map(|e| e.target_id)
+        .collect()
+}
+
+/// Issue 13 item 5, the other order (`kith_ingest_v4`): a name first stored
+/// as an untyped mention ("I like Jordan.") that later turns out to be a
+/// person — Jordan speaks, or a model types the name `person` — stays one
+/// node: the person adopts it, and it is typed `person` from then on, so
+/// group links find it. A namesake of a real different type (a place)
+/// stays apart.
+fn one_person_one_node_in_either_order(path: Path) {
+    let (_t, m, _s) = memory_on(path, either_order_rules());
+    let likes = say_session(&m, "I like Jordan.", "user", Some("Maya Okafor"), "s1");
+    let first = entities(&m, "Jordan");
+    assert_eq!(first.len(), 1, "the mention's node");
+    assert_eq!(first[0].metadata.as_ref().unwrap()["entity_type"], "other");
+
+    let spoke = say_session(&m, "I love cilantro.", "participant", Some("Jordan"), "s1");
+    let jordan = entities(&m, "Jordan");
+    assert_eq!(jordan.len(), 1, "Jordan is one node: {jordan:#?}");
+    assert_eq!(jordan[0].id, first[0].id, "the person adopted the mention");
+    let md = jordan[0].metadata.as_ref().unwrap();
+    assert_eq!(md["entity_type"], "person");
+    assert_eq!(md["typed_person_by"], json!(spoke.event_id.to_string()));
+    assert!(
+        md.get("owner_name").is_none(),
+        "a name named before is not the owner's"
+    );
+    let cilantro = claim_said(&m, "I love cilantro.");
+    assert_eq!(has_fact_from(&m, &cilantro), vec![jordan[0].id]);
+    let md = cilantro.metadata.as_ref().unwrap();
+    assert_eq!(md["speaker_reference"]["basis"], "speaker");
+    assert_eq!(md["speaker_reference"]["speaker"], "Jordan");
+    assert_eq!(
+        mentioned(&m, &claim_said(&m, "I like Jordan.")),
+        vec![jordan[0].id]
+    );
+    assert_eq!(likes.status, kith::WorkStatus::Complete);
+
+    // A later mention, whatever the turn typed it, is the same node, and
+    // the adopted node is a person the group rules can find.
+    say_session(
+        &m,
+        "Jordan is my partner.",
+        "user",
+        Some("Maya Okafor"),
+        "s1",
+    );
+    say_session(
+        &m,
+        "Jordan and I went hiking.",
+        "user",
+        Some("Maya Okafor"),
+        "s1",
+    );
+    assert_eq!(entities(&m, "Jordan").len(), 1);
+    say_session(
+        &m,
+        "We prefer trains to flights.",
+        "user",
+        Some("Maya Okafor"),
+        "s1",
+    );
+    let trains = &claims(&m, "prefers")[0];
+    assert_eq!(linked(&m, trains), ["Jordan", "Maya Okafor"]);
+    let partner = claim_said(&m, "Jordan is my partner.");
+    assert!(
+        mentioned(&m, &partner).contains(&jordan[0].id)
+            || has_fact_from(&m, &partner).contains(&jordan[0].id)
+    );
+
+    // A namesake of a real different type stays apart.
+    say_session(&m, "I moved to Jordan.", "user", Some("Maya Okafor"), "s1");
+    let both = entities(&m, "Jordan");
+    assert_eq!(both.len(), 2, "the country is not the person: {both:#?}");
+    assert_eq!(persons(&m, "Jordan").len(), 1);
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    one_person_one_node_in_either_order_on,
+    one_person_one_node_in_either_order
+);
+
+/// `kith_ingest_v4` is a new policy: a speaking turn whose extraction was
+/// saved under `kith_ingest_v3` still makes a second node, as it did.
+fn either_order_replays_under_v3(path: Path) {
+    let (_t, m, _s) = memory_on(path, either_order_rules());
+    say_session(&m, "I like Jordan.", "user", Some("Maya Okafor"), "s1");
+    let r = m
+        .ingest(
+            EventInput {
+                owner_id: Some("owner".into()),
+                speaker: Some("Jordan".into()),
+                session_id: Some("s1".into()),
+                ..EventInput::new("participant", "I love cilantro.")
+            },
+            IngestOptions {
+                defer: true,
+                ..IngestOptions::default()
+            },
+        )
+        .unwrap();
+    let event = m
+        .event(&OwnerId::new("owner").unwrap(), r.event_id)
+        .unwrap()
+        .event;
+    let extraction = json!({
+        "entities": [person("Jordan")],
+        "facts": [fact("I", "likes", "cilantro", "I love cilantro.")],
+    });
+    save_old_extraction(&m, &event, &extraction, Some("kith_ingest_v3"));
+    assert_eq!(
+        m.process_event(event.id).unwrap(),
+        kith::WorkStatus::Complete
+    );
+    assert_eq!(plan_policy(&m, event.id), "kith_ingest_v3");
+    assert_eq!(entities(&m, "Jordan").len(), 2, "v3 made a second node");
+    assert_eq!(persons(&m, "Jordan").len(), 1);
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    either_order_replays_under_v3_on,
+    either_order_replays_under_v3
+);
+
 fn intention_rules() -> Vec<(&'static str, Value)> {
     vec![
         // Each reply states the attempt or intention twice: once as a done
@@ -1866,7 +2036,7 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v3");
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v4");
     let fresh_claim = all(&m)
         .into_iter()
         .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
@@ -1877,7 +2047,7 @@ fn records_replay_under_their_policy(path: Path) {
         .get_operation(kith::ingest::plan::extraction_op_id(fresh.event_id))
         .unwrap()
         .unwrap();
-    assert_eq!(saved.payload["policy"], "kith_ingest_v3");
+    assert_eq!(saved.payload["policy"], "kith_ingest_v4");
     drop(tx);
 
     // A policy from a newer kith: refused, nothing derived, the reason said.

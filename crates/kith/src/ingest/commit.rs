@@ -279,7 +279,12 @@ pub(super) fn commit_plan(tx: &mut dyn Tx, plan: &DerivationPlan) -> Result<Comm
     }
     for node in to_update {
         tx.update_node(node)?;
-        summary.superseded += 1;
+        if node.node_type == kith_core::NodeType::Entity {
+            // An untyped entity a person adopted (`kith_ingest_v4`).
+            summary.entities_reused += 1;
+        } else {
+            summary.superseded += 1;
+        }
     }
     for edge in &plan.edges {
         match tx.insert_edge(edge) {

@@ -141,16 +141,16 @@ fn link_groups_into(
     if we_claims.is_empty() {
         return Ok(());
     }
-    let Some(owner) = owner_entity(tx, event, written)? else {
-        return Ok(());
-    };
     // The rules of the policy the plan was prepared under.
     let policy = Policy::from_record(Some(&derivation.policy))?;
+    let Some(owner) = owner_entity(tx, event, policy, written)? else {
+        return Ok(());
+    };
     let (texts, ids) = session_turns(tx, event)?;
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let members = match groups::group_members_under(&texts, policy) {
         Members::Named(named) => {
-            let found = resolve_members(tx, event, named, &ids)?;
+            let found = resolve_members(tx, event, named, &ids, policy)?;
             groups::link_members(found, policy)
         }
         Members::OwnerOnly => Vec::new(),
@@ -180,10 +180,14 @@ fn link_groups_into(
 
 /// The owner's entity for this turn: its own speaker's person entity
 /// (created, marked with the owner's name, if no claim made it yet), else
-/// the newest person a user turn created under the owner's name.
+/// the newest person a user turn created under the owner's name. Under
+/// `kith_ingest_v4` an untyped entity of the speaker's name is their node
+/// (one person, one node); it is linked as it is, and typed `person` by the
+/// first plan that binds the speaker to it.
 fn owner_entity(
     tx: &mut dyn Tx,
     event: &Event,
+    policy: Policy,
     written: &mut Written,
 ) -> Result<Option<Uuid>, Error> {
     let Some(speaker) = &event.speaker else {
@@ -191,6 +195,10 @@ fn owner_entity(
     };
     let name = speaker.as_str().trim();
     let key = name.to_lowercase();
+    match plan::live_person(tx, event, &key, policy)? {
+        Ok(n) | Err(Some(n)) => return Ok(Some(n.id)),
+        Err(None) => {}
+    }
     match plan::live_named_entity(tx, &event.owner_id, &event.scope, "person", &key)? {
         Ok(n) => Ok(Some(n.id)),
         Err(id) => {
@@ -231,15 +239,16 @@ fn resolve_members(
     event: &Event,
     named: Vec<(String, usize)>,
     turn_ids: &[Uuid],
+    policy: Policy,
 ) -> Result<Vec<Option<(Uuid, Uuid)>>, Error> {
     let mut out = Vec::new();
     for (name, index) in named {
         let mut found = None;
         for candidate in groups::lookup_names(&name) {
             let key = candidate.trim().to_lowercase();
-            if let Ok(node) =
-                plan::live_named_entity(tx, &event.owner_id, &event.scope, "person", &key)?
-            {
+            // A person's node: typed person, or (kith_ingest_v4) an untyped
+            // one a person adopted; a mere mention is no member.
+            if let Ok(node) = plan::live_person(tx, event, &key, policy)? {
                 found = Some((node.id, turn_ids[index]));
                 break;
             }

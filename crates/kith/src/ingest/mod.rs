@@ -176,7 +176,7 @@ impl Memory {
         let options = self.identity_options();
         let speaker = event.speaker.as_ref().map(|s| s.as_str());
         if policy.has_v3_rules() {
-            let known = known_persons(tx, event, &grounded.entities)?;
+            let known = known_persons(tx, event, &grounded.entities, policy)?;
             grounded.entities =
                 kith_identity::persons::person_types(&grounded.entities, speaker, &known);
         }
@@ -692,11 +692,13 @@ pub(super) fn events_through(
 }
 
 /// The names among `entities` (typed `other` or nothing) that are active
-/// person entities of the event's owner and scope (any generation).
+/// person entities of the event's owner and scope (any generation; under
+/// `kith_ingest_v4` also an untyped entity a person adopted).
 fn known_persons(
     tx: &mut dyn Tx,
     event: &kith_core::Event,
     entities: &[kith_extract::ExtractedEntity],
+    policy: Policy,
 ) -> Result<Vec<String>, Error> {
     let mut known = Vec::new();
     for e in entities {
@@ -708,8 +710,7 @@ fn known_persons(
         if key.is_empty() {
             continue;
         }
-        let mut lookup = plan::TxLookup(&mut *tx);
-        if plan::active_named_entity(&mut lookup, event, "person", &key)?.is_some() {
+        if plan::live_person(&mut *tx, event, &key, policy)?.is_ok() {
             known.push(e.name.clone());
         }
     }

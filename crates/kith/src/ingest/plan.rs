@@ -16,6 +16,7 @@ use kith_core::{
 use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
+use kith_identity::persons::{self, PersonNode};
 use kith_identity::{Basis, FirstPerson, IdentityOptions, Policy};
 use kith_store::StoreError;
 use serde::{Deserialize, Serialize};
@@ -33,7 +34,8 @@ use uuid::Uuid;
 /// `kith_ingest_v3`: quotes, reported speech and possible people keep "I"
 /// off the owner, name-like introductions, known people typed `person`,
 /// all-or-nothing group links read past openers, attempts and intentions
-/// need a non-actual predicate.
+/// need a non-actual predicate; `kith_ingest_v4`: a person adopts the
+/// untyped entity of their name (one person, one node in either order).
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -199,6 +201,52 @@ pub fn edge_id(source: Uuid, edge_type: EdgeType, target: Uuid) -> Uuid {
 }
 
 pub use kith_identity::references::personal_family;
+
+/// The entity types whose nodes can be a person's, in the order
+/// [`persons::person_node`] prefers them: the person entity, then an
+/// untyped one (`other`, then blank; `kith_ingest_v4`).
+pub const PERSON_CANDIDATE_TYPES: [&str; 3] = ["person", "other", ""];
+
+/// What [`persons::person_node`] needs to know of a stored node of type
+/// `id_type`.
+pub fn stored_name(id_type: &str, node: &Node) -> persons::StoredName {
+    persons::StoredName {
+        id_type: id_type.to_string(),
+        entity_type: node
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("entity_type"))
+            .and_then(Value::as_str)
+            .unwrap_or(id_type)
+            .to_string(),
+    }
+}
+
+/// The node that is the person named `key` in `event`'s owner and scope
+/// under `policy`, outside plan building (group links, known persons):
+/// `Ok(node)` for a person's node ([`persons::PersonNode::Existing`]),
+/// `Err(Some(node))` for an untyped node a person would adopt, `Err(None)`
+/// when they have none.
+pub fn live_person(
+    tx: &mut dyn kith_store::Tx,
+    event: &Event,
+    key: &str,
+    policy: Policy,
+) -> Result<Result<Node, Option<Node>>, StoreError> {
+    let mut stored = Vec::new();
+    let mut nodes = Vec::new();
+    for ty in PERSON_CANDIDATE_TYPES {
+        if let Ok(node) = live_named_entity(tx, &event.owner_id, &event.scope, ty, key)? {
+            stored.push(stored_name(ty, &node));
+            nodes.push(node);
+        }
+    }
+    Ok(match persons::person_node(&stored, policy) {
+        PersonNode::Existing(i) => Ok(nodes.swap_remove(i)),
+        PersonNode::Adopt(i) => Err(Some(nodes.swap_remove(i))),
+        PersonNode::New => Err(None),
+    })
+}
 
 /// The active entity of (owner, scope, type, key) for `event`: generation
 /// 0, or the first generation after retired ones.
@@ -697,6 +745,11 @@ impl Builder<'_> {
     ) -> Result<Uuid, StoreError> {
         let e = self.event;
         let key = name.trim().to_lowercase();
+        if entity_type == "person" && self.identity.policy.has_v4_rules() {
+            if let Some(id) = self.untyped_person(&key)? {
+                return Ok(id);
+            }
+        }
         let mut generation = 0;
         loop {
             let id = named_entity_id(&e.owner_id, &e.scope, entity_type, &key, generation);
@@ -725,6 +778,84 @@ impl Builder<'_> {
                 }
             }
         }
+    }
+
+    /// The live node of (type, key) in this plan or the store: the plan's
+    /// version when it holds one, else the active generation.
+    fn live_named(&mut self, entity_type: &str, key: &str) -> Result<Option<Node>, StoreError> {
+        let e = self.event;
+        let mut generation = 0;
+        loop {
+            let id = named_entity_id(&e.owner_id, &e.scope, entity_type, key, generation);
+            if let Some(node) = self.planned(id) {
+                return Ok(Some(node.clone()));
+            }
+            match self.lookup.node(id)? {
+                Some(node) if node.lifecycle.is_active() => return Ok(Some(node)),
+                Some(_) => generation += 1,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// One person, one node (`kith_ingest_v4`): the untyped node a person
+    /// named `key` is, when [`persons::person_node`] says they have one —
+    /// adopted earlier (reused) or adopted now (planned as an update that
+    /// types it `person`, checked against its checksum at commit). `None`:
+    /// the person entity of the key is the one to use or create.
+    fn untyped_person(&mut self, key: &str) -> Result<Option<Uuid>, StoreError> {
+        let mut stored = Vec::new();
+        let mut nodes = Vec::new();
+        for ty in PERSON_CANDIDATE_TYPES {
+            if let Some(node) = self.live_named(ty, key)? {
+                stored.push(stored_name(ty, &node));
+                nodes.push(node);
+            }
+        }
+        let (i, adopt) = match persons::person_node(&stored, self.identity.policy) {
+            PersonNode::New => return Ok(None),
+            PersonNode::Existing(i) if stored[i].id_type == "person" => return Ok(None),
+            PersonNode::Existing(i) => (i, false),
+            PersonNode::Adopt(i) => (i, true),
+        };
+        let node = nodes.swap_remove(i);
+        let id = node.id;
+        if !adopt {
+            if self.planned(id).is_none() {
+                self.reuse(node);
+            }
+            return Ok(Some(id));
+        }
+        let event_id = self.event.id.to_string();
+        let at = self.event.ingested_at;
+        // Its id keeps the type it was first stored under; the metadata
+        // says what it is now, and which turn made it so.
+        let adopt_into = |n: &mut Node| {
+            if let Some(m) = n.metadata.as_mut().and_then(Value::as_object_mut) {
+                m.insert("entity_type".into(), json!("person"));
+                m.insert("typed_person_by".into(), json!(event_id));
+            }
+        };
+        if let Some(planned) = self.nodes.iter_mut().find(|p| p.node.id == id) {
+            // This plan already holds it: created now, or reused as is.
+            if let NodeAction::Reuse { checksum } = &planned.action {
+                planned.action = NodeAction::Update {
+                    before: checksum.clone(),
+                };
+                planned.node.updated_at = at;
+            }
+            adopt_into(&mut planned.node);
+            return Ok(Some(id));
+        }
+        let before = node.checksum();
+        let mut typed = node;
+        adopt_into(&mut typed);
+        typed.updated_at = at;
+        self.push_node(PlannedNode {
+            action: NodeAction::Update { before },
+            node: typed,
+        });
+        Ok(Some(id))
     }
 
     /// The node an endpoint stands for, and the first-person basis when a

@@ -17,7 +17,7 @@ impl Memory {
     /// was saved under (refused with [`Error::Policy`] when this build does
     /// not have it) and the current options. Never calls the provider. If the derivation would write the
     /// same claims and edges, nothing changes (`unchanged`); otherwise a new
-    /// plan revision is saved and committed, and claims of the old revision
+    /// plan revision is saved and committed, and claims the old revision made
     /// that the new one no longer makes are archived (`rederived`).
     pub fn reingest_event(
         &self,
@@ -58,14 +58,14 @@ impl Memory {
                 revision,
             });
         };
-        let (fresh, identity, first_person_owner) = {
+        let fresh = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
             let first_person_owner = tx
                 .get_work_item(event.id)?
                 .is_some_and(|w| super::declared_first_person_owner(&event, &w.options));
             let identity =
                 self.identity_for(&mut *tx, &event, &mut grounded, first_person_owner, policy)?;
-            let fresh = plan::build(
+            let mut fresh = plan::build(
                 &event,
                 &grounded,
                 plan::extraction_op_id(event.id),
@@ -73,8 +73,13 @@ impl Memory {
                 &identity,
                 &mut plan::TxLookup(&mut *tx),
             )?;
-            (fresh, identity, first_person_owner)
+            let retired = retired_claims(&mut *tx, &fresh)?;
+            leave_history(&mut fresh, &retired);
+            (fresh, identity, first_person_owner, retired)
         };
+        let (fresh, identity, first_person_owner, retired) = fresh;
+        let mut old = old;
+        leave_history(&mut old, &retired);
         if derived_ids(&fresh) == derived_ids(&old) {
             // The same claims: only the group links (made outside plans)
             // may be missing, e.g. for memories ingested before the option.
@@ -116,7 +121,13 @@ impl Memory {
         let keep = derived_ids(&fresh).0;
         for planned in &old.nodes {
             let n = &planned.node;
-            if n.node_type == kith_core::NodeType::Entity || keep.contains(&n.id) {
+            // Only what this event made: a claim the old plan merged or
+            // replaced is another event's, and stays as history (archiving
+            // it would leave that event's own reingest unable to proceed).
+            if n.node_type == kith_core::NodeType::Entity
+                || keep.contains(&n.id)
+                || planned.action != NodeAction::Create
+            {
                 continue;
             }
             if let Some(mut current) = tx.get_node(n.id)? {
@@ -196,37 +207,67 @@ impl Memory {
 /// that both plans make gets `fresh`'s identity metadata
 /// (`speaker_reference`, `owner_reference`, link statuses) instead of
 /// keeping the old binding's.
+///
+/// A claim the caller corrected (`metadata.correction`, `Memory::correct`)
+/// keeps the links and metadata the correction left: the caller's word
+/// outlives a re-derivation under other options, so no edge of it is closed
+/// or reopened, and an edge `fresh` makes for it that `old` did not is
+/// closed at once (it stays in the plan's record, as history).
 fn rebind_claims(
     tx: &mut dyn kith_store::Tx,
     old: &DerivationPlan,
     fresh: &DerivationPlan,
     now: Timestamp,
 ) -> Result<(), Error> {
-    let fresh_edges: std::collections::HashSet<Uuid> = fresh.edges.iter().map(|e| e.id).collect();
-    for edge in &old.edges {
-        if edge.edge_type == kith_core::EdgeType::Supersedes || fresh_edges.contains(&edge.id) {
+    let mut corrected: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
+    for planned in &fresh.nodes {
+        if planned.node.node_type == kith_core::NodeType::Entity {
             continue;
         }
-        match tx.close_edge(edge.id, now) {
-            Ok(()) => {}
-            // Already closed, or taken back by an undo: nothing links.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    StoreErrorKind::Conflict | StoreErrorKind::NotFound
-                ) => {}
-            Err(e) => return Err(e.into()),
+        let current = tx.get_node(planned.node.id)?;
+        if current
+            .and_then(|n| n.metadata)
+            .is_some_and(|m| m.get("correction").is_some())
+        {
+            corrected.insert(planned.node.id);
         }
     }
-    // An edge `fresh` makes that an earlier reingest closed links again.
+    let of_corrected =
+        |e: &kith_core::Edge| corrected.contains(&e.source_id) || corrected.contains(&e.target_id);
+    let fresh_edges: std::collections::HashSet<Uuid> = fresh.edges.iter().map(|e| e.id).collect();
+    let old_edges: std::collections::HashSet<Uuid> = old.edges.iter().map(|e| e.id).collect();
+    for edge in &old.edges {
+        if edge.edge_type == kith_core::EdgeType::Supersedes
+            || fresh_edges.contains(&edge.id)
+            || of_corrected(edge)
+        {
+            continue;
+        }
+        for id in with_merge_copies(tx, edge)? {
+            close(tx, id, now)?;
+        }
+    }
     for edge in &fresh.edges {
-        if tx.get_edge(edge.id)?.is_some_and(|e| !e.is_open()) {
-            tx.reopen_edge(edge.id)?;
+        if of_corrected(edge) {
+            if !old_edges.contains(&edge.id) && edge.edge_type != kith_core::EdgeType::Supersedes {
+                close(tx, edge.id, now)?;
+            }
+            continue;
+        }
+        // An edge `fresh` makes that an earlier reingest closed links again,
+        // and so do the copies a merge made of it.
+        for id in with_merge_copies(tx, edge)? {
+            if tx.get_edge(id)?.is_some_and(|e| !e.is_open()) {
+                tx.reopen_edge(id)?;
+            }
         }
     }
     for planned in &fresh.nodes {
         let n = &planned.node;
-        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+        if n.node_type == kith_core::NodeType::Entity
+            || planned.action != NodeAction::Create
+            || corrected.contains(&n.id)
+        {
             continue;
         }
         let Some(mut current) = tx.get_node(n.id)? else {
@@ -253,6 +294,91 @@ fn rebind_claims(
         }
     }
     Ok(())
+}
+
+/// The claims `plan` would create that exist and are superseded: merged
+/// into or replaced by a later claim since this event was derived.
+fn retired_claims(
+    tx: &mut dyn kith_store::Tx,
+    plan: &DerivationPlan,
+) -> Result<std::collections::HashSet<Uuid>, Error> {
+    let mut out = std::collections::HashSet::new();
+    for planned in &plan.nodes {
+        let n = &planned.node;
+        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+            continue;
+        }
+        if tx
+            .get_node(n.id)?
+            .is_some_and(|c| c.lifecycle == kith_core::Lifecycle::Superseded)
+        {
+            out.insert(n.id);
+        }
+    }
+    Ok(out)
+}
+
+/// Takes the `retired` claims and their links out of `plan`. A retired
+/// claim is history — the claim that retired it carries its evidence — and
+/// a commit never brings a retired node back, so a reingest leaves it and
+/// its links as they are instead of failing as stale on every attempt.
+fn leave_history(plan: &mut DerivationPlan, retired: &std::collections::HashSet<Uuid>) {
+    if retired.is_empty() {
+        return;
+    }
+    plan.nodes.retain(|p| !retired.contains(&p.node.id));
+    plan.edges
+        .retain(|e| !retired.contains(&e.source_id) && !retired.contains(&e.target_id));
+}
+
+/// `edge` and the copies organizer merges made of it: when a merge retired
+/// one of its endpoints, it copied the edge to the node it kept
+/// (`organize::transfer_edge_id`), and that copy is the live link. A
+/// reingest that closes or reopens the edge does the same to its copies
+/// (following merges of merges), so a claim whose subject was merged never
+/// keeps the old binding through the copy beside the new one.
+fn with_merge_copies(
+    tx: &mut dyn kith_store::Tx,
+    edge: &kith_core::Edge,
+) -> Result<Vec<Uuid>, Error> {
+    let mut out = vec![edge.id];
+    let mut pending = vec![(edge.id, edge.source_id, edge.target_id)];
+    while let Some((id, source, target)) = pending.pop() {
+        for end in [source, target] {
+            let Some(keep) = tx.get_node(end)?.and_then(|n| n.superseded_by) else {
+                continue;
+            };
+            let copy = crate::organize::transfer_edge_id(id, end, keep);
+            if out.contains(&copy) || tx.get_edge(copy)?.is_none() {
+                continue;
+            }
+            out.push(copy);
+            let (s, t) = if end == source {
+                (keep, target)
+            } else {
+                (source, keep)
+            };
+            pending.push((copy, s, t));
+        }
+    }
+    Ok(out)
+}
+
+/// Closes an edge at `now`; one already closed, or taken back by an undo,
+/// links nothing and is left as it is.
+fn close(tx: &mut dyn kith_store::Tx, edge: Uuid, now: Timestamp) -> Result<(), Error> {
+    match tx.close_edge(edge, now) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                StoreErrorKind::Conflict | StoreErrorKind::NotFound
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The claim metadata that says who a claim is about; everything else a

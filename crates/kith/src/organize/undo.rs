@@ -160,6 +160,42 @@ impl Memory {
             }
         }
 
+        // A copy closed since (a correction moved the claim, a reingest
+        // rebound it) whose original is still open: removing the copy and
+        // bringing the retired node back would make the original the live
+        // link again beside whatever replaced the copy. The later record
+        // must be undone first. (When the original was closed with it,
+        // nothing comes back and the undo may go on.)
+        if op.kind == OperationKind::OrganizerMerged {
+            let originals: Vec<Edge> =
+                serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
+            let ids = (
+                record["retired_id"].as_str().and_then(|s| s.parse().ok()),
+                record["keep_id"].as_str().and_then(|s| s.parse().ok()),
+            );
+            if let (Some(retired), Some(keep)) = ids {
+                for original in &originals {
+                    let copy = super::transfer_edge_id(original.id, retired, keep);
+                    let Some(published) = published.iter().find(|e| e.id == copy) else {
+                        continue;
+                    };
+                    let copy_closed_since = tx
+                        .get_edge(copy)?
+                        .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
+                    let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
+                    if copy_closed_since && original_open {
+                        return Err(refused(
+                            op_id,
+                            format!(
+                                "edge {copy} it published was closed since (by a correction or a \
+                                 reingest) while the edge it copied is open; undo that first"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+
         let mut restore: Vec<Node> = Vec::new();
         let mut replaced: Vec<Value> = Vec::new();
         if op.kind == OperationKind::OrganizerMerged {
