@@ -10,6 +10,7 @@ mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;
+mod forget;
 mod organize;
 mod render;
 mod retrieve;
