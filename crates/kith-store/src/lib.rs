@@ -13,8 +13,9 @@
 //!   lexical search.
 //!
 //! Architecture invariants:
-//! - Events are never updated or deleted through this trait (the SQLite schema
-//!   also refuses it with triggers).
+//! - Events are never deleted, and never updated through this trait except
+//!   once into a tombstone ([`Tx::tombstone_event`]); both schemas refuse
+//!   anything else with triggers.
 //! - Every query that returns memory content takes an owner.
 //! - A transaction that is dropped without [`Tx::commit`] rolls back.
 
