@@ -516,3 +516,87 @@ fn a_claim_supported_by_a_kept_event_keeps_the_rest_of_its_evidence() {
     assert!(claims(&m).is_empty());
     assert!(m.doctor().unwrap().healthy());
 }
+
+/// An entity node of `o` named `name`, evidenced by `evidence`.
+fn entity(o: &str, evidence: uuid::Uuid, name: &str) -> kith::Node {
+    let at = kith::Timestamp::parse("t", "2025-03-01T10:00:00+00:00").unwrap();
+    kith::Node {
+        id: uuid::Uuid::new_v4(),
+        owner_id: OwnerId::new(o).unwrap(),
+        scope: kith::ScopeId::personal(),
+        session_id: Some(SessionId::new("s1").unwrap()),
+        node_type: kith::NodeType::Entity,
+        content: name.into(),
+        metadata: Some(serde_json::json!({"entity_type": "technology"})),
+        confidence: 0.5,
+        lifecycle: kith::Lifecycle::Tentative,
+        epistemic_type: kith_core::EpistemicType::Asserted,
+        source_type: kith_core::SourceType::UserStated,
+        valid_from: at,
+        valid_to: None,
+        event_time: Some(at),
+        superseded_by: None,
+        evidence_refs: vec![evidence],
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+#[test]
+fn a_merge_record_scrubbed_by_a_forget_refuses_undo_and_the_organizer_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init(&dir.path().join("p.kith")).unwrap();
+    let o = OwnerId::new("o").unwrap();
+    let said = |text: &str| {
+        m.store(EventInput {
+            owner_id: Some("o".into()),
+            session_id: Some("s1".into()),
+            ..EventInput::new("user", text)
+        })
+        .unwrap()
+        .event_id
+    };
+    let e1 = said("I mostly write JS these days.");
+    let e2 = said("JavaScript runs everywhere.");
+    let js = entity("o", e1, "JS");
+    let long = entity("o", e2, "JavaScript");
+    {
+        let mut tx = m.store_backend().begin(kith_store::TxMode::Write).unwrap();
+        tx.insert_node(&js).unwrap();
+        tx.insert_node(&long).unwrap();
+        tx.commit().unwrap();
+    }
+    let r = m
+        .organize(&o, &[kith::Job::Deduplicate, kith::Job::AliasResolve], 0)
+        .unwrap();
+    let merge = r.jobs[1]
+        .merges
+        .first()
+        .expect("the abbreviation merges")
+        .op_id;
+
+    let report = m
+        .forget(&o, &request(ForgetSelector::Event(e1), false))
+        .unwrap();
+    assert!(report.nodes_deleted.contains(&js.id), "{report:?}");
+    assert!(
+        report.journal_records_scrubbed.contains(&merge),
+        "{report:?}"
+    );
+    let kept = m.node(&o, long.id).unwrap();
+    assert_eq!(kept.evidence_refs, vec![e2]);
+    assert!(kept.lifecycle.is_active());
+
+    let err = m.undo(&o, merge).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
+    assert!(
+        err.to_string().contains("scrubbed by the FORGOTTEN record"),
+        "{err}"
+    );
+    // The organizer, the alias inbox and doctor carry on.
+    m.organize(&o, &[kith::Job::Deduplicate, kith::Job::AliasResolve], 0)
+        .unwrap();
+    m.alias_proposals(&o).unwrap();
+    let doctor = m.doctor().unwrap();
+    assert!(doctor.healthy(), "{:?}", doctor.problems);
+}

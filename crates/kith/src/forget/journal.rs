@@ -3,9 +3,13 @@
 //! A record is scrubbed when it is about something that goes (its target
 //! is an erased event or a removed node), names one anywhere in its payload
 //! (saved extraction replies, plans and receipts name their event; merge,
-//! group, correction and retrieval records name nodes), or quotes an erased
-//! message (any payload string of [`MIN_QUOTE`]+ characters found in an
-//! erased text). Forgetting a whole owner scrubs every record of the owner.
+//! group, correction and retrieval records name nodes), or — for the kinds
+//! that keep raw text (extraction replies, plans, derivation receipts,
+//! retrieval receipts) — quotes an erased message (any payload string of
+//! [`MIN_QUOTE`]+ characters found in an erased text). Organizer,
+//! correction and linking records are scrubbed by ids only: they describe
+//! live nodes too, and the names they hold are kept nodes' own, which other
+//! messages still say. Forgetting a whole owner scrubs every record of the owner.
 //! `FORGOTTEN` records are never scrubbed: they hold ids and counts only,
 //! and they are the account of what was erased. Records scrubbed before
 //! are left as they are.
@@ -47,15 +51,34 @@ pub(super) fn to_scrub(
             {
                 continue;
             }
+            let texts = if keeps_raw_text(op.kind) {
+                erased_texts
+            } else {
+                &[]
+            };
             if whole_owner
                 || op.target_id.is_some_and(|t| named.contains(&t))
-                || names_or_quotes(&op.payload, named, erased_texts)
+                || names_or_quotes(&op.payload, named, texts)
             {
                 out.push(op);
             }
         }
     }
     Ok(out)
+}
+
+/// The record kinds that keep raw text of the messages (a reply, a plan's
+/// quotes, a receipt's packed lines), so a quote of an erased message
+/// scrubs them even when no id names it.
+pub(super) fn keeps_raw_text(kind: OperationKind) -> bool {
+    matches!(
+        kind,
+        OperationKind::ExtractionValidated
+            | OperationKind::DerivationPrepared
+            | OperationKind::DerivationCommitted
+            | OperationKind::DerivationReplanRequested
+            | OperationKind::RetrievalRecorded
+    )
 }
 
 /// Whether any string (or object key) in `value` holds one of the `named`

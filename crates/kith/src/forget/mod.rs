@@ -6,19 +6,19 @@
 //! - each selected event becomes a tombstone ([`kith_core::tombstone`]): its
 //!   content, speaker and metadata erased, its id, owner, times and the
 //!   erased content's SHA-256 kept, sealed with a reason;
-//! - what was derived only from erased events goes ([`derived`]): notes,
+//! - what was derived only from erased events goes (`derived.rs`): notes,
 //!   claims whose text came from an erased event, entities no remaining
 //!   event mentions, edges the erased events asserted, vectors, lexical
 //!   rows, work items; claims other events also support keep the rest of
 //!   their evidence;
 //! - journal records that name or quote what went are scrubbed
-//!   ([`journal`]): payload replaced by a tombstone naming the `FORGOTTEN`
+//!   (`journal.rs`): payload replaced by a tombstone naming the `FORGOTTEN`
 //!   record and the old payload's SHA-256, checksum re-computed;
 //! - one `FORGOTTEN` record says what was erased (ids and counts), for
 //!   which owner, when and why — never the content.
 //!
 //! After the commit the store compacts ([`kith_store::Store::compact`]) and
-//! [`verify`] checks the result (and, for a pack, every file's bytes).
+//! `verify.rs` checks the result (and, for a pack, every file's bytes).
 
 mod derived;
 mod journal;

@@ -109,7 +109,15 @@ pub(super) fn verify(
                 &op.owner_id == owner
                     && op.kind != OperationKind::Forgotten
                     && !tombstone::is_scrubbed(&op.payload)
-                    && super::journal::names_or_quotes(&op.payload, &named, texts)
+                    && super::journal::names_or_quotes(
+                        &op.payload,
+                        &named,
+                        if super::journal::keeps_raw_text(op.kind) {
+                            texts
+                        } else {
+                            &[]
+                        },
+                    )
             })
             .count() as u64;
     }

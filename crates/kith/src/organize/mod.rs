@@ -476,6 +476,13 @@ pub(crate) fn pair_history(
             let Some(undo) = tx.get_operation(undo_op_id(op_id))? else {
                 break;
             };
+            // A forget scrubbed this history with what it named: there is
+            // no decision left to honour for it.
+            if kith_core::tombstone::is_scrubbed(&op.payload)
+                || kith_core::tombstone::is_scrubbed(&undo.payload)
+            {
+                continue;
+            }
             let record = unseal(&op)?;
             let undo_record = unseal(&undo)?;
             let name = |id: Uuid| -> String {
