@@ -31,7 +31,9 @@ pub fn forget(cli: &Cli, a: &ForgetArgs) -> Result<bool> {
             dry_run: a.dry_run,
         },
     )?;
-    let clean = report.verification.as_ref().is_none_or(|v| v.clean());
+    let clean = report.verification.as_ref().is_none_or(|v| v.clean())
+        && (report.compacted
+            || (report.operation_id.is_none() && report.already_forgotten.is_empty()));
     if cli.json {
         render::json(&report)?;
     } else {
@@ -71,6 +73,11 @@ fn print(r: &ForgetReport) {
     }
     for step in &r.compaction {
         println!("compacted: {step}");
+    }
+    if !r.compacted && !r.compaction.is_empty() {
+        println!(
+            "NOT COMPACTED: the forget is done, but storage may still hold the erased bytes; run the same forget again to compact"
+        );
     }
     if let Some(v) = &r.verification {
         println!(

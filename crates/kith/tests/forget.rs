@@ -125,6 +125,7 @@ fn marker_is_forgotten(m: &Memory, storage: &dyn Fn() -> Vec<u8>) -> kith::Forge
         dry.journal_records_scrubbed
     );
     let op = report.operation_id.expect("a FORGOTTEN record");
+    assert!(report.compacted, "{:?}", report.compaction);
     let v = report.verification.clone().expect("verified");
     assert!(v.clean(), "{v:?}");
     assert_eq!(v.tombstones_verified, 3);
@@ -203,6 +204,7 @@ fn marker_is_forgotten(m: &Memory, storage: &dyn Fn() -> Vec<u8>) -> kith::Forge
     let again = m.forget(&alice, &request(session, false)).unwrap();
     assert_eq!(again.already_forgotten.len(), 3);
     assert!(again.events.is_empty() && again.operation_id.is_none());
+    assert!(again.compacted, "asking again compacts again: {again:?}");
     report
 }
 
@@ -599,4 +601,101 @@ fn a_merge_record_scrubbed_by_a_forget_refuses_undo_and_the_organizer_runs_on() 
     m.alias_proposals(&o).unwrap();
     let doctor = m.doctor().unwrap();
     assert!(doctor.healthy(), "{:?}", doctor.problems);
+}
+
+/// A forget while another thread stores messages and another retrieves:
+/// nobody fails, a retrieval that starts after the forget returned never
+/// sees the marker, the writer's messages all stay, and the pack ends up
+/// without a byte of it.
+#[test]
+fn forget_under_concurrent_writers_and_retrievals() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("p.kith");
+    let m = Arc::new(Memory::init_with_embedder(&pack, hashing()).unwrap());
+    ingest_conversation(&m, "alice");
+    let stop = Arc::new(AtomicBool::new(false));
+    let forgotten = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (m, stop) = (Arc::clone(&m), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let text = format!("an ordinary note, number {n}");
+                m.store(said("alice", "live", &format!("w{n}"), &text))
+                    .expect("a store beside a forget");
+                n += 1;
+            }
+            n
+        })
+    };
+    let reader = {
+        let (m, stop, forgotten) = (Arc::clone(&m), Arc::clone(&stop), Arc::clone(&forgotten));
+        std::thread::spawn(move || {
+            let mut after = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let done = forgotten.load(Ordering::SeqCst);
+                let mut q =
+                    RetrieveRequest::new("alice", &format!("Who is {MARKER}? harbour")).unwrap();
+                q.record = false;
+                let got = m.retrieve(&q).expect("a retrieval beside a forget");
+                if done {
+                    after += 1;
+                    assert!(
+                        got.results.iter().all(|r| !contains_marker(&r.content)),
+                        "a retrieval after the forget returned it"
+                    );
+                }
+            }
+            after
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let alice = OwnerId::new("alice").unwrap();
+    let report = m
+        .forget(
+            &alice,
+            &request(
+                ForgetSelector::Session(SessionId::new("secret").unwrap()),
+                false,
+            ),
+        )
+        .unwrap();
+    forgotten.store(true, Ordering::SeqCst);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stop.store(true, Ordering::SeqCst);
+    let written = writer.join().unwrap();
+    let checked = reader.join().unwrap();
+    assert!(
+        written > 0 && checked > 0,
+        "{written} writes, {checked} reads after"
+    );
+    assert_eq!(report.events.len(), 3);
+    assert!(report.compacted, "{:?}", report.compaction);
+    assert!(report.verification.as_ref().unwrap().clean());
+    let live = m
+        .events(&kith::EventQuery {
+            owner: Some(alice.clone()),
+            session: Some(SessionId::new("live").unwrap()),
+            limit: 100_000,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(live.len(), written);
+    assert!(live.iter().all(|e| e.tombstone.is_none()));
+    // Compact once more with nobody else reading: no byte of the marker.
+    m.forget(
+        &alice,
+        &request(
+            ForgetSelector::Session(SessionId::new("secret").unwrap()),
+            false,
+        ),
+    )
+    .unwrap();
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(&pack).unwrap() {
+        bytes.extend(std::fs::read(entry.unwrap().path()).unwrap());
+    }
+    assert!(!contains_marker(&String::from_utf8_lossy(&bytes)));
+    assert!(m.doctor().unwrap().healthy());
 }
