@@ -299,8 +299,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(&report)?;
             } else if report.healthy() {
                 println!(
-                    "healthy: {} events verified, {} journal records verified",
-                    report.events_checked, report.operations_checked
+                    "healthy: {} events verified{}, {} journal records verified",
+                    report.events_checked,
+                    if report.tombstones_checked > 0 {
+                        format!(" ({} of them tombstones)", report.tombstones_checked)
+                    } else {
+                        String::new()
+                    },
+                    report.operations_checked
                 );
             } else {
                 println!(

@@ -81,6 +81,9 @@ fn forget_dry_run_then_erase_and_verify() {
     assert!(!export.to_lowercase().contains(&needle));
     assert_eq!(export.matches("\"forgotten\"").count(), 2);
     assert!(t.ok(&["doctor"]).starts_with("healthy"));
+    let listed = t.ok(&["events", "list"]);
+    assert_eq!(listed.matches("(forgotten ").count(), 2, "{listed}");
+    assert!(listed.contains("I like green tea."), "{listed}");
     let json = t.json(&["forget", "--source-id", "m3", "--reason", "asked"]);
     assert_eq!(json["events"].as_array().unwrap().len(), 1);
     assert_eq!(json["verification"]["tombstones_verified"], 1);
