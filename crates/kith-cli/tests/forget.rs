@@ -26,7 +26,8 @@ fn forget_dry_run_then_erase_and_verify() {
     ] {
         t.ok(&["ingest", &text, "--session", session, "--source-id", source]);
     }
-    t.ok(&["retrieve", &format!("Who is {MARKER}?")]);
+    let receipt = t.json(&["retrieve", &format!("Who is {MARKER}?")]);
+    let request_id = receipt["request_id"].as_str().unwrap().to_string();
     let needle = MARKER[..8].to_lowercase();
     assert!(pack_bytes(&t).contains(&needle));
 
@@ -81,6 +82,11 @@ fn forget_dry_run_then_erase_and_verify() {
     assert!(!export.to_lowercase().contains(&needle));
     assert_eq!(export.matches("\"forgotten\"").count(), 2);
     assert!(t.ok(&["doctor"]).starts_with("healthy"));
+    let shown = t.ok(&["retrievals", "show", &request_id]);
+    assert!(
+        shown.contains("scrubbed by the FORGOTTEN record"),
+        "{shown}"
+    );
     let listed = t.ok(&["events", "list"]);
     assert_eq!(listed.matches("(forgotten ").count(), 2, "{listed}");
     assert!(listed.contains("I like green tea."), "{listed}");

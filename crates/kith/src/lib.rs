@@ -49,6 +49,8 @@ pub use ingest::{
 };
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
+/// Tombstones of forgotten events and scrubbed journal records.
+pub use kith_core::tombstone;
 pub use kith_core::{
     Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,
     OwnerId, Role, ScopeId, SessionId, SourceId, Timestamp, ValidationError,
