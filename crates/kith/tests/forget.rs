@@ -616,21 +616,37 @@ fn forget_under_concurrent_writers_and_retrievals() {
     ingest_conversation(&m, "alice");
     let stop = Arc::new(AtomicBool::new(false));
     let forgotten = Arc::new(AtomicBool::new(false));
+    let reads_after = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writes_after = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let writer = {
-        let (m, stop) = (Arc::clone(&m), Arc::clone(&stop));
+        let (m, stop, forgotten, writes_after) = (
+            Arc::clone(&m),
+            Arc::clone(&stop),
+            Arc::clone(&forgotten),
+            Arc::clone(&writes_after),
+        );
         std::thread::spawn(move || {
             let mut n = 0;
             while !stop.load(Ordering::SeqCst) {
+                let done = forgotten.load(Ordering::SeqCst);
                 let text = format!("an ordinary note, number {n}");
                 m.store(said("alice", "live", &format!("w{n}"), &text))
                     .expect("a store beside a forget");
                 n += 1;
+                if done {
+                    writes_after.fetch_add(1, Ordering::SeqCst);
+                }
             }
             n
         })
     };
     let reader = {
-        let (m, stop, forgotten) = (Arc::clone(&m), Arc::clone(&stop), Arc::clone(&forgotten));
+        let (m, stop, forgotten, reads_after) = (
+            Arc::clone(&m),
+            Arc::clone(&stop),
+            Arc::clone(&forgotten),
+            Arc::clone(&reads_after),
+        );
         std::thread::spawn(move || {
             let mut after = 0;
             while !stop.load(Ordering::SeqCst) {
@@ -641,6 +657,7 @@ fn forget_under_concurrent_writers_and_retrievals() {
                 let got = m.retrieve(&q).expect("a retrieval beside a forget");
                 if done {
                     after += 1;
+                    reads_after.fetch_add(1, Ordering::SeqCst);
                     assert!(
                         got.results.iter().all(|r| !contains_marker(&r.content)),
                         "a retrieval after the forget returned it"
@@ -662,7 +679,14 @@ fn forget_under_concurrent_writers_and_retrievals() {
         )
         .unwrap();
     forgotten.store(true, Ordering::SeqCst);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Until a few retrievals and writes ran after the forget (bounded:
+    // a loaded machine is slow, not wrong).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while (reads_after.load(Ordering::SeqCst) < 3 || writes_after.load(Ordering::SeqCst) < 3)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     stop.store(true, Ordering::SeqCst);
     let written = writer.join().unwrap();
     let checked = reader.join().unwrap();
