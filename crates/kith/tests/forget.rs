@@ -509,7 +509,7 @@ fn a_claim_supported_by_a_kept_event_keeps_the_rest_of_its_evidence() {
     assert!(after
         .iter()
         .all(|c| !c.evidence_refs.contains(&first_event)));
-    // Forgetting the second event too brings nothing back: no claim left.
+    // Forgetting the second event too leaves no claim.
     m.forget(
         &alice,
         &request(ForgetSelector::Event(second.evidence_refs[1]), false),
@@ -721,5 +721,47 @@ fn forget_under_concurrent_writers_and_retrievals() {
         bytes.extend(std::fs::read(entry.unwrap().path()).unwrap());
     }
     assert!(!contains_marker(&String::from_utf8_lossy(&bytes)));
+    assert!(m.doctor().unwrap().healthy());
+}
+
+#[test]
+fn forgetting_the_newer_of_two_repeated_claims_leaves_one_on_the_older_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init(&dir.path().join("p.kith")).unwrap();
+    let first = m
+        .ingest(
+            said("alice", "a", "a1", "I like green tea."),
+            IngestOptions::default(),
+        )
+        .unwrap()
+        .event_id;
+    let second = m
+        .ingest(
+            said("alice", "b", "b1", "I like green tea."),
+            IngestOptions::default(),
+        )
+        .unwrap()
+        .event_id;
+    let alice = OwnerId::new("alice").unwrap();
+    m.forget(&alice, &request(ForgetSelector::Event(second), false))
+        .unwrap();
+    let claims: Vec<kith::Node> = m
+        .nodes(&NodeQuery {
+            owner: Some(alice.clone()),
+            limit: 1000,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|s| s.node)
+        .filter(|n| n.node_type != kith::NodeType::Note && n.node_type != kith::NodeType::Entity)
+        .collect();
+    let active: Vec<&kith::Node> = claims.iter().filter(|c| c.lifecycle.is_active()).collect();
+    assert_eq!(active.len(), 1, "{claims:#?}");
+    assert_eq!(active[0].evidence_refs, vec![first]);
+    assert!(claims.iter().all(|c| !c.evidence_refs.contains(&second)));
+    assert!(claims.iter().all(|c| c
+        .superseded_by
+        .is_none_or(|s| claims.iter().any(|k| k.id == s))));
     assert!(m.doctor().unwrap().healthy());
 }

@@ -3,11 +3,12 @@
 //! The rules (docs/forget.md says them for users):
 //! - A node whose evidence is only erased events goes. Notes are the
 //!   simplest case: one event each.
-//! - A claim's text and quote come from the event that made it, which is
-//!   the last of its evidence (earlier references are the events it
-//!   repeats). When that event is erased the claim goes, even if other
-//!   events support it: the older claim it replaced stays and comes back
-//!   into force (below). Otherwise it keeps the evidence that is left.
+//! - A claim keeps the evidence that is left when a remaining event still
+//!   says its quote (`evidence_quote`) word for word; otherwise its text is
+//!   an erased message's and it goes, and the older claim it replaced comes
+//!   back into force (below). A claim without a quote goes when the event
+//!   that made it (the last of its evidence; earlier references are the
+//!   events it repeats) is erased.
 //! - An entity is only a name. It stays while a remaining event mentions
 //!   it: some of its evidence is left, or an edge asserted by a remaining
 //!   event links it to a node that stays. A kept entity's evidence becomes
@@ -55,18 +56,32 @@ pub(super) fn plan(
     }
     let mut gone: HashSet<Uuid> = HashSet::new();
     let mut entities: Vec<&Node> = Vec::new();
+    let mut texts: HashMap<Uuid, String> = HashMap::new();
     for n in &nodes {
         if !n.evidence_refs.iter().any(|r| erased.contains(r)) {
             continue;
         }
-        let remaining = n.evidence_refs.iter().any(|r| !erased.contains(r));
-        let goes = match n.node_type {
-            NodeType::Entity => {
+        let remaining: Vec<Uuid> = n
+            .evidence_refs
+            .iter()
+            .filter(|r| !erased.contains(r))
+            .copied()
+            .collect();
+        let quote = n
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("evidence_quote"))
+            .and_then(Value::as_str)
+            .filter(|q| !q.trim().is_empty());
+        let goes = match (n.node_type, quote) {
+            (NodeType::Entity, _) => {
                 entities.push(n);
                 false
             }
-            // A claim's text is its maker's: the last evidence reference.
-            _ => !remaining || n.evidence_refs.last().is_some_and(|r| erased.contains(r)),
+            _ if remaining.is_empty() => true,
+            (_, Some(q)) => !said_by_any(tx, &remaining, q, &mut texts)?,
+            // Without a quote, the text is its maker's: the last reference.
+            (_, None) => n.evidence_refs.last().is_some_and(|r| erased.contains(r)),
         };
         if goes {
             gone.insert(n.id);
@@ -150,6 +165,28 @@ pub(super) fn plan(
         .map(|n| n.id)
         .collect();
     Ok(Plan { delete, update })
+}
+
+/// Whether one of `events` (remaining, so live) says `quote` word for word.
+fn said_by_any(
+    tx: &mut dyn Tx,
+    events: &[Uuid],
+    quote: &str,
+    texts: &mut HashMap<Uuid, String>,
+) -> Result<bool, Error> {
+    for id in events {
+        if !texts.contains_key(id) {
+            let text = tx
+                .get_event(*id)?
+                .map(|s| s.event.content)
+                .unwrap_or_default();
+            texts.insert(*id, text);
+        }
+        if texts[id].contains(quote) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Every node of `owner`, in creation order.
