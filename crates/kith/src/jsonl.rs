@@ -4,7 +4,11 @@
 //! speaker?, event_time?, source_id?, metadata?, node_type?}`; export adds
 //! `ingested_at`, `event_id` and `checksum` so that importing an export
 //! rebuilds an identical log (same ids, same checksums). Unknown fields are
-//! refused.
+//! refused. A forgotten event exports as its tombstone: empty `content`, no
+//! speaker or metadata, the original `checksum`, and a `forgotten` object
+//! (`content_sha256`, `forgotten_at`, `reason`, `operation_id`, `checksum`);
+//! import appends such a line as a tombstone only when its tombstone
+//! checksum recomputes, and derives nothing from it (docs/forget.md).
 //!
 //! Atomicity (documented in the README): an import is checked whole before
 //! anything is written, so a bad line writes nothing and names its line
