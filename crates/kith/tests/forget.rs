@@ -765,3 +765,41 @@ fn forgetting_the_newer_of_two_repeated_claims_leaves_one_on_the_older_message()
         .is_none_or(|s| claims.iter().any(|k| k.id == s))));
     assert!(m.doctor().unwrap().healthy());
 }
+
+#[test]
+fn forgetting_before_a_time_takes_the_event_time_else_the_ingestion_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init(&dir.path().join("p.kith")).unwrap();
+    let at = |source: &str, time: Option<&str>, text: &str| {
+        m.store(EventInput {
+            owner_id: Some("alice".into()),
+            source_id: Some(source.into()),
+            event_time: time.map(String::from),
+            ..EventInput::new("user", text)
+        })
+        .unwrap()
+        .event_id
+    };
+    let old = at("old", Some("2025-03-01T10:00:00+00:00"), "an old message");
+    let new = at("new", Some("2025-06-01T10:00:00+00:00"), "a newer message");
+    // No event time: stored now, so after the cut.
+    let untimed = at("untimed", None, "a message without a time");
+    let alice = OwnerId::new("alice").unwrap();
+    let cut = kith::Timestamp::parse("t", "2025-04-01T00:00:00+02:00").unwrap();
+    let report = m
+        .forget(&alice, &request(ForgetSelector::Before(cut), false))
+        .unwrap();
+    assert_eq!(report.events, vec![old]);
+    for (id, gone) in [(old, true), (new, false), (untimed, false)] {
+        assert_eq!(m.event(&alice, id).unwrap().tombstone.is_some(), gone);
+    }
+    let ingested_later = kith::Timestamp::now();
+    let all = m
+        .forget(
+            &alice,
+            &request(ForgetSelector::Before(ingested_later), false),
+        )
+        .unwrap();
+    assert_eq!(all.events, vec![new, untimed]);
+    assert_eq!(all.already_forgotten, vec![old]);
+}
