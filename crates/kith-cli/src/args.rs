@@ -184,6 +184,11 @@ pub enum Command {
     /// events (split), to another entity or a new person. Journaled as
     /// IDENTITY_CORRECTED; `kith undo OP` reverses it.
     Correct(CorrectArgs),
+    /// Forget messages for good: each becomes a tombstone (content, speaker
+    /// and metadata erased), everything derived only from them goes, journal
+    /// records quoting them are scrubbed, then the pack is compacted and the
+    /// erasure verified (docs/forget.md).
+    Forget(ForgetArgs),
     /// List journal records, oldest first.
     Journal {
         /// Only this kind (ORGANIZER_MERGED, ALIAS_PROPOSED, UNDO, …).
@@ -684,6 +689,38 @@ pub struct LinkArgs {
     #[arg(long, default_value_t = kith::organize::linking::DEFAULT_MAX_RECORDS)]
     pub max_records: usize,
     /// Report what the pass would write; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `kith forget`: exactly one selector, a reason, optionally a dry run.
+#[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("selector")
+        .required(true)
+        .args(["event", "source_id", "session", "before", "whole_owner"])
+))]
+pub struct ForgetArgs {
+    /// One event, by id.
+    #[arg(long)]
+    pub event: Option<String>,
+    /// The event stored under this message id (the caller's source id).
+    #[arg(long)]
+    pub source_id: Option<String>,
+    /// Every event of one session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Every event said (or, without an event time, stored) before this
+    /// RFC 3339 time.
+    #[arg(long)]
+    pub before: Option<String>,
+    /// Every event of the owner (--owner, a global option, names it).
+    #[arg(long)]
+    pub whole_owner: bool,
+    /// Why (required; kept in every tombstone and the FORGOTTEN record).
+    #[arg(long)]
+    pub reason: String,
+    /// List what would go; write nothing.
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -69,6 +69,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
         Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
         Command::Correct(ref a) => crate::organize::correct(&cli, a)?,
+        Command::Forget(ref a) => {
+            if !crate::forget::forget(&cli, a)? {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
         Command::Path {
             ref from,
             ref to,
@@ -294,8 +299,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 render::json(&report)?;
             } else if report.healthy() {
                 println!(
-                    "healthy: {} events verified, {} journal records verified",
-                    report.events_checked, report.operations_checked
+                    "healthy: {} events verified{}, {} journal records verified",
+                    report.events_checked,
+                    if report.tombstones_checked > 0 {
+                        format!(" ({} of them tombstones)", report.tombstones_checked)
+                    } else {
+                        String::new()
+                    },
+                    report.operations_checked
                 );
             } else {
                 println!(

@@ -11,6 +11,7 @@ mod bench_latency;
 mod bench_recall;
 mod cmd;
 mod demo;
+mod forget;
 mod locomo;
 mod organize;
 mod render;

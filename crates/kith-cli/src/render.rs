@@ -60,7 +60,14 @@ pub fn event_line(e: &StoredEvent) -> String {
             .as_ref()
             .map(|s| format!(" in {s}"))
             .unwrap_or_default(),
-        clip(&ev.content, 80)
+        match &e.tombstone {
+            Some(t) => format!(
+                "(forgotten {}: {})",
+                t.forgotten_at.short(),
+                clip(&t.reason, 60)
+            ),
+            None => clip(&ev.content, 80),
+        }
     )
 }
 
@@ -81,6 +88,13 @@ pub fn event_detail(e: &StoredEvent) {
     println!("checksum    {}", ev.checksum);
     if let Some(m) = &ev.metadata {
         println!("metadata    {m}");
+    }
+    if let Some(t) = &e.tombstone {
+        // The content's SHA-256 above is of the erased text.
+        println!("forgotten   {} ({})", t.forgotten_at, t.reason);
+        println!("by record   {}", t.operation_id);
+        println!("tombstone   {}", t.checksum);
+        return;
     }
     println!("content\n{}", ev.content);
 }

@@ -118,6 +118,16 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
                 return render::json(&op);
             }
             let p = &op.payload;
+            if kith::tombstone::is_scrubbed(p) {
+                // Scrubbed by a forget: nothing of it is left to show.
+                println!(
+                    "retrieval {} at {}: scrubbed by the FORGOTTEN record {} (it quoted forgotten messages)",
+                    op.id,
+                    op.created_at.to_rfc3339(),
+                    p["forgotten"]["operation_id"].as_str().unwrap_or("?")
+                );
+                return Ok(());
+            }
             println!("retrieval {} at {}", op.id, op.created_at.to_rfc3339());
             println!("query: {}", p["query"].as_str().unwrap_or(""));
             println!("filters: {}", p["filters"]);

@@ -181,3 +181,37 @@ fn writer_processes_and_an_organizer_share_one_database() {
     assert_eq!(json(&db, &["stats"])["events"], 400);
     assert!(ok(&db, &["doctor"]).starts_with("healthy: 400 events verified"));
 }
+
+/// `kith forget` on a database (issue 15): the session goes, the rows are
+/// vacuumed, `pg_dump` no longer holds the marker, doctor passes.
+#[test]
+fn forget_on_a_database_leaves_nothing_in_pg_dump() {
+    let db = test_database();
+    ok(&db, &["init", "--embeddings", "hashing-64"]);
+    for (session, text) in [
+        ("secret", "I met Zorvexquill at the harbour."),
+        ("secret", "Zorvexquill knows the vault code."),
+        ("kept", "I like green tea."),
+    ] {
+        ok(&db, &["ingest", text, "--session", session]);
+    }
+    ok(&db, &["retrieve", "Who is Zorvexquill?"]);
+    let dump = || {
+        kith_store::postgres::testing::pg_dump(&db)
+            .expect("pg_dump")
+            .to_lowercase()
+    };
+    assert!(dump().contains("zorvexqu"));
+    let out = ok(&db, &["forget", "--session", "secret", "--reason", "asked"]);
+    assert!(out.contains("forgot 2 event(s)"), "{out}");
+    assert!(out.contains("compacted: VACUUM"), "{out}");
+    assert!(out.contains("rows through the store only"), "{out}");
+    assert!(!out.contains("NOT "), "{out}");
+    assert!(
+        !dump().contains("zorvexqu"),
+        "the marker is still in pg_dump"
+    );
+    assert!(ok(&db, &["doctor"]).starts_with("healthy"));
+    let hits = json(&db, &["retrieve", "green tea", "--no-record"]);
+    assert!(hits.to_string().contains("green tea"));
+}

@@ -112,6 +112,7 @@ fn mcp_over_stdio_stores_and_retrieves() {
         "memory_propose_alias",
         "memory_path",
         "memory_correct",
+        "memory_forget",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
@@ -298,6 +299,42 @@ fn mcp_over_stdio_stores_and_retrieves() {
     let (err, undone) = mcp.call(14, "memory_undo", json!({"op_id": outcome["review_op_id"]}));
     assert!(!err, "{undone}");
     assert_eq!(undone["undone_kind"], "ALIAS_PROPOSAL_ACCEPTED", "{undone}");
+    // Forgetting: two selectors at once are refused; a dry run writes
+    // nothing; the Porto message is then forgotten for good.
+    let (err, text) = mcp.call(
+        15,
+        "memory_forget",
+        json!({"session_id": "s2", "whole_owner": true, "reason": "asked"}),
+    );
+    assert!(err);
+    assert!(
+        text.as_str().unwrap().starts_with("invalid_input"),
+        "{text}"
+    );
+    let (err, dry) = mcp.call(
+        16,
+        "memory_forget",
+        json!({"session_id": "s2", "reason": "asked", "dry_run": true}),
+    );
+    assert!(!err, "{dry}");
+    assert_eq!(dry["events"].as_array().unwrap().len(), 1, "{dry}");
+    assert!(dry["operation_id"].is_null());
+    let (err, gone) = mcp.call(
+        17,
+        "memory_forget",
+        json!({"session_id": "s2", "reason": "asked"}),
+    );
+    assert!(!err, "{gone}");
+    assert_eq!(gone["events"], dry["events"]);
+    assert_eq!(gone["verification"]["texts_found_in_pack"], 0, "{gone}");
+    let (err, r) = mcp.call(
+        18,
+        "memory_retrieve",
+        json!({"query": "Nadia Nadine Porto", "token_budget": 100}),
+    );
+    assert!(!err, "{r}");
+    assert_eq!(r["results"], json!([]), "{r}");
+    assert!(!r["context"].as_str().unwrap().contains("Porto"), "{r}");
     drop(mcp);
 
     // The owner was fixed: alice has both messages, the CLI's owner none.

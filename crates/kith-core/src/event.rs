@@ -141,6 +141,11 @@ pub struct EventInput {
     /// Expected checksum (written by export, checked on import).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
+    /// Set on an exported tombstone (a forgotten event): what the log
+    /// keeps of it. Only import accepts it
+    /// ([`crate::tombstone::from_input`]); `validate` refuses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forgotten: Option<crate::tombstone::ForgottenInput>,
 }
 
 /// Values used where an [`EventInput`] leaves a field out.
@@ -200,6 +205,15 @@ impl EventInput {
 
     /// Validates every field and builds the event. Nothing is written.
     pub fn validate(self, defaults: &InputDefaults) -> Result<ValidEvent, ValidationError> {
+        if self.forgotten.is_some() {
+            return Err(ValidationError::new(
+                "forgotten",
+                ValidationErrorKind::Mismatch {
+                    expected: "no tombstone: only an import of an export carries one".into(),
+                    actual: "a tombstone".into(),
+                },
+            ));
+        }
         validate::check_content(&self.content)?;
         let role = Role::parse("role", &self.role)?;
         let owner_id = match self.owner_id {
@@ -308,6 +322,7 @@ impl Event {
             ingested_at: Some(self.ingested_at.to_rfc3339()),
             event_id: Some(self.id.to_string()),
             checksum: Some(self.checksum.clone()),
+            forgotten: None,
         }
     }
 }

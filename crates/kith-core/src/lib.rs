@@ -21,6 +21,7 @@ pub mod model;
 pub mod node;
 pub mod operation;
 pub mod timestamp;
+pub mod tombstone;
 pub mod validate;
 
 pub use edge::Edge;
@@ -30,4 +31,5 @@ pub use model::{EdgeType, EpistemicType, Lifecycle, NodeType, OperationKind, Rol
 pub use node::Node;
 pub use operation::Operation;
 pub use timestamp::Timestamp;
+pub use tombstone::Tombstone;
 pub use validate::{ValidationError, ValidationErrorKind};

@@ -297,6 +297,9 @@ text_enum!(
         IdentityCorrected = "IDENTITY_CORRECTED",
         /// A retrieval's receipt: what was asked, found and packed, and why.
         RetrievalRecorded = "RETRIEVAL_RECORDED",
+        /// Events were forgotten at their owner's request: which, how much
+        /// was erased with them, by whom, when and why (never the content).
+        Forgotten = "FORGOTTEN",
     }
 );
 

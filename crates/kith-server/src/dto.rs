@@ -724,3 +724,67 @@ impl CorrectionBody {
         })
     }
 }
+
+/// A forget request (MCP `memory_forget`): exactly one selector, a reason,
+/// optionally a dry run. The HTTP API takes the same through
+/// `DELETE /v1/events/{id}`, `/v1/sessions/{id}` and `/v1/owner`.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetBody {
+    /// One event, by id.
+    #[serde(default)]
+    pub event_id: Option<String>,
+    /// The event stored under this message id.
+    #[serde(default)]
+    pub source_id: Option<String>,
+    /// Every event of one session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Every event said (or, without an event time, stored) before this
+    /// RFC 3339 time.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Every event of the owner.
+    #[serde(default)]
+    pub whole_owner: bool,
+    /// Why (required; kept in every tombstone and the FORGOTTEN record).
+    pub reason: String,
+    /// List what would go; write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl ForgetBody {
+    /// The facade request; anything but exactly one selector is 422.
+    pub fn into_request(self) -> Result<kith::ForgetRequest, ApiError> {
+        use kith::ForgetSelector as S;
+        let mut selectors = Vec::new();
+        if let Some(id) = &self.event_id {
+            let id = uuid::Uuid::parse_str(id.trim())
+                .map_err(|_| ApiError::invalid(format!("event_id: {id:?} is not a UUID")))?;
+            selectors.push(S::Event(id));
+        }
+        if let Some(s) = self.source_id {
+            selectors.push(S::SourceId(kith::SourceId::new(s)?));
+        }
+        if let Some(s) = self.session_id {
+            selectors.push(S::Session(SessionId::new(s)?));
+        }
+        if let Some(t) = &self.before {
+            selectors.push(S::Before(Timestamp::parse("before", t)?));
+        }
+        if self.whole_owner {
+            selectors.push(S::Owner);
+        }
+        if selectors.len() != 1 {
+            return Err(ApiError::invalid(
+                "give exactly one of event_id, source_id, session_id, before and whole_owner",
+            ));
+        }
+        Ok(kith::ForgetRequest {
+            selector: selectors.remove(0),
+            reason: self.reason,
+            dry_run: self.dry_run,
+        })
+    }
+}

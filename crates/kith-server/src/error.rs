@@ -122,6 +122,7 @@ fn organizer_code(e: &kith::Error) -> Option<&'static str> {
         O::CopyConflict { .. } => Some("copy_conflict"),
         O::NotAdmitted { .. } => Some("not_admitted"),
         O::InvalidAssessment { .. } => Some("invalid_assessment"),
+        O::Forgotten { .. } => Some("forgotten"),
         _ => None,
     }
 }

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, CorrectionBody, DecisionName, IngestBody, MessageBody, OrganizeBody, PathQuery,
-    ProposeBody, RetrieveBody, ReviewBody,
+    AliasListQuery, CorrectionBody, DecisionName, ForgetBody, IngestBody, MessageBody,
+    OrganizeBody, PathQuery, ProposeBody, RetrieveBody, ReviewBody,
 };
 use crate::error::ApiError;
 use crate::ServerError;
@@ -225,6 +225,16 @@ impl KithMcp {
     async fn memory_correct(&self, Parameters(body): Parameters<CorrectionBody>) -> ToolResult {
         let owner = self.owner.clone();
         self.run(move |m| crate::routes::organize::correct(m, &owner, body))
+            .await
+    }
+
+    #[tool(
+        name = "memory_forget",
+        description = "Forget for good: exactly one of event_id, source_id, session_id, before (RFC 3339) or whole_owner, and a reason. Each event stays in the log as a tombstone (content, speaker, metadata erased); what was derived only from it goes; journal records quoting it are scrubbed; one FORGOTTEN record says what went. dry_run lists what would go and writes nothing. The report says what was compacted and verified."
+    )]
+    async fn memory_forget(&self, Parameters(body): Parameters<ForgetBody>) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::forget::forget_body(m, &owner, body))
             .await
     }
 

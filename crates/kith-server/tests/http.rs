@@ -1585,3 +1585,166 @@ fn corrections_split_refuse_and_undo() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["undone_kind"], "IDENTITY_CORRECTED", "{}", r.body);
 }
+
+/// Forgetting over HTTP (issue 15): one event, a session, the key's own
+/// owner; dry runs write nothing; another owner's ids are 404; bad requests
+/// are 422 and change nothing.
+#[test]
+fn forget_endpoints_erase_refuse_and_stay_within_the_owner() {
+    let s = TestServer::keyed();
+    let (a, b) = (ALICE_KEY, BOB_KEY);
+    let mut ids = Vec::new();
+    for (i, (session, text)) in [
+        ("secret", "Zorvexquill told me the vault code."),
+        ("secret", "I met Zorvexquill at the harbour."),
+        ("kept", "I like green tea."),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let r = call(
+            &s,
+            a,
+            "POST",
+            "/v1/ingest",
+            Some(json!({"content": text, "session_id": session, "source_id": format!("m{i}")})),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        ids.push(r.body["event_id"].as_str().unwrap().to_string());
+    }
+    let r = call(
+        &s,
+        b,
+        "POST",
+        "/v1/events",
+        Some(json!({"content": "bob's own message", "session_id": "secret"})),
+    );
+    assert_eq!(r.status, 201);
+    let bob_event = r.body["event_id"].as_str().unwrap().to_string();
+
+    // Refusals first: nothing changes.
+    for (key, method, path, status, code) in [
+        (
+            a,
+            "DELETE",
+            format!("/v1/events/{}", ids[0]),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            "DELETE",
+            format!("/v1/events/{}?reason=%20", ids[0]),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            "DELETE",
+            format!("/v1/events/{}?reason=x&force=1", ids[0]),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            "DELETE",
+            format!("/v1/events/{bob_event}?reason=x"),
+            404,
+            "not_found",
+        ),
+        (
+            a,
+            "DELETE",
+            "/v1/events/not-an-id?reason=x".to_string(),
+            404,
+            "not_found",
+        ),
+        (
+            a,
+            "DELETE",
+            "/v1/sessions/nope?reason=x".to_string(),
+            404,
+            "not_found",
+        ),
+        (
+            b,
+            "DELETE",
+            format!("/v1/events/{}?reason=x", ids[0]),
+            404,
+            "not_found",
+        ),
+    ] {
+        let r = call(&s, key, method, &path, None);
+        assert_eq!(r.status, status, "{method} {path}: {}", r.body);
+        assert_eq!(error_code(&r), code, "{method} {path}: {}", r.body);
+    }
+    let r = call(&s, a, "GET", &format!("/v1/events/{}", ids[0]), None);
+    assert!(r.body["content"].as_str().unwrap().contains("Zorvexquill"));
+
+    // A dry run lists and writes nothing.
+    let r = call(
+        &s,
+        a,
+        "DELETE",
+        "/v1/sessions/secret?reason=asked&dry_run=true",
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["dry_run"], true);
+    assert_eq!(r.body["events"].as_array().unwrap().len(), 2);
+    assert!(r.body["operation_id"].is_null());
+    let r = call(&s, a, "GET", &format!("/v1/events/{}", ids[1]), None);
+    assert!(r.body.get("tombstone").is_none());
+
+    // One event, then the rest of the session.
+    let r = call(
+        &s,
+        a,
+        "DELETE",
+        &format!("/v1/events/{}?reason=the%20user%20asked", ids[0]),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["events"], json!([ids[0]]));
+    assert!(r.body["operation_id"].is_string());
+    assert_eq!(r.body["verification"]["texts_found_in_pack"], 0);
+    let r = call(&s, a, "GET", &format!("/v1/events/{}", ids[0]), None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["content"], "");
+    assert_eq!(r.body["tombstone"]["reason"], "the user asked");
+    let r = call(&s, a, "DELETE", "/v1/sessions/secret?reason=asked", None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["events"], json!([ids[1]]));
+    assert_eq!(r.body["already_forgotten"], json!([ids[0]]));
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"query": "Zorvexquill vault harbour"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(!r.body["results"].to_string().contains("Zorvexquill"));
+    // Bob's message in his own session of the same name is untouched.
+    let r = call(&s, b, "GET", &format!("/v1/events/{bob_event}"), None);
+    assert_eq!(r.body["content"], "bob's own message");
+
+    // The whole owner: the key's own, nobody else's.
+    let r = call(
+        &s,
+        a,
+        "DELETE",
+        "/v1/owner?reason=close%20my%20account",
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["events"], json!([ids[2]]));
+    let r = call(&s, b, "GET", &format!("/v1/events/{bob_event}"), None);
+    assert_eq!(r.body["content"], "bob's own message");
+    let r = call(&s, a, "GET", "/v1/events", None);
+    assert!(r.body["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["content"] == "" && e["tombstone"].is_object()));
+}

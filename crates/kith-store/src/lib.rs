@@ -13,8 +13,9 @@
 //!   lexical search.
 //!
 //! Architecture invariants:
-//! - Events are never updated or deleted through this trait (the SQLite schema
-//!   also refuses it with triggers).
+//! - Events are never deleted, and never updated through this trait except
+//!   once into a tombstone ([`Tx::tombstone_event`]); both schemas refuse
+//!   anything else with triggers.
 //! - Every query that returns memory content takes an owner.
 //! - A transaction that is dropped without [`Tx::commit`] rolls back.
 
@@ -32,7 +33,7 @@ pub use query::{
     SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem, WorkQuery, WorkStatus,
 };
 
-use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId, Timestamp};
+use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId, Timestamp, Tombstone};
 use uuid::Uuid;
 
 /// The prefix under which [`Tx::set_setting`] keys are stored in a
@@ -76,6 +77,24 @@ pub trait Store: Send + Sync {
     /// Starts a transaction. Waits (bounded) for the write lock in
     /// [`TxMode::Write`]; reports [`StoreErrorKind::Busy`] if it stays taken.
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError>;
+
+    /// Rewrites storage so that rows removed or erased by committed
+    /// transactions leave no bytes behind where the backend can reach them
+    /// (SQLite: WAL checkpoint with truncate, `VACUUM`, truncate again;
+    /// PostgreSQL: `VACUUM` of kith's tables). Run after a forget commits,
+    /// outside any transaction. Returns one line per step done.
+    fn compact(&self) -> Result<Vec<String>, StoreError>;
+}
+
+/// What [`Tx::delete_nodes`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeletedNodes {
+    /// Nodes (each with its lexical row).
+    pub nodes: u64,
+    /// Edges that started or ended at one of them.
+    pub edges: u64,
+    /// Their embeddings.
+    pub vectors: u64,
 }
 
 /// One transaction. All reads see the transaction's own writes. Writes in a
@@ -166,6 +185,38 @@ pub trait Tx {
     /// makes the same link again. Fails with [`StoreErrorKind::NotFound`] if
     /// it does not exist and with [`StoreErrorKind::Conflict`] if it is open.
     fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError>;
+
+    /// Turns a live event into a tombstone: erases its content, speaker and
+    /// metadata and records `tombstone` (the only change the append-only log
+    /// accepts). Fails with [`StoreErrorKind::NotFound`] if the event does
+    /// not exist and with [`StoreErrorKind::Conflict`] if it already is a
+    /// tombstone.
+    fn tombstone_event(&mut self, id: Uuid, tombstone: &Tombstone) -> Result<(), StoreError>;
+
+    /// Removes nodes with everything hanging off them: their lexical rows,
+    /// their vectors and every edge that starts or ends at one of them.
+    /// Ids that do not exist are skipped. Removing a vector makes in-process
+    /// vector copies start over (as [`Tx::delete_embeddings`] does), so no
+    /// copy can return a removed node.
+    fn delete_nodes(&mut self, ids: &[Uuid]) -> Result<DeletedNodes, StoreError>;
+
+    /// Removes `owner`'s edges whose provenance is one of `events`; returns
+    /// how many.
+    fn delete_edges_from_events(
+        &mut self,
+        owner: &OwnerId,
+        events: &[Uuid],
+    ) -> Result<u64, StoreError>;
+
+    /// Removes an event's work item; returns whether it had one.
+    fn delete_work_item(&mut self, event_id: Uuid) -> Result<bool, StoreError>;
+
+    /// Replaces a journal record's payload and checksum (forgetting scrubs
+    /// records that quote erased events). Id, kind, owner, scope, target
+    /// and time must equal the stored record's, else
+    /// [`StoreErrorKind::Conflict`]; [`StoreErrorKind::NotFound`] if there
+    /// is no such record.
+    fn rewrite_operation(&mut self, op: &Operation) -> Result<(), StoreError>;
 
     /// Appends a journal record. Fails with [`StoreErrorKind::Conflict`] if
     /// its id exists.

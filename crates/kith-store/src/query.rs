@@ -12,6 +12,10 @@ pub struct StoredEvent {
     /// The event.
     #[serde(flatten)]
     pub event: Event,
+    /// Set when the event was forgotten: `event` then holds no content,
+    /// speaker or metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tombstone: Option<kith_core::Tombstone>,
 }
 
 /// A node with its place in creation order.

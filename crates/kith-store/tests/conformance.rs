@@ -22,6 +22,8 @@
 
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
+#[path = "conformance/forget.rs"]
+mod forget;
 #[path = "conformance/postgres_only.rs"]
 mod postgres_only;
 #[path = "conformance/sqlite_only.rs"]

@@ -16,6 +16,10 @@ pub struct DoctorReport {
     /// Journal records whose checksums were recomputed.
     #[serde(default)]
     pub operations_checked: u64,
+    /// Of the events, tombstones (forgotten events) whose tombstone
+    /// checksum was recomputed instead.
+    #[serde(default)]
+    pub tombstones_checked: u64,
     /// Problems, one sentence each. Empty means healthy.
     pub problems: Vec<String>,
 }
@@ -54,6 +58,12 @@ impl Memory {
                         op.id, op.kind
                     ));
                 }
+                // A record scrubbed by a forget keeps only the name of the
+                // FORGOTTEN record and the old payload's SHA-256; its
+                // re-computed checksum is all there is to check.
+                if kith_core::tombstone::is_scrubbed(&op.payload) {
+                    continue;
+                }
                 // Organizer records seal their record with its own SHA-256
                 // (merges, proposals, decisions, undos).
                 if let (Some(record), Some(sha)) =
@@ -84,7 +94,8 @@ impl Memory {
     }
 
     /// Recomputes every event's content hash, checksum and id, checks that
-    /// each has its note node, recomputes every journal record's checksum
+    /// each has its note node (a forgotten event: its tombstone checksum
+    /// and id, and that its note is gone), recomputes every journal record's checksum
     /// (one read snapshot), then runs the backend's own integrity checks.
     /// Changes nothing.
     pub fn doctor(&self) -> Result<DoctorReport, Error> {
@@ -108,6 +119,27 @@ impl Memory {
             for stored in &page {
                 report.events_checked += 1;
                 let e = &stored.event;
+                if let Some(t) = &stored.tombstone {
+                    // A forgotten event: its content is gone, so the
+                    // tombstone's own checksum seals what is left.
+                    report.tombstones_checked += 1;
+                    for problem in t.verify(e) {
+                        report.problems.push(format!("event {}: {problem}", e.id));
+                    }
+                    if ids::event_id(&e.owner_id, &e.source_id) != e.id {
+                        report.problems.push(format!(
+                            "event {}: id does not match its owner and source id",
+                            e.id
+                        ));
+                    }
+                    if tx.get_node(ids::note_node_id(e.id))?.is_some() {
+                        report.problems.push(format!(
+                            "event {}: forgotten, but its note node is still there",
+                            e.id
+                        ));
+                    }
+                    continue;
+                }
                 if canon::sha256_hex(e.content.as_bytes()) != e.content_sha256 {
                     report.problems.push(format!(
                         "event {}: content does not match its SHA-256",

@@ -4,7 +4,11 @@
 //! speaker?, event_time?, source_id?, metadata?, node_type?}`; export adds
 //! `ingested_at`, `event_id` and `checksum` so that importing an export
 //! rebuilds an identical log (same ids, same checksums). Unknown fields are
-//! refused.
+//! refused. A forgotten event exports as its tombstone: empty `content`, no
+//! speaker or metadata, the original `checksum`, and a `forgotten` object
+//! (`content_sha256`, `forgotten_at`, `reason`, `operation_id`, `checksum`);
+//! import appends such a line as a tombstone only when its tombstone
+//! checksum recomputes, and derives nothing from it (docs/forget.md).
 //!
 //! Atomicity (documented in the README): an import is checked whole before
 //! anything is written, so a bad line writes nothing and names its line
@@ -18,7 +22,8 @@
 use std::io::Write;
 
 use kith_core::event::{InputDefaults, ValidEvent};
-use kith_core::{canon, ids, EventInput, NodeType, OwnerId, ScopeId, Timestamp};
+use kith_core::tombstone::{self, ForgottenInput};
+use kith_core::{canon, ids, Event, EventInput, NodeType, OwnerId, ScopeId, Timestamp, Tombstone};
 use kith_store::{EventQuery, TxMode};
 use serde::Serialize;
 
@@ -70,21 +75,42 @@ impl Memory {
         options: &ImportOptions,
         mut on_batch: impl FnMut(&[StoreReceipt]),
     ) -> Result<ImportReport, Error> {
-        let valid = parse_jsonl(text, options)?;
+        let lines = parse_jsonl(text, options)?;
         let mut report = ImportReport {
-            messages: valid.len(),
+            messages: lines.len(),
             ..ImportReport::default()
         };
-        for chunk in valid.chunks(options.batch_size.max(1)) {
-            let receipts = if options.extract {
-                self.admit(chunk, crate::ingest::IngestOptions::default())?
-            } else {
-                self.write_valid(chunk)?
-            };
-            let created = receipts.iter().filter(|r| r.created).count();
-            report.created += created;
-            report.existing += receipts.len() - created;
-            on_batch(&receipts);
+        for chunk in lines.chunks(options.batch_size.max(1)) {
+            // Runs of live messages and of tombstones, in file order.
+            let mut start = 0;
+            while start < chunk.len() {
+                let tombstones = matches!(chunk[start], Line::Tombstone(..));
+                let end = chunk[start..]
+                    .iter()
+                    .position(|l| matches!(l, Line::Tombstone(..)) != tombstones)
+                    .map_or(chunk.len(), |n| start + n);
+                let receipts = if tombstones {
+                    self.write_tombstones(&chunk[start..end])?
+                } else {
+                    let valid: Vec<ValidEvent> = chunk[start..end]
+                        .iter()
+                        .filter_map(|l| match l {
+                            Line::Live(v) => Some(v.clone()),
+                            Line::Tombstone(..) => None,
+                        })
+                        .collect();
+                    if options.extract {
+                        self.admit(&valid, crate::ingest::IngestOptions::default())?
+                    } else {
+                        self.write_valid(&valid)?
+                    }
+                };
+                let created = receipts.iter().filter(|r| r.created).count();
+                report.created += created;
+                report.existing += receipts.len() - created;
+                on_batch(&receipts);
+                start = end;
+            }
         }
         Ok(report)
     }
@@ -108,7 +134,14 @@ impl Memory {
                 let node_type = tx
                     .get_node(ids::note_node_id(stored.event.id))?
                     .map_or(NodeType::Note, |n| n.node_type);
-                let line = serde_json::to_string(&stored.event.to_input(node_type))
+                let mut input = stored.event.to_input(node_type);
+                // A tombstone exports as what the log keeps of it, so an
+                // import reproduces it (and doctor verifies it) exactly.
+                input.forgotten = stored
+                    .tombstone
+                    .as_ref()
+                    .map(|t| ForgottenInput::of(&stored.event, t));
+                let line = serde_json::to_string(&input)
                     .map_err(|e| Error::io("export", std::io::Error::other(e)))?;
                 writeln!(out, "{line}").map_err(|e| Error::io("export", e))?;
                 lines += 1;
@@ -119,8 +152,46 @@ impl Memory {
     }
 }
 
+/// One checked import line.
+enum Line {
+    /// A message to store.
+    Live(ValidEvent),
+    /// An exported tombstone: the erased event and its tombstone.
+    Tombstone(Event, Tombstone),
+}
+
+impl Memory {
+    /// Appends exported tombstones in one transaction: the erased event,
+    /// then its tombstone, with no note (nothing is derived from a
+    /// forgotten message). A `(owner, source_id)` already stored is left
+    /// as it is.
+    fn write_tombstones(&self, lines: &[Line]) -> Result<Vec<StoreReceipt>, Error> {
+        crate::retry::on_busy("import tombstones", || {
+            let mut tx = self.store_backend().begin(TxMode::Write)?;
+            let mut receipts = Vec::new();
+            for line in lines {
+                let Line::Tombstone(event, t) = line else {
+                    continue;
+                };
+                let existing = tx.event_id_by_source(&event.owner_id, &event.source_id)?;
+                if existing.is_none() {
+                    tx.insert_event(event)?;
+                    tx.tombstone_event(event.id, t)?;
+                }
+                receipts.push(StoreReceipt {
+                    event_id: existing.unwrap_or(event.id),
+                    node_id: ids::note_node_id(existing.unwrap_or(event.id)),
+                    created: existing.is_none(),
+                });
+            }
+            tx.commit()?;
+            Ok(receipts)
+        })
+    }
+}
+
 /// Parses and validates every line; the first bad one fails the whole import.
-fn parse_jsonl(text: &str, options: &ImportOptions) -> Result<Vec<ValidEvent>, Error> {
+fn parse_jsonl(text: &str, options: &ImportOptions) -> Result<Vec<Line>, Error> {
     let file_tag = &canon::sha256_hex(text.as_bytes())[..16];
     let defaults = InputDefaults {
         owner_id: options.owner.clone(),
@@ -141,7 +212,12 @@ fn parse_jsonl(text: &str, options: &ImportOptions) -> Result<Vec<ValidEvent>, E
         if input.source_id.is_none() {
             input.source_id = Some(format!("import:{file_tag}:{line_no}"));
         }
-        valid.push(input.validate(&defaults).map_err(at_line)?);
+        if input.forgotten.is_some() {
+            let (event, t) = tombstone::from_input(input, &defaults).map_err(at_line)?;
+            valid.push(Line::Tombstone(event, t));
+        } else {
+            valid.push(Line::Live(input.validate(&defaults).map_err(at_line)?));
+        }
     }
     Ok(valid)
 }

@@ -28,6 +28,7 @@ pub mod database;
 mod doctor;
 pub mod embedding;
 mod error;
+pub mod forget;
 pub mod ingest;
 mod jsonl;
 mod memory;
@@ -42,14 +43,17 @@ pub use correct::{Correction, CorrectionReport, CorrectionTarget};
 pub use doctor::DoctorReport;
 pub use embedding::RebuildReport;
 pub use error::{Error, ErrorKind, PackError};
+pub use forget::{ForgetReport, ForgetRequest, ForgetSelector, Verification};
 pub use ingest::{
     DerivationSummary, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
 };
 pub use jsonl::{ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
+/// Tombstones of forgotten events and scrubbed journal records.
+pub use kith_core::tombstone;
 pub use kith_core::{
     Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,
-    OwnerId, Role, ScopeId, SessionId, Timestamp, ValidationError,
+    OwnerId, Role, ScopeId, SessionId, SourceId, Timestamp, ValidationError,
 };
 pub use kith_embed::{self as embed, Embedder};
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.

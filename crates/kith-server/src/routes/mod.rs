@@ -6,6 +6,7 @@
 //! that way).
 
 pub mod events;
+pub mod forget;
 pub mod meta;
 pub mod nodes;
 pub mod organize;
@@ -111,6 +112,10 @@ pub const GROUPS: &[Group] = &[
     Group {
         register: organize::register,
         openapi: <organize::Api as OpenApi>::openapi,
+    },
+    Group {
+        register: forget::register,
+        openapi: <forget::Api as OpenApi>::openapi,
     },
 ];
 

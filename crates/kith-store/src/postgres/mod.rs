@@ -62,7 +62,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp};
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp, Tombstone};
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
@@ -72,9 +72,9 @@ pub use schema::SCHEMA_VERSION;
 pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
-    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
-    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
-    WorkQuery,
+    DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
+    OperationQuery, Stats, Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode,
+    VectorQuery, WorkItem, WorkQuery,
 };
 use search::PgVector;
 use sql::{refs, Arg, Select};
@@ -453,6 +453,23 @@ impl Store for PgStore {
             mode,
             failed: None,
         }))
+    }
+
+    fn compact(&self) -> Result<Vec<String>, StoreError> {
+        // VACUUM cannot run inside a transaction block: a pooled connection
+        // between transactions is outside one.
+        let mut conn = self.take()?;
+        let result = conn
+            .client
+            .batch_execute(
+                "VACUUM (ANALYZE) events, nodes, edges, operations, embeddings, work_items",
+            )
+            .map_err(|e| map_err(e).context("vacuum after forgetting"));
+        self.release(conn);
+        result?;
+        Ok(vec![
+            "VACUUM (ANALYZE) of events, nodes, edges, operations, embeddings, work_items".into(),
+        ])
     }
 }
 
@@ -891,6 +908,129 @@ impl Tx for PgTx<'_> {
 
     fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
         self.set_edge_end(id, None)
+    }
+
+    fn tombstone_event(&mut self, id: Uuid, t: &Tombstone) -> Result<(), StoreError> {
+        self.writable()?;
+        let rows = self.query("SELECT forgotten_at FROM events WHERE id = $1", &[&id])?;
+        let Some(row) = rows.first() else {
+            return Err(not_found(format!("event {id} does not exist")));
+        };
+        if row.get::<_, Option<String>>(0).is_some() {
+            return Err(conflict(format!("event {id} is already forgotten")));
+        }
+        self.query(
+            "UPDATE events SET content = '', speaker = NULL, metadata = NULL,
+                forgotten_at = $2, forgotten_reason = $3, forgotten_by = $4,
+                tombstone_checksum = $5
+             WHERE id = $1",
+            &[
+                &id,
+                &t.forgotten_at.to_rfc3339(),
+                &t.reason,
+                &t.operation_id,
+                &t.checksum,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn delete_nodes(&mut self, ids: &[Uuid]) -> Result<DeletedNodes, StoreError> {
+        self.writable()?;
+        if ids.is_empty() {
+            return Ok(DeletedNodes::default());
+        }
+        let ids = ids.to_vec();
+        // Edges and vectors first, each in one statement; the lexical
+        // index is a generated column of the node row and goes with it.
+        let edges = self
+            .query(
+                "DELETE FROM edges WHERE source_id = ANY($1) OR target_id = ANY($1) RETURNING 1",
+                &[&ids],
+            )?
+            .len() as u64;
+        let vectors = self
+            .query(
+                "DELETE FROM embeddings WHERE node_id = ANY($1) RETURNING 1",
+                &[&ids],
+            )?
+            .len() as u64;
+        let nodes = self
+            .query("DELETE FROM nodes WHERE id = ANY($1) RETURNING 1", &[&ids])?
+            .len() as u64;
+        if vectors > 0 {
+            // In-process copies holding the removed vectors start over.
+            let generation = Uuid::new_v4().to_string();
+            self.query(vectors::BUMP_SQL, &[&generation])?;
+        }
+        Ok(DeletedNodes {
+            nodes,
+            edges,
+            vectors,
+        })
+    }
+
+    fn delete_edges_from_events(
+        &mut self,
+        owner: &OwnerId,
+        events: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        self.writable()?;
+        let events = events.to_vec();
+        Ok(self
+            .query(
+                "DELETE FROM edges WHERE owner_id = $1 AND provenance_event_id = ANY($2)
+                 RETURNING 1",
+                &[&owner.as_str(), &events],
+            )?
+            .len() as u64)
+    }
+
+    fn delete_work_item(&mut self, event_id: Uuid) -> Result<bool, StoreError> {
+        self.writable()?;
+        Ok(!self
+            .query(
+                "DELETE FROM work_items WHERE event_id = $1 RETURNING 1",
+                &[&event_id],
+            )?
+            .is_empty())
+    }
+
+    fn rewrite_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        self.writable()?;
+        let Some(old) = self.get_operation(op.id)? else {
+            return Err(not_found(format!(
+                "journal record {} does not exist",
+                op.id
+            )));
+        };
+        if (
+            old.kind,
+            &old.owner_id,
+            &old.scope,
+            old.target_id,
+            old.created_at,
+        ) != (
+            op.kind,
+            &op.owner_id,
+            &op.scope,
+            op.target_id,
+            op.created_at,
+        ) {
+            return Err(conflict(format!(
+                "journal record {}: only its payload and checksum may be rewritten",
+                op.id
+            )));
+        }
+        self.query(
+            "UPDATE operations SET payload = $2::text::json, checksum = $3 WHERE id = $1",
+            &[
+                &op.id,
+                &kith_core::canon::to_canonical_string(&op.payload),
+                &op.checksum,
+            ],
+        )?;
+        Ok(())
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {

@@ -19,7 +19,8 @@ use crate::{LexicalHit, StoreError, StoredEvent, WorkItem, WorkStatus};
 
 /// Columns of `events`, in the names [`event`] reads.
 pub const EVENT_COLUMNS: &str = "seq, id, owner_id, scope, session_id, role, speaker, content, \
-     content_sha256, event_time, ingested_at, metadata::text AS metadata, source_id, checksum";
+     content_sha256, event_time, ingested_at, metadata::text AS metadata, source_id, checksum, \
+     forgotten_at, forgotten_reason, forgotten_by, tombstone_checksum";
 
 /// Columns of `nodes` (as `n`), in the names [`node`] reads.
 pub const NODE_COLUMNS: &str = "n.seq, n.id, n.owner_id, n.scope, n.session_id, n.node_type, \
@@ -119,6 +120,15 @@ pub fn event(row: &Row) -> Result<StoredEvent, StoreError> {
             metadata: c.json("metadata")?,
             source_id: c.valid(SourceId::new(c.text("source_id")?))?,
             checksum: c.text("checksum")?,
+        },
+        tombstone: match c.opt_time("forgotten_at")? {
+            None => None,
+            Some(forgotten_at) => Some(kith_core::Tombstone {
+                forgotten_at,
+                reason: c.text("forgotten_reason")?,
+                operation_id: c.get("forgotten_by")?,
+                checksum: c.text("tombstone_checksum")?,
+            }),
         },
     })
 }

@@ -183,4 +183,39 @@ CREATE INDEX nodes_owner_type_seq ON nodes (owner_id, node_type, seq);
 INSERT INTO kith_meta (key, value) VALUES ('embeddings_generation', '0')
     ON CONFLICT (key) DO NOTHING;
 "#,
+    // 3: forgetting. An event can be turned, once, into a tombstone: its
+    // content, speaker and metadata erased, every other column unchanged,
+    // and the tombstone's own fields set. Every other update, every delete
+    // and TRUNCATE are still refused.
+    r#"
+ALTER TABLE events ADD COLUMN forgotten_at text;
+ALTER TABLE events ADD COLUMN forgotten_reason text;
+ALTER TABLE events ADD COLUMN forgotten_by uuid;
+ALTER TABLE events ADD COLUMN tombstone_checksum text;
+CREATE OR REPLACE FUNCTION kith_events_are_append_only() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE'
+       AND OLD.forgotten_at IS NULL AND NEW.forgotten_at IS NOT NULL
+       AND NEW.forgotten_reason IS NOT NULL AND NEW.forgotten_by IS NOT NULL
+       AND NEW.tombstone_checksum IS NOT NULL
+       AND NEW.content = '' AND NEW.speaker IS NULL AND NEW.metadata IS NULL
+       AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.owner_id = OLD.owner_id
+       AND NEW.scope = OLD.scope AND NEW.session_id IS NOT DISTINCT FROM OLD.session_id
+       AND NEW.role = OLD.role AND NEW.content_sha256 = OLD.content_sha256
+       AND NEW.event_time IS NOT DISTINCT FROM OLD.event_time
+       AND NEW.event_time_ms IS NOT DISTINCT FROM OLD.event_time_ms
+       AND NEW.ingested_at = OLD.ingested_at AND NEW.ingested_at_ms = OLD.ingested_at_ms
+       AND NEW.source_id = OLD.source_id AND NEW.checksum = OLD.checksum
+    THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'events are append-only: an event is never %',
+        CASE TG_OP WHEN 'UPDATE' THEN 'updated, except once into a tombstone that erases its content, speaker and metadata'
+                   WHEN 'DELETE' THEN 'deleted'
+                   ELSE 'truncated' END
+        USING ERRCODE = 'restrict_violation';
+END
+$$;
+"#,
 ];

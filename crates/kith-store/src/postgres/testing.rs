@@ -131,6 +131,34 @@ pub fn test_database() -> TestDatabase {
     }
 }
 
+/// Everything `pg_dump` writes for `db` (schema and every row, as SQL
+/// text): from the private server's own binaries, or `pg_dump` on `PATH`
+/// for a server given by `KITH_TEST_DATABASE_URL`. Tests of erasure search
+/// it for text that must be gone.
+pub fn pg_dump(db: &TestDatabase) -> Result<String, String> {
+    let server = server()?;
+    let program = match &server.private {
+        Some(p) => p.bin.join("pg_dump"),
+        None => PathBuf::from("pg_dump"),
+    };
+    let out = Command::new(&program)
+        .arg("--no-owner")
+        .arg("--dbname")
+        .arg(db.url())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            program.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("pg_dump wrote non-UTF-8: {e}"))
+}
+
 /// The server every test database of this process lives on.
 pub struct TestServer {
     /// Connection string of the maintenance database (without dbname for

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp};
+use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp, Tombstone};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use uuid::Uuid;
@@ -24,9 +24,9 @@ use uuid::Uuid;
 pub use schema::SCHEMA_VERSION;
 
 use crate::{
-    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
-    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
-    WorkQuery,
+    DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
+    OperationQuery, Stats, Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode,
+    VectorQuery, WorkItem, WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -118,7 +118,11 @@ impl SqliteStore {
             ));
         }
         conn.execute_batch(
+            // secure_delete: space freed by a delete or an update is
+            // overwritten with zeros, so a forgotten message's bytes do not
+            // linger in free pages of the file or its WAL.
             "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;
+             PRAGMA secure_delete = ON;
              PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
         )
         .map_err(map_err)?;
@@ -239,6 +243,43 @@ impl Store for SqliteStore {
             mode,
         }))
     }
+
+    fn compact(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.take()?;
+        let result = compact(&conn);
+        self.release(conn);
+        result
+    }
+}
+
+/// Checkpoints the WAL into the database and truncates it, rebuilds the
+/// database file (`VACUUM`: only live rows are copied, free pages go), and
+/// truncates the WAL the rebuild wrote. A reader holding an old snapshot
+/// keeps the WAL from being truncated; that is reported as Busy.
+fn compact(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut done = vec!["secure_delete is on for every connection".to_string()];
+    let checkpoint = |conn: &Connection| -> Result<(), StoreError> {
+        let (busy, _, _): (i64, i64, i64) = conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(map_err)?;
+        if busy != 0 {
+            return Err(StoreError::new(
+                StoreErrorKind::Busy,
+                "another connection is reading the pack, so its WAL cannot be truncated yet; \
+                 run the compaction again when it is done",
+            ));
+        }
+        Ok(())
+    };
+    checkpoint(conn)?;
+    done.push("WAL checkpoint (TRUNCATE)".into());
+    conn.execute_batch("VACUUM").map_err(map_err)?;
+    done.push("VACUUM".into());
+    checkpoint(conn)?;
+    done.push("WAL checkpoint (TRUNCATE) after VACUUM".into());
+    Ok(done)
 }
 
 struct SqliteTx<'a> {
@@ -653,6 +694,170 @@ impl Tx for SqliteTx<'_> {
 
     fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
         self.set_edge_end(id, None)
+    }
+
+    fn tombstone_event(&mut self, id: Uuid, t: &Tombstone) -> Result<(), StoreError> {
+        let conn = self.writer()?;
+        let state: Option<Option<String>> = conn
+            .query_row(
+                "SELECT forgotten_at FROM events WHERE id = ?1",
+                params![uuid_text(id)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(map_err)?;
+        match state {
+            None => {
+                return Err(StoreError::new(
+                    StoreErrorKind::NotFound,
+                    format!("event {id} does not exist"),
+                ))
+            }
+            Some(Some(_)) => {
+                return Err(StoreError::new(
+                    StoreErrorKind::Conflict,
+                    format!("event {id} is already forgotten"),
+                ))
+            }
+            Some(None) => {}
+        }
+        conn.execute(
+            "UPDATE events SET content = '', speaker = NULL, metadata = NULL,
+                forgotten_at = ?2, forgotten_reason = ?3, forgotten_by = ?4,
+                tombstone_checksum = ?5
+             WHERE id = ?1",
+            params![
+                uuid_text(id),
+                t.forgotten_at.to_rfc3339(),
+                t.reason,
+                uuid_text(t.operation_id),
+                t.checksum
+            ],
+        )
+        .map_err(|err| map_err(err).with_context(&format!("event {id}")))?;
+        Ok(())
+    }
+
+    fn delete_nodes(&mut self, ids: &[Uuid]) -> Result<DeletedNodes, StoreError> {
+        let conn = self.writer()?;
+        let mut out = DeletedNodes::default();
+        for id in ids {
+            let id = uuid_text(*id);
+            let row: Option<(i64, String)> = conn
+                .query_row(
+                    "SELECT seq, content FROM nodes WHERE id = ?1",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(map_err)?;
+            let Some((seq, content)) = row else { continue };
+            // External-content FTS5 forgets a row only when told its text.
+            conn.execute(
+                "INSERT INTO node_fts (node_fts, rowid, content) VALUES ('delete', ?1, ?2)",
+                params![seq, content],
+            )
+            .map_err(map_err)?;
+            conn.execute("DELETE FROM nodes WHERE seq = ?1", params![seq])
+                .map_err(map_err)?;
+            out.nodes += 1;
+            out.edges += conn
+                .execute(
+                    "DELETE FROM edges WHERE source_id = ?1 OR target_id = ?1",
+                    params![id],
+                )
+                .map_err(map_err)? as u64;
+            out.vectors += conn
+                .execute("DELETE FROM embeddings WHERE node_id = ?1", params![id])
+                .map_err(map_err)? as u64;
+        }
+        if out.nodes > 0 {
+            // A 'delete' only adds a delete marker; the old tokens stay in
+            // older index segments until they are merged. 'optimize' merges
+            // every segment, so the erased text's tokens are gone from the
+            // index in this transaction.
+            conn.execute("INSERT INTO node_fts (node_fts) VALUES ('optimize')", [])
+                .map_err(map_err)?;
+        }
+        if out.vectors > 0 {
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('embeddings_generation', ?1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                params![Uuid::new_v4().to_string()],
+            )
+            .map_err(map_err)?;
+        }
+        Ok(out)
+    }
+
+    fn delete_edges_from_events(
+        &mut self,
+        owner: &OwnerId,
+        events: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        let conn = self.writer()?;
+        let mut removed = 0;
+        for e in events {
+            removed += conn
+                .execute(
+                    "DELETE FROM edges WHERE owner_id = ?1 AND provenance_event_id = ?2",
+                    params![owner.as_str(), uuid_text(*e)],
+                )
+                .map_err(map_err)? as u64;
+        }
+        Ok(removed)
+    }
+
+    fn delete_work_item(&mut self, event_id: Uuid) -> Result<bool, StoreError> {
+        let removed = self
+            .writer()?
+            .execute(
+                "DELETE FROM work_items WHERE event_id = ?1",
+                params![uuid_text(event_id)],
+            )
+            .map_err(map_err)?;
+        Ok(removed > 0)
+    }
+
+    fn rewrite_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        let Some(old) = self.get_operation(op.id)? else {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("journal record {} does not exist", op.id),
+            ));
+        };
+        if (
+            old.kind,
+            &old.owner_id,
+            &old.scope,
+            old.target_id,
+            old.created_at,
+        ) != (
+            op.kind,
+            &op.owner_id,
+            &op.scope,
+            op.target_id,
+            op.created_at,
+        ) {
+            return Err(StoreError::new(
+                StoreErrorKind::Conflict,
+                format!(
+                    "journal record {}: only its payload and checksum may be rewritten",
+                    op.id
+                ),
+            ));
+        }
+        self.writer()?
+            .execute(
+                "UPDATE operations SET payload = ?2, checksum = ?3 WHERE id = ?1",
+                params![
+                    uuid_text(op.id),
+                    kith_core::canon::to_canonical_string(&op.payload),
+                    op.checksum
+                ],
+            )
+            .map_err(|err| map_err(err).with_context(&format!("operation {}", op.id)))?;
+        Ok(())
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {

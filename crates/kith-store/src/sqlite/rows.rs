@@ -16,7 +16,8 @@ use crate::{StoreError, StoredEvent, WorkItem, WorkStatus};
 
 /// Columns of `events`, in the order [`event`] reads them.
 pub const EVENT_COLUMNS: &str = "seq, id, owner_id, scope, session_id, role, speaker, content, \
-     content_sha256, event_time, ingested_at, metadata, source_id, checksum";
+     content_sha256, event_time, ingested_at, metadata, source_id, checksum, forgotten_at, \
+     forgotten_reason, forgotten_by, tombstone_checksum";
 
 /// Columns of `nodes`, in the order [`node`] reads them.
 pub const NODE_COLUMNS: &str = "id, owner_id, scope, session_id, node_type, content, metadata, \
@@ -112,6 +113,15 @@ pub fn event(row: &Row<'_>) -> Result<StoredEvent, StoreError> {
             metadata: c.json("metadata")?,
             source_id: c.valid(SourceId::new(c.text("source_id")?))?,
             checksum: c.text("checksum")?,
+        },
+        tombstone: match c.opt_time("forgotten_at")? {
+            None => None,
+            Some(forgotten_at) => Some(kith_core::Tombstone {
+                forgotten_at,
+                reason: c.text("forgotten_reason")?,
+                operation_id: c.uuid("forgotten_by")?,
+                checksum: c.text("tombstone_checksum")?,
+            }),
         },
     })
 }

@@ -166,4 +166,29 @@ CREATE INDEX nodes_owner_time ON nodes (owner_id, effective_ms);
 CREATE INDEX nodes_owner_session ON nodes (owner_id, session_id);
 CREATE INDEX embeddings_model_dim ON embeddings (model, dim);
 "#,
+    // 5: forgetting. An event can be turned, once, into a tombstone: its
+    // content, speaker and metadata erased, every other column unchanged, and
+    // the tombstone's own fields set. Every other update and every delete is
+    // still refused.
+    r#"
+ALTER TABLE events ADD COLUMN forgotten_at TEXT;
+ALTER TABLE events ADD COLUMN forgotten_reason TEXT;
+ALTER TABLE events ADD COLUMN forgotten_by TEXT;
+ALTER TABLE events ADD COLUMN tombstone_checksum TEXT;
+DROP TRIGGER events_are_immutable;
+CREATE TRIGGER events_are_immutable BEFORE UPDATE ON events
+WHEN NOT (
+    OLD.forgotten_at IS NULL AND NEW.forgotten_at IS NOT NULL
+    AND NEW.forgotten_reason IS NOT NULL AND NEW.forgotten_by IS NOT NULL
+    AND NEW.tombstone_checksum IS NOT NULL
+    AND NEW.content = '' AND NEW.speaker IS NULL AND NEW.metadata IS NULL
+    AND NEW.seq IS OLD.seq AND NEW.id IS OLD.id AND NEW.owner_id IS OLD.owner_id
+    AND NEW.scope IS OLD.scope AND NEW.session_id IS OLD.session_id
+    AND NEW.role IS OLD.role AND NEW.content_sha256 IS OLD.content_sha256
+    AND NEW.event_time IS OLD.event_time AND NEW.event_time_ms IS OLD.event_time_ms
+    AND NEW.ingested_at IS OLD.ingested_at AND NEW.ingested_at_ms IS OLD.ingested_at_ms
+    AND NEW.source_id IS OLD.source_id AND NEW.checksum IS OLD.checksum
+)
+BEGIN SELECT RAISE(ABORT, 'events are append-only: an event is never updated, except once into a tombstone that erases its content, speaker and metadata'); END;
+"#,
 ];

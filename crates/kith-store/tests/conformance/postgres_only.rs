@@ -46,6 +46,20 @@ fn postgres_only_events_refuse_raw_update_delete_and_truncate() {
              ON CONFLICT (id) DO UPDATE SET content = excluded.content",
             "never updated",
         ),
+        // Tombstoning that also changes a kept column, or keeps content.
+        (
+            "UPDATE events SET content = '', speaker = NULL, metadata = NULL,
+                 forgotten_at = 'x', forgotten_reason = 'r', forgotten_by = gen_random_uuid(),
+                 tombstone_checksum = 'c', role = 'system' WHERE id = $1",
+            "never updated",
+        ),
+        (
+            "UPDATE events SET content = 'still here', forgotten_at = 'x',
+                 forgotten_reason = 'r', forgotten_by = gen_random_uuid(),
+                 tombstone_checksum = 'c'
+             WHERE id = $1",
+            "never updated",
+        ),
         ("DELETE FROM events WHERE id = $1", "never deleted"),
         (
             "DELETE FROM events WHERE $1::uuid IS NOT NULL",

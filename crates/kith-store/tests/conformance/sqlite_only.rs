@@ -56,6 +56,19 @@ fn sqlite_only_events_refuse_raw_update_and_delete() {
              VALUES (?1, 'alice', 'personal', 'user', 'x', 'x', 'x', 0, 'm1', 'x')",
             "exists",
         ),
+        // Tombstoning that also changes a kept column, or keeps content.
+        (
+            "UPDATE events SET content = '', speaker = NULL, metadata = NULL,
+                 forgotten_at = 'x', forgotten_reason = 'r', forgotten_by = 'b',
+                 tombstone_checksum = 'c', role = 'system' WHERE id = ?1",
+            "never updated",
+        ),
+        (
+            "UPDATE events SET content = 'still here', forgotten_at = 'x',
+                 forgotten_reason = 'r', forgotten_by = 'b', tombstone_checksum = 'c'
+             WHERE id = ?1",
+            "never updated",
+        ),
         ("DELETE FROM events WHERE id = ?1", "never deleted"),
         ("DELETE FROM events WHERE ?1 IS NOT NULL", "never deleted"),
     ];

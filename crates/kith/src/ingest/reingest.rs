@@ -34,7 +34,17 @@ impl Memory {
         owner: &kith_core::OwnerId,
         event_id: Uuid,
     ) -> Result<ReingestOutcome, Error> {
-        let event = self.event(owner, event_id)?.event;
+        let stored = self.event(owner, event_id)?;
+        if stored.tombstone.is_some() {
+            // Forgotten: nothing is derived from it again, and its saved
+            // extraction was scrubbed with it.
+            return Ok(ReingestOutcome {
+                event_id,
+                outcome: "forgotten".into(),
+                revision: None,
+            });
+        }
+        let event = stored.event;
         let Some((extraction, policy)) = self.saved_extraction(&event)? else {
             return Ok(ReingestOutcome {
                 event_id,

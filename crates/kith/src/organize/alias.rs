@@ -366,6 +366,10 @@ impl Memory {
         })?;
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
+            // A proposal about forgotten nodes is gone with them.
+            if kith_core::tombstone::is_scrubbed(&op.payload) {
+                continue;
+            }
             let record = unseal(&op)?;
             let (review_id, _, review) = live_op(&mut *tx, |g| review_op_id(op.id, g))?;
             let pair = record.get("pair").and_then(Value::as_array);

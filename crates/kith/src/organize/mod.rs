@@ -124,6 +124,15 @@ pub enum OrganizerError {
         /// What is missing.
         reason: String,
     },
+    /// A journal record the organizer needs was scrubbed by a forget: what
+    /// it recorded is gone, so it cannot be read, reviewed or undone.
+    #[error("journal record {op} was scrubbed by the FORGOTTEN record {by}: what it recorded was forgotten")]
+    Forgotten {
+        /// The record.
+        op: Uuid,
+        /// The `FORGOTTEN` record that scrubbed it.
+        by: String,
+    },
     /// A journal record the organizer needs is damaged.
     #[error("journal record {op} is damaged: {reason}")]
     DamagedRecord {
@@ -467,6 +476,13 @@ pub(crate) fn pair_history(
             let Some(undo) = tx.get_operation(undo_op_id(op_id))? else {
                 break;
             };
+            // A forget scrubbed this history with what it named: there is
+            // no decision left to honour for it.
+            if kith_core::tombstone::is_scrubbed(&op.payload)
+                || kith_core::tombstone::is_scrubbed(&undo.payload)
+            {
+                continue;
+            }
             let record = unseal(&op)?;
             let undo_record = unseal(&undo)?;
             let name = |id: Uuid| -> String {
@@ -540,6 +556,16 @@ pub(crate) fn unseal(op: &Operation) -> Result<&Value, Error> {
     };
     if op.compute_checksum() != op.checksum {
         return Err(damaged("its checksum does not match its fields"));
+    }
+    if kith_core::tombstone::is_scrubbed(&op.payload) {
+        return Err(OrganizerError::Forgotten {
+            op: op.id,
+            by: op.payload["forgotten"]["operation_id"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string(),
+        }
+        .into());
     }
     let record = op
         .payload

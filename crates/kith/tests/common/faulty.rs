@@ -6,12 +6,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId};
+use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId, Tombstone};
 use kith_store::sqlite::SqliteStore;
 use kith_store::{
-    EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery, Stats,
-    Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem,
-    WorkQuery,
+    DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
+    OperationQuery, Stats, Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode,
+    VectorQuery, WorkItem, WorkQuery,
 };
 use uuid::Uuid;
 
@@ -71,6 +71,10 @@ impl Store for FaultyStore {
             inner: self.inner.begin(mode)?,
             faults: &self.faults,
         }))
+    }
+
+    fn compact(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.compact()
     }
 }
 
@@ -155,6 +159,28 @@ impl Tx for FaultyTx<'_> {
     fn reopen_edge(&mut self, id: Uuid) -> Result<(), StoreError> {
         self.faults.write("reopen_edge")?;
         self.inner.reopen_edge(id)
+    }
+    fn tombstone_event(&mut self, id: Uuid, tombstone: &Tombstone) -> Result<(), StoreError> {
+        self.faults.write("tombstone_event")?;
+        self.inner.tombstone_event(id, tombstone)
+    }
+    fn delete_nodes(&mut self, ids: &[Uuid]) -> Result<DeletedNodes, StoreError> {
+        self.faults.write("delete_nodes")?;
+        self.inner.delete_nodes(ids)
+    }
+    fn delete_edges_from_events(
+        &mut self,
+        owner: &OwnerId,
+        events: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        self.inner.delete_edges_from_events(owner, events)
+    }
+    fn delete_work_item(&mut self, event_id: Uuid) -> Result<bool, StoreError> {
+        self.inner.delete_work_item(event_id)
+    }
+    fn rewrite_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        self.faults.write("rewrite_operation")?;
+        self.inner.rewrite_operation(op)
     }
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
         self.faults.write("append_operation")?;
