@@ -184,6 +184,15 @@ pub enum Command {
     /// events (split), to another entity or a new person. Journaled as
     /// IDENTITY_CORRECTED; `kith undo OP` reverses it.
     Correct(CorrectArgs),
+    /// Fix what extraction got wrong without deleting the conversation:
+    /// list an entity's claims, retract one or correct its value
+    /// (journaled as CLAIM_RETRACTED / CLAIM_CORRECTED; `kith undo OP`
+    /// reverses either).
+    Claims {
+        /// list, retract or correct.
+        #[command(subcommand)]
+        action: ClaimsAction,
+    },
     /// Forget messages for good: each becomes a tombstone (content, speaker
     /// and metadata erased), everything derived only from them goes, journal
     /// records quoting them are scrubbed, then the pack is compacted and the
@@ -434,6 +443,41 @@ pub enum RetrievalsAction {
         /// At most this many (newest last).
         #[arg(long, default_value_t = 20)]
         limit: usize,
+    },
+}
+
+/// `claims` actions.
+#[derive(Debug, Subcommand)]
+pub enum ClaimsAction {
+    /// The claims of the entities named NAME (case-insensitive): predicate,
+    /// object, polarity, time and evidence quote; current ones only unless
+    /// --all.
+    List {
+        /// The subject's name.
+        #[arg(long)]
+        subject: String,
+        /// Also list retracted and superseded claims.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Close a claim: it is no longer current (retrieval never returns it).
+    Retract {
+        /// The claim's id (from `kith claims list`).
+        id: String,
+        /// Why (required; kept in the journal record).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Replace a claim's value: a new claim with OBJECT supersedes it.
+    Correct {
+        /// The claim's id (from `kith claims list`).
+        id: String,
+        /// The right value.
+        #[arg(long)]
+        object: String,
+        /// Why (required; kept in the journal record).
+        #[arg(long)]
+        reason: String,
     },
 }
 

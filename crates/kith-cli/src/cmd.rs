@@ -69,6 +69,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
         Command::Undo { ref op } => crate::organize::undo(&cli, op)?,
         Command::Correct(ref a) => crate::organize::correct(&cli, a)?,
+        Command::Claims { ref action } => crate::claims::claims(&cli, action)?,
         Command::Forget(ref a) => {
             if !crate::forget::forget(&cli, a)? {
                 return Ok(ExitCode::FAILURE);

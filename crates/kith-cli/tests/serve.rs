@@ -113,6 +113,9 @@ fn mcp_over_stdio_stores_and_retrieves() {
         "memory_path",
         "memory_correct",
         "memory_forget",
+        "memory_list_claims",
+        "memory_retract_claim",
+        "memory_correct_claim",
     ] {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
@@ -335,6 +338,45 @@ fn mcp_over_stdio_stores_and_retrieves() {
     assert!(!err, "{r}");
     assert_eq!(r["results"], json!([]), "{r}");
     assert!(!r["context"].as_str().unwrap().contains("Porto"), "{r}");
+    // Correcting a fact: Alice's claim is listed, retracted (gone from the
+    // list), and the retraction undone (back).
+    let (err, facts) = mcp.call(19, "memory_list_claims", json!({"subject": "ALICE"}));
+    assert!(!err, "{facts}");
+    let claim = facts[0]["id"]
+        .as_str()
+        .expect("a claim of Alice")
+        .to_string();
+    let (err, text) = mcp.call(
+        20,
+        "memory_retract_claim",
+        json!({"claim_id": claim, "reason": " "}),
+    );
+    assert!(
+        err && text.as_str().unwrap().starts_with("invalid_input"),
+        "{text}"
+    );
+    let (err, text) = mcp.call(
+        21,
+        "memory_correct_claim",
+        json!({"claim_id": "00000000-0000-0000-0000-000000000001", "object": "x", "reason": "x"}),
+    );
+    assert!(
+        err && text.as_str().unwrap().starts_with("not_found"),
+        "{text}"
+    );
+    let (err, retracted) = mcp.call(
+        22,
+        "memory_retract_claim",
+        json!({"claim_id": claim, "reason": "extraction misread it"}),
+    );
+    assert!(!err, "{retracted}");
+    assert_eq!(retracted["kind"], "CLAIM_RETRACTED", "{retracted}");
+    let (_, after) = mcp.call(23, "memory_list_claims", json!({"subject": "alice"}));
+    assert!(!after.to_string().contains(&claim), "{after}");
+    let (err, undone) = mcp.call(24, "memory_undo", json!({"op_id": retracted["op_id"]}));
+    assert!(!err, "{undone}");
+    let (_, back) = mcp.call(25, "memory_list_claims", json!({"subject": "alice"}));
+    assert!(back.to_string().contains(&claim), "{back}");
     drop(mcp);
 
     // The owner was fixed: alice has both messages, the CLI's owner none.

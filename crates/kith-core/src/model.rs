@@ -300,6 +300,10 @@ text_enum!(
         /// Events were forgotten at their owner's request: which, how much
         /// was erased with them, by whom, when and why (never the content).
         Forgotten = "FORGOTTEN",
+        /// The owner retracted a claim: it is no longer current.
+        ClaimRetracted = "CLAIM_RETRACTED",
+        /// The owner corrected a claim's value: a new claim supersedes it.
+        ClaimCorrected = "CLAIM_CORRECTED",
     }
 );
 

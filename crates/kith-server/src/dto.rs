@@ -788,3 +788,45 @@ impl ForgetBody {
         })
     }
 }
+
+/// Retracting a claim (`POST /v1/claims/{id}/retract`).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetractClaimBody {
+    /// Why (required; kept in the journal record).
+    pub reason: String,
+}
+
+/// Correcting a claim's value (`POST /v1/claims/{id}/correct`).
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectClaimBody {
+    /// The right value: a new claim with it supersedes the old one.
+    pub object: String,
+    /// Why (required; kept in the journal record).
+    pub reason: String,
+}
+
+/// The facts view's question (query parameters over HTTP, arguments over
+/// MCP).
+#[derive(Debug, Clone, Deserialize, utoipa::IntoParams, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ClaimsQuery {
+    /// The subject's name (case-insensitive).
+    pub subject: String,
+    /// Also list retracted and superseded claims (default false).
+    #[serde(default)]
+    pub all: Option<bool>,
+}
+
+impl ClaimsQuery {
+    /// Which claims to list.
+    pub fn history(&self) -> kith::ClaimHistory {
+        if self.all.unwrap_or(false) {
+            kith::ClaimHistory::All
+        } else {
+            kith::ClaimHistory::Current
+        }
+    }
+}

@@ -5,7 +5,8 @@
 //! Tools: `memory_store`, `memory_ingest`, `memory_retrieve`,
 //! `memory_get_node`, and the organizer's `memory_organize`,
 //! `memory_list_alias_proposals`, `memory_review_alias_proposal`,
-//! `memory_undo`. Inputs are the HTTP API's request bodies (same
+//! `memory_undo`, and `memory_list_claims`, `memory_retract_claim`,
+//! `memory_correct_claim`. Inputs are the HTTP API's request bodies (same
 //! fields, same validation); outputs are the HTTP API's JSON responses as
 //! text. A refused call is a tool error (`isError: true`) whose text is
 //! `code: message`, so the model can read and correct it.
@@ -22,8 +23,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Owner;
 use crate::dto::{
-    AliasListQuery, CorrectionBody, DecisionName, ForgetBody, IngestBody, MessageBody,
-    OrganizeBody, PathQuery, ProposeBody, RetrieveBody, ReviewBody,
+    AliasListQuery, ClaimsQuery, CorrectClaimBody, CorrectionBody, DecisionName, ForgetBody,
+    IngestBody, MessageBody, OrganizeBody, PathQuery, ProposeBody, RetractClaimBody, RetrieveBody,
+    ReviewBody,
 };
 use crate::error::ApiError;
 use crate::ServerError;
@@ -63,6 +65,28 @@ pub struct ReviewParams {
     /// Who decided (kept in the decision record).
     #[serde(default)]
     pub reviewer: Option<String>,
+}
+
+/// `memory_retract_claim`'s input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetractClaimParams {
+    /// The claim (from `memory_list_claims`).
+    pub claim_id: String,
+    /// Why (required; kept in the journal record).
+    pub reason: String,
+}
+
+/// `memory_correct_claim`'s input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectClaimParams {
+    /// The claim (from `memory_list_claims`).
+    pub claim_id: String,
+    /// The right value.
+    pub object: String,
+    /// Why (required; kept in the journal record).
+    pub reason: String,
 }
 
 /// `memory_undo`'s input.
@@ -239,8 +263,51 @@ impl KithMcp {
     }
 
     #[tool(
+        name = "memory_list_claims",
+        description = "The facts view: the claims of the entities named subject (case-insensitive), current first, each with id, predicate, object, polarity, time and evidence quote. all: true also lists retracted and superseded ones."
+    )]
+    async fn memory_list_claims(&self, Parameters(q): Parameters<ClaimsQuery>) -> ToolResult {
+        let owner = self.owner.clone();
+        self.run(move |m| crate::routes::claims::list(m, &owner, q))
+            .await
+    }
+
+    #[tool(
+        name = "memory_retract_claim",
+        description = "Retract a claim extraction got wrong (claim_id from memory_list_claims) with a reason: it stops being current and is never retrieved again; the conversation stays. Journaled as CLAIM_RETRACTED (undo with memory_undo); the same request again returns the first record."
+    )]
+    async fn memory_retract_claim(
+        &self,
+        Parameters(p): Parameters<RetractClaimParams>,
+    ) -> ToolResult {
+        let id = parse_id("claim_id", &p.claim_id)?;
+        let owner = self.owner.clone();
+        let body = RetractClaimBody { reason: p.reason };
+        self.run(move |m| crate::routes::claims::retract(m, &owner, id, body))
+            .await
+    }
+
+    #[tool(
+        name = "memory_correct_claim",
+        description = "Correct a claim's value (claim_id from memory_list_claims): a new claim with object replaces it (same subject and evidence) and is what retrieval returns. A reason is required. Journaled as CLAIM_CORRECTED (undo with memory_undo); the same request again returns the first record."
+    )]
+    async fn memory_correct_claim(
+        &self,
+        Parameters(p): Parameters<CorrectClaimParams>,
+    ) -> ToolResult {
+        let id = parse_id("claim_id", &p.claim_id)?;
+        let owner = self.owner.clone();
+        let body = CorrectClaimBody {
+            object: p.object,
+            reason: p.reason,
+        };
+        self.run(move |m| crate::routes::claims::correct(m, &owner, id, body))
+            .await
+    }
+
+    #[tool(
         name = "memory_undo",
-        description = "Undo a merge (its op_id), an accepted alias (its review_op_id) or a correction (its op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it."
+        description = "Undo a merge (its op_id), an accepted alias (its review_op_id), a correction, or a claim's retraction or correction (its op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it."
     )]
     async fn memory_undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolResult {
         let id = parse_id("op_id", &p.op_id)?;

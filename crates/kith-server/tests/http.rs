@@ -739,7 +739,13 @@ fn openapi_documents_every_route() {
     let paths = r.body["paths"].as_object().expect("paths");
     let table = kith_server::route_table();
     assert!(table.len() >= 21, "{table:?}");
-    for (method, path) in [("POST", "/v1/aliases"), ("GET", "/v1/path")] {
+    for (method, path) in [
+        ("POST", "/v1/aliases"),
+        ("GET", "/v1/path"),
+        ("GET", "/v1/claims"),
+        ("POST", "/v1/claims/{id}/retract"),
+        ("POST", "/v1/claims/{id}/correct"),
+    ] {
         assert!(
             table
                 .iter()
@@ -783,6 +789,8 @@ fn openapi_documents_every_route() {
         "ReviewBody",
         "ProposeBody",
         "AssessmentBody",
+        "RetractClaimBody",
+        "CorrectClaimBody",
     ] {
         assert!(schemas.contains_key(name), "{name} schema missing");
     }
@@ -1584,6 +1592,151 @@ fn corrections_split_refuse_and_undo() {
     let r = call(&s, a, "POST", &format!("/v1/undo/{op}"), None);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["undone_kind"], "IDENTITY_CORRECTED", "{}", r.body);
+}
+
+/// Correcting a fact over HTTP (issue 15 item 4): the facts view, a
+/// correction that retrieval follows at once, typed refusals that write
+/// nothing, another owner's claim 404, undo through `POST /v1/undo/{op}`.
+#[test]
+fn claims_list_correct_retract_refuse_and_undo() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    let r = call(
+        &s,
+        a,
+        "POST",
+        "/v1/ingest",
+        Some(json!({"content": "I work at Northwind.", "speaker": "Maya"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let listed = call(&s, a, "GET", "/v1/claims?subject=maya", None);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.body.as_array().unwrap().len(), 1, "{}", listed.body);
+    assert_eq!(listed.body[0]["object"], "Northwind");
+    let claim = listed.body[0]["id"].as_str().unwrap().to_string();
+    let maya = listed.body[0]["subject_id"].as_str().unwrap().to_string();
+    let journal = |s: &TestServer| {
+        call(s, a, "GET", "/v1/journal?limit=1000", None).body["records"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let before = journal(&s);
+    for (key, path, body, status, code) in [
+        (
+            a,
+            format!("/v1/claims/{claim}/retract"),
+            json!({"reason": ""}),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            format!("/v1/claims/{claim}/retract"),
+            json!({}),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            format!("/v1/claims/{maya}/retract"),
+            json!({"reason": "x"}),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            format!("/v1/claims/{claim}/correct"),
+            json!({"object": " ", "reason": "x"}),
+            422,
+            "invalid_input",
+        ),
+        (
+            a,
+            "/v1/claims/not-an-id/correct".into(),
+            json!({"object": "X", "reason": "x"}),
+            404,
+            "not_found",
+        ),
+        (
+            BOB_KEY,
+            format!("/v1/claims/{claim}/retract"),
+            json!({"reason": "x"}),
+            404,
+            "not_found",
+        ),
+    ] {
+        let r = call(&s, key, "POST", &path, Some(body.clone()));
+        assert_eq!(
+            (r.status, error_code(&r)),
+            (status, code),
+            "{path} {body}: {}",
+            r.body
+        );
+    }
+    let r = call(&s, BOB_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert_eq!(r.body, json!([]), "bob sees none of alice's claims");
+    let r = call(&s, a, "GET", "/v1/claims", None);
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(journal(&s), before, "nothing written");
+
+    let body = json!({"object": "Contoso", "reason": "she works at Contoso"});
+    let r = call(
+        &s,
+        a,
+        "POST",
+        &format!("/v1/claims/{claim}/correct"),
+        Some(body.clone()),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["kind"], "CLAIM_CORRECTED");
+    let new = r.body["replacement"].as_str().unwrap().to_string();
+    let op = r.body["op_id"].as_str().unwrap().to_string();
+    let again = call(
+        &s,
+        a,
+        "POST",
+        &format!("/v1/claims/{claim}/correct"),
+        Some(body),
+    );
+    assert_eq!(
+        (again.body["replayed"].clone(), again.body["op_id"].clone()),
+        (json!(true), json!(op))
+    );
+    let listed = call(&s, a, "GET", "/v1/claims?subject=Maya", None);
+    assert_eq!(listed.body.as_array().unwrap().len(), 1, "{}", listed.body);
+    assert_eq!(listed.body[0]["id"], new.as_str());
+    let all = call(&s, a, "GET", "/v1/claims?subject=Maya&all=true", None);
+    assert_eq!(all.body.as_array().unwrap().len(), 2, "{}", all.body);
+    let got = call(
+        &s,
+        a,
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"query": "Where does Maya work? Contoso Northwind"})),
+    );
+    assert_eq!(got.status, 200, "{}", got.body);
+    let text = got.body["results"].to_string();
+    assert!(text.contains(&new) && !text.contains(&claim), "{text}");
+
+    let r = call(&s, a, "POST", &format!("/v1/undo/{op}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["undone_kind"], "CLAIM_CORRECTED", "{}", r.body);
+    let listed = call(&s, a, "GET", "/v1/claims?subject=Maya", None);
+    assert_eq!(listed.body[0]["id"], claim.as_str(), "{}", listed.body);
+
+    let r = call(
+        &s,
+        a,
+        "POST",
+        &format!("/v1/claims/{claim}/retract"),
+        Some(json!({"reason": "wrong"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        call(&s, a, "GET", "/v1/claims?subject=Maya", None).body,
+        json!([])
+    );
 }
 
 /// Forgetting over HTTP (issue 15): one event, a session, the key's own

@@ -23,6 +23,7 @@
 //! API boundary: everything a caller needs is re-exported here; the CLI and
 //! (later) the HTTP and MCP servers use nothing else.
 
+pub mod claims;
 pub mod correct;
 pub mod database;
 mod doctor;
@@ -39,6 +40,7 @@ pub mod retrieve;
 mod retry;
 mod search;
 
+pub use claims::{ClaimEditReport, ClaimFact, ClaimHistory};
 pub use correct::{Correction, CorrectionReport, CorrectionTarget};
 pub use doctor::DoctorReport;
 pub use embedding::RebuildReport;

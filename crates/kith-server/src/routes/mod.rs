@@ -5,6 +5,7 @@
 //! [`GROUPS`] (`routes/organize.rs`, the organizer's endpoints, was added
 //! that way).
 
+pub mod claims;
 pub mod events;
 pub mod forget;
 pub mod meta;
@@ -116,6 +117,10 @@ pub const GROUPS: &[Group] = &[
     Group {
         register: forget::register,
         openapi: <forget::Api as OpenApi>::openapi,
+    },
+    Group {
+        register: claims::register,
+        openapi: <claims::Api as OpenApi>::openapi,
     },
 ];
 

@@ -78,6 +78,9 @@ pub(super) fn keeps_raw_text(kind: OperationKind) -> bool {
             | OperationKind::DerivationCommitted
             | OperationKind::DerivationReplanRequested
             | OperationKind::RetrievalRecorded
+            // Their node snapshots hold the claim's text.
+            | OperationKind::ClaimRetracted
+            | OperationKind::ClaimCorrected
     )
 }
 

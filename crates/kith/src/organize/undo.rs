@@ -53,8 +53,8 @@ fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
 }
 
 impl Memory {
-    /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED` or
-    /// `IDENTITY_CORRECTED` record of `owner` in one transaction, journaled
+    /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED`,
+    /// `IDENTITY_CORRECTED`, `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record of `owner` in one transaction, journaled
     /// as `UNDO`. Refused (typed
     /// [`OrganizerError::UndoRefused`], nothing written) when later changes
     /// depend on it. Undoing twice returns the first undo.
@@ -78,11 +78,13 @@ impl Memory {
             OperationKind::OrganizerMerged
                 | OperationKind::AliasProposalAccepted
                 | OperationKind::IdentityCorrected
+                | OperationKind::ClaimRetracted
+                | OperationKind::ClaimCorrected
         ) {
             return Err(refused(
                 op_id,
                 format!(
-                    "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED and IDENTITY_CORRECTED records can be undone",
+                    "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED, IDENTITY_CORRECTED, CLAIM_RETRACTED and CLAIM_CORRECTED records can be undone",
                     op.kind
                 ),
             ));
@@ -101,8 +103,17 @@ impl Memory {
             });
         }
 
-        if op.kind == OperationKind::IdentityCorrected {
-            let (restored, removed, detail) = Memory::undo_correction(&mut *tx, &op)?;
+        if matches!(
+            op.kind,
+            OperationKind::IdentityCorrected
+                | OperationKind::ClaimRetracted
+                | OperationKind::ClaimCorrected
+        ) {
+            let (restored, removed, detail) = if op.kind == OperationKind::IdentityCorrected {
+                Memory::undo_correction(&mut *tx, &op)?
+            } else {
+                Memory::undo_claim_edit(&mut *tx, &op)?
+            };
             let undo_record = json!({
                 "format": UNDO_FORMAT,
                 "undone_operation_id": op_id,

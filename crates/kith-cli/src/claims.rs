@@ -1,0 +1,87 @@
+//! `kith claims`: the facts view, and retracting or correcting a claim.
+
+use anyhow::Result;
+use kith::{ClaimEditReport, ClaimHistory, OwnerId};
+
+use crate::args::{ClaimsAction, Cli};
+use crate::cmd::{open, parse_id};
+use crate::render;
+
+/// Runs one `claims` action.
+pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
+    let memory = open(cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    match action {
+        ClaimsAction::List { subject, all } => {
+            let history = if *all {
+                ClaimHistory::All
+            } else {
+                ClaimHistory::Current
+            };
+            let facts = memory.claims(&owner, subject, history)?;
+            if cli.json {
+                return render::json(&facts);
+            }
+            if facts.is_empty() {
+                println!("no claims of {subject:?}");
+            }
+            for f in &facts {
+                let state = match f.edited.as_ref().and_then(|e| e["action"].as_str()) {
+                    Some(action) if !f.current => format!(" [{}, {action}]", f.lifecycle),
+                    Some(action) => format!(" [{action}]"),
+                    None if !f.current => format!(" [{}]", f.lifecycle),
+                    None => String::new(),
+                };
+                println!(
+                    "{} {} {}{} {}{state}",
+                    f.id,
+                    f.subject,
+                    if f.polarity.as_deref() == Some("negative") {
+                        "NOT "
+                    } else {
+                        ""
+                    },
+                    f.predicate.as_deref().unwrap_or("-"),
+                    f.object.as_deref().unwrap_or("-"),
+                );
+                let when = f.event_time.unwrap_or(f.valid_from);
+                match &f.evidence_quote {
+                    Some(q) => println!("    {when} \"{q}\""),
+                    None => println!("    {when} {}", f.content),
+                }
+            }
+        }
+        ClaimsAction::Retract { id, reason } => {
+            let report = memory.retract_claim(&owner, parse_id(id)?, reason)?;
+            print_edit(cli, &report, "retracted")?;
+        }
+        ClaimsAction::Correct { id, object, reason } => {
+            let report = memory.correct_claim(&owner, parse_id(id)?, object, reason)?;
+            print_edit(cli, &report, "corrected")?;
+        }
+    }
+    Ok(())
+}
+
+fn print_edit(cli: &Cli, report: &ClaimEditReport, done: &str) -> Result<()> {
+    if cli.json {
+        return render::json(report);
+    }
+    println!(
+        "{done} claim {}{} — record {} {}{}",
+        report.claim,
+        report
+            .replacement
+            .map(|r| format!(", replaced by {r}"))
+            .unwrap_or_default(),
+        report.kind,
+        report.op_id,
+        if report.replayed {
+            " (already applied)"
+        } else {
+            ""
+        }
+    );
+    println!("undo with `kith undo {}`", report.op_id);
+    Ok(())
+}
