@@ -49,6 +49,18 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                     Some(q) => println!("    {when} \"{q}\""),
                     None => println!("    {when} {}", f.content),
                 }
+                // What the owner changed, so a replacement's quote (the
+                // words said, with the old value) does not read as a
+                // contradiction.
+                if let Some(e) = &f.edited {
+                    let reason = e["reason"].as_str().unwrap_or_default();
+                    match e["from_object"].as_str() {
+                        Some(from) => {
+                            println!("    corrected from {from:?} by the owner: {reason}")
+                        }
+                        None => println!("    retracted by the owner: {reason}"),
+                    }
+                }
             }
         }
         ClaimsAction::Retract { id, reason } => {

@@ -541,6 +541,15 @@ impl Memory {
     }
 }
 
+/// Whether `node` is a claim whose value the owner corrected (a
+/// replacement made by [`Memory::correct_claim`]).
+pub(crate) fn is_owner_corrected(node: &Node) -> bool {
+    node.metadata
+        .as_ref()
+        .and_then(|m| m.get("correction"))
+        .is_some_and(|c| c.get("from_object").is_some())
+}
+
 fn fact_of(entity: &Node, claim: Node) -> ClaimFact {
     let md = claim.metadata.as_ref();
     let text = |key: &str| md.and_then(|m| m.get(key)?.as_str()).map(String::from);

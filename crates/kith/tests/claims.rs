@@ -351,3 +351,107 @@ fn an_undo_waits_for_a_later_edit() {
     );
     assert!(m.doctor().unwrap().healthy());
 }
+
+/// Forgetting the message a corrected claim came from removes the claim and
+/// its replacement (both rest on it) and scrubs the CLAIM_CORRECTED record.
+#[test]
+fn forgetting_the_message_takes_the_correction_with_it() {
+    let (_t, m, _s, claim) = maya_works_at_northwind(false);
+    let event = m.node(&owner(), claim).unwrap().evidence_refs[0];
+    let c = m
+        .correct_claim(&owner(), claim, "Contoso", "moved")
+        .unwrap();
+    let new = c.replacement.unwrap();
+    m.forget(
+        &owner(),
+        &kith::ForgetRequest {
+            selector: kith::ForgetSelector::Event(event),
+            reason: "asked".into(),
+            dry_run: false,
+        },
+    )
+    .unwrap();
+    for id in [claim, new] {
+        assert_eq!(
+            m.node(&owner(), id).unwrap_err().kind(),
+            kith::ErrorKind::NotFound
+        );
+    }
+    assert!(m
+        .claims(&owner(), "maya", ClaimHistory::All)
+        .unwrap()
+        .is_empty());
+    let records = m
+        .journal(
+            &owner(),
+            &kith::JournalQuery {
+                kind: Some(OperationKind::ClaimCorrected),
+                ..kith::JournalQuery::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(records.len(), 1);
+    assert!(
+        kith::tombstone::is_scrubbed(&records[0].payload),
+        "{records:?}"
+    );
+    assert!(!records[0].payload.to_string().contains("Northwind"));
+    assert!(m.doctor().unwrap().healthy());
+}
+
+fn hashing() -> std::sync::Arc<dyn kith::Embedder> {
+    kith::embedding::EmbeddingSpec::parse("hashing-64")
+        .unwrap()
+        .load()
+        .unwrap()
+        .expect("an embedder")
+}
+
+/// Retrieval with every path on (vectors too): a retracted claim is never
+/// returned or packed, a corrected claim's replacement is and the old one
+/// is not, from the moment each edit commits. One body per backend.
+fn retrieval_follows_edits(m: &Memory) {
+    say(m, "owner", "I work at Northwind.", "Maya");
+    say(m, "owner", "I live in Lisbon.", "Maya");
+    let facts = m.claims(&owner(), "maya", ClaimHistory::Current).unwrap();
+    assert_eq!(facts.len(), 2, "{facts:?}");
+    let id_of = |object: &str| {
+        facts
+            .iter()
+            .find(|f| f.object.as_deref() == Some(object))
+            .unwrap_or_else(|| panic!("no claim with {object}: {facts:?}"))
+            .id
+    };
+    let (work, home) = (id_of("Northwind"), id_of("Lisbon"));
+    let q = "Where does Maya work and live? Northwind Lisbon Contoso";
+    let got = retrieved(m, q);
+    assert!(got.contains(&work) && got.contains(&home), "{got:?}");
+
+    m.retract_claim(&owner(), home, "she never lived there")
+        .unwrap();
+    let c = m
+        .correct_claim(&owner(), work, "Contoso", "she moved")
+        .unwrap();
+    let new = c.replacement.unwrap();
+    let got = retrieved(m, q);
+    assert!(got.contains(&new), "{got:?}");
+    assert!(!got.contains(&work) && !got.contains(&home), "{got:?}");
+    let r = m
+        .retrieve(&RetrieveRequest::new("owner", q).unwrap())
+        .unwrap();
+    assert!(r.context.contains("I work at Contoso."), "{}", r.context);
+}
+
+#[test]
+fn retrieval_follows_edits_on_sqlite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&tmp.path().join("p.kith"), hashing()).unwrap();
+    retrieval_follows_edits(&m);
+}
+
+#[test]
+fn retrieval_follows_edits_on_postgres() {
+    let db = kith_store::postgres::testing::test_database();
+    let m = Memory::init_database(db.url(), Some(hashing())).unwrap();
+    retrieval_follows_edits(&m);
+}

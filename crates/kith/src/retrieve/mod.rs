@@ -445,6 +445,10 @@ impl Memory {
         if !named.is_empty() {
             boost_named_speakers(&named, &mut pool);
         }
+        // A claim the owner corrected says what its message does not: it
+        // gets a packed line of its own instead of folding into the
+        // message's (which would show the old value only).
+        let corrected = owner_corrected(&mut *tx, &pool)?;
         drop(tx);
 
         // One result per source event.
@@ -457,7 +461,7 @@ impl Memory {
             if items.len() < pool_size {
                 items.push(PackItem {
                     node_id: h.node_id,
-                    event_id: h.event_id,
+                    event_id: h.event_id.filter(|_| !corrected.contains(&h.node_id)),
                     when: h.event_time.or(h.ingested_at),
                     speaker: h.speaker.clone(),
                     role: h.role,
@@ -611,6 +615,25 @@ impl Memory {
             limit,
         })?)
     }
+}
+
+/// The candidates that are claims with a value the owner corrected.
+fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error> {
+    let ids: Vec<Uuid> = pool
+        .by_id
+        .values()
+        .filter(|c| !matches!(c.hit.node_type, NodeType::Note | NodeType::Entity))
+        .map(|c| c.hit.node_id)
+        .collect();
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    Ok(tx
+        .get_nodes(&ids)?
+        .iter()
+        .filter(|n| crate::claims::is_owner_corrected(n))
+        .map(|n| n.id)
+        .collect())
 }
 
 fn max_time(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
