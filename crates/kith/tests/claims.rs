@@ -455,3 +455,36 @@ fn retrieval_follows_edits_on_postgres() {
     let m = Memory::init_database(db.url(), Some(hashing())).unwrap();
     retrieval_follows_edits(&m);
 }
+
+/// A re-derivation of the message keeps the owner's word: a retracted claim
+/// stays retracted, a corrected one stays replaced.
+#[test]
+fn a_reingest_keeps_the_owners_edits() {
+    let (_t, m, _s, claim) = maya_works_at_northwind(false);
+    let event = m.node(&owner(), claim).unwrap().evidence_refs[0];
+    let r = m.retract_claim(&owner(), claim, "wrong").unwrap();
+    m.reingest_event(&owner(), event).unwrap();
+    assert!(m
+        .claims(&owner(), "maya", ClaimHistory::Current)
+        .unwrap()
+        .is_empty());
+    m.undo(&owner(), r.op_id).unwrap();
+    let c = m
+        .correct_claim(&owner(), claim, "Contoso", "moved")
+        .unwrap();
+    m.reingest_event(&owner(), event).unwrap();
+    let current = m.claims(&owner(), "maya", ClaimHistory::Current).unwrap();
+    assert_eq!(
+        current.iter().map(|f| f.id).collect::<Vec<_>>(),
+        vec![c.replacement.unwrap()],
+        "{current:?}"
+    );
+    m.retract_claim(&owner(), c.replacement.unwrap(), "not there either")
+        .unwrap();
+    m.reingest_event(&owner(), event).unwrap();
+    assert!(m
+        .claims(&owner(), "maya", ClaimHistory::Current)
+        .unwrap()
+        .is_empty());
+    assert!(m.doctor().unwrap().healthy());
+}
