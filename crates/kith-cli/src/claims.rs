@@ -1,7 +1,7 @@
 //! `kith claims`: the facts view, and retracting or correcting a claim.
 
 use anyhow::Result;
-use kith::{ClaimEditReport, ClaimHistory, OwnerId};
+use kith::{ClaimEdit, ClaimEditReport, ClaimHistory, OwnerId};
 
 use crate::args::{ClaimsAction, Cli};
 use crate::cmd::{open, parse_id};
@@ -26,7 +26,11 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                 println!("no claims of {subject:?}");
             }
             for f in &facts {
-                let state = match f.edited.as_ref().and_then(|e| e["action"].as_str()) {
+                let action = f.edited.as_ref().map(|e| match e {
+                    ClaimEdit::Retracted { .. } => "retracted",
+                    ClaimEdit::Corrected { .. } => "corrected",
+                });
+                let state = match action {
                     Some(action) if !f.current => format!(" [{}, {action}]", f.lifecycle),
                     Some(action) => format!(" [{action}]"),
                     None if !f.current => format!(" [{}]", f.lifecycle),
@@ -52,14 +56,16 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                 // What the owner changed, so a replacement's quote (the
                 // words said, with the old value) does not read as a
                 // contradiction.
-                if let Some(e) = &f.edited {
-                    let reason = e["reason"].as_str().unwrap_or_default();
-                    match e["from_object"].as_str() {
-                        Some(from) => {
-                            println!("    corrected from {from:?} by the owner: {reason}")
-                        }
-                        None => println!("    retracted by the owner: {reason}"),
+                match &f.edited {
+                    Some(ClaimEdit::Corrected {
+                        from_object,
+                        reason,
+                        ..
+                    }) => println!("    corrected from {from_object:?} by the owner: {reason}"),
+                    Some(ClaimEdit::Retracted { reason, .. }) => {
+                        println!("    retracted by the owner: {reason}")
                     }
+                    None => {}
                 }
             }
         }

@@ -97,6 +97,14 @@ fn claims_list_retract_correct_and_undo_through_the_binary() {
     let current = t.json(&["claims", "list", "--subject", "Maya"]);
     assert_eq!(claim_ids(&current), vec![new.clone()]);
     assert_eq!(current[0]["content"], "I work at Contoso.");
+    assert_eq!(current[0]["edited"]["action"], "corrected");
+    let text = t.ok(&["claims", "list", "--subject", "Maya", "--all"]);
+    assert!(
+        text.contains("works_at Contoso [corrected]")
+            && text.contains("corrected from \"Northwind\" by the owner: she moved")
+            && text.contains("works_at Northwind [superseded]"),
+        "{text}"
+    );
     let got = retrieved(&t, "Where does Maya work? Contoso");
     assert!(got.contains(&new) && !got.contains(&claim), "{got}");
     t.ok(&["undo", out["op_id"].as_str().unwrap()]);

@@ -94,8 +94,30 @@ pub struct ClaimFact {
     pub evidence: Vec<Uuid>,
     /// The claim that replaced it.
     pub superseded_by: Option<Uuid>,
-    /// `retracted` or `corrected` by the owner, with the record's id and reason.
-    pub edited: Option<Value>,
+    /// What the owner changed, if anything.
+    pub edited: Option<ClaimEdit>,
+}
+
+/// An owner's edit of a claim, as the facts view shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ClaimEdit {
+    /// The claim was retracted: it is no longer current.
+    Retracted {
+        /// The `CLAIM_RETRACTED` record.
+        op_id: Uuid,
+        /// Why.
+        reason: String,
+    },
+    /// The claim is a corrected copy of another.
+    Corrected {
+        /// The `CLAIM_CORRECTED` record.
+        op_id: Uuid,
+        /// Why.
+        reason: String,
+        /// The value it replaced.
+        from_object: String,
+    },
 }
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -554,19 +576,20 @@ fn fact_of(entity: &Node, claim: Node) -> ClaimFact {
     let md = claim.metadata.as_ref();
     let text = |key: &str| md.and_then(|m| m.get(key)?.as_str()).map(String::from);
     let edited = md.and_then(|m| {
+        let field = |v: &Value, key: &str| v.get(key)?.as_str().map(String::from);
+        let op_id = |v: &Value| field(v, "op_id")?.parse().ok();
         if let Some(r) = m.get("retraction") {
-            Some(json!({"action": "retracted", "op_id": r["op_id"], "reason": r["reason"]}))
+            Some(ClaimEdit::Retracted {
+                op_id: op_id(r)?,
+                reason: field(r, "reason")?,
+            })
         } else {
-            m.get("correction")
-                .filter(|c| c.get("from_object").is_some())
-                .map(|c| {
-                    json!({
-                        "action": "corrected",
-                        "op_id": c["op_id"],
-                        "reason": c["reason"],
-                        "from_object": c["from_object"],
-                    })
-                })
+            let c = m.get("correction")?;
+            Some(ClaimEdit::Corrected {
+                op_id: op_id(c)?,
+                reason: field(c, "reason")?,
+                from_object: field(c, "from_object")?,
+            })
         }
     });
     ClaimFact {

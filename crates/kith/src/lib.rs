@@ -40,7 +40,7 @@ pub mod retrieve;
 mod retry;
 mod search;
 
-pub use claims::{ClaimEditReport, ClaimFact, ClaimHistory};
+pub use claims::{ClaimEdit, ClaimEditReport, ClaimFact, ClaimHistory};
 pub use correct::{Correction, CorrectionReport, CorrectionTarget};
 pub use doctor::DoctorReport;
 pub use embedding::RebuildReport;

@@ -7,8 +7,8 @@ mod common;
 
 use common::i_fact;
 use kith::{
-    ClaimHistory, EventInput, IngestOptions, Lifecycle, Memory, OperationKind, OrganizerError,
-    OwnerId, RetrieveRequest,
+    ClaimEdit, ClaimHistory, EventInput, IngestOptions, Lifecycle, Memory, OperationKind,
+    OrganizerError, OwnerId, RetrieveRequest,
 };
 use kith_extract::replay::ReplayServer;
 use uuid::Uuid;
@@ -115,7 +115,12 @@ fn retract_round_trip_on(recorded: bool) {
     let all = m.claims(&owner(), "maya", ClaimHistory::All).unwrap();
     assert_eq!(all.len(), 1);
     assert!(!all[0].current);
-    assert_eq!(all[0].edited.as_ref().unwrap()["action"], "retracted");
+    assert!(
+        matches!(&all[0].edited, Some(ClaimEdit::Retracted { op_id, reason })
+            if *op_id == r.op_id && reason == "she never worked there"),
+        "{:?}",
+        all[0].edited
+    );
     assert!(!retrieved(&m, "Where does Maya work? Northwind").contains(&claim));
 
     // The same request again replays; another reason is refused (not current).
@@ -191,9 +196,11 @@ fn correct_round_trip_on(recorded: bool) {
     assert_eq!(current.len(), 1, "{current:?}");
     assert_eq!(current[0].id, new);
     assert_eq!(current[0].object.as_deref(), Some("Contoso"));
-    assert_eq!(
-        current[0].edited.as_ref().unwrap()["from_object"],
-        "Northwind"
+    assert!(
+        matches!(&current[0].edited, Some(ClaimEdit::Corrected { op_id, from_object, .. })
+            if *op_id == r.op_id && from_object == "Northwind"),
+        "{:?}",
+        current[0].edited
     );
     let all = m.claims(&owner(), "Maya", ClaimHistory::All).unwrap();
     assert_eq!(all.len(), 2);
