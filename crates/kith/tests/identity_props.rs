@@ -244,6 +244,11 @@ enum Step {
     Correct(usize, bool),
     /// Undo the k-th `IDENTITY_CORRECTED` record.
     UndoCorrection(usize),
+    /// Retract the k-th bound claim (or, when the flag is set, correct its
+    /// value) as its owner (issue 15 item 4).
+    EditClaim(usize, bool),
+    /// Undo the k-th `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record.
+    UndoClaimEdit(usize),
 }
 
 fn sentence() -> impl Strategy<Value = Sentence> {
@@ -279,6 +284,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..4usize).prop_map(Step::UndoMerge),
         2 => (0..8usize, any::<bool>()).prop_map(|(k, e)| Step::Correct(k, e)),
         1 => (0..4usize).prop_map(Step::UndoCorrection),
+        1 => (0..8usize, any::<bool>()).prop_map(|(k, c)| Step::EditClaim(k, c)),
+        1 => (0..4usize).prop_map(Step::UndoClaimEdit),
     ]
 }
 
@@ -652,6 +659,12 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                     nodes_recorded.insert(id);
                 }
             }
+            OperationKind::ClaimCorrected => {
+                edges_recorded.extend(ids_in(&r["opened_edges"]));
+                if let Some(id) = uuid(&r["replacement"]["id"]) {
+                    nodes_recorded.insert(id);
+                }
+            }
             OperationKind::AliasProposed | OperationKind::AliasProposalAccepted => {
                 if let Some(id) = uuid(&r["edge"]["id"]) {
                     edges_recorded.insert(id);
@@ -862,6 +875,49 @@ fn run(path: Path_, steps: Vec<Step>) -> Result<(), TestCaseError> {
                     );
                 }
             }
+            Step::EditClaim(k, correct) => {
+                let bound = bound_claims(&m);
+                if bound.is_empty() {
+                    continue;
+                }
+                let (claim, _) = bound[k % bound.len()];
+                let done = if correct {
+                    m.correct_claim(&o, claim, "Contoso", "the owner knows better")
+                } else {
+                    m.retract_claim(&o, claim, "the owner knows better")
+                };
+                match done {
+                    // Either way the claim is no longer current.
+                    Ok(_) => prop_assert!(
+                        !bound_claims(&m).iter().any(|(c, _)| *c == claim),
+                        "claim {} is still current after its edit",
+                        claim
+                    ),
+                    // A claim already valued "Contoso" cannot be corrected to it.
+                    Err(e) => prop_assert!(
+                        matches!(e.kind(), ErrorKind::InvalidInput),
+                        "{} ({:?})",
+                        e,
+                        e.kind()
+                    ),
+                }
+            }
+            Step::UndoClaimEdit(k) => {
+                let mut done = records(&m, OperationKind::ClaimRetracted);
+                done.extend(records(&m, OperationKind::ClaimCorrected));
+                if done.is_empty() {
+                    continue;
+                }
+                done.sort_by_key(|op| op.id);
+                if let Err(e) = m.undo(&o, done[k % done.len()].id) {
+                    prop_assert!(
+                        matches!(e.kind(), ErrorKind::Conflict | ErrorKind::InvalidInput),
+                        "{} ({:?})",
+                        e,
+                        e.kind()
+                    );
+                }
+            }
             Step::Correct(k, to_existing) => {
                 let bound = bound_claims(&m);
                 if bound.is_empty() {
@@ -957,6 +1013,35 @@ fn the_issues_conversation_keeps_every_invariant() {
         Step::Correct(0, false),
         Step::UndoCorrection(0),
         Step::Say(Role::User, None, vec![Sentence::Left(0)]),
+    ];
+    for path in [Path_::Heuristic, Path_::Recorded] {
+        if let Err(e) = run(path, steps.clone()) {
+            panic!("{path:?}: {e}");
+        }
+    }
+}
+
+/// The owner's claim edits among reingests, organizer runs and identity
+/// corrections, and their undos in any order, on both paths.
+#[test]
+fn claim_edits_keep_every_invariant() {
+    let steps = vec![
+        Step::Say(Role::User, Some(0), vec![Sentence::WorkAt(0)]),
+        Step::Say(Role::User, Some(1), vec![Sentence::Love(0)]),
+        Step::Say(Role::User, Some(0), vec![Sentence::Love(1)]),
+        Step::EditClaim(0, true),
+        Step::Reingest(0),
+        Step::Organize,
+        Step::EditClaim(0, false),
+        Step::EditClaim(1, true),
+        Step::Correct(0, false),
+        Step::UndoClaimEdit(0),
+        Step::UndoClaimEdit(1),
+        Step::UndoClaimEdit(2),
+        Step::Reingest(1),
+        Step::UndoCorrection(0),
+        Step::UndoClaimEdit(0),
+        Step::Say(Role::User, Some(0), vec![Sentence::Left(0)]),
     ];
     for path in [Path_::Heuristic, Path_::Recorded] {
         if let Err(e) = run(path, steps.clone()) {
