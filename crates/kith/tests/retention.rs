@@ -253,6 +253,15 @@ fn backlog_body(m: Memory) {
     let m = m.with_receipt_retention(ReceiptRetention::UNLIMITED);
     ask(&m, "alice", "grey cat");
     assert_eq!(receipt_ids(&m, "alice").len(), 21);
+    // An age too long for milliseconds expires nothing (it must not wrap).
+    let huge = ReceiptRetention {
+        keep: None,
+        max_age: Some(Duration::from_secs(u64::MAX / 2)),
+    };
+    let report = m
+        .prune_receipts(&OwnerId::new("alice").unwrap(), &huge)
+        .unwrap();
+    assert_eq!((report.removed, report.kept), (0, 21));
     let m = m.with_receipt_retention(ReceiptRetention::default());
     ask(&m, "alice", "grey cat");
     // 16 of the 20 expired ones go with this write, the rest with the next.

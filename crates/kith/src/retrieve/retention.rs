@@ -251,9 +251,12 @@ pub(crate) fn expire(
     }
     let count = tx.count_operations(owner, kind)?;
     let over = retention.keep.map_or(0, |k| count.saturating_sub(k)) as usize;
-    let cutoff = retention
-        .max_age
-        .map(|a| now.unix_millis().saturating_sub(a.as_millis() as i64));
+    // An age beyond i64 milliseconds saturates (expires nothing) instead
+    // of wrapping into a cutoff in the future.
+    let cutoff = retention.max_age.map(|a| {
+        now.unix_millis()
+            .saturating_sub(i64::try_from(a.as_millis()).unwrap_or(i64::MAX))
+    });
     if over == 0 && cutoff.is_none() {
         return Ok(0);
     }
