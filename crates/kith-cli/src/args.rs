@@ -90,7 +90,7 @@ pub enum Command {
     Retrieve(RetrieveArgs),
     /// Show what a retrieval packed and why (its receipt), or list them.
     Retrievals {
-        /// show or list.
+        /// show, list or prune.
         #[command(subcommand)]
         action: RetrievalsAction,
     },
@@ -443,6 +443,17 @@ pub enum RetrievalsAction {
         /// At most this many (newest last).
         #[arg(long, default_value_t = 20)]
         limit: usize,
+    },
+    /// Remove expired receipts of the owner now and compact storage.
+    /// Without options: the configured retention (`kith config show`);
+    /// with one or both: only those limits.
+    Prune {
+        /// Remove receipts older than this (30d, 12h, 90m, 3600s).
+        #[arg(long, value_name = "AGE")]
+        older_than: Option<String>,
+        /// Keep only the newest N receipts (0 removes every one).
+        #[arg(long, value_name = "N")]
+        keep: Option<u64>,
     },
 }
 

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::args::{Cli, Command, ConfigAction, EventsAction, ListShow, StoreArgs};
 use crate::render;
+use kith::retrieve::retention::{self, ReceiptRetention};
 
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -369,14 +370,32 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 Some(p) => format!("openai-compatible {} at {}", p.config().model, p.endpoint()),
                 None => "heuristic (offline; set KITH_LLM_BASE_URL for an LLM)".to_string(),
             };
+            let receipts = ReceiptRetention::from_env()?;
+            let keep = receipts.keep.map_or("all".to_string(), |n| n.to_string());
+            let max_age = receipts
+                .max_age
+                .map_or("forever".to_string(), kith::retrieve::retention::format_age);
             if json {
-                render::json(&serde_json::json!({"provider": provider, "identity": rows}))?;
+                render::json(&serde_json::json!({
+                    "provider": provider,
+                    "identity": rows,
+                    "receipts": {
+                        "keep": {"env": retention::KEEP_ENV, "value": keep},
+                        "max_age": {"env": retention::MAX_AGE_ENV, "value": max_age},
+                    },
+                }))?;
             } else {
                 println!("{:<22} {:<34} value", "option", "env");
                 println!("{:<22} {:<34} {provider}", "provider", "KITH_LLM_BASE_URL");
                 for (name, var, value) in identity.effective() {
                     println!("{name:<22} {var:<34} {value}");
                 }
+                println!("{:<22} {:<34} {keep}", "receipts_keep", retention::KEEP_ENV);
+                println!(
+                    "{:<22} {:<34} {max_age}",
+                    "receipts_max_age",
+                    retention::MAX_AGE_ENV
+                );
             }
         }
         Command::Bench { ref which } => crate::bench::run(
@@ -393,11 +412,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Opens the memory the command names: the PostgreSQL database of
 /// `--database-url` / `KITH_DATABASE_URL` when set, else the pack.
+///
+/// Receipts are kept as `KITH_RECEIPTS_KEEP` / `KITH_RECEIPTS_MAX_AGE`
+/// say (else the default retention).
 pub fn open(cli: &Cli) -> Result<Memory> {
-    match &cli.database_url {
-        Some(url) => Memory::connect(url).map_err(Into::into),
-        None => Memory::open(&cli.pack).map_err(Into::into),
-    }
+    let retention = ReceiptRetention::from_env()?;
+    let memory = match &cli.database_url {
+        Some(url) => Memory::connect(url)?,
+        None => Memory::open(&cli.pack)?,
+    };
+    Ok(memory.with_receipt_retention(retention))
 }
 
 /// Opens the pack with the extraction provider the environment configures:

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use kith::embedding::EmbeddingSpec;
 use kith::retrieve::fusion::Trace;
+use kith::retrieve::retention::{self, ReceiptRetention};
 use kith::{OwnerId, RetrieveRequest, Timestamp};
 use uuid::Uuid;
 
@@ -113,6 +114,8 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
     match action {
         RetrievalsAction::Show { id } => {
             let id = Uuid::parse_str(id).with_context(|| format!("{id:?} is not a request id"))?;
+            // An expired receipt is a typed not-found whose message says
+            // it expired.
             let op = memory.retrieval_receipt(&owner, id)?;
             if cli.json {
                 return render::json(&op);
@@ -167,6 +170,37 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
             }
             let left = p["left_out"].as_array().map(|l| l.len()).unwrap_or(0);
             println!("left out for want of room: {left}");
+        }
+        RetrievalsAction::Prune { older_than, keep } => {
+            let retention = if older_than.is_none() && keep.is_none() {
+                memory.receipt_retention()
+            } else {
+                ReceiptRetention {
+                    keep: *keep,
+                    max_age: older_than
+                        .as_deref()
+                        .map(retention::parse_age)
+                        .transpose()
+                        .map_err(|why| anyhow::anyhow!("--older-than {why}"))?,
+                }
+            };
+            let report = memory.prune_receipts(&owner, &retention)?;
+            if cli.json {
+                return render::json(&report);
+            }
+            println!(
+                "pruned {} receipt(s) of {owner} ({}); {} kept",
+                report.removed, report.retention, report.kept
+            );
+            if let Some(t) = report.expired_through {
+                println!("receipts recorded up to {} have expired", t.to_rfc3339());
+            }
+            for step in &report.compaction {
+                println!("compacted: {step}");
+            }
+            if report.removed > 0 && !report.compacted {
+                bail!("the receipts were removed but storage was not compacted; prune again");
+            }
         }
         RetrievalsAction::List { limit } => {
             let mut ops = memory.retrieval_receipts(&owner, 0)?;

@@ -215,3 +215,44 @@ fn forget_on_a_database_leaves_nothing_in_pg_dump() {
     let hits = json(&db, &["retrieve", "green tea", "--no-record"]);
     assert!(hits.to_string().contains("green tea"));
 }
+
+/// Issue 15 item 6 on a server database: `KITH_RECEIPTS_KEEP` applies as
+/// receipts are written, `kith retrievals prune` removes by count and
+/// vacuums, and `show` of an expired receipt says it expired.
+#[test]
+fn retrievals_prune_on_a_database() {
+    let db = test_database();
+    ok(&db, &["init", "--embeddings", "none"]);
+    ok(&db, &["store", "Maya adopted a grey cat called Pebble"]);
+    let ask = |i: usize| {
+        let out = run(kith(db.url(), &["--json", "retrieve", &format!("cat {i}")])
+            .env("KITH_RECEIPTS_KEEP", "2"));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        r["request_id"].as_str().unwrap().to_string()
+    };
+    let ids: Vec<String> = (0..3).map(ask).collect();
+    let listed = |db: &TestDatabase| -> Vec<String> {
+        json(db, &["retrievals", "list"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|op| op["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&db), ids[1..].to_vec());
+    let out = ok(&db, &["retrievals", "prune", "--keep", "1"]);
+    assert!(out.contains("pruned 1 receipt(s) of maya"), "{out}");
+    assert!(out.contains("VACUUM"), "{out}");
+    assert_eq!(listed(&db), vec![ids[2].clone()]);
+    for id in &ids[..2] {
+        let out = run(&mut kith(db.url(), &["retrievals", "show", id]));
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("has expired"), "{err}");
+    }
+}

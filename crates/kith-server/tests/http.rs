@@ -24,8 +24,13 @@ struct TestServer {
 
 impl TestServer {
     fn start(auth: Auth) -> TestServer {
+        TestServer::start_with(auth, |m| m)
+    }
+
+    /// [`TestServer::start`] on a memory `configure` adjusts first.
+    fn start_with(auth: Auth, configure: impl FnOnce(Memory) -> Memory) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
-        let memory = Arc::new(Memory::init(&dir.path().join("p.kith")).unwrap());
+        let memory = Arc::new(configure(Memory::init(&dir.path().join("p.kith")).unwrap()));
         let (addr_tx, addr_rx) = mpsc::channel();
         let (stop_tx, stop_rx) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -186,6 +191,45 @@ fn error_code(r: &Reply) -> &str {
     r.body["error"]["code"]
         .as_str()
         .unwrap_or("<no typed error>")
+}
+
+/// Issue 15 item 6: a receipt that expired under the retention answers 404
+/// `not_found` with a message that says it expired; the kept one answers.
+#[test]
+fn an_expired_receipt_answers_not_found_saying_it_expired() {
+    let keys = ApiKeys::parse_env(&format!("{ALICE_KEY}:alice,{BOB_KEY}:bob")).expect("test keys");
+    let s = TestServer::start_with(Auth::Keys(keys), |m| {
+        m.with_receipt_retention(kith::retrieve::retention::ReceiptRetention {
+            keep: Some(1),
+            max_age: None,
+        })
+    });
+    let a = ALICE_KEY;
+    let msg = json!({"content": "I moved to Lisbon in September.", "source_id": "m1"});
+    assert_eq!(call(&s, a, "POST", "/v1/events", Some(msg)).status, 201);
+    let ask = || {
+        let r = call(
+            &s,
+            a,
+            "POST",
+            "/v1/retrieve",
+            Some(json!({"query": "Where do I live?"})),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body["request_id"].as_str().unwrap().to_string()
+    };
+    let first = ask();
+    let second = ask();
+    let r = call(&s, a, "GET", &format!("/v1/retrievals/{first}"), None);
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(error_code(&r), "not_found");
+    assert!(r.body.to_string().contains("has expired"), "{}", r.body);
+    let r = call(&s, a, "GET", &format!("/v1/retrievals/{second}"), None);
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Bob has expired nothing: alice's expired id is plainly not found.
+    let r = call(&s, BOB_KEY, "GET", &format!("/v1/retrievals/{first}"), None);
+    assert_eq!(r.status, 404);
+    assert!(!r.body.to_string().contains("has expired"), "{}", r.body);
 }
 
 #[test]

@@ -30,10 +30,13 @@ pub mod words;
 pub use error::{StoreError, StoreErrorKind};
 pub use query::{
     EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery, OperationQuery,
-    SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem, WorkQuery, WorkStatus,
+    OperationStamp, SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem,
+    WorkQuery, WorkStatus,
 };
 
-use kith_core::{Edge, Event, Node, Operation, OwnerId, SourceId, Timestamp, Tombstone};
+use kith_core::{
+    Edge, Event, Node, Operation, OperationKind, OwnerId, SourceId, Timestamp, Tombstone,
+};
 use uuid::Uuid;
 
 /// The prefix under which [`Tx::set_setting`] keys are stored in a
@@ -235,6 +238,30 @@ pub trait Tx {
 
     /// Journal records in journal order (see [`OperationQuery`]).
     fn list_operations(&mut self, query: &OperationQuery) -> Result<Vec<Operation>, StoreError>;
+
+    /// How many journal records of `kind` `owner` has (an index count:
+    /// retention asks on every receipt it writes).
+    fn count_operations(&mut self, owner: &OwnerId, kind: OperationKind)
+        -> Result<u64, StoreError>;
+
+    /// The oldest `limit` (0: all) of `owner`'s records of `kind`, in
+    /// journal order, as stamps without payloads.
+    fn operation_stamps(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        limit: usize,
+    ) -> Result<Vec<OperationStamp>, StoreError>;
+
+    /// Removes `owner`'s records of `kind` among `ids` (receipt retention:
+    /// the only journal records kith ever deletes); ids of another owner or
+    /// kind, and missing ones, are left alone. Returns how many went.
+    fn delete_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        ids: &[Uuid],
+    ) -> Result<u64, StoreError>;
 
     /// Admits a work item. Fails with [`StoreErrorKind::Conflict`] if the
     /// event has one.

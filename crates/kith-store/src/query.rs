@@ -278,3 +278,15 @@ pub struct OperationQuery {
     /// At most this many (0: no limit).
     pub limit: usize,
 }
+
+/// Where one journal record sits and when it was written, without its
+/// payload (retention reads only these to decide what expires).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationStamp {
+    /// Journal position.
+    pub seq: i64,
+    /// The record's id.
+    pub id: Uuid,
+    /// When it was journaled.
+    pub created_at: Timestamp,
+}

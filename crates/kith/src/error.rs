@@ -130,6 +130,21 @@ pub enum Error {
         /// What was asked for ("event 1f0…").
         what: String,
     },
+    /// A retrieval receipt that expired under the receipt retention
+    /// (kind: not found).
+    #[error(
+        "retrieval {id} of owner {owner} has expired: receipts are kept for a limited time and \
+         number, and this owner's receipts up to {expired_through} were removed \
+         (`kith config show` shows the retention)"
+    )]
+    ReceiptExpired {
+        /// The request id asked for.
+        id: uuid::Uuid,
+        /// Whose receipt it was.
+        owner: kith_core::OwnerId,
+        /// The newest creation time among the owner's expired receipts.
+        expired_through: kith_core::Timestamp,
+    },
 }
 
 impl Error {
@@ -152,7 +167,7 @@ impl Error {
             Error::Pack(PackError::NotADatabase { .. }) => ErrorKind::NotFound,
             Error::Pack(_) => ErrorKind::Unsupported,
             Error::Io { .. } => ErrorKind::Io,
-            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::NotFound { .. } | Error::ReceiptExpired { .. } => ErrorKind::NotFound,
             Error::Embedding(_) => ErrorKind::Unsupported,
             Error::Policy(_) => ErrorKind::Unsupported,
             Error::Request(_) => ErrorKind::InvalidInput,

@@ -45,6 +45,8 @@ pub struct Memory {
     /// Set once the store was found to hold no vectors of another model
     /// than `embedder`'s (checked on first use, not on every call).
     model_checked: std::sync::OnceLock<()>,
+    /// How long retrieval receipts are kept (applied as each is written).
+    pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
 }
 
 impl Memory {
@@ -147,6 +149,7 @@ impl Memory {
             identity: kith_identity::IdentityOptions::default(),
             embedder: None,
             model_checked: std::sync::OnceLock::new(),
+            retention: crate::retrieve::retention::ReceiptRetention::default(),
         }
     }
 

@@ -62,7 +62,9 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp, Tombstone};
+use kith_core::{
+    Edge, Event, Node, NodeType, Operation, OperationKind, OwnerId, SourceId, Timestamp, Tombstone,
+};
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
@@ -73,8 +75,8 @@ pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, Stats, Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode,
-    VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
+    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 use search::PgVector;
 use sql::{refs, Arg, Select};
@@ -1105,6 +1107,51 @@ impl Tx for PgTx<'_> {
             .iter()
             .map(rows::operation)
             .collect()
+    }
+
+    fn count_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+    ) -> Result<u64, StoreError> {
+        let rows = self.query(
+            "SELECT count(*) AS n FROM operations WHERE owner_id = $1 AND kind = $2",
+            &[&owner.as_str(), &kind.as_str()],
+        )?;
+        let n: i64 = rows.first().map_or(0, |r| r.get("n"));
+        Ok(n as u64)
+    }
+
+    fn operation_stamps(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        limit: usize,
+    ) -> Result<Vec<OperationStamp>, StoreError> {
+        let mut select = Select::new("SELECT seq, id, created_at FROM operations".to_string());
+        let o = select.arg(owner.as_str().to_string());
+        let k = select.arg(kind.as_str().to_string());
+        select.push(&format!(" WHERE owner_id = {o} AND kind = {k}"));
+        let (sql, args) = select.finish("seq", limit);
+        self.query_args(&sql, &args)?
+            .iter()
+            .map(rows::operation_stamp)
+            .collect()
+    }
+
+    fn delete_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        ids: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        self.writable()?;
+        let rows = self.query(
+            "DELETE FROM operations WHERE id = ANY($1) AND owner_id = $2 AND kind = $3
+             RETURNING 1",
+            &[&ids, &owner.as_str(), &kind.as_str()],
+        )?;
+        Ok(rows.len() as u64)
     }
 
     fn insert_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {

@@ -213,6 +213,19 @@ pub fn operation(row: &Row) -> Result<Operation, StoreError> {
     })
 }
 
+/// Reads a `seq, id, created_at` row of `operations`.
+pub fn operation_stamp(row: &Row) -> Result<crate::OperationStamp, StoreError> {
+    let c = Ctx {
+        table: "operations",
+        row,
+    };
+    Ok(crate::OperationStamp {
+        seq: c.get("seq")?,
+        id: c.get("id")?,
+        created_at: c.time("created_at")?,
+    })
+}
+
 /// Reads a [`WORK_COLUMNS`] row.
 pub fn work_item(row: &Row) -> Result<WorkItem, StoreError> {
     let c = Ctx {

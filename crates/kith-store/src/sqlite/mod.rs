@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use kith_core::{Edge, Event, Node, NodeType, Operation, OwnerId, SourceId, Timestamp, Tombstone};
+use kith_core::{
+    Edge, Event, Node, NodeType, Operation, OperationKind, OwnerId, SourceId, Timestamp, Tombstone,
+};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use uuid::Uuid;
@@ -25,8 +27,8 @@ pub use schema::SCHEMA_VERSION;
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, Stats, Store, StoreError, StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode,
-    VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
+    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -927,6 +929,59 @@ impl Tx for SqliteTx<'_> {
             .eq("target_id", target.as_deref());
         let (sql, args) = select.finish("seq", q.limit);
         query_all(self.conn(), &sql, &args, rows::operation)
+    }
+
+    fn count_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+    ) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM operations WHERE owner_id = ?1 AND kind = ?2",
+                params![owner.as_str(), kind.as_str()],
+                |r| r.get(0),
+            )
+            .map_err(map_err)?;
+        Ok(n as u64)
+    }
+
+    fn operation_stamps(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        limit: usize,
+    ) -> Result<Vec<OperationStamp>, StoreError> {
+        let select = sql::Select::new(
+            "SELECT seq, id, created_at FROM operations WHERE owner_id = ? AND kind = ?"
+                .to_string(),
+            vec![
+                SqlValue::Text(owner.as_str().to_string()),
+                SqlValue::Text(kind.as_str().to_string()),
+            ],
+        );
+        let (sql, args) = select.finish("seq", limit);
+        query_all(self.conn(), &sql, &args, rows::operation_stamp)
+    }
+
+    fn delete_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: OperationKind,
+        ids: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        let conn = self.writer()?;
+        let mut removed = 0;
+        for id in ids {
+            removed += conn
+                .execute(
+                    "DELETE FROM operations WHERE id = ?1 AND owner_id = ?2 AND kind = ?3",
+                    params![uuid_text(*id), owner.as_str(), kind.as_str()],
+                )
+                .map_err(map_err)? as u64;
+        }
+        Ok(removed)
     }
 
     fn insert_work_item(&mut self, w: &WorkItem) -> Result<(), StoreError> {

@@ -199,6 +199,19 @@ pub fn operation(row: &Row<'_>) -> Result<Operation, StoreError> {
     })
 }
 
+/// Reads a `seq, id, created_at` row of `operations`.
+pub fn operation_stamp(row: &Row<'_>) -> Result<crate::OperationStamp, StoreError> {
+    let c = Ctx {
+        table: "operations",
+        row,
+    };
+    Ok(crate::OperationStamp {
+        seq: row.get("seq").map_err(|e| c.damaged(e))?,
+        id: c.uuid("id")?,
+        created_at: c.time("created_at")?,
+    })
+}
+
 /// Columns of `work_items`, in the order [`work_item`] reads them.
 pub const WORK_COLUMNS: &str = "event_id, owner_id, scope, status, attempts, reason_code, \
      last_error, lease_until_ms, options, created_at, updated_at";

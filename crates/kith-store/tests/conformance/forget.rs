@@ -266,6 +266,72 @@ fn rewrite_operation_changes_only_payload_and_checksum(store: &dyn Store) {
     );
 }
 
+store_test!(delete_operations_removes_only_the_owners_records_of_the_kind);
+fn delete_operations_removes_only_the_owners_records_of_the_kind(store: &dyn Store) {
+    let receipt = |owner_id: &str, at: &str| {
+        let mut op = operation(
+            owner_id,
+            OperationKind::RetrievalRecorded,
+            json!({"query": "plum-42"}),
+        );
+        op.created_at = ts(at);
+        op.checksum = op.compute_checksum();
+        op
+    };
+    let a1 = receipt("alice", "2025-01-01T00:00:00Z");
+    let a2 = receipt("alice", "2025-01-02T00:00:00+02:00");
+    let a3 = receipt("alice", "2025-01-03T00:00:00Z");
+    let bob = receipt("bob", "2025-01-01T00:00:00Z");
+    let other_kind = operation("alice", OperationKind::Forgotten, json!({"n": 1}));
+    write(store, |tx| {
+        for op in [&a1, &bob, &other_kind, &a2, &a3] {
+            tx.append_operation(op).unwrap();
+        }
+    });
+    let alice = owner("alice");
+    let kind = OperationKind::RetrievalRecorded;
+    read(store, |tx| {
+        assert_eq!(tx.count_operations(&alice, kind).unwrap(), 3);
+        assert_eq!(tx.count_operations(&owner("bob"), kind).unwrap(), 1);
+        let stamps = tx.operation_stamps(&alice, kind, 2).unwrap();
+        let got: Vec<_> = stamps.iter().map(|s| (s.id, s.created_at)).collect();
+        assert_eq!(got, vec![(a1.id, a1.created_at), (a2.id, a2.created_at)]);
+        assert!(stamps[0].seq < stamps[1].seq);
+        assert_eq!(tx.operation_stamps(&alice, kind, 0).unwrap().len(), 3);
+    });
+    // Rolled back: nothing goes.
+    {
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        assert_eq!(tx.delete_operations(&alice, kind, &[a1.id]).unwrap(), 1);
+    }
+    assert_eq!(
+        read(store, |tx| tx.count_operations(&alice, kind).unwrap()),
+        3
+    );
+    // Another owner's id, another kind's id and a missing id are left alone.
+    let removed = write(store, |tx| {
+        tx.delete_operations(
+            &alice,
+            kind,
+            &[a1.id, bob.id, other_kind.id, Uuid::new_v4(), a2.id],
+        )
+        .unwrap()
+    });
+    assert_eq!(removed, 2);
+    read(store, |tx| {
+        assert!(tx.get_operation(a1.id).unwrap().is_none());
+        assert!(tx.get_operation(a2.id).unwrap().is_none());
+        assert_eq!(tx.get_operation(a3.id).unwrap().unwrap(), a3);
+        assert_eq!(tx.get_operation(bob.id).unwrap().unwrap(), bob);
+        assert_eq!(
+            tx.get_operation(other_kind.id).unwrap().unwrap(),
+            other_kind
+        );
+    });
+    let mut tx = store.begin(TxMode::Read).unwrap();
+    assert!(tx.delete_operations(&alice, kind, &[a3.id]).is_err());
+}
+
 store_test!(compaction_runs_after_deletes_and_leaves_a_working_store);
 fn compaction_runs_after_deletes_and_leaves_a_working_store(store: &dyn Store) {
     let e = event(input("alice", "m1", "the quokkazebra lives here"));

@@ -29,6 +29,7 @@
 
 mod dates;
 pub mod fusion;
+pub mod retention;
 
 pub use dates::month_number;
 pub mod pack;
@@ -506,7 +507,9 @@ impl Memory {
         timings.pack_ms = ms(t);
 
         let mut out = Retrieval {
-            request_id: Uuid::new_v4(),
+            // v7: the id carries its time, so a receipt that expired can
+            // be told from one never recorded.
+            request_id: Uuid::now_v7(),
             recorded: false,
             query: req.query.clone(),
             results,
@@ -573,6 +576,7 @@ impl Memory {
         // The checksum is taken over the value as it reads back.
         let payload = crate::organize::as_read_back(payload)?;
         let scope = req.filters.scope.clone().unwrap_or_else(ScopeId::personal);
+        let now = Timestamp::now();
         let op = Operation::new(
             r.request_id,
             OperationKind::RetrievalRecorded,
@@ -580,10 +584,19 @@ impl Memory {
             scope,
             None,
             payload,
-            Timestamp::now(),
+            now,
         );
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         tx.append_operation(&op)?;
+        // Retention rides on the write (no daemon): a few expired receipts
+        // of this owner go in the same transaction.
+        retention::expire(
+            &mut *tx,
+            &req.owner,
+            &self.retention,
+            now,
+            retention::ON_WRITE_BATCH,
+        )?;
         tx.commit()?;
         Ok(())
     }
@@ -595,9 +608,19 @@ impl Memory {
             Some(op) if &op.owner_id == owner && op.kind == OperationKind::RetrievalRecorded => {
                 Ok(op)
             }
-            _ => Err(Error::NotFound {
-                what: format!("retrieval {id} of owner {owner}"),
-            }),
+            // Another owner's id answers exactly like a missing one.
+            _ => match retention::expired_through(&mut *tx, owner)? {
+                Some(through) if retention::expired_id(id, Some(through)) => {
+                    Err(Error::ReceiptExpired {
+                        id,
+                        owner: owner.clone(),
+                        expired_through: through,
+                    })
+                }
+                _ => Err(Error::NotFound {
+                    what: format!("retrieval {id} of owner {owner}"),
+                }),
+            },
         }
     }
 

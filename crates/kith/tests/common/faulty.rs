@@ -199,6 +199,30 @@ impl Tx for FaultyTx<'_> {
     fn list_operations(&mut self, query: &OperationQuery) -> Result<Vec<Operation>, StoreError> {
         self.inner.list_operations(query)
     }
+    fn count_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: kith_core::OperationKind,
+    ) -> Result<u64, StoreError> {
+        self.inner.count_operations(owner, kind)
+    }
+    fn operation_stamps(
+        &mut self,
+        owner: &OwnerId,
+        kind: kith_core::OperationKind,
+        limit: usize,
+    ) -> Result<Vec<kith_store::OperationStamp>, StoreError> {
+        self.inner.operation_stamps(owner, kind, limit)
+    }
+    fn delete_operations(
+        &mut self,
+        owner: &OwnerId,
+        kind: kith_core::OperationKind,
+        ids: &[Uuid],
+    ) -> Result<u64, StoreError> {
+        self.faults.write("delete_operations")?;
+        self.inner.delete_operations(owner, kind, ids)
+    }
     fn insert_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError> {
         self.faults.write("insert_work_item")?;
         self.inner.insert_work_item(item)
