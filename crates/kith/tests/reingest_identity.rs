@@ -370,3 +370,36 @@ fn a_failed_owner_name_lookup_leaves_the_old_behaviour() {
     let works = claim(&m, "I work at Northwind.");
     assert_eq!(subjects(&m, &works), ["Maya Okafor"]);
 }
+
+/// A claim the owner retracted stays retracted through a reingest whose
+/// re-derivation binds it elsewhere (found by `identity_props`: the reingest
+/// used to fail as stale on every attempt).
+#[test]
+fn a_retracted_claim_stays_history_through_a_rebinding_reingest() {
+    for path in PATHS {
+        let (tmp, dir, m) = common::pack();
+        drop(m);
+        let (m, _server) = open(&dir, path, IdentityOptions::default());
+        say(&m, "Hi, I'm Maya Okafor.", "2026-03-01T10:00:00Z");
+        say(&m, "I love tea.", "2026-03-01T10:01:00Z");
+        let tea = claim(&m, "I love tea.");
+        assert_eq!(subjects(&m, &tea), ["Maya Okafor"], "{path:?}");
+        m.retract_claim(&owner(), tea.id, "not true any more")
+            .unwrap();
+        drop(m);
+        let off = IdentityOptions {
+            owner_name_carry: false,
+            ..IdentityOptions::default()
+        };
+        let (m, _server2) = open(&dir, path, off);
+        m.reingest_session(&owner(), &kith::SessionId::new("s1").unwrap())
+            .unwrap();
+        let after = m.node(&owner(), tea.id).unwrap();
+        assert_eq!(after.lifecycle, kith::Lifecycle::Archived, "{path:?}");
+        assert!(after.metadata.as_ref().unwrap().get("retraction").is_some());
+        assert_one_subject_each(&m, path);
+        let report = m.doctor().unwrap();
+        assert!(report.healthy(), "{path:?}: {:?}", report.problems);
+        drop(tmp);
+    }
+}

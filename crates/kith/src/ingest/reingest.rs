@@ -112,6 +112,7 @@ impl Memory {
         // makes, in one transaction.
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         save_plan(&mut *tx, &event, &fresh)?;
+        revive_claims(&mut *tx, &fresh, Timestamp::now())?;
         if let Committed::Stale(reason) = commit_plan(&mut *tx, &fresh)? {
             return Err(kith_store::StoreError::new(
                 StoreErrorKind::Conflict,
@@ -306,8 +307,11 @@ fn rebind_claims(
     Ok(())
 }
 
-/// The claims `plan` would create that exist and are superseded: merged
-/// into or replaced by a later claim since this event was derived.
+/// The claims `plan` would create that exist and are history: superseded
+/// (merged into or replaced by a later claim, or corrected by the owner) or
+/// retracted by the owner since this event was derived. A claim an earlier
+/// reingest archived because its plan no longer made it is not history: the
+/// commit brings it back ([`revive_claims`]).
 fn retired_claims(
     tx: &mut dyn kith_store::Tx,
     plan: &DerivationPlan,
@@ -318,14 +322,51 @@ fn retired_claims(
         if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
             continue;
         }
-        if tx
-            .get_node(n.id)?
-            .is_some_and(|c| c.lifecycle == kith_core::Lifecycle::Superseded)
-        {
+        if tx.get_node(n.id)?.is_some_and(|c| is_history(&c)) {
             out.insert(n.id);
         }
     }
     Ok(out)
+}
+
+/// Whether an existing claim is history a re-derivation must leave alone.
+fn is_history(claim: &kith_core::Node) -> bool {
+    use kith_core::Lifecycle;
+    let retracted = claim
+        .metadata
+        .as_ref()
+        .is_some_and(|m| m.get("retraction").is_some());
+    match claim.lifecycle {
+        Lifecycle::Superseded | Lifecycle::Deprecated => true,
+        Lifecycle::Archived => retracted,
+        _ => false,
+    }
+}
+
+/// Claims `plan` makes that an earlier reingest archived (its plan no
+/// longer made them): made again, they become current again, in the
+/// reingest's transaction, before the plan is committed (a commit never
+/// brings a retired node back by itself).
+fn revive_claims(
+    tx: &mut dyn kith_store::Tx,
+    plan: &DerivationPlan,
+    now: Timestamp,
+) -> Result<(), Error> {
+    for planned in &plan.nodes {
+        let n = &planned.node;
+        if n.node_type == kith_core::NodeType::Entity || planned.action != NodeAction::Create {
+            continue;
+        }
+        let Some(mut current) = tx.get_node(n.id)? else {
+            continue;
+        };
+        if current.lifecycle == kith_core::Lifecycle::Archived && !is_history(&current) {
+            current.lifecycle = n.lifecycle;
+            current.updated_at = now;
+            tx.update_node(&current)?;
+        }
+    }
+    Ok(())
 }
 
 /// Takes the `retired` claims and their links out of `plan`. A retired
