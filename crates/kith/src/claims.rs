@@ -120,10 +120,6 @@ pub enum ClaimEdit {
     },
 }
 
-fn invalid(message: impl Into<String>) -> Error {
-    Error::Request(message.into())
-}
-
 /// `uuid5(KITH_NS, "op:claim:{action}:v1:{generation}:{len}:{owner}:{SHA-256 of the request}")`.
 fn claim_op_id(action: &str, generation: u32, owner: &OwnerId, request: &Value) -> Uuid {
     let o = owner.as_str();
@@ -161,13 +157,13 @@ fn current_claim(tx: &mut dyn Tx, owner: &OwnerId, id: Uuid) -> Result<Node, Err
     let is_claim = !matches!(node.node_type, NodeType::Entity | NodeType::Note)
         && predicate_of(&node).is_some();
     if !is_claim {
-        return Err(invalid(format!(
+        return Err(Error::request(format!(
             "node {id} is a {}, not a claim (claims have a subject, predicate and object; list them with `kith claims list --subject NAME`)",
             node.node_type
         )));
     }
     if !node.lifecycle.is_active() {
-        return Err(invalid(format!(
+        return Err(Error::request(format!(
             "claim {id} is {} and no longer current; only a current claim can be retracted or corrected",
             node.lifecycle
         )));
@@ -186,7 +182,7 @@ fn object_of(node: &Node) -> Option<&str> {
 fn reason_of(reason: &str) -> Result<&str, Error> {
     let r = reason.trim();
     if r.is_empty() {
-        return Err(invalid(
+        return Err(Error::request(
             "a retraction or correction needs a reason (--reason): the record is for whoever reads it later",
         ));
     }
@@ -308,7 +304,9 @@ impl Memory {
         let reason = reason_of(reason)?;
         let new_object = new_object.trim();
         if new_object.is_empty() {
-            return Err(invalid("a correction needs the new value (--object)"));
+            return Err(Error::request(
+                "a correction needs the new value (--object)",
+            ));
         }
         let request = json!({"claim": claim_id, "object": new_object, "reason": reason});
         let mut tx = self.store_backend().begin(TxMode::Write)?;
@@ -319,7 +317,7 @@ impl Memory {
         let old = current_claim(&mut *tx, owner, claim_id)?;
         let old_object = object_of(&old).unwrap_or_default().to_string();
         if old_object.trim().eq_ignore_ascii_case(new_object) {
-            return Err(invalid(format!(
+            return Err(Error::request(format!(
                 "claim {claim_id} already has the object {old_object:?}; nothing to correct"
             )));
         }
@@ -441,7 +439,7 @@ impl Memory {
     ) -> Result<Vec<ClaimFact>, Error> {
         let name = subject.trim().to_lowercase();
         if name.is_empty() {
-            return Err(invalid("name the subject whose claims to list"));
+            return Err(Error::request("name the subject whose claims to list"));
         }
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         let mut entities = Vec::new();

@@ -87,10 +87,6 @@ pub struct CorrectionReport {
     pub replayed: bool,
 }
 
-fn invalid(message: impl Into<String>) -> Error {
-    Error::Request(message.into())
-}
-
 /// `uuid5(KITH_NS, "op:correction:v1:{len}:{owner}:{SHA-256 of the request's canonical JSON}")`.
 pub fn correction_op_id(owner: &OwnerId, request: &Correction) -> Uuid {
     let body = serde_json::to_value(request).unwrap_or(Value::Null);
@@ -128,17 +124,17 @@ impl Memory {
 
     fn correct_once(&self, owner: &OwnerId, req: &Correction) -> Result<CorrectionReport, Error> {
         if req.reason.trim().is_empty() {
-            return Err(invalid("a correction needs a reason"));
+            return Err(Error::request("a correction needs a reason"));
         }
         let selection = match (req.claims.is_empty(), req.events.is_empty()) {
             (false, true) => Selection::Claims(req.claims.clone()),
             (true, false) => Selection::Events(req.events.clone()),
             (true, true) => {
-                return Err(invalid(
+                return Err(Error::request(
                     "name the evidence: the claims to move, or the events whose claims move",
                 ))
             }
-            (false, false) => return Err(invalid("name claims or events, not both")),
+            (false, false) => return Err(Error::request("name claims or events, not both")),
         };
         let op_id = correction_op_id(owner, req);
         let mut tx = self.store_backend().begin(TxMode::Write)?;
@@ -159,7 +155,7 @@ impl Memory {
             }
         }
         let moves = correction::moves(entity.id, &edges, &others, &selection).map_err(|r| {
-            invalid(match r {
+            Error::request(match r {
                 Refusal::NothingNamed => "nothing named to move".to_string(),
                 Refusal::NotLinked(c) => format!(
                     "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
@@ -177,10 +173,10 @@ impl Memory {
             CorrectionTarget::Entity { id } => {
                 let t = active_entity(&mut *tx, owner, *id, "to")?;
                 if t.id == entity.id {
-                    return Err(invalid("the claims already link to that entity"));
+                    return Err(Error::request("the claims already link to that entity"));
                 }
                 if t.scope != entity.scope {
-                    return Err(invalid(format!(
+                    return Err(Error::request(format!(
                         "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
                         t.id, t.scope, entity.id, entity.scope
                     )));
@@ -190,7 +186,7 @@ impl Memory {
             CorrectionTarget::NewPerson { name } => {
                 let name = name.trim();
                 if name.is_empty() {
-                    return Err(invalid("the new person needs a name"));
+                    return Err(Error::request("the new person needs a name"));
                 }
                 let mut n = entity.clone();
                 n.id = split_entity_id(op_id);
@@ -463,13 +459,13 @@ fn active_entity(tx: &mut dyn Tx, owner: &OwnerId, id: Uuid, field: &str) -> Res
             if n.lifecycle.is_active() {
                 Ok(n)
             } else {
-                Err(invalid(format!(
+                Err(Error::request(format!(
                     "{field}: entity {id} is {} and cannot take part in a correction",
                     n.lifecycle
                 )))
             }
         }
-        Some(n) if &n.owner_id == owner => Err(invalid(format!(
+        Some(n) if &n.owner_id == owner => Err(Error::request(format!(
             "{field}: node {id} is a {}, not an entity",
             n.node_type
         ))),

@@ -181,6 +181,12 @@ impl Error {
         }
     }
 
+    /// An [`Error::Request`]: the caller asked for something that cannot be
+    /// done as asked (kind `InvalidInput`).
+    pub(crate) fn request(message: impl Into<String>) -> Self {
+        Error::Request(message.into())
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

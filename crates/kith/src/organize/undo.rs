@@ -114,35 +114,9 @@ impl Memory {
             } else {
                 Memory::undo_claim_edit(&mut *tx, &op)?
             };
-            let undo_record = json!({
-                "format": UNDO_FORMAT,
-                "undone_operation_id": op_id,
-                "undone_kind": op.kind,
-                "undone_checksum": op.checksum,
-                "restored_node_ids": restored.iter().map(|n| n.id).collect::<Vec<_>>(),
-                "restored_nodes": restored.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
-                "removed_edge_ids": removed,
-                "correction": detail,
-            });
-            let undo = Operation::new(
-                undo_id,
-                OperationKind::Undo,
-                owner.clone(),
-                op.scope.clone(),
-                op.target_id,
-                sealed(undo_record)?,
-                Timestamp::now(),
-            );
-            tx.append_operation(&undo)?;
-            tx.commit()?;
-            return Ok(UndoReport {
-                undo_op_id: undo_id,
-                undone_op_id: op_id,
-                undone_kind: op.kind,
-                restored_nodes: restored.iter().map(|n| n.id).collect(),
-                removed_edges: removed,
-                replayed: false,
-            });
+            let mut undo_record = undo_record_of(&op, &restored, &removed)?;
+            undo_record["correction"] = detail;
+            return journal_undo(tx, &op, undo_record, &restored, removed);
         }
 
         // Edges the record published: each must still be there as written.
@@ -264,49 +238,66 @@ impl Memory {
         } else {
             None
         };
-        let now = Timestamp::now();
-        let undo_record = json!({
-            "format": UNDO_FORMAT,
-            "undone_operation_id": op_id,
-            "undone_kind": op.kind,
-            "undone_checksum": op.checksum,
-            "restored_node_ids": restore.iter().map(|n| n.id).collect::<Vec<_>>(),
-            "restored_nodes": restore.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
-            "replaced_nodes": replaced,
-            "removed_edge_ids": published.iter().map(|e| e.id).collect::<Vec<_>>(),
-            "removed_edges": published,
-        });
-        let mut undo_record = undo_record;
+        let removed: Vec<Uuid> = published.iter().map(|e| e.id).collect();
+        let mut undo_record = undo_record_of(&op, &restore, &removed)?;
+        undo_record["replaced_nodes"] = json!(replaced);
+        undo_record["removed_edges"] = json!(published);
         if op.kind == OperationKind::OrganizerMerged {
             undo_record["pair_decision"] = json!("not_same");
             undo_record["pair_review"] = json!(pair_review);
         }
-        let undo = Operation::new(
-            undo_id,
-            OperationKind::Undo,
-            owner.clone(),
-            op.scope.clone(),
-            op.target_id,
-            sealed(undo_record)?,
-            now,
-        );
         for n in &restore {
             tx.update_node(n)?;
         }
         for e in &published {
             tx.delete_edge(e.id)?;
         }
-        tx.append_operation(&undo)?;
-        tx.commit()?;
-        Ok(UndoReport {
-            undo_op_id: undo_id,
-            undone_op_id: op_id,
-            undone_kind: op.kind,
-            restored_nodes: restore.iter().map(|n| n.id).collect(),
-            removed_edges: published.iter().map(|e| e.id).collect(),
-            replayed: false,
-        })
+        journal_undo(tx, &op, undo_record, &restore, removed)
     }
+}
+
+/// The fields every `UNDO` record has: what was undone, the nodes given
+/// their earlier values back and the edges removed.
+fn undo_record_of(op: &Operation, restored: &[Node], removed: &[Uuid]) -> Result<Value, Error> {
+    Ok(json!({
+        "format": UNDO_FORMAT,
+        "undone_operation_id": op.id,
+        "undone_kind": op.kind,
+        "undone_checksum": op.checksum,
+        "restored_node_ids": restored.iter().map(|n| n.id).collect::<Vec<_>>(),
+        "restored_nodes": restored.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
+        "removed_edge_ids": removed,
+    }))
+}
+
+/// Seals and appends the `UNDO` record of `op` in `tx`, after the undo's
+/// own writes, commits, and reports it.
+fn journal_undo(
+    mut tx: Box<dyn kith_store::Tx + '_>,
+    op: &Operation,
+    record: Value,
+    restored: &[Node],
+    removed: Vec<Uuid>,
+) -> Result<UndoReport, Error> {
+    let undo = Operation::new(
+        undo_op_id(op.id),
+        OperationKind::Undo,
+        op.owner_id.clone(),
+        op.scope.clone(),
+        op.target_id,
+        sealed(record)?,
+        Timestamp::now(),
+    );
+    tx.append_operation(&undo)?;
+    tx.commit()?;
+    Ok(UndoReport {
+        undo_op_id: undo.id,
+        undone_op_id: op.id,
+        undone_kind: op.kind,
+        restored_nodes: restored.iter().map(|n| n.id).collect(),
+        removed_edges: removed,
+        replayed: false,
+    })
 }
 
 /// The first live organizer record after `op_id` in the journal that
