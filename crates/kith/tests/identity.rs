@@ -5,13 +5,9 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use kith::identity::IdentityOptions;
 use kith::{EdgeType, EventInput, IngestOptions, Memory, Node, NodeQuery, NodeType, OwnerId};
-use kith_extract::openai::{OpenAiCompatible, OpenAiConfig};
-use kith_extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
+use kith_extract::replay::ReplayServer;
 use serde_json::{json, Value};
 
 fn fact(subject: &str, predicate: &str, object: &str, quote: &str) -> Value {
@@ -39,21 +35,9 @@ fn memory(
     rules: Vec<(&str, Value)>,
     options: IdentityOptions,
 ) -> (tempfile::TempDir, Memory, ReplayServer) {
-    let server = ReplayServer::start(
-        rules
-            .into_iter()
-            .map(|(when, x)| ReplayRule::new(when, vec![ReplayResponse::extraction(&x)]))
-            .collect(),
-    )
-    .unwrap();
-    let config = OpenAiConfig::new(server.base_url(), "recorded")
-        .with_timeout(Duration::from_secs(5))
-        .with_max_retries(0);
     let (tmp, _dir, m) = common::pack();
-    let m = m
-        .with_provider(Arc::new(OpenAiCompatible::new(config).unwrap()))
-        .with_identity(options);
-    (tmp, m, server)
+    let (m, server) = common::with_recorded_replies(m, rules);
+    (tmp, m.with_identity(options), server)
 }
 
 fn say(m: &Memory, text: &str, speaker: Option<&str>, time: &str) -> kith::IngestReceipt {
