@@ -232,12 +232,17 @@ fn pg_command(bin: &Path, program: &str, as_root: bool) -> Command {
     }
 }
 
+/// Whether this process runs as root (asked once: starting the server asks
+/// it in several places).
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
+    static ROOT: OnceLock<bool> = OnceLock::new();
+    *ROOT.get_or_init(|| {
+        Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false)
+    })
 }
 
 /// Runs `cmd`, turning a failure into a sentence with its output.
