@@ -612,6 +612,11 @@ pub enum BenchCommand {
         /// `conv-42,conv-43`.
         #[arg(long, value_delimiter = ',')]
         conversations: Vec<String>,
+        /// Also write every claim and every observation with its verdict
+        /// (matched, covered) and its turn's text to this JSON Lines file,
+        /// to see what the extractor got right and what it missed.
+        #[arg(long)]
+        detail: Option<PathBuf>,
     },
     /// HTTP load: starts `kith serve` as a second process on loopback and
     /// times store and retrieve requests from this one (requests/s, p50,

@@ -49,6 +49,7 @@ pub fn run(
     if let BenchCommand::Extract {
         data,
         conversations,
+        detail,
     } = which
     {
         return crate::bench_extract::run(
@@ -57,6 +58,7 @@ pub fn run(
                 conversations,
                 identity,
                 database_url,
+                detail: detail.as_deref(),
             },
             json,
         );

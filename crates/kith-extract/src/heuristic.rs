@@ -24,13 +24,17 @@
 
 use std::collections::BTreeSet;
 
-use kith_core::EpistemicType;
+use kith_core::{EpistemicType, Role};
 
+use crate::clauses;
 use crate::error::ExtractError;
-use crate::grounding::{mentions, normalize_quote_mark, personal_family, sentence_spans};
+use crate::grounding::{mentions, personal_family, sentence_spans};
 use crate::provider::{ExtractionInput, Provider, ProviderReply};
 use crate::schema::{
     ExtractedEntity, ExtractedFact, Extraction, FactType, Polarity, TemporalIntent,
+};
+use crate::tokens::{
+    clause_ends_at, continues_run, normalize_word, only_spaces, tokenize, word_at, Kind, Tok,
 };
 
 /// The provider name recorded with every heuristic extraction.
@@ -45,6 +49,10 @@ pub const MODEL: &str = "kith-heuristic-v2";
 /// well below what a model that read the whole message would claim, because
 /// a pattern cannot tell irony, reported speech or a list it cut short.
 pub const CONFIDENCE: f64 = 0.6;
+
+/// The confidence of a claim of the clause reader ([`crate::clauses`]):
+/// lower than a pattern's, because it reads any verb, not a known one.
+pub const CLAUSE_CONFIDENCE: f64 = 0.55;
 
 /// The longest value object, in words; a longer one is more likely a
 /// misread clause than a value, so the pattern gives nothing.
@@ -1474,20 +1482,52 @@ impl HeuristicExtractor {
 
     /// Extracts from one message. `speaker` is the turn's named speaker.
     pub fn extract_text(&self, content: &str, speaker: Option<&str>) -> Extraction {
+        self.extract_message(content, speaker, true)
+    }
+
+    /// Extracts from one message; `clauses`: whether the clause reader
+    /// reads it too (only a person's turn: an assistant's "I'll check the
+    /// menu" is no fact about anyone).
+    fn extract_message(&self, content: &str, speaker: Option<&str>, clauses: bool) -> Extraction {
         let mut matches: Vec<Match> = Vec::new();
+        let mut clause_facts: Vec<ExtractedFact> = Vec::new();
         for span in sentence_spans(content) {
             let sentence = &content[span];
+            let toks = tokenize(sentence);
             if sentence
                 .trim_end_matches(['"', '\'', ')', '\u{201D}', '\u{2019}'])
                 .ends_with('?')
             {
+                // A question asks; but "I finished another pottery project -
+                // want to see a pic?" says something before it asks. The
+                // clause reader reads what comes before the question's own
+                // clause; the pattern table reads nothing of it.
+                if let Some(cut) = question_clause_start(&toks).filter(|_| clauses) {
+                    if crate::grounding::qualifier(sentence).is_none() {
+                        clause_facts.extend(
+                            clauses::read(&toks[..cut], sentence)
+                                .into_iter()
+                                .map(|c| clause_fact(c, sentence)),
+                        );
+                    }
+                }
                 continue;
             }
-            let toks = tokenize(sentence);
+            let mut read_at = Vec::new();
             for start in 0..toks.len() {
                 for pattern in PATTERNS {
                     if let Some(m) = self.match_pattern(pattern, &toks, sentence, start) {
+                        read_at.push(start);
                         matches.push(m);
+                    }
+                }
+            }
+            // The clause reader, where no pattern read the clause and the
+            // sentence is no condition or hypothesis.
+            if clauses && crate::grounding::qualifier(sentence).is_none() {
+                for c in clauses::read(&toks, sentence) {
+                    if !read_at.contains(&c.subject_at) {
+                        clause_facts.push(clause_fact(c, sentence));
                     }
                 }
             }
@@ -1549,6 +1589,11 @@ impl HeuristicExtractor {
                 condition: None,
                 confidence: CONFIDENCE,
             };
+            if !facts.contains(&fact) {
+                facts.push(fact);
+            }
+        }
+        for fact in clause_facts {
             if !facts.contains(&fact) {
                 facts.push(fact);
             }
@@ -1723,7 +1768,8 @@ impl Provider for HeuristicExtractor {
     }
 
     fn extract(&self, input: &ExtractionInput<'_>) -> Result<ProviderReply, ExtractError> {
-        let extraction = self.extract_text(input.content, input.speaker);
+        let person = matches!(input.role, Role::User | Role::Participant);
+        let extraction = self.extract_message(input.content, input.speaker, person);
         let raw = serde_json::to_string(&extraction).map_err(|e| ExtractError::Malformed {
             path: "(top level)".into(),
             reason: format!("the heuristic extraction does not serialise: {e}"),
@@ -1762,219 +1808,6 @@ struct Run {
     ends_possessive: bool,
     /// The token after the run.
     next: usize,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// Letters and digits (with inner apostrophes and hyphens).
-    Word,
-    /// Punctuation that ends a clause.
-    Break,
-    /// Any other symbol (quote marks, `+`, `&`, …).
-    Symbol,
-}
-
-/// A token of a sentence: a word (contractions split into their words), a
-/// clause break or a symbol.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Tok {
-    start: usize,
-    end: usize,
-    kind: Kind,
-    /// The word in lower case, quote marks normalised; for a contraction's
-    /// second half, the word it stands for ("am", "not", "'s").
-    lower: String,
-    /// A capitalised word that may be (part of) a name.
-    capital: bool,
-    /// The first half of a contraction other than "'s" ("I" of "I'm").
-    contracted: bool,
-    /// The first half of a "'s" word ("Jordan" of "Jordan's").
-    possessive_head: bool,
-    /// The second half of a contraction.
-    tail: bool,
-}
-
-impl Tok {
-    fn nameable(&self) -> bool {
-        self.kind == Kind::Word && self.capital && !self.contracted && !self.tail
-    }
-}
-
-fn normalize_word(word: &str) -> String {
-    word.chars()
-        .map(normalize_quote_mark)
-        .collect::<String>()
-        .to_lowercase()
-}
-
-fn word(start: usize, end: usize, text: &str) -> Tok {
-    Tok {
-        start,
-        end,
-        kind: Kind::Word,
-        lower: normalize_word(text),
-        capital: text.chars().next().is_some_and(char::is_uppercase),
-        contracted: false,
-        possessive_head: false,
-        tail: false,
-    }
-}
-
-fn tail(start: usize, end: usize, stands_for: &str) -> Tok {
-    Tok {
-        start,
-        end,
-        kind: Kind::Word,
-        lower: stands_for.to_string(),
-        capital: false,
-        contracted: false,
-        possessive_head: false,
-        tail: true,
-    }
-}
-
-/// Splits a sentence into tokens (see [`Tok`]).
-fn tokenize(sentence: &str) -> Vec<Tok> {
-    let chars: Vec<(usize, char)> = sentence.char_indices().collect();
-    let end_of = |k: usize| chars.get(k).map_or(sentence.len(), |&(b, _)| b);
-    let mut toks = Vec::new();
-    let mut k = 0;
-    while k < chars.len() {
-        let (start, c) = chars[k];
-        if c.is_whitespace() {
-            k += 1;
-            continue;
-        }
-        if c.is_alphanumeric() {
-            let mut j = k + 1;
-            while j < chars.len() {
-                let d = chars[j].1;
-                let joiner = matches!(normalize_quote_mark(d), '\'' | '-');
-                if d.is_alphanumeric()
-                    || (joiner && chars.get(j + 1).is_some_and(|&(_, n)| n.is_alphanumeric()))
-                {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            push_word(&mut toks, sentence, start, end_of(j));
-            k = j;
-            continue;
-        }
-        let kind = match c {
-            ',' | ';' | ':' | '.' | '!' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '\u{2014}'
-            | '\u{2013}' | '\u{2026}' => Kind::Break,
-            '-' if chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace()) => Kind::Break,
-            _ => Kind::Symbol,
-        };
-        toks.push(Tok {
-            start,
-            end: end_of(k + 1),
-            kind,
-            lower: normalize_quote_mark(c).to_string(),
-            capital: false,
-            contracted: false,
-            possessive_head: false,
-            tail: false,
-        });
-        k += 1;
-    }
-    toks
-}
-
-/// Pushes one word, split when it is a contraction.
-fn push_word(toks: &mut Vec<Tok>, sentence: &str, start: usize, end: usize) {
-    let text = &sentence[start..end];
-    let lower = normalize_word(text);
-    if lower == "cannot" && text.is_ascii() {
-        toks.push(Tok {
-            lower: "can".into(),
-            ..word(start, start + 3, &text[..3])
-        });
-        toks.push(tail(start + 3, end, "not"));
-        return;
-    }
-    // The last apostrophe splits a contraction.
-    let Some(apostrophe) = text
-        .char_indices()
-        .rev()
-        .find(|&(_, c)| normalize_quote_mark(c) == '\'')
-        .map(|(i, _)| i)
-    else {
-        toks.push(word(start, end, text));
-        return;
-    };
-    let suffix = normalize_word(&text[apostrophe..])
-        .trim_start_matches('\'')
-        .to_string();
-    let head = &text[..apostrophe];
-    let head_lower = normalize_word(head);
-    let (head_end, head_word, stands_for) = match suffix.as_str() {
-        "s" => (apostrophe, head_lower.clone(), "'s"),
-        "m" => (apostrophe, head_lower.clone(), "am"),
-        "re" => (apostrophe, head_lower.clone(), "are"),
-        "ve" => (apostrophe, head_lower.clone(), "have"),
-        "ll" => (apostrophe, head_lower.clone(), "will"),
-        "d" => (apostrophe, head_lower.clone(), "would"),
-        "t" if head.len() > 1 && head.ends_with(['n', 'N']) => {
-            let stem = &head_lower[..head_lower.len() - 1];
-            let stem = match stem {
-                "ca" => "can".to_string(),
-                "wo" => "will".to_string(),
-                "sha" => "shall".to_string(),
-                other => other.to_string(),
-            };
-            (apostrophe - 1, stem, "not")
-        }
-        _ => {
-            // O'Brien, rock'n'roll: one word.
-            toks.push(word(start, end, text));
-            return;
-        }
-    };
-    let mut first = word(start, start + head_end, &text[..head_end]);
-    first.lower = head_word;
-    if stands_for == "'s" {
-        first.possessive_head = true;
-    } else {
-        first.contracted = true;
-    }
-    toks.push(first);
-    toks.push(tail(start + head_end, end, stands_for));
-}
-
-/// Whether token `i` continues a capitalised run begun before it.
-fn continues_run(toks: &[Tok], sentence: &str, i: usize) -> bool {
-    let (Some(before), Some(here)) = (i.checked_sub(1).and_then(|b| toks.get(b)), toks.get(i))
-    else {
-        return false;
-    };
-    before.nameable()
-        && !before.possessive_head
-        && here.nameable()
-        && only_spaces(&sentence[before.end..here.start])
-}
-
-fn only_spaces(gap: &str) -> bool {
-    !gap.is_empty() && gap.chars().all(|c| c == ' ' || c == '\t')
-}
-
-/// The word at token `i`, or `None` at the end or at a non-word token.
-fn word_at(toks: &[Tok], i: usize) -> Option<&str> {
-    toks.get(i)
-        .filter(|t| t.kind == Kind::Word)
-        .map(|t| t.lower.as_str())
-}
-
-/// Whether a clause ends at token `i`: punctuation, the end of the
-/// sentence, or a [`CLAUSE_STOPS`] word.
-fn clause_ends_at(toks: &[Tok], i: usize) -> bool {
-    match toks.get(i) {
-        None => true,
-        Some(t) if t.kind == Kind::Break => true,
-        Some(t) => t.kind == Kind::Word && CLAUSE_STOPS.contains(&t.lower.as_str()),
-    }
 }
 
 /// The value starting at token `i`: (start, end, next token), see
@@ -2043,6 +1876,34 @@ fn value_at(
         return None;
     }
     Some((toks[first].start, toks[last - 1].end, next))
+}
+
+/// Where the last clause of a question starts: just after the last clause
+/// break before its question mark (`None` when it has one clause only).
+fn question_clause_start(toks: &[Tok]) -> Option<usize> {
+    let mark = toks.iter().rposition(|t| t.lower == "?")?;
+    toks[..mark]
+        .iter()
+        .rposition(|t| t.kind == Kind::Break && t.lower != "?")
+}
+
+/// The claim of one clause the clause reader read.
+fn clause_fact(c: clauses::Clause, sentence: &str) -> ExtractedFact {
+    ExtractedFact {
+        subject: c.subject,
+        subject_entity_type: None,
+        predicate: c.predicate,
+        object: c.object,
+        object_entity_type: None,
+        polarity: if c.negative { Negative } else { Positive },
+        evidence_quote: sentence.to_string(),
+        fact_type: Fact,
+        epistemic_type: EpistemicType::Asserted,
+        temporal_intent: None,
+        replaces_object: None,
+        condition: None,
+        confidence: CLAUSE_CONFIDENCE,
+    }
 }
 
 fn new_entity(name: &str, entity_type: &str) -> ExtractedEntity {
@@ -2155,38 +2016,61 @@ mod tests {
     #[test]
     fn sentences_that_give_no_claim() {
         let cases: &[&str] = &[
-            "I am Jordan's partner.",
             "I'm in, but only for an hour.",
             "I'm English.",
             "i am alex.",
-            "I'm Manchester United mad.",
             "Do you like tea?",
             "Would you say I like tea?",
-            "I don't live in Leeds.",
-            "I never worked at Acme.",
-            "I work at a startup.",
             "I love it.",
             "I love it here.",
             "I love that place.",
-            "I left Sam a message.",
             "That's the drink I like best.",
             "I'd like a coffee.",
             "I would love to come.",
             "My ex partner Jordan called.",
             "My sister Rachel's car broke.",
             "Sam's sister is my friend.",
-            "I'm not vegetarian.",
             "I like about half of it.",
             "They love Lisbon.",
             "You like tea.",
             "I prefer to walk.",
             "Call me tomorrow.",
-            "I moved to the coast.",
             "I like the.",
         ];
         for text in cases {
             let e = extract(text);
             assert!(e.facts.is_empty(), "{text:?} gave {:?}", claims(&e));
+        }
+    }
+
+    /// Sentences no pattern reads, which the clause reader reads with a
+    /// plain predicate: never a pattern's predicate, never an update.
+    #[test]
+    fn what_no_pattern_reads_the_clause_reader_reads_plainly() {
+        let cases: &[(&str, &str, &str, Polarity)] = &[
+            ("I am Jordan's partner.", "is", "Jordan's partner", Positive),
+            ("I don't live in Leeds.", "live_in", "Leeds", Negative),
+            ("I never worked at Acme.", "worked_at", "Acme", Negative),
+            ("I work at a startup.", "work_at", "a startup", Positive),
+            ("I moved to the coast.", "moved_to", "the coast", Positive),
+        ];
+        for (text, predicate, object, polarity) in cases {
+            let e = extract(text);
+            assert_eq!(
+                claims(&e),
+                vec![(
+                    "I".into(),
+                    predicate.to_string(),
+                    object.to_string(),
+                    *polarity
+                )],
+                "{text}"
+            );
+            assert!(e
+                .facts
+                .iter()
+                .all(|f| f.temporal_intent.is_none() && f.confidence == CLAUSE_CONFIDENCE));
+            assert_all_grounded(text, &e);
         }
     }
 
@@ -2559,11 +2443,47 @@ mod tests {
         };
         let want = vec![
             row(
+                "demo-s1-01",
+                "Maya Okafor",
+                "I",
+                "wants_to",
+                "host a dinner at our flat in Leeds",
+                Positive,
+                false,
+            ),
+            row(
                 "demo-s1-02",
                 "Jordan Lee",
                 "I",
                 "diet",
                 "vegetarian",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-02",
+                "Jordan Lee",
+                "I",
+                "avoid",
+                "meat",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-03",
+                "Sam Whitaker",
+                "I",
+                "training_for",
+                "the Manchester Marathon in April",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-03",
+                "Sam Whitaker",
+                "I",
+                "run_at",
+                "six",
                 Positive,
                 false,
             ),
@@ -2586,6 +2506,33 @@ mod tests {
                 false,
             ),
             row(
+                "demo-s1-08",
+                "Maya Okafor",
+                "I",
+                "week_is",
+                "full of database migrations",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-08",
+                "Maya Okafor",
+                "I",
+                "need",
+                "something I can prep on Friday night",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-10",
+                "Jordan Lee",
+                "I",
+                "craving",
+                "one for weeks",
+                Positive,
+                false,
+            ),
+            row(
                 "demo-s1-11",
                 "Maya Okafor",
                 "I",
@@ -2595,11 +2542,101 @@ mod tests {
                 false,
             ),
             row(
+                "demo-s1-11",
+                "Maya Okafor",
+                "I",
+                "plans_to",
+                "skip the coffee after dinner",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s1-12",
+                "Sam Whitaker",
+                "I",
+                "plans_to",
+                "bring a bottle of red for everyone",
+                Positive,
+                false,
+            ),
+            row(
                 "demo-s2-01",
                 "Maya Okafor",
                 "I",
                 "wants_to",
                 "plan a surprise for Jordan",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-03",
+                "Maya Okafor",
+                "I",
+                "looking_at",
+                "Porto",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-05",
+                "Maya Okafor",
+                "I",
+                "booked",
+                "our trip to Porto for Jordan's birthday",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-05",
+                "Maya Okafor",
+                "we",
+                "fly_out",
+                "on Friday 20 June",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-09",
+                "Jordan Lee",
+                "I",
+                "saw",
+                "the flight confirmation in our shared inbox",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-11",
+                "Jordan Lee",
+                "I",
+                "plans_to",
+                "sort out a port tasting",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-11",
+                "Jordan Lee",
+                "I",
+                "wants_to",
+                "try a white port at least once",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-12",
+                "Maya Okafor",
+                "I",
+                "want",
+                "one afternoon with absolutely nothing planned",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s2-12",
+                "Maya Okafor",
+                "I",
+                "was",
+                "exhausted",
                 Positive,
                 false,
             ),
@@ -2631,11 +2668,65 @@ mod tests {
                 false,
             ),
             row(
+                "demo-s3-03",
+                "Maya Okafor",
+                "I",
+                "leading",
+                "their data platform team",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s3-05",
+                "Maya Okafor",
+                "I",
+                "decided_to",
+                "move there",
+                Positive,
+                false,
+            ),
+            row(
                 "demo-s3-07",
                 "Maya Okafor",
                 "We",
                 "moving_to",
                 "Lisbon",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s3-10",
+                "Sam Whitaker",
+                "I",
+                "ran",
+                "Manchester in 3",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s3-10",
+                "Sam Whitaker",
+                "I",
+                "training_for",
+                "the Lisbon half marathon",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s4-01",
+                "Maya Okafor",
+                "We",
+                "been",
+                "here almost a month",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s4-03",
+                "Maya Okafor",
+                "I",
+                "is",
+                "the odd one out",
                 Positive,
                 false,
             ),
@@ -2646,6 +2737,33 @@ mod tests {
                 "likes",
                 "coffee",
                 Negative,
+                false,
+            ),
+            row(
+                "demo-s4-07",
+                "Jordan Lee",
+                "I",
+                "found",
+                "a vegetarian tasca two streets away",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s4-09",
+                "Sam Whitaker",
+                "I",
+                "booked",
+                "my flights",
+                Positive,
+                false,
+            ),
+            row(
+                "demo-s4-09",
+                "Sam Whitaker",
+                "I",
+                "coming_over",
+                "for the half marathon in March",
+                Positive,
                 false,
             ),
         ];

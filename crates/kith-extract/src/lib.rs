@@ -15,6 +15,7 @@
 //! Architecture invariant: nothing here touches the store. Providers take a
 //! message and give an extraction; grounding takes both and gives decisions.
 
+pub mod clauses;
 pub mod error;
 pub mod grounding;
 pub mod heuristic;
@@ -25,6 +26,7 @@ pub mod pronoun;
 pub mod provider;
 pub mod replay;
 pub mod schema;
+mod tokens;
 
 pub use error::ExtractError;
 pub use provider::{ExtractionInput, Provider, ProviderReply};

@@ -39,6 +39,8 @@ pub struct ExtractOptions<'a> {
     pub identity: kith::identity::IdentityOptions,
     /// The global `--database-url`, which this benchmark does not use.
     pub database_url: Option<&'a str>,
+    /// Where to write every claim and observation with its verdict.
+    pub detail: Option<&'a Path>,
 }
 
 /// One conversation's (or a pool's) figures.
@@ -91,6 +93,13 @@ pub fn run(o: ExtractOptions<'_>, json: bool) -> Result<()> {
     let progress = bar(total_turns as u64, "messages");
     let mut reports = Vec::new();
     let mut provider = String::new();
+    let mut detail = match o.detail {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => None,
+    };
     for (ci, (conv, observations)) in work.iter().enumerate() {
         let memory = Memory::init(&tmp.path().join(format!("conv{ci}.kith")))?;
         let memory = crate::cmd::configure(memory)?.with_identity(o.identity);
@@ -100,7 +109,10 @@ pub fn run(o: ExtractOptions<'_>, json: bool) -> Result<()> {
             memory.provider().model()
         );
         let owner = format!("conv{ci}");
-        let report = conversation(&memory, &owner, conv, observations, &progress)?;
+        let (report, scored) = conversation(&memory, &owner, conv, observations, &progress)?;
+        if let Some(out) = detail.as_mut() {
+            write_detail(out, conv, &scored).context("cannot write the --detail file")?;
+        }
         progress.suspend(|| {
             eprintln!(
                 "{}: {} messages in {:.1} s ({:.0}/s){}",
@@ -118,6 +130,9 @@ pub fn run(o: ExtractOptions<'_>, json: bool) -> Result<()> {
         reports.push(report);
     }
     progress.finish_and_clear();
+    if let Some(mut out) = detail {
+        std::io::Write::flush(&mut out).context("cannot write the --detail file")?;
+    }
     let overall = pool(&reports);
     if json {
         return crate::render::json(&serde_json::json!({
@@ -164,7 +179,7 @@ fn conversation(
     conv: &Conversation,
     observations: &[Observation],
     progress: &indicatif::ProgressBar,
-) -> Result<Report> {
+) -> Result<(Report, Scored)> {
     let inputs = conv.inputs(owner);
     let turns = inputs.len();
     let mut failed = 0;
@@ -189,18 +204,73 @@ fn conversation(
 
     let input = read_back(memory, owner, conv, observations)?;
     let scored = score::score(&input);
-    Ok(Report {
+    let report = Report {
         conversation: conv.sample_id.clone(),
         turns,
         failed,
         seconds,
         messages_per_second: turns as f64 / seconds.max(1e-9),
         figures: scored.counts.figures(),
-        counts: scored.counts,
-        speaker_nodes: Some(scored.speaker_nodes),
-        junk_entities: Some(scored.junk),
+        counts: scored.counts.clone(),
+        speaker_nodes: Some(scored.speaker_nodes.clone()),
+        junk_entities: Some(scored.junk.clone()),
         first_error,
-    })
+    };
+    Ok((
+        report,
+        Scored {
+            input,
+            score: scored,
+        },
+    ))
+}
+
+/// What one conversation's memory held and how it scored.
+struct Scored {
+    input: score::Conversation,
+    score: score::Score,
+}
+
+/// One JSON line per claim and per observation, with its verdict and the
+/// text of its turns.
+fn write_detail(out: &mut impl std::io::Write, conv: &Conversation, s: &Scored) -> Result<()> {
+    let text_of = |ids: &[String]| -> Vec<String> {
+        ids.iter()
+            .filter_map(|id| s.input.turns.iter().find(|t| &t.id == id))
+            .map(|t| format!("{} ({}): {}", t.id, t.speaker, t.text))
+            .collect()
+    };
+    for (claim, matched) in s.input.claims.iter().zip(&s.score.claim_matches) {
+        let bound: Vec<&str> = claim
+            .bound_to
+            .iter()
+            .filter_map(|i| s.input.entities.get(*i))
+            .map(|e| e.name.as_str())
+            .collect();
+        let line = serde_json::json!({
+            "conversation": conv.sample_id,
+            "kind": "claim",
+            "matched": matched,
+            "bound_to": bound,
+            "predicate": claim.predicate,
+            "object": claim.object,
+            "turns": text_of(&claim.turns),
+        });
+        writeln!(out, "{line}")?;
+    }
+    for (o, (covered, matched)) in s.input.observations.iter().zip(&s.score.observation_hits) {
+        let line = serde_json::json!({
+            "conversation": conv.sample_id,
+            "kind": "observation",
+            "covered": covered,
+            "matched": matched,
+            "speaker": o.speaker,
+            "text": o.text,
+            "turns": text_of(&o.turns),
+        });
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// The scoring input: the conversation's turns and observations, and the

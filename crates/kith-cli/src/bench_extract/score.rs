@@ -183,6 +183,10 @@ pub struct Score {
     pub speaker_nodes: BTreeMap<String, usize>,
     /// The surfaces counted as junk, in entity order.
     pub junk: Vec<String>,
+    /// Per observation, in order: (covered, matched).
+    pub observation_hits: Vec<(bool, bool)>,
+    /// Per claim, in order: whether it matches an observation.
+    pub claim_matches: Vec<bool>,
 }
 
 /// Scores one conversation.
@@ -219,6 +223,7 @@ pub fn score(c: &Conversation) -> Score {
         content_words(&format!("{} {}", claim.predicate, claim.object), speaker)
     };
 
+    let mut observation_hits = Vec::with_capacity(c.observations.len());
     for (o, words) in c.observations.iter().zip(&obs_words) {
         let persons = persons_named(&o.speaker);
         let candidates = c.claims.iter().filter(|claim| {
@@ -236,8 +241,10 @@ pub fn score(c: &Conversation) -> Score {
         }
         counts.covered += usize::from(covered);
         counts.matched += usize::from(matched);
+        observation_hits.push((covered, matched));
     }
 
+    let mut claim_matches = Vec::with_capacity(c.claims.len());
     for claim in &c.claims {
         let matches = c.observations.iter().zip(&obs_words).any(|(o, words)| {
             claim.turns.iter().any(|t| o.turns.contains(t))
@@ -248,6 +255,7 @@ pub fn score(c: &Conversation) -> Score {
                 && !claim_words(claim, &o.speaker).is_disjoint(words)
         });
         counts.matching_claims += usize::from(matches);
+        claim_matches.push(matches);
 
         let persons: Vec<&EntityView> = claim
             .bound_to
@@ -298,6 +306,8 @@ pub fn score(c: &Conversation) -> Score {
         counts,
         speaker_nodes,
         junk,
+        observation_hits,
+        claim_matches,
     }
 }
 
