@@ -182,14 +182,12 @@ pub const CHATTER_VERBS: &[&str] = &[
     "did",
     "does",
     "let",
-    "doing",
     "try",
     "last",
     "wait",
     "bet",
     "promise",
     "swear",
-    "heard",
     "hear",
     "am",
     "is",
@@ -244,6 +242,28 @@ const OBJECT_NOT_AFTER: &[&str] = &[
     "than", "like", "as", "if", "when", "what", "how", "why", "where", "who", "which", "whether",
 ];
 
+/// Verbs whose plan is a reply ("I'll try", "I'll let you know").
+const FUTURE_CHATTER: &[&str] = &[
+    "try", "think", "guess", "wait", "bet", "mean", "know", "see", "say", "tell", "let", "get",
+    "be", "have", "keep",
+];
+
+/// What follows "I'm doing" in a reply about how one is.
+const DOING_CHATTER: &[&str] = &[
+    "well", "great", "good", "fine", "ok", "okay", "alright", "better", "best", "my", "pretty",
+    "so", "amazing", "awesome", "it", "that", "this", "something", "what", "the", "too", "much",
+    "a", "same",
+];
+
+/// Verbs that say what something does to the speaker ("Nature's beauty
+/// reminds me to slow down", "Their love gives me strength").
+pub const TO_ME_VERBS: &[&str] = &[
+    "reminds", "reminded", "gives", "gave", "makes", "made", "helps", "helped", "keeps", "kept",
+    "drives", "drove", "brings", "brought", "motivates", "motivated", "inspires", "inspired",
+    "fills", "filled", "taught", "teaches", "showed", "shows", "calms", "relaxes", "encourages",
+    "encouraged", "pushes", "pushed", "got",
+];
+
 /// Words that cannot end an object: the phrase goes on after them.
 const DANGLING: &[&str] = &[
     "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "of", "to", "in", "on",
@@ -283,8 +303,9 @@ pub(crate) fn read(toks: &[Tok], sentence: &str) -> Vec<Clause> {
         }
         let clause = match word_at(toks, k) {
             Some("i") | Some("we") if !toks[k].tail => subject_clause(toks, sentence, k),
-            Some("my") => my_clause(toks, sentence, k),
-            _ => None,
+            Some("my") => my_clause(toks, sentence, k).or_else(|| to_me_clause(toks, sentence, k)),
+            Some(_) => to_me_clause(toks, sentence, k),
+            None => None,
         };
         if let Some(c) = clause {
             if !out
@@ -460,6 +481,10 @@ fn verb_group(toks: &[Tok], mut at: usize) -> Option<VerbGroup> {
         } else if w == "going" && word_at(toks, at + 1) == Some("to") && g.be.is_some() {
             g.future = true;
             at += 2;
+        } else if w == "off" && g.be.is_some() && word_at(toks, at + 1) == Some("to") {
+            // "I'm off to go swimming with the kids".
+            g.future = true;
+            at += 2;
         } else if matches!(w, "am" | "is" | "are") {
             g.be = Some("is");
             at += 1;
@@ -576,6 +601,42 @@ fn my_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     })
 }
 
+/// `<phrase> <verb> me …` at `k`, the phrase at most five words: what
+/// something does to the speaker. The subject is `I`, the predicate the
+/// verb with `_me` ("reminds_me"), the object the phrase.
+fn to_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
+    // Only where a clause surely starts: the phrase is the clause's subject.
+    let strong_start = match k.checked_sub(1).map(|b| &toks[b]) {
+        None => true,
+        Some(b) => {
+            b.kind == Kind::Break || matches!(b.lower.as_str(), "and" | "but" | "so" | "because")
+        }
+    };
+    if !strong_start || toks[k].tail {
+        return None;
+    }
+    let v = (k + 1..toks.len().min(k + 6)).find(|&v| {
+        word_at(toks, v).is_some_and(|w| TO_ME_VERBS.contains(&w)) && word_at(toks, v + 1) == Some("me")
+    })?;
+    let np = &toks[k..v];
+    let plain = np.iter().all(|t| {
+        t.kind == Kind::Word
+            && !matches!(t.lower.as_str(), "i" | "we" | "you" | "they" | "he" | "she")
+            && !CLAUSE_STOPS.contains(&t.lower.as_str())
+    });
+    if !plain {
+        return None;
+    }
+    let object = phrase(toks, sentence, k, v)?;
+    Some(Clause {
+        subject_at: k,
+        subject: "I".into(),
+        predicate: format!("{}_me", toks[v].lower),
+        object,
+        negative: false,
+    })
+}
+
 /// Whether `word` starts a verb group after a `my` noun.
 fn is_verb_start(word: Option<&str>) -> bool {
     word.is_some_and(|w| {
@@ -604,6 +665,22 @@ fn predicate_of(toks: &[Tok], sentence: &str, g: &VerbGroup) -> Option<(String, 
         return Some((be.to_string(), g.next));
     };
     let verb = toks[v].lower.as_str();
+    if verb == "thinking" && matches!(word_at(toks, v + 1), Some("about" | "of")) {
+        // "I'm thinking about starting a project": considered, not done.
+        object_at(toks, sentence, v + 2)?;
+        return Some(("considering".into(), v + 2));
+    }
+    // "I'm doing well" is a reply; "I'm doing kickboxing" is not.
+    if verb == "doing" && first_word(toks, v + 1).is_none_or(|w| DOING_CHATTER.contains(&w)) {
+        return None;
+    }
+    if g.future && !FUTURE_CHATTER.contains(&verb) {
+        // "I'm gonna paint the fence" → plans_to "paint the fence": the
+        // object is the whole planned verb phrase, verbatim; "I'll keep it
+        // up" plans nothing to remember.
+        object_at(toks, sentence, v + 1)?;
+        return Some(("plans_to".into(), v));
+    }
     if CHATTER_VERBS.contains(&verb) {
         return None;
     }
@@ -640,11 +717,7 @@ fn predicate_of(toks: &[Tok], sentence: &str, g: &VerbGroup) -> Option<(String, 
         }
     }
     if g.future {
-        // "I'm gonna paint the fence" → plans_to "paint the fence": the
-        // object is the whole planned verb phrase, verbatim; "I'll keep it
-        // up" plans nothing to remember.
-        object_at(toks, sentence, next)?;
-        return Some(("plans_to".into(), v));
+        return None;
     }
     Some((predicate, next))
 }
@@ -680,6 +753,11 @@ fn object_at(toks: &[Tok], sentence: &str, at: usize) -> Option<String> {
         }
         end += 1;
     }
+    phrase(toks, sentence, at, end)
+}
+
+/// The phrase of tokens `at..end` as an object (see [`object_at`]).
+fn phrase(toks: &[Tok], sentence: &str, at: usize, mut end: usize) -> Option<String> {
     // Quote marks and symbols at the edges, and words that cannot end a
     // phrase where the length cut it ("a long run route along the").
     let mut first = at;

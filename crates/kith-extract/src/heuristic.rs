@@ -1480,6 +1480,61 @@ impl HeuristicExtractor {
         out
     }
 
+    /// The surfaces of `text` that name something, in order, each once:
+    /// [`Self::capitalised_surfaces`] less the single words that are
+    /// capitalised only because they start a sentence ("Gonna", "Painting",
+    /// "Totally"). Such a word is kept when the message also writes it
+    /// capitalised elsewhere, when it is (a word of) `speaker`'s name, or
+    /// when it opens a group with the speaker ("Jordan and I", "Jordan,
+    /// Sam and I", "Jordan & me"). A name a pattern reads is listed by the
+    /// pattern, wherever it stands.
+    pub fn named_surfaces(&self, text: &str, speaker: Option<&str>) -> Vec<String> {
+        struct Seen {
+            surface: String,
+            initial: bool,
+            opens_group: bool,
+        }
+        let mut seen: Vec<Seen> = Vec::new();
+        for span in sentence_spans(text) {
+            let sentence = &text[span];
+            let toks = tokenize(sentence);
+            let mut i = 0;
+            while i < toks.len() {
+                let Some(run) = self.run_at(&toks, sentence, i) else {
+                    i += 1;
+                    continue;
+                };
+                if let Some((start, end)) = run.name {
+                    let first = toks.iter().position(|t| t.start == start).unwrap_or(i);
+                    let last = toks.iter().rposition(|t| t.end == end).unwrap_or(first);
+                    seen.push(Seen {
+                        surface: sentence[start..end].to_string(),
+                        initial: first == last && starts_sentence(&toks, first),
+                        opens_group: opens_group_with_speaker(&toks, last + 1),
+                    });
+                }
+                i = run.next;
+            }
+        }
+        let speaker_words: Vec<String> = speaker
+            .map(|s| s.split_whitespace().map(str::to_lowercase).collect())
+            .unwrap_or_default();
+        let mut out: Vec<String> = Vec::new();
+        for s in &seen {
+            let folded = s.surface.to_lowercase();
+            let keep = !s.initial
+                || s.opens_group
+                || speaker_words.contains(&folded)
+                || seen
+                    .iter()
+                    .any(|o| !o.initial && o.surface.to_lowercase() == folded);
+            if keep {
+                push_unique(&mut out, &s.surface);
+            }
+        }
+        out
+    }
+
     /// Extracts from one message. `speaker` is the turn's named speaker.
     pub fn extract_text(&self, content: &str, speaker: Option<&str>) -> Extraction {
         self.extract_message(content, speaker, true)
@@ -1543,7 +1598,7 @@ impl HeuristicExtractor {
                 entities.push(new_entity(name, PERSON));
             }
         }
-        for surface in self.capitalised_surfaces(content) {
+        for surface in self.named_surfaces(content, speaker) {
             if find_entity(&entities, &surface).is_none() {
                 // The speaker's own name is a person wherever it appears.
                 let ty = match speaker {
@@ -1876,6 +1931,32 @@ fn value_at(
         return None;
     }
     Some((toks[first].start, toks[last - 1].end, next))
+}
+
+/// Whether token `i` starts its sentence: no word before it, or only an
+/// opening quote mark or a colon right before it (`He said: "Great"`).
+fn starts_sentence(toks: &[Tok], i: usize) -> bool {
+    match i.checked_sub(1).map(|b| &toks[b]) {
+        None => true,
+        Some(before) if before.kind == Kind::Symbol && matches!(before.lower.as_str(), "\"" | "'") => true,
+        Some(before) if before.lower == ":" => true,
+        Some(_) => toks[..i].iter().all(|t| t.kind != Kind::Word),
+    }
+}
+
+/// Whether the words from token `i` close a group with the speaker: "and
+/// I", "and me", "& I", or a list of names ending so ("Jordan, Sam and I").
+fn opens_group_with_speaker(toks: &[Tok], mut i: usize) -> bool {
+    loop {
+        match toks.get(i).map(|t| (t.kind, t.lower.as_str())) {
+            Some((Kind::Word, "and")) | Some((Kind::Symbol, "&")) => {
+                return matches!(word_at(toks, i + 1), Some("i" | "me"));
+            }
+            // A listed name ("Jordan, Sam and I").
+            Some((Kind::Break, ",")) if toks.get(i + 1).is_some_and(|t| t.nameable()) => i += 2,
+            _ => return false,
+        }
+    }
 }
 
 /// Where the last clause of a question starts: just after the last clause
