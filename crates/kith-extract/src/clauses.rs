@@ -261,7 +261,8 @@ pub const TO_ME_VERBS: &[&str] = &[
     "reminds", "reminded", "gives", "gave", "makes", "made", "helps", "helped", "keeps", "kept",
     "drives", "drove", "brings", "brought", "motivates", "motivated", "inspires", "inspired",
     "fills", "filled", "taught", "teaches", "showed", "shows", "calms", "relaxes", "encourages",
-    "encouraged", "pushes", "pushed", "got",
+    "encouraged", "pushes", "pushed", "got", "remind", "give", "make", "help", "keep", "drive",
+    "bring", "motivate", "inspire", "fill", "teach", "show", "calm", "relax", "encourage", "push",
 ];
 
 /// Words that cannot end an object: the phrase goes on after them.
@@ -280,6 +281,8 @@ const LISTENER: &[&str] = &["you", "your", "yours", "yourself", "ya", "u"];
 pub(crate) struct Clause {
     /// The subject token's index (the pattern table wins at the same index).
     pub subject_at: usize,
+    /// The token after the subject: no other clause starts inside it.
+    pub subject_end: usize,
     /// The subject as written (`I`, `We`), or `I` for a `my` clause.
     pub subject: String,
     /// The predicate (lower case, `_` between words).
@@ -298,13 +301,19 @@ pub(crate) fn read(toks: &[Tok], sentence: &str) -> Vec<Clause> {
         out.push(c);
     }
     for k in 0..toks.len() {
-        if !starts_clause(toks, k) {
+        // No clause starts inside another's subject ("Improving education
+        // and infrastructure is interesting to me" is one clause).
+        if !starts_clause(toks, k) || out.iter().any(|o: &Clause| k < o.subject_end) {
             continue;
         }
         let clause = match word_at(toks, k) {
             Some("i") | Some("we") if !toks[k].tail => subject_clause(toks, sentence, k),
-            Some("my") => my_clause(toks, sentence, k).or_else(|| to_me_clause(toks, sentence, k)),
-            Some(_) => to_me_clause(toks, sentence, k),
+            Some("my") => my_clause(toks, sentence, k)
+                .or_else(|| to_me_clause(toks, sentence, k))
+                .or_else(|| about_me_clause(toks, sentence, k)),
+            Some(_) => {
+                to_me_clause(toks, sentence, k).or_else(|| about_me_clause(toks, sentence, k))
+            }
             None => None,
         };
         if let Some(c) = clause {
@@ -346,6 +355,7 @@ fn subjectless_clause(toks: &[Tok], sentence: &str) -> Option<Clause> {
     let object = object_at(toks, sentence, from)?;
     Some(Clause {
         subject_at: first,
+        subject_end: first,
         subject: "I".into(),
         predicate,
         object,
@@ -555,9 +565,14 @@ fn subject_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     let g = verb_group(toks, k + 1)?;
     let subject = sentence[toks[k].start..toks[k].end].to_string();
     let (predicate, from) = predicate_of(toks, sentence, &g)?;
+    if g.verb.is_none() {
+        // A one-word state is a reply ("I'm so happy!"), not a fact.
+        word_at(toks, from + 1)?;
+    }
     let object = object_at(toks, sentence, from)?;
     Some(Clause {
         subject_at: k,
+        subject_end: k + 1,
         subject,
         predicate,
         object,
@@ -570,7 +585,7 @@ fn subject_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
 fn my_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     let mut nouns = Vec::new();
     let mut at = k + 1;
-    while nouns.len() < 2 {
+    while nouns.len() < 3 {
         let w = word_at(toks, at)?;
         if NOT_A_VERB.contains(&w) || toks[at].capital {
             return None;
@@ -594,10 +609,116 @@ fn my_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     };
     Some(Clause {
         subject_at: k,
+        subject_end: at,
         subject: "I".into(),
         predicate: format!("{}_{verb}", nouns.join("_")),
         object,
         negative: g.negative,
+    })
+}
+
+/// Whether token `k` surely starts a clause: the start, a clause break or
+/// a conjunction before it.
+fn strong_start(toks: &[Tok], k: usize) -> bool {
+    let starts = match k.checked_sub(1).map(|b| &toks[b]) {
+        None => true,
+        Some(b) => {
+            b.kind == Kind::Break
+                || (b.kind == Kind::Symbol && matches!(b.lower.as_str(), "\"" | "'"))
+                || matches!(b.lower.as_str(), "and" | "but" | "so" | "because")
+        }
+    };
+    starts && !toks[k].tail
+}
+
+/// The subject phrase `k..v` of a clause about the speaker: plain words,
+/// no pronoun, no conjunction, a content word.
+fn subject_phrase(toks: &[Tok], sentence: &str, k: usize, v: usize) -> Option<String> {
+    let plain = toks[k..v].iter().all(|t| match t.kind {
+        Kind::Word => {
+            !matches!(
+                t.lower.as_str(),
+                "i" | "we" | "you" | "your" | "they" | "he" | "she" | "it" | "there" | "here"
+                    | "what" | "because" | "but" | "so" | "if" | "when" | "than" | "that"
+            )
+        }
+        Kind::Symbol => matches!(t.lower.as_str(), "\"" | "'"),
+        Kind::Break => false,
+    });
+    let content = toks[k..v].iter().any(|t| {
+        t.kind == Kind::Word
+            && !t.tail
+            && t.lower.chars().count() > 2
+            && !NO_VALUE.contains(&t.lower.as_str())
+            && !VALUE_NOT_REFERENCE.contains(&t.lower.as_str())
+    });
+    if !plain || !content {
+        return None;
+    }
+    let first = (k..v).find(|&i| toks[i].kind == Kind::Word)?;
+    let last = (k..v).rev().find(|&i| toks[i].kind == Kind::Word)?;
+    Some(sentence[toks[first].start..toks[last].end].to_string())
+}
+
+/// `<phrase> is my <noun>` ("Dance is my stress relief": `I stress_relief
+/// Dance`) or `<phrase> is … to me` / `means … to me` ("Friendship means
+/// a lot to me": `I means_a_lot_to_me Friendship`) at `k`: what the
+/// speaker holds dear.
+fn about_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
+    if !strong_start(toks, k) {
+        return None;
+    }
+    let v = (k + 1..toks.len().min(k + 7)).find(|&v| {
+        word_at(toks, v).is_some_and(|w| {
+            matches!(w, "is" | "are" | "was" | "were" | "means" | "meant" | "mean" | "has" | "had")
+        }) && !toks[v].tail
+    })?;
+    let object = subject_phrase(toks, sentence, k, v)?;
+    let be = matches!(toks[v].lower.as_str(), "is" | "are" | "was" | "were");
+    // The clause after the verb, adverbs skipped.
+    let mut at = v + 1;
+    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w)) {
+        at += 1;
+    }
+    let end = (at..=toks.len())
+        .find(|&e| e == toks.len() || toks[e].kind == Kind::Break)
+        .unwrap_or(toks.len());
+    let words: Vec<&str> = toks[at..end]
+        .iter()
+        .filter(|t| t.kind == Kind::Word && !t.tail)
+        .map(|t| t.lower.as_str())
+        .collect();
+    let predicate = if be && words.first() == Some(&"my") && (2..=4).contains(&words.len()) {
+        // "… is my favorite", "… is my stress fix".
+        let mut named = &words[1..];
+        while let Some((last, rest)) = named.split_last() {
+            if !DANGLING.contains(last) {
+                break;
+            }
+            named = rest;
+        }
+        named.join("_")
+    } else {
+        let me = words
+            .windows(2)
+            .position(|w| matches!(w[0], "to" | "for") && w[1] == "me")?;
+        let mut named: Vec<&str> = if be { Vec::new() } else { vec![toks[v].lower.as_str()] };
+        named.extend(&words[..me + 2]);
+        if named.len() > 7 || named.len() < 3 {
+            return None;
+        }
+        named.join("_")
+    };
+    if predicate.is_empty() || !predicate.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    Some(Clause {
+        subject_at: k,
+        subject_end: v,
+        subject: "I".into(),
+        predicate,
+        object,
+        negative: false,
     })
 }
 
@@ -606,30 +727,16 @@ fn my_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
 /// verb with `_me` ("reminds_me"), the object the phrase.
 fn to_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     // Only where a clause surely starts: the phrase is the clause's subject.
-    let strong_start = match k.checked_sub(1).map(|b| &toks[b]) {
-        None => true,
-        Some(b) => {
-            b.kind == Kind::Break || matches!(b.lower.as_str(), "and" | "but" | "so" | "because")
-        }
-    };
-    if !strong_start || toks[k].tail {
+    if !strong_start(toks, k) {
         return None;
     }
     let v = (k + 1..toks.len().min(k + 6)).find(|&v| {
         word_at(toks, v).is_some_and(|w| TO_ME_VERBS.contains(&w)) && word_at(toks, v + 1) == Some("me")
     })?;
-    let np = &toks[k..v];
-    let plain = np.iter().all(|t| {
-        t.kind == Kind::Word
-            && !matches!(t.lower.as_str(), "i" | "we" | "you" | "they" | "he" | "she")
-            && !CLAUSE_STOPS.contains(&t.lower.as_str())
-    });
-    if !plain {
-        return None;
-    }
-    let object = phrase(toks, sentence, k, v)?;
+    let object = subject_phrase(toks, sentence, k, v)?;
     Some(Clause {
         subject_at: k,
+        subject_end: v,
         subject: "I".into(),
         predicate: format!("{}_me", toks[v].lower),
         object,
@@ -660,8 +767,6 @@ fn predicate_of(toks: &[Tok], sentence: &str, g: &VerbGroup) -> Option<(String, 
         if CHATTER_STATES.contains(&first) {
             return None;
         }
-        // A one-word state is a reply ("I'm so happy!"), not a fact.
-        word_at(toks, g.next + 1)?;
         return Some((be.to_string(), g.next));
     };
     let verb = toks[v].lower.as_str();
