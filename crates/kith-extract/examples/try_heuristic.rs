@@ -6,8 +6,17 @@ fn main() {
         let e = h.extract_text(&line, Some("Maria"));
         println!("{line}");
         for f in &e.facts {
-            println!("   {} | {} | {} | {:?}", f.subject, f.predicate, f.object, f.polarity);
+            println!(
+                "   {} | {} | {} | {:?}",
+                f.subject, f.predicate, f.object, f.polarity
+            );
         }
-        println!("   entities: {:?}", e.entities.iter().map(|x| x.name.as_str()).collect::<Vec<_>>());
+        println!(
+            "   entities: {:?}",
+            e.entities
+                .iter()
+                .map(|x| x.name.as_str())
+                .collect::<Vec<_>>()
+        );
     }
 }

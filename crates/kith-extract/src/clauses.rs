@@ -165,8 +165,6 @@ pub const CHATTER_VERBS: &[&str] = &[
     "saying",
     "tell",
     "told",
-    "ask",
-    "asked",
     "thank",
     "hate",
     "hates",
@@ -232,8 +230,8 @@ const NOT_A_VERB: &[&str] = &[
 /// Prepositions and particles that join their verb in the predicate
 /// ("went to" → `went_to`).
 const PARTICLES: &[&str] = &[
-    "to", "at", "in", "on", "with", "for", "from", "about", "into", "up", "out", "off", "back",
-    "over", "through", "by", "around", "after", "down", "away",
+    "as", "to", "at", "in", "on", "with", "for", "from", "about", "into", "up", "out", "off",
+    "back", "over", "through", "by", "around", "after", "down", "away",
 ];
 
 /// Words that never lead an object (the value would be a dangling
@@ -245,24 +243,87 @@ const OBJECT_NOT_AFTER: &[&str] = &[
 /// Verbs whose plan is a reply ("I'll try", "I'll let you know").
 const FUTURE_CHATTER: &[&str] = &[
     "try", "think", "guess", "wait", "bet", "mean", "know", "see", "say", "tell", "let", "get",
-    "be", "have", "keep",
+    "be", "keep",
 ];
 
 /// What follows "I'm doing" in a reply about how one is.
 const DOING_CHATTER: &[&str] = &[
-    "well", "great", "good", "fine", "ok", "okay", "alright", "better", "best", "my", "pretty",
-    "so", "amazing", "awesome", "it", "that", "this", "something", "what", "the", "too", "much",
-    "a", "same",
+    "well",
+    "great",
+    "good",
+    "fine",
+    "ok",
+    "okay",
+    "alright",
+    "better",
+    "best",
+    "my",
+    "pretty",
+    "so",
+    "amazing",
+    "awesome",
+    "it",
+    "that",
+    "this",
+    "something",
+    "what",
+    "the",
+    "too",
+    "much",
+    "a",
+    "same",
 ];
 
 /// Verbs that say what something does to the speaker ("Nature's beauty
 /// reminds me to slow down", "Their love gives me strength").
 pub const TO_ME_VERBS: &[&str] = &[
-    "reminds", "reminded", "gives", "gave", "makes", "made", "helps", "helped", "keeps", "kept",
-    "drives", "drove", "brings", "brought", "motivates", "motivated", "inspires", "inspired",
-    "fills", "filled", "taught", "teaches", "showed", "shows", "calms", "relaxes", "encourages",
-    "encouraged", "pushes", "pushed", "got", "remind", "give", "make", "help", "keep", "drive",
-    "bring", "motivate", "inspire", "fill", "teach", "show", "calm", "relax", "encourage", "push",
+    "reminds",
+    "reminded",
+    "gives",
+    "gave",
+    "makes",
+    "made",
+    "helps",
+    "helped",
+    "keeps",
+    "kept",
+    "drives",
+    "drove",
+    "brings",
+    "brought",
+    "motivates",
+    "motivated",
+    "inspires",
+    "inspired",
+    "fills",
+    "filled",
+    "taught",
+    "teaches",
+    "showed",
+    "shows",
+    "calms",
+    "relaxes",
+    "encourages",
+    "encouraged",
+    "pushes",
+    "pushed",
+    "got",
+    "remind",
+    "give",
+    "make",
+    "help",
+    "keep",
+    "drive",
+    "bring",
+    "motivate",
+    "inspire",
+    "fill",
+    "teach",
+    "show",
+    "calm",
+    "relax",
+    "encourage",
+    "push",
 ];
 
 /// Words that cannot end an object: the phrase goes on after them.
@@ -332,9 +393,15 @@ pub(crate) fn read(toks: &[Tok], sentence: &str) -> Vec<Clause> {
 /// ("Lost my job as a banker yesterday", "Went to the gym with my
 /// sister"): the subject `I` is understood, as people drop it in chat.
 fn subjectless_clause(toks: &[Tok], sentence: &str) -> Option<Clause> {
-    let first = toks.iter().position(|t| t.kind == Kind::Word)?;
+    let mut first = toks.iter().position(|t| t.kind == Kind::Word)?;
+    // "Been doing some promotion for my business".
+    if toks[first].lower == "been" && word_at(toks, first + 1).is_some_and(|w| w.ends_with("ing")) {
+        first += 1;
+    }
     let verb = toks[first].lower.as_str();
-    let past = (verb.ends_with("ed") && verb.len() > 4) || IRREGULAR_PAST.contains(&verb);
+    let past = (verb.ends_with("ed") && verb.len() > 4)
+        || IRREGULAR_PAST.contains(&verb)
+        || (first > 0 && verb.ends_with("ing"));
     if !past || CHATTER_VERBS.contains(&verb) {
         return None;
     }
@@ -569,7 +636,9 @@ fn subject_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
         // A one-word state is a reply ("I'm so happy!"), not a fact.
         word_at(toks, from + 1)?;
     }
-    let object = object_at(toks, sentence, from)?;
+    // A state towards the listener is still the speaker's ("I'm so proud
+    // of you for spreading awareness").
+    let object = object_with(toks, sentence, from, g.verb.is_none())?;
     Some(Clause {
         subject_at: k,
         subject_end: k + 1,
@@ -635,13 +704,26 @@ fn strong_start(toks: &[Tok], k: usize) -> bool {
 /// no pronoun, no conjunction, a content word.
 fn subject_phrase(toks: &[Tok], sentence: &str, k: usize, v: usize) -> Option<String> {
     let plain = toks[k..v].iter().all(|t| match t.kind {
-        Kind::Word => {
-            !matches!(
-                t.lower.as_str(),
-                "i" | "we" | "you" | "your" | "they" | "he" | "she" | "it" | "there" | "here"
-                    | "what" | "because" | "but" | "so" | "if" | "when" | "than" | "that"
-            )
-        }
+        Kind::Word => !matches!(
+            t.lower.as_str(),
+            "i" | "we"
+                | "you"
+                | "your"
+                | "they"
+                | "he"
+                | "she"
+                | "it"
+                | "there"
+                | "here"
+                | "what"
+                | "because"
+                | "but"
+                | "so"
+                | "if"
+                | "when"
+                | "than"
+                | "that"
+        ),
         Kind::Symbol => matches!(t.lower.as_str(), "\"" | "'"),
         Kind::Break => false,
     });
@@ -670,7 +752,22 @@ fn about_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     }
     let v = (k + 1..toks.len().min(k + 7)).find(|&v| {
         word_at(toks, v).is_some_and(|w| {
-            matches!(w, "is" | "are" | "was" | "were" | "means" | "meant" | "mean" | "has" | "had")
+            matches!(
+                w,
+                "is" | "are"
+                    | "was"
+                    | "were"
+                    | "means"
+                    | "meant"
+                    | "mean"
+                    | "has"
+                    | "had"
+                    | "matters"
+                    | "mattered"
+                    | "speaks"
+                    | "spoke"
+                    | "appeals"
+            )
         }) && !toks[v].tail
     })?;
     let object = subject_phrase(toks, sentence, k, v)?;
@@ -702,7 +799,11 @@ fn about_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
         let me = words
             .windows(2)
             .position(|w| matches!(w[0], "to" | "for") && w[1] == "me")?;
-        let mut named: Vec<&str> = if be { Vec::new() } else { vec![toks[v].lower.as_str()] };
+        let mut named: Vec<&str> = if be {
+            Vec::new()
+        } else {
+            vec![toks[v].lower.as_str()]
+        };
         named.extend(&words[..me + 2]);
         if named.len() > 7 || named.len() < 3 {
             return None;
@@ -731,7 +832,8 @@ fn to_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
         return None;
     }
     let v = (k + 1..toks.len().min(k + 6)).find(|&v| {
-        word_at(toks, v).is_some_and(|w| TO_ME_VERBS.contains(&w)) && word_at(toks, v + 1) == Some("me")
+        word_at(toks, v).is_some_and(|w| TO_ME_VERBS.contains(&w))
+            && word_at(toks, v + 1) == Some("me")
     })?;
     let object = subject_phrase(toks, sentence, k, v)?;
     Some(Clause {
@@ -770,6 +872,13 @@ fn predicate_of(toks: &[Tok], sentence: &str, g: &VerbGroup) -> Option<(String, 
         return Some((be.to_string(), g.next));
     };
     let verb = toks[v].lower.as_str();
+    if matches!(verb, "agree" | "believe" | "think" | "feel" | "know")
+        && word_at(toks, v + 1) == Some("that")
+    {
+        // "I agree that education is key": an opinion, in its words.
+        object_at(toks, sentence, v + 2)?;
+        return Some(("believes".into(), v + 2));
+    }
     if verb == "thinking" && matches!(word_at(toks, v + 1), Some("about" | "of")) {
         // "I'm thinking about starting a project": considered, not done.
         object_at(toks, sentence, v + 2)?;
@@ -839,6 +948,12 @@ fn first_word(toks: &[Tok], mut at: usize) -> Option<&str> {
 /// [`MAX_WORDS`]; `None` when empty, a reference, about the listener, or
 /// without a content word.
 fn object_at(toks: &[Tok], sentence: &str, at: usize) -> Option<String> {
+    object_with(toks, sentence, at, false)
+}
+
+/// [`object_at`], where `listener_ok` allows words of the listener (a
+/// state: "I'm so proud of you for finishing").
+fn object_with(toks: &[Tok], sentence: &str, at: usize, listener_ok: bool) -> Option<String> {
     let mut end = at;
     let mut words = 0;
     while let Some(t) = toks.get(end) {
@@ -858,11 +973,17 @@ fn object_at(toks: &[Tok], sentence: &str, at: usize) -> Option<String> {
         }
         end += 1;
     }
-    phrase(toks, sentence, at, end)
+    phrase(toks, sentence, at, end, listener_ok)
 }
 
 /// The phrase of tokens `at..end` as an object (see [`object_at`]).
-fn phrase(toks: &[Tok], sentence: &str, at: usize, mut end: usize) -> Option<String> {
+fn phrase(
+    toks: &[Tok],
+    sentence: &str,
+    at: usize,
+    mut end: usize,
+    listener_ok: bool,
+) -> Option<String> {
     // Quote marks and symbols at the edges, and words that cannot end a
     // phrase where the length cut it ("a long run route along the").
     let mut first = at;
@@ -888,10 +1009,13 @@ fn phrase(toks: &[Tok], sentence: &str, at: usize, mut end: usize) -> Option<Str
     if (VALUE_NOT_REFERENCE.contains(&lead) && word_count < 3) || OBJECT_NOT_AFTER.contains(&lead) {
         return None;
     }
-    if span
+    // About the listener, not the speaker ("I made you a cake", "I love
+    // your work"); a feeling towards them is the speaker's own state
+    // ("I'm so proud of you"), which the caller allows.
+    let about_listener = span
         .iter()
-        .any(|t| t.kind == Kind::Word && LISTENER.contains(&t.lower.as_str()))
-    {
+        .any(|t| t.kind == Kind::Word && LISTENER.contains(&t.lower.as_str()));
+    if about_listener && !listener_ok {
         return None;
     }
     let content = span.iter().any(|t| {
@@ -1001,11 +1125,26 @@ mod tests {
     }
 
     #[test]
+    fn a_feeling_towards_the_listener_is_the_speakers_state() {
+        assert_eq!(
+            one("I'm so proud of you for doing that."),
+            ("I".into(), "is".into(), "proud of you for doing".into())
+        );
+        // What the speaker does to or for the listener is not about them.
+        for sentence in [
+            "I made you a cake.",
+            "I love your work.",
+            "I'm here for you.",
+        ] {
+            assert!(clauses(sentence).is_empty(), "{sentence}");
+        }
+    }
+
+    #[test]
     fn chatter_gives_nothing() {
         for sentence in [
             "I think so.",
             "I know, right!",
-            "I'm so proud of you for doing that.",
             "I'm glad you liked it.",
             "I love it.",
             "I mean, it was fine.",
