@@ -27,12 +27,15 @@ fn fixture() -> Value {
                 "session_2_date_time": "9:00 am on 12 May, 2023",
                 "session_2": [
                     {"speaker": "Maya", "dia_id": "D2:1", "text": "I adopted a puppy last week."},
-                    {"speaker": "Jordan", "dia_id": "D2:2", "text": "Totally. I hate traffic, it is totally awful."}
+                    {"speaker": "Jordan", "dia_id": "D2:2", "text": "Totally. I hate traffic, the Traffic here is awful and traffic is everywhere."}
                 ]
             },
             "observation": {
                 "session_1_observation": {
-                    "Maya": [["Maya enjoys hiking in the hills.", "D1:1"]],
+                    "Maya": [
+                        ["Maya enjoys hiking in the hills.", "D1:1"],
+                        ["Maya asked Jordan about the job.", "D1:3"]
+                    ],
                     "Jordan": [["Jordan works as a nurse at Northwind.", "D1:2"]]
                 },
                 "session_2_observation": {
@@ -129,23 +132,24 @@ fn heuristic_figures_on_a_tiny_conversation() {
     assert_eq!(c["conversation"], "conv-a");
     assert_eq!(c["turns"], 5);
     assert_eq!(c["failed"], 0);
-    // Hiking (D1:1) and Northwind (D1:2) are read; the puppy (D2:1) is
-    // outside the heuristic's patterns.
-    assert_eq!(c["counts"]["observations"], 3);
-    assert_eq!(c["counts"]["covered"], 2);
-    assert_eq!(c["counts"]["matched"], 2);
-    close(&c["coverage"], 2.0 / 3.0);
-    close(&c["matched_coverage"], 2.0 / 3.0);
-    // likes hiking…, works_at Northwind, role nurse match observations;
-    // "likes traffic" (negative) matches none.
-    assert_eq!(c["counts"]["claims"], 4, "{c}");
-    assert_eq!(c["counts"]["matching_claims"], 3, "{c}");
-    close(&c["claim_precision"], 0.75);
-    assert_eq!(c["counts"]["bound_claims"], 4);
+    // Hiking (D1:1), Northwind (D1:2) and the puppy (D2:1, the clause
+    // reader) are read; Maya's question (D1:3) gives nothing.
+    assert_eq!(c["counts"]["observations"], 4);
+    assert_eq!(c["counts"]["covered"], 3);
+    assert_eq!(c["counts"]["matched"], 3);
+    close(&c["coverage"], 0.75);
+    close(&c["matched_coverage"], 0.75);
+    // likes hiking…, works_at Northwind, role nurse, adopted a puppy match
+    // observations; "likes traffic" (negative) matches none.
+    assert_eq!(c["counts"]["claims"], 5, "{c}");
+    assert_eq!(c["counts"]["matching_claims"], 4, "{c}");
+    close(&c["claim_precision"], 0.8);
+    assert_eq!(c["counts"]["bound_claims"], 5);
     close(&c["binding_precision"], 1.0);
     assert_eq!(c["speaker_nodes"], json!({"Jordan": 1, "Maya": 1}));
-    // "Totally" starts a sentence and is written "totally" later: junk.
-    assert_eq!(c["junk_entities"], json!(["Totally"]), "{c}");
+    // "Totally" only starts a sentence: no entity. "Traffic" is
+    // capitalised mid-sentence once and written "traffic" twice: junk.
+    assert_eq!(c["junk_entities"], json!(["Traffic"]), "{c}");
     assert!(c["messages_per_second"].as_f64().unwrap() > 0.0);
     // One conversation: the overall row is the same counts.
     assert_eq!(v["overall"]["counts"], c["counts"]);
@@ -158,11 +162,76 @@ fn heuristic_figures_on_a_tiny_conversation() {
         .lines()
         .find(|l| l.starts_with("conv-a"))
         .expect("a row for conv-a");
-    assert!(row.contains("0.667") && row.contains("0.750"), "{row}");
+    assert!(row.contains("0.750") && row.contains("0.800"), "{row}");
     assert!(row.contains("Jordan 1, Maya 1"), "{row}");
     // Progress on stderr, one line per conversation.
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("conv-a: 5 messages"), "{err}");
+}
+
+#[test]
+fn detail_lists_every_claim_and_observation_with_its_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = write_fixture(tmp.path());
+    let detail = tmp.path().join("detail.jsonl");
+    let out = bench(
+        &[
+            "--data",
+            data.to_str().unwrap(),
+            "--conversations",
+            "conv-a",
+            "--detail",
+            detail.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&detail)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let claims: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "claim").collect();
+    let observations: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "observation")
+        .collect();
+    assert_eq!((claims.len(), observations.len()), (5, 4), "{lines:?}");
+    let traffic = claims
+        .iter()
+        .find(|c| c["object"] == "traffic")
+        .expect("the traffic claim");
+    assert_eq!(traffic["matched"], false);
+    assert_eq!(traffic["bound_to"], json!(["Jordan"]));
+    assert!(traffic["turns"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("D2:2 (Jordan): Totally."));
+    let asked = observations
+        .iter()
+        .find(|o| o["turns"][0].as_str().unwrap().starts_with("D1:3"))
+        .expect("the question's observation");
+    assert_eq!(
+        (&asked["covered"], &asked["matched"]),
+        (&json!(false), &json!(false))
+    );
+    // A directory where the file should be: a readable error.
+    let out = bench(
+        &[
+            "--data",
+            data.to_str().unwrap(),
+            "--detail",
+            tmp.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot create"), "{err}");
 }
 
 #[test]
@@ -175,9 +244,9 @@ fn both_conversations_pool_into_the_overall_figures() {
     assert_eq!(convs[1]["conversation"], "conv-b");
     // conv-b: "I live in Leeds." covers Sam's one observation.
     assert_eq!(convs[1]["counts"]["covered"], 1);
-    // Pooled over observations (3 of 4), not the mean of 2/3 and 1.
-    assert_eq!(v["overall"]["counts"]["observations"], 4);
-    close(&v["overall"]["coverage"], 0.75);
+    // Pooled over observations (4 of 5), not the mean of 3/4 and 1.
+    assert_eq!(v["overall"]["counts"]["observations"], 5);
+    close(&v["overall"]["coverage"], 0.8);
     assert_eq!(v["overall"]["turns"], 6);
     // Lee never says anything: no node, so 3 of 4 speakers have one.
     assert_eq!(convs[1]["speaker_nodes"], json!({"Lee": 0, "Sam": 1}));
@@ -224,7 +293,7 @@ fn the_llm_path_is_measured_over_http() {
     assert_eq!(v["provider"], "openai-compatible (replay-model)");
     let c = &v["conversations"][0];
     assert_eq!(c["failed"], 0);
-    // Only the replayed claim: the puppy, which the heuristic missed.
+    // Only the replayed claim: the puppy; nothing of the heuristic's.
     assert_eq!(c["counts"]["claims"], 1, "{c}");
     assert_eq!(c["counts"]["covered"], 1);
     assert_eq!(c["counts"]["matched"], 1);

@@ -673,6 +673,9 @@ pub struct Pattern {
     pub update: bool,
     /// A sentence it reads, and what it gives.
     pub example: Example,
+    /// Sentences it must not read (a test checks each gives no claim of
+    /// this pattern): near misses of the same words.
+    pub refuses: &'static [&'static str],
 }
 
 const S: Elem = Elem::Subject { we: true };
@@ -705,6 +708,7 @@ const fn row(
     fact_type: FactType,
     update: bool,
     example: Example,
+    refuses: &'static [&'static str],
 ) -> Pattern {
     Pattern {
         id,
@@ -714,6 +718,7 @@ const fn row(
         fact_type,
         update,
         example,
+        refuses,
     }
 }
 
@@ -753,6 +758,11 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PERSON),
             None,
         ),
+        &[
+            "I'm Brazilian.",
+            "I am Jordan's partner.",
+            "I'm Manchester United mad.",
+        ],
     ),
     row(
         "my_name_is",
@@ -774,6 +784,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PERSON),
             None,
         ),
+        &["My name is on the list.", "Is my name Alex?"],
     ),
     row(
         "call_me",
@@ -787,6 +798,7 @@ pub const PATTERNS: &[Pattern] = &[
         Fact,
         false,
         ex("Call me Alex.", "I", "name", "Alex", Some(PERSON), None),
+        &["Call me tomorrow.", "Call me Hungry."],
     ),
     row(
         "like",
@@ -810,6 +822,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I love it.", "Do you like tea?", "They love Lisbon."],
     ),
     row(
         "prefer",
@@ -833,6 +846,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I prefer to walk.", "Would you prefer tea?"],
     ),
     row(
         "hate",
@@ -849,6 +863,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I hate it.", "They hate Lisbon."],
     ),
     row(
         "do_not_like",
@@ -873,6 +888,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I don't like it.", "You don't like tea."],
     ),
     row(
         "cannot_stand",
@@ -896,6 +912,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I can't stand it.", "You can't stand coffee."],
     ),
     row(
         "diet",
@@ -918,6 +935,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I'm not vegetarian.", "Are you vegan?"],
     ),
     row(
         "allergic_to",
@@ -941,6 +959,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I'm not allergic to peanuts.", "Are you allergic to nuts?"],
     ),
     row(
         "live_in",
@@ -963,6 +982,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             None,
         ),
+        &["I don't live in Leeds.", "I live in the city."],
     ),
     row(
         "moved_from_to",
@@ -989,6 +1009,10 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             Some("Leeds"),
         ),
+        &[
+            "We moved from Leeds to the coast.",
+            "Have you moved from Leeds to Lisbon?",
+        ],
     ),
     row(
         "moved_to",
@@ -1013,6 +1037,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             None,
         ),
+        &["I moved to the coast.", "I haven't moved to Lisbon."],
     ),
     row(
         "moving_to",
@@ -1036,6 +1061,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             None,
         ),
+        &["I'm not moving to Lisbon.", "Are we moving to Lisbon?"],
     ),
     row(
         "will_move_to",
@@ -1060,6 +1086,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             None,
         ),
+        &["I won't move to Porto.", "I will move to the coast."],
     ),
     row(
         "plan_to_move_to",
@@ -1086,6 +1113,10 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PLACE),
             None,
         ),
+        &[
+            "I decided not to move to Lisbon.",
+            "Did you decide to move to Lisbon?",
+        ],
     ),
     row(
         "trying_to",
@@ -1111,6 +1142,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["Stop trying to fix it.", "Are you trying to quit?"],
     ),
     row(
         "plans_to",
@@ -1127,6 +1159,7 @@ pub const PATTERNS: &[Pattern] = &[
         Fact,
         false,
         ex("I plan to move.", "I", "plans_to", "move", None, None),
+        &["I don't plan to move.", "Do you plan to move?"],
     ),
     row(
         "wants_to",
@@ -1152,6 +1185,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I don't want to move.", "Do you want to come?"],
     ),
     row(
         "would_like_to",
@@ -1175,6 +1209,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I would not like to go.", "Would you like to come?"],
     ),
     row(
         "work_at",
@@ -1197,6 +1232,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(ORGANIZATION),
             None,
         ),
+        &["I work at a startup.", "I don't work at Acme."],
     ),
     row(
         "work_at_as",
@@ -1222,6 +1258,10 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &[
+            "I work at a startup as a nurse.",
+            "Do you work at Acme as a nurse?",
+        ],
     ),
     row(
         "work_as",
@@ -1245,6 +1285,7 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &["I don't work as a nurse.", "Do you work as a nurse?"],
     ),
     row(
         "started_at",
@@ -1270,6 +1311,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(ORGANIZATION),
             None,
         ),
+        &["I started at the bottom.", "Have you started at Acme?"],
     ),
     row(
         "started_job_at",
@@ -1297,6 +1339,10 @@ pub const PATTERNS: &[Pattern] = &[
             Some(ORGANIZATION),
             None,
         ),
+        &[
+            "I started my new job at a startup.",
+            "Have you started your new job at Acme?",
+        ],
     ),
     row(
         "left",
@@ -1321,6 +1367,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(ORGANIZATION),
             None,
         ),
+        &["I left Sam a message.", "I left the office."],
     ),
     row(
         "switched_from_to",
@@ -1347,6 +1394,10 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             Some("VS Code"),
         ),
+        &[
+            "Have you switched from tea to coffee?",
+            "I never switched from tea to coffee.",
+        ],
     ),
     row(
         "switched_to",
@@ -1371,6 +1422,10 @@ pub const PATTERNS: &[Pattern] = &[
             None,
             None,
         ),
+        &[
+            "Have you switched to oat milk?",
+            "I never switched to oat milk.",
+        ],
     ),
     row(
         "is_my_role",
@@ -1393,6 +1448,7 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PERSON),
             None,
         ),
+        &["Sam's sister is my friend.", "Jordan is my ex partner."],
     ),
     row(
         "my_role_name",
@@ -1409,6 +1465,10 @@ pub const PATTERNS: &[Pattern] = &[
             Some(PERSON),
             None,
         ),
+        &[
+            "My ex partner Jordan called.",
+            "My sister Rachel's car broke.",
+        ],
     ),
 ];
 
@@ -2095,6 +2155,26 @@ mod tests {
             assert_eq!(f.confidence, CONFIDENCE, "{}", p.id);
             assert_eq!(f.evidence_quote, want.text, "{}", p.id);
             assert_all_grounded(want.text, &e);
+        }
+    }
+
+    /// Every row's near misses give no claim of that row: no claim with
+    /// the row's confidence and predicate (the clause reader may still read
+    /// them plainly, with its own lower confidence).
+    #[test]
+    fn no_pattern_reads_what_its_row_refuses() {
+        for p in PATTERNS {
+            assert!(!p.refuses.is_empty(), "{}: no refusals", p.id);
+            for text in p.refuses {
+                let e = extract(text);
+                let read = e.facts.iter().any(|f| {
+                    f.confidence == CONFIDENCE
+                        && (f.predicate == p.predicate
+                            || (p.predicate == "has_<role>" && f.predicate.starts_with("has_")))
+                });
+                assert!(!read, "{}: {text:?} gave {:?}", p.id, claims(&e));
+                assert_all_grounded(text, &e);
+            }
         }
     }
 

@@ -2058,3 +2058,109 @@ on_both_paths!(
     records_replay_under_their_policy_on,
     records_replay_under_their_policy
 );
+
+fn chat_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hey Caroline! I'm swamped with the kids & work.",
+            json!({"entities": [person("Caroline")],
+                   "facts": [fact("I", "is", "swamped with the kids & work",
+                                  "I'm swamped with the kids & work.")]}),
+        ),
+        (
+            "Thanks, Mel! I went to a LGBTQ support group yesterday.",
+            json!({"entities": [json!({"name": "Mel", "entity_type": "other"})],
+                   "facts": [fact("I", "went_to", "a LGBTQ support group",
+                                  "I went to a LGBTQ support group yesterday.")]}),
+        ),
+        (
+            "Caroline said, \"I painted a lake sunrise.\"",
+            json!({"entities": [person("Caroline")],
+                   "facts": [fact("I", "painted", "a lake sunrise",
+                                  "Caroline said, \"I painted a lake sunrise.\"")]}),
+        ),
+        (
+            "Gonna go swimming with the kids. Painting is fun.",
+            json!({}),
+        ),
+        (
+            "Yeah, I painted that lake sunrise last year!",
+            json!({"facts": [fact("I", "painted", "that lake sunrise",
+                                  "Yeah, I painted that lake sunrise last year!")]}),
+        ),
+    ]
+}
+
+/// Issue 14: what people write in chat (greetings, nicknames, quoted
+/// speech, sentence openers) through the clause reader and a model alike:
+/// each speaker is one person, a nickname is never a new person, a quoted
+/// I never lands on the speaker, and sentence openers are no entities.
+fn chat_lands_on_the_right_person(path: Path) {
+    let (_t, m, _s) = memory_on(path, chat_rules());
+    let turns = [
+        ("Melanie", "Hey Caroline! I'm swamped with the kids & work."),
+        (
+            "Caroline",
+            "Thanks, Mel! I went to a LGBTQ support group yesterday.",
+        ),
+        ("Melanie", "Caroline said, \"I painted a lake sunrise.\""),
+        (
+            "Melanie",
+            "Gonna go swimming with the kids. Painting is fun.",
+        ),
+        ("Melanie", "Yeah, I painted that lake sunrise last year!"),
+    ];
+    for (speaker, text) in turns {
+        say_in(&m, text, Some(speaker), "user", "personal");
+    }
+    let melanie = persons(&m, "Melanie");
+    let caroline = persons(&m, "Caroline");
+    assert_eq!((melanie.len(), caroline.len()), (1, 1), "one node each");
+    assert!(persons(&m, "Mel").is_empty(), "a nickname is no new person");
+    for opener in ["Gonna", "Painting", "Hey", "Yeah", "Thanks"] {
+        assert!(entities(&m, opener).is_empty(), "{opener} became an entity");
+    }
+    let of = |p: &Node| -> Vec<(String, String)> {
+        claims_of(&m, p)
+            .iter()
+            .map(|c| {
+                let md = c.metadata.as_ref().unwrap();
+                (
+                    md["predicate"].as_str().unwrap().to_string(),
+                    md["object"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let mel = of(&melanie[0]);
+    assert!(
+        mel.contains(&("is".into(), "swamped with the kids & work".into())),
+        "{mel:?}"
+    );
+    assert!(
+        mel.contains(&("painted".into(), "that lake sunrise".into())),
+        "{mel:?}"
+    );
+    assert!(
+        !mel.iter()
+            .any(|(_, o)| o == "a lake sunrise" || o == "a LGBTQ support group"),
+        "Caroline's words landed on Melanie: {mel:?}"
+    );
+    let caro = of(&caroline[0]);
+    assert!(
+        caro.contains(&("went_to".into(), "a LGBTQ support group".into())),
+        "{caro:?}"
+    );
+    // The quoted claim exists, and is not the speaker's.
+    let quoted: Vec<Node> = claims(&m, "painted")
+        .into_iter()
+        .filter(|c| c.metadata.as_ref().unwrap()["object"] == "a lake sunrise")
+        .collect();
+    assert_eq!(quoted.len(), 1);
+    assert!(!has_fact_from(&m, &quoted[0]).contains(&melanie[0].id));
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    chat_lands_on_the_right_person_on,
+    chat_lands_on_the_right_person
+);
