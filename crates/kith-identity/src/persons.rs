@@ -118,6 +118,57 @@ pub fn reports_speech(content: &str) -> bool {
     words(content).any(|w| REPORTING_VERBS.contains(&w.as_str()))
 }
 
+/// Whether `sentence` has a first-person word (I, me, my, mine, myself)
+/// inside quotation marks: a double quotation mark of any style opens and
+/// closes a quote; a single one opens a quote as in [`reports_speech`]
+/// (after a space, a colon or the start, before a letter) and closes at the
+/// next single mark not followed by a letter ("I'm" inside stays inside).
+/// `Caroline said, "I painted a lake sunrise."` quotes a first person;
+/// `I read "Becoming Nicole".` does not.
+pub fn quotes_first_person(sentence: &str) -> bool {
+    let chars: Vec<char> = sentence.chars().map(normalize_quote_mark).collect();
+    let mut inside_double = false;
+    let mut inside_single = false;
+    let mut word = String::new();
+    let first_person = |w: &str, quoted: bool| {
+        quoted
+            && matches!(
+                w.to_lowercase().as_str(),
+                "i" | "me" | "my" | "mine" | "myself"
+            )
+    };
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_alphanumeric() {
+            word.push(*c);
+            continue;
+        }
+        if first_person(&word, inside_double || inside_single) {
+            return true;
+        }
+        word.clear();
+        match c {
+            '"' => inside_double = !inside_double,
+            '\'' if !inside_single => {
+                let opens = i == 0
+                    || chars[i - 1].is_whitespace()
+                    || matches!(chars[i - 1], ':' | '(' | '[' | '-' | '\u{2014}');
+                inside_single = opens && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+            }
+            '\'' => {
+                // "I'm" inside a quote: an apostrophe between letters.
+                let apostrophe = i > 0
+                    && chars[i - 1].is_alphanumeric()
+                    && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+                if !apostrophe {
+                    inside_single = false;
+                }
+            }
+            _ => {}
+        }
+    }
+    first_person(&word, inside_double || inside_single)
+}
+
 /// Whether the turn names anyone besides its author: a listed entity that
 /// [`could_be_person`] (under `kith_ingest_v3`; only `person` before), or
 /// (under `kith_ingest_v3`) quoted or reported speech.
@@ -238,6 +289,26 @@ mod tests {
             name: name.into(),
             entity_type: ty.into(),
             description: None,
+        }
+    }
+
+    #[test]
+    fn a_quoted_first_person_is_told_from_the_speakers() {
+        for quoted in [
+            "Caroline said, \"I painted a lake sunrise.\"",
+            "She told me \u{201C}my kids love it\u{201D} yesterday.",
+            "Jordan wrote: 'I hate sushi'.",
+            "He said \"I'm done\"",
+        ] {
+            assert!(quotes_first_person(quoted), "{quoted}");
+        }
+        for own in [
+            "I read \"Becoming Nicole\" last year.",
+            "I'm done, it's Jordan's turn.",
+            "I love 'Dune'.",
+            "My sister said it was fine.",
+        ] {
+            assert!(!quotes_first_person(own), "{own}");
         }
     }
 

@@ -30,11 +30,16 @@ pub enum Policy {
     /// blank) entity of that name adopts that node instead of making a
     /// second one ([`crate::persons::person_node`]).
     V4,
+    /// `kith_ingest_v5`: a first person inside quotation marks is the
+    /// quoted person's, not the speaker's — a claim whose sentence quotes a
+    /// first person ([`crate::persons::quotes_first_person`]) keeps its I
+    /// local even when the turn names its speaker.
+    V5,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V4;
+    pub const CURRENT: Policy = Policy::V5;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -42,7 +47,7 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 4] = [Policy::V1, Policy::V2, Policy::V3, Policy::V4];
+    pub const ALL: [Policy; 5] = [Policy::V1, Policy::V2, Policy::V3, Policy::V4, Policy::V5];
 
     /// The recorded name (`kith_ingest_v3`).
     pub const fn name(self) -> &'static str {
@@ -51,6 +56,7 @@ impl Policy {
             Policy::V2 => "kith_ingest_v2",
             Policy::V3 => "kith_ingest_v3",
             Policy::V4 => "kith_ingest_v4",
+            Policy::V5 => "kith_ingest_v5",
         }
     }
 
@@ -77,6 +83,12 @@ impl Policy {
     /// the untyped entity of their name.
     pub fn has_v4_rules(self) -> bool {
         self >= Policy::V4
+    }
+
+    /// Whether this policy has the `kith_ingest_v5` rule: a quoted first
+    /// person is never the speaker's.
+    pub fn has_v5_rules(self) -> bool {
+        self >= Policy::V5
     }
 }
 
@@ -122,11 +134,13 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4); open the pack with the kith that saved the record"
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
         assert!(Policy::CURRENT.has_v4_rules());
         assert!(!Policy::V3.has_v4_rules());
+        assert!(Policy::CURRENT.has_v5_rules());
+        assert!(!Policy::V4.has_v5_rules());
     }
 }

@@ -2020,7 +2020,7 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v4");
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v5");
     let fresh_claim = all(&m)
         .into_iter()
         .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
@@ -2031,7 +2031,7 @@ fn records_replay_under_their_policy(path: Path) {
         .get_operation(kith::ingest::plan::extraction_op_id(fresh.event_id))
         .unwrap()
         .unwrap();
-    assert_eq!(saved.payload["policy"], "kith_ingest_v4");
+    assert_eq!(saved.payload["policy"], kith::ingest::plan::POLICY);
     drop(tx);
 
     // A policy from a newer kith: refused, nothing derived, the reason said.

@@ -35,7 +35,8 @@ use uuid::Uuid;
 /// off the owner, name-like introductions, known people typed `person`,
 /// all-or-nothing group links read past openers, attempts and intentions
 /// need a non-actual predicate; `kith_ingest_v4`: a person adopts the
-/// untyped entity of their name (one person, one node in either order).
+/// untyped entity of their name (one person, one node in either order);
+/// `kith_ingest_v5`: a first person inside quotation marks stays local.
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -345,8 +346,11 @@ pub fn build(
     // Claims: facts, then relationships a fact does not already cover.
     let mut seen_digests: Vec<String> = Vec::new();
     for (index, f) in grounded.facts.iter().enumerate() {
-        let (mut subject, subject_basis) = b.endpoint(&f.subject, &f.fact.subject, &entity_ids)?;
-        let (mut object, object_basis) = b.endpoint(&f.object, &f.fact.object, &entity_ids)?;
+        let sentence = f.evidence.sentence.as_str();
+        let (mut subject, subject_basis) =
+            b.endpoint(&f.subject, &f.fact.subject, &entity_ids, sentence)?;
+        let (mut object, object_basis) =
+            b.endpoint(&f.object, &f.fact.object, &entity_ids, sentence)?;
         // Pronoun repair: one name rebinds the field to that person; several
         // keep the pronoun entity and each becomes an entity the claim
         // mentions. The claim's text names them; its quote stays verbatim.
@@ -452,10 +456,19 @@ pub fn build(
         if covered {
             continue;
         }
-        let (source, source_basis) =
-            b.endpoint(&r.source, &r.relationship.source_entity, &entity_ids)?;
-        let (target, target_basis) =
-            b.endpoint(&r.target, &r.relationship.target_entity, &entity_ids)?;
+        let sentence = r.evidence.sentence.as_str();
+        let (source, source_basis) = b.endpoint(
+            &r.source,
+            &r.relationship.source_entity,
+            &entity_ids,
+            sentence,
+        )?;
+        let (target, target_basis) = b.endpoint(
+            &r.target,
+            &r.relationship.target_entity,
+            &entity_ids,
+            sentence,
+        )?;
         let rel = &r.relationship;
         let mut metadata = claim_metadata(
             "relationship",
@@ -860,11 +873,14 @@ impl Builder<'_> {
 
     /// The node an endpoint stands for, and the first-person basis when a
     /// singular first person was bound; `None` for a plain value.
+    /// `sentence` is the claim's evidence sentence: a first person it
+    /// quotes stays local (`kith_ingest_v5`).
     fn endpoint(
         &mut self,
         r: &EndpointRef,
         surface: &str,
         entity_ids: &[Option<Uuid>],
+        sentence: &str,
     ) -> Result<(Option<Uuid>, Option<Basis>), StoreError> {
         let family = match r {
             EndpointRef::Entity { index } => match entity_ids.get(*index).copied().flatten() {
@@ -878,7 +894,8 @@ impl Builder<'_> {
         let Some(family) = family else {
             return Ok((None, None));
         };
-        if family == "I" {
+        let quoted = self.identity.policy.has_v5_rules() && persons::quotes_first_person(sentence);
+        if family == "I" && !quoted {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
