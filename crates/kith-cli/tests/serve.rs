@@ -404,6 +404,23 @@ fn serve_refuses_a_public_bind_without_keys() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("shorter than"));
 }
 
+#[test]
+fn serve_says_a_taken_port_once() {
+    let t = TestPack::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let err = t.fails(&["serve", "--bind", &addr]);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let line = err.trim_end();
+    assert!(
+        line.starts_with(&format!("error: kith serve: cannot listen on {addr}: ")),
+        "{line}"
+    );
+    // The OS's reason appears once, not twice.
+    let reason = line.rsplit(": ").next().unwrap();
+    assert_eq!(line.matches(reason).count(), 1, "{line}");
+}
+
 #[cfg(unix)]
 #[test]
 fn serve_announces_its_address_and_stops_on_sigterm() {
