@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use kith::OwnerId;
+use kith_server::mcp::source::MemorySource;
 use kith_server::{ApiKeys, Auth};
 
 use crate::args::{Cli, ServeArgs};
@@ -74,6 +75,37 @@ pub fn mcp(cli: &Cli) -> Result<()> {
     };
     let owner =
         OwnerId::new(&owner).with_context(|| format!("KITH_MCP_OWNER={owner:?} is not valid"))?;
-    let memory = open_memory(cli)?;
-    kith_server::run_mcp(memory, owner).context("kith mcp")
+    // Settings errors end the process (they are the operator's to fix
+    // before starting); a pack that cannot be opened does not: an MCP
+    // client would only show "server failed", so each tool call says why
+    // instead, and the next call tries again.
+    let identity = identity_options(cli)?;
+    let (pack, database_url) = (cli.pack.clone(), cli.database_url.clone());
+    let opener = move || -> Result<kith::Memory> {
+        let memory = match &database_url {
+            Some(url) => kith::Memory::connect(url)?,
+            None => kith::Memory::open(&pack)?,
+        };
+        let retention = kith::retrieve::retention::ReceiptRetention::from_env()?;
+        let memory = configure(memory.with_receipt_retention(retention))?.with_identity(identity);
+        let resumed = memory.resume_interrupted(None)?;
+        if resumed.taken > 0 {
+            eprintln!(
+                "resumed {} interrupted extraction(s): {} complete, {} failed",
+                resumed.taken, resumed.completed, resumed.failed
+            );
+        }
+        Ok(memory)
+    };
+    let source = match opener() {
+        Ok(memory) => MemorySource::open(std::sync::Arc::new(memory)),
+        Err(e) => {
+            let why = crate::error_line(&e);
+            eprintln!("kith mcp: the memory cannot be opened ({why}); each tool call will say so");
+            MemorySource::lazy(Box::new(move || {
+                opener().map_err(|e| crate::error_line(&e))
+            }))
+        }
+    };
+    kith_server::run_mcp(source, owner).context("kith mcp")
 }

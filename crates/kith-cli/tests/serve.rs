@@ -15,12 +15,17 @@ struct Mcp {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// Each tool's `outputSchema`, once `tools/list` was asked.
+    schemas: std::collections::HashMap<String, Value>,
 }
 
 impl Mcp {
     fn start(t: &TestPack, owner: &str) -> Mcp {
-        let mut child = t
-            .cmd(&["mcp"])
+        Mcp::spawn(t.cmd(&["mcp"]), owner)
+    }
+
+    fn spawn(mut cmd: std::process::Command, owner: &str) -> Mcp {
+        let mut child = cmd
             .env("KITH_MCP_OWNER", owner)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -33,12 +38,37 @@ impl Mcp {
             child,
             stdin,
             stdout,
+            schemas: Default::default(),
         }
     }
 
+    /// `initialize` and `notifications/initialized`.
+    fn initialize(&mut self) -> Value {
+        let init = self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "kith-test", "version": "0"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init
+    }
+
     fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
+        self.send_raw(&message.to_string());
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    /// The next message from the server.
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "kith mcp closed stdout");
+        serde_json::from_str(&line).expect("one JSON message a line")
     }
 
     /// Sends a request and reads until its response (skipping
@@ -46,18 +76,22 @@ impl Mcp {
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "kith mcp closed stdout before answering {method}");
-            let msg: Value = serde_json::from_str(&line).expect("one JSON message a line");
+            let msg = self.read();
             if msg["id"] == id {
+                if method == "tools/list" {
+                    for tool in msg["result"]["tools"].as_array().into_iter().flatten() {
+                        let name = tool["name"].as_str().unwrap_or_default().to_string();
+                        self.schemas.insert(name, tool["outputSchema"].clone());
+                    }
+                }
                 return msg;
             }
         }
     }
 
     /// A tools/call; returns (is_error, the text content parsed as JSON
-    /// when it is JSON).
+    /// when it is JSON). A successful answer must carry structured content
+    /// equal to its text and valid under the tool's `outputSchema`.
     fn call(&mut self, id: u64, tool: &str, arguments: Value) -> (bool, Value) {
         let r = self.request(
             id,
@@ -68,7 +102,116 @@ impl Mcp {
         assert!(result.is_object(), "{tool}: {r}");
         let text = result["content"][0]["text"].as_str().unwrap_or("");
         let value = serde_json::from_str(text).unwrap_or(Value::String(text.into()));
-        (result["isError"] == true, value)
+        let is_error = result["isError"] == true;
+        if !is_error {
+            assert_eq!(result["structuredContent"], value, "{tool}: {r}");
+            if let Some(schema) = self.schemas.get(tool) {
+                let mut errors = Vec::new();
+                check_schema(schema, &value, "$", &mut errors);
+                assert!(errors.is_empty(), "{tool}: {errors:?} in {value}");
+            }
+        }
+        (is_error, value)
+    }
+}
+
+/// A small JSON Schema check (type, properties, required, items, enum,
+/// minimum, format uuid and date-time): enough for kith's output schemas,
+/// and it fails on any keyword it does not know, so a schema cannot
+/// silently outgrow it.
+fn check_schema(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else {
+        errors.push(format!("{at}: the schema is not an object"));
+        return;
+    };
+    for key in schema.keys() {
+        let known = [
+            "type",
+            "properties",
+            "required",
+            "items",
+            "enum",
+            "minimum",
+            "format",
+            "description",
+            "title",
+            "$schema",
+            "default",
+        ];
+        if !known.contains(&key.as_str()) {
+            errors.push(format!("{at}: the check does not know {key:?}"));
+        }
+    }
+    if let Some(ty) = schema.get("type") {
+        let types: Vec<&str> = match ty {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let fits = types.iter().any(|t| match *t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_u64() || value.is_i64(),
+            "number" => value.is_number(),
+            "null" => value.is_null(),
+            _ => false,
+        });
+        if !fits {
+            errors.push(format!("{at}: {value} is not {types:?}"));
+            return;
+        }
+    }
+    if let (Some(min), Some(n)) = (
+        schema.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) {
+        if n < min {
+            errors.push(format!("{at}: {n} < {min}"));
+        }
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+        if !options.contains(value) {
+            errors.push(format!("{at}: {value} not in {options:?}"));
+        }
+    }
+    if let (Some(format), Some(text)) =
+        (schema.get("format").and_then(Value::as_str), value.as_str())
+    {
+        let ok = match format {
+            "uuid" => uuid::Uuid::parse_str(text).is_ok(),
+            "date-time" => text.len() >= 20 && text.as_bytes()[10] == b'T',
+            _ => true,
+        };
+        if !ok {
+            errors.push(format!("{at}: {text:?} is not a {format}"));
+        }
+    }
+    if let Some(object) = value.as_object() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = name.as_str().unwrap_or_default();
+            if !object.contains_key(name) {
+                errors.push(format!("{at}: {name} is missing"));
+            }
+        }
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, sub) in props {
+                if let Some(v) = object.get(name) {
+                    check_schema(sub, v, &format!("{at}.{name}"), errors);
+                }
+            }
+        }
+    }
+    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in array.iter().enumerate() {
+            check_schema(items, v, &format!("{at}[{i}]"), errors);
+        }
     }
 }
 
@@ -84,18 +227,12 @@ fn mcp_over_stdio_stores_and_retrieves() {
     let t = TestPack::new();
     let mut mcp = Mcp::start(&t, "alice");
 
-    let init = mcp.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "kith-test", "version": "0"}}),
-    );
+    let init = mcp.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], "kith", "{init}");
     assert!(
         init["result"]["capabilities"]["tools"].is_object(),
         "{init}"
     );
-    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     let list = mcp.request(2, "tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
@@ -139,6 +276,24 @@ fn mcp_over_stdio_stores_and_retrieves() {
             .contains(&json!("decision")),
         "{review_tool}"
     );
+    // Every tool says what it answers and whether it changes memory.
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        assert_eq!(tool["outputSchema"]["type"], "object", "{name}: {tool}");
+        let hints = &tool["annotations"];
+        assert!(hints["readOnlyHint"].is_boolean(), "{name}: {tool}");
+        assert!(hints["destructiveHint"].is_boolean(), "{name}: {tool}");
+        assert_eq!(hints["openWorldHint"], false, "{name}: {tool}");
+    }
+    let hint = |name: &str, key: &str| {
+        tools.iter().find(|t| t["name"] == name).unwrap()["annotations"][key].clone()
+    };
+    assert_eq!(hint("memory_retrieve", "readOnlyHint"), true);
+    assert_eq!(hint("memory_list_claims", "readOnlyHint"), true);
+    assert_eq!(hint("memory_store", "readOnlyHint"), false);
+    assert_eq!(hint("memory_store", "destructiveHint"), false);
+    assert_eq!(hint("memory_forget", "destructiveHint"), true);
+    assert_eq!(hint("memory_undo", "destructiveHint"), true);
     let store_tool = tools.iter().find(|t| t["name"] == "memory_store").unwrap();
     let schema = &store_tool["inputSchema"];
     assert_eq!(schema["type"], "object", "{schema}");
@@ -342,7 +497,7 @@ fn mcp_over_stdio_stores_and_retrieves() {
     // list), and the retraction undone (back).
     let (err, facts) = mcp.call(19, "memory_list_claims", json!({"subject": "ALICE"}));
     assert!(!err, "{facts}");
-    let claim = facts[0]["id"]
+    let claim = facts["claims"][0]["id"]
         .as_str()
         .expect("a claim of Alice")
         .to_string();
@@ -389,6 +544,191 @@ fn mcp_over_stdio_stores_and_retrieves() {
     let stats: Value = serde_json::from_slice(&alice.stdout).unwrap();
     assert_eq!(stats["events"], 3);
     assert_eq!(t.json(&["stats"])["events"], 0);
+}
+
+/// Stores two messages and returns their node ids.
+fn seed(mcp: &mut Mcp) -> (String, String) {
+    let mut ids = Vec::new();
+    for (i, content) in [
+        "I moved to Lisbon in September.",
+        "My sister Maya lives in Berlin.",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (err, stored) = mcp.call(
+            100 + i as u64,
+            "memory_store",
+            json!({"content": content, "speaker": "Alice", "session_id": "s1",
+                   "event_time": format!("2025-03-0{}T10:00:00+00:00", i + 1)}),
+        );
+        assert!(!err, "{stored}");
+        ids.push(stored["node_id"].as_str().unwrap().to_string());
+    }
+    (ids[0].clone(), ids[1].clone())
+}
+
+#[test]
+fn mcp_retrieve_is_compact_unless_asked() {
+    let t = TestPack::new();
+    let mut mcp = Mcp::start(&t, "alice");
+    mcp.initialize();
+    mcp.request(2, "tools/list", json!({}));
+    let (lisbon, _) = seed(&mut mcp);
+    let question = json!({"query": "Where did Alice move?", "token_budget": 100});
+    let (err, compact) = mcp.call(3, "memory_retrieve", question.clone());
+    assert!(!err, "{compact}");
+    assert!(
+        compact["context"].as_str().unwrap().contains("Lisbon"),
+        "{compact}"
+    );
+    let first = &compact["results"][0];
+    assert_eq!(first["node_id"], lisbon.as_str(), "{compact}");
+    assert_eq!(first["speaker"], "Alice", "{compact}");
+    assert_eq!(first["time"], "2025-03-01T10:00:00Z", "{compact}");
+    assert!(first["score"].as_f64().unwrap() > 0.0, "{compact}");
+    for heavy in ["trace", "timings", "packed", "left_out", "provenance"] {
+        assert!(
+            !compact.to_string().contains(&format!("\"{heavy}\"")),
+            "{heavy} in {compact}"
+        );
+    }
+    // Asked for, the full retrieval: traces and timings, the same ranking.
+    let mut full_args = question;
+    full_args["detail"] = json!("full");
+    let (err, full) = mcp.call(4, "memory_retrieve", full_args);
+    assert!(!err, "{full}");
+    assert!(full["results"][0]["trace"].is_object(), "{full}");
+    assert!(full["timings"].is_object(), "{full}");
+    assert_eq!(full["results"][0]["node_id"], lisbon.as_str());
+    assert_eq!(full["context"], compact["context"]);
+    assert!(
+        compact.to_string().len() * 2 < full.to_string().len(),
+        "compact {} bytes, full {} bytes",
+        compact.to_string().len(),
+        full.to_string().len()
+    );
+    // An unknown detail is refused like any bad argument.
+    let (err, text) = mcp.call(
+        5,
+        "memory_retrieve",
+        json!({"query": "x", "detail": "everything"}),
+    );
+    assert!(err, "{text}");
+    assert!(
+        text.as_str()
+            .unwrap()
+            .starts_with("invalid_input: detail: unknown variant"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mcp_refuses_arguments_that_do_not_fit_as_invalid_input() {
+    let t = TestPack::new();
+    let mut mcp = Mcp::start(&t, "alice");
+    mcp.initialize();
+    let cases = [
+        (
+            "memory_store",
+            json!({}),
+            "invalid_input: missing field `content`",
+        ),
+        (
+            "memory_store",
+            json!({"content": 5}),
+            "invalid_input: content: invalid type: integer `5`, expected a string",
+        ),
+        (
+            "memory_store",
+            json!({"content": "x", "colour": "red"}),
+            "invalid_input: unknown field `colour`",
+        ),
+        (
+            "memory_retrieve",
+            json!({"query": "x", "token_budget": "lots"}),
+            "invalid_input: token_budget: invalid type",
+        ),
+        (
+            "memory_review_alias_proposal",
+            json!({"proposal_id": "x", "decision": "maybe"}),
+            "invalid_input: decision: unknown variant `maybe`",
+        ),
+        (
+            "memory_get_node",
+            json!({"node_id": "not-a-uuid"}),
+            "invalid_input: node_id \"not-a-uuid\" is not a UUID",
+        ),
+    ];
+    for (i, (tool, args, message)) in cases.into_iter().enumerate() {
+        let (err, text) = mcp.call(10 + i as u64, tool, args);
+        assert!(err, "{tool}: {text}");
+        let text = text.as_str().unwrap_or_default().to_string();
+        assert!(text.starts_with(message), "{tool}: {text}");
+    }
+    drop(mcp);
+    // Nothing was stored by any refused call.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kith"))
+        .arg("--pack")
+        .arg(&t.pack)
+        .args(["--json", "--owner", "alice", "stats"])
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["events"], 0, "{stats}");
+}
+
+#[test]
+fn mcp_answers_a_frame_that_is_not_json_with_a_parse_error() {
+    let t = TestPack::new();
+    let mut mcp = Mcp::start(&t, "alice");
+    mcp.initialize();
+    mcp.send_raw("{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": ");
+    let reply = mcp.read();
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert!(reply["id"].is_null(), "{reply}");
+    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+    mcp.send_raw("not json at all");
+    assert_eq!(mcp.read()["error"]["code"], -32700);
+    // JSON that is no request is another error, answered by the SDK.
+    mcp.send(json!({"hello": "world"}));
+    assert_eq!(mcp.read()["error"]["code"], -32600);
+    // The session goes on.
+    let list = mcp.request(3, "tools/list", json!({}));
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
+
+#[test]
+fn mcp_without_a_pack_answers_unavailable_until_one_exists() {
+    let t = TestPack::new();
+    let pack = t.path("later.kith");
+    let mut mcp = Mcp::spawn(kith_cmd(&pack, &["mcp"]), "alice");
+    let init = mcp.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "kith", "{init}");
+    let list = mcp.request(2, "tools/list", json!({}));
+    assert!(list["result"]["tools"].as_array().unwrap().len() >= 15);
+    let (err, text) = mcp.call(3, "memory_retrieve", json!({"query": "Lisbon"}));
+    assert!(err, "{text}");
+    let text = text.as_str().unwrap().to_string();
+    assert!(text.starts_with("unavailable: "), "{text}");
+    assert!(
+        text.contains("is not a kith pack (no manifest.json); create one with `kith init"),
+        "{text}"
+    );
+    // Said once.
+    assert_eq!(text.matches("is not a kith pack").count(), 1, "{text}");
+    // Created meanwhile, the next call opens it: no restart needed.
+    let init = kith_cmd(&pack, &["init", "--embeddings", "none"])
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let (err, stored) = mcp.call(4, "memory_store", json!({"content": "I moved to Lisbon."}));
+    assert!(!err, "{stored}");
+    assert_eq!(stored["created"], true);
 }
 
 #[test]

@@ -13,6 +13,7 @@
 //! pool through an `Arc<Memory>`.
 
 pub mod auth;
+pub mod compact;
 pub mod dto;
 pub mod error;
 mod log;
@@ -120,9 +121,11 @@ pub fn run_http(
 }
 
 /// `kith mcp`: serves MCP over stdin/stdout for `owner` until the client
-/// closes the stream. Blocks; builds its own runtime.
-pub fn run_mcp(memory: Memory, owner: OwnerId) -> Result<(), ServerError> {
-    runtime()?.block_on(mcp::serve_stdio(Arc::new(memory), owner))
+/// closes the stream. The memory comes from `source`: a memory that cannot
+/// be opened makes every tool call answer `unavailable: …` instead of
+/// ending the process. Blocks; builds its own runtime.
+pub fn run_mcp(source: mcp::source::MemorySource, owner: OwnerId) -> Result<(), ServerError> {
+    runtime()?.block_on(mcp::serve_stdio(source, owner))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ServerError> {
