@@ -286,6 +286,10 @@ pub struct ServeArgs {
     /// A file of API keys: one `KEY OWNER` a line (`#` comments).
     #[arg(long)]
     pub keys_file: Option<PathBuf>,
+    /// Run no background extraction worker (deferred and failed work then
+    /// waits for `kith process`). Its settings: `KITH_WORKER_*`.
+    #[arg(long)]
+    pub no_worker: bool,
 }
 
 /// `config` actions.

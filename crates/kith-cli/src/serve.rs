@@ -6,7 +6,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use kith::OwnerId;
 use kith_server::mcp::source::MemorySource;
-use kith_server::{ApiKeys, Auth};
+use kith_server::worker::WorkerConfig;
+use kith_server::{ApiKeys, Auth, ServeOptions};
 
 use crate::args::{Cli, ServeArgs};
 use crate::cmd::{configure, identity_options, open};
@@ -56,8 +57,17 @@ pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
             default_owner.as_str()
         ),
     };
+    let worker = if a.no_worker {
+        None
+    } else {
+        Some(
+            WorkerConfig::from_lookup(|name| std::env::var(name).ok())
+                .map_err(anyhow::Error::msg)?,
+        )
+    };
     let memory = open_memory(cli)?;
-    kith_server::run_http(memory, a.bind, auth, |addr| {
+    let options = ServeOptions { worker };
+    kith_server::run_http(memory, a.bind, auth, options, |addr| {
         // One line on stdout, so scripts (and `kith bench http`) can read
         // the port when --bind asked for port 0.
         let mut out = std::io::stdout().lock();

@@ -821,3 +821,72 @@ fn serve_announces_its_address_and_stops_on_sigterm() {
         "the key leaked into the log"
     );
 }
+
+/// Starts `kith serve` on a free port with `extra` arguments; returns the
+/// child and its base URL.
+#[cfg(unix)]
+fn start_serve(t: &TestPack, extra: &[&str]) -> (Child, String) {
+    let mut args = vec!["serve", "--bind", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut child = t
+        .cmd(&args)
+        .env("KITH_WORKER_POLL_MS", "50")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("an address in {line:?}"))
+        .to_string();
+    (child, url)
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_runs_the_extraction_worker_unless_told_not_to() {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .new_agent();
+    let get = |url: String| -> Value {
+        let mut r = agent.get(url).call().unwrap();
+        serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+    };
+    let t = TestPack::new();
+    let (mut child, url) = start_serve(&t, &[]);
+    let mut r = agent
+        .post(format!("{url}/v1/ingest"))
+        .header("Content-Type", "application/json")
+        .send(r#"{"content": "My sister Maya lives in Berlin.", "defer": true}"#)
+        .unwrap();
+    let receipt: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(receipt["status"], "pending", "{receipt}");
+    let id = receipt["event_id"].as_str().unwrap().to_string();
+    // Extracted without `kith process`: a minute means the worker is stuck.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = get(format!("{url}/v1/events/{id}/status"));
+        if status["item"]["status"] == "complete" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let health = get(format!("{url}/v1/health"));
+    assert_eq!(health["worker"]["completed"], 1, "{health}");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let (mut child, url) = start_serve(&t, &["--no-worker"]);
+    let health = get(format!("{url}/v1/health"));
+    assert!(health["worker"].is_null(), "{health}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

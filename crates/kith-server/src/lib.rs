@@ -19,6 +19,7 @@ pub mod error;
 mod log;
 pub mod mcp;
 pub mod routes;
+pub mod worker;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -27,7 +28,7 @@ use std::sync::Arc;
 use kith::{Memory, OwnerId};
 
 pub use auth::{ApiKeys, Auth, AuthError};
-pub use routes::{openapi, route_table, router};
+pub use routes::{openapi, route_table, router, router_with};
 
 /// Why a server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -50,21 +51,48 @@ pub enum ServerError {
 
 /// Serves the API on `listener` until `shutdown` resolves; requests in
 /// flight then finish before this returns (and the caller's last
-/// `Arc<Memory>` closes the store).
+/// `Arc<Memory>` closes the store). No background worker.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     memory: Arc<Memory>,
     auth: Auth,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let app = router(memory, auth);
-    axum::serve(listener, app)
+    serve_with(listener, memory, auth, ServeOptions::default(), shutdown).await
+}
+
+/// What a server runs beside its routes.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// The background extraction worker ([`worker`]); `None`: no worker.
+    pub worker: Option<worker::WorkerConfig>,
+}
+
+/// [`serve`] with options. On shutdown, the server stops accepting,
+/// finishes the requests in flight, then the worker finishes the items it
+/// runs (it takes nothing new).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    memory: Arc<Memory>,
+    auth: Auth,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let worker = options
+        .worker
+        .map(|config| worker::Worker::start(Arc::clone(&memory), config));
+    let app = routes::router_with(memory, auth, worker.as_ref().map(|w| w.stats()));
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|source| ServerError::Io {
             context: "serving HTTP".into(),
             source,
-        })
+        });
+    if let Some(worker) = worker {
+        worker.shutdown().await;
+    }
+    served
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
@@ -100,6 +128,7 @@ pub fn run_http(
     memory: Memory,
     bind: SocketAddr,
     auth: Auth,
+    options: ServeOptions,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     auth.check_bind(&bind)?;
@@ -116,7 +145,7 @@ pub fn run_http(
             source,
         })?;
         on_listening(addr);
-        serve(listener, Arc::new(memory), auth, shutdown_signal()).await
+        serve_with(listener, Arc::new(memory), auth, options, shutdown_signal()).await
     })
 }
 

@@ -9,6 +9,7 @@ use utoipa::{OpenApi, ToSchema};
 use super::{AppState, Routes};
 use crate::auth::Owner;
 use crate::error::{ApiError, ErrorBody};
+use crate::worker::{QueueCounts, WorkerHealth};
 
 /// Adds the group's routes.
 pub fn register(routes: Routes) -> Routes {
@@ -20,7 +21,10 @@ pub fn register(routes: Routes) -> Routes {
 
 /// The group's OpenAPI.
 #[derive(OpenApi)]
-#[openapi(paths(health, stats, openapi_json), components(schemas(Health)))]
+#[openapi(
+    paths(health, stats, openapi_json),
+    components(schemas(Health, WorkerHealth, QueueCounts))
+)]
 pub struct Api;
 
 /// The server is up.
@@ -30,15 +34,20 @@ pub struct Health {
     pub status: &'static str,
     /// kith's version.
     pub version: &'static str,
+    /// The background extraction worker (counts over every owner), or
+    /// null when the server runs without one.
+    pub worker: Option<WorkerHealth>,
 }
 
-/// Liveness; needs no key and says nothing about any owner.
+/// Liveness, and the extraction worker's queue; needs no key and says
+/// nothing about any one owner.
 #[utoipa::path(get, path = "/v1/health", tag = "meta", security(()),
-    responses((status = 200, body = Health)))]
-pub async fn health() -> Json<Health> {
+    responses((status = 200, description = "The server is up", body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
         status: "ok",
         version: env!("CARGO_PKG_VERSION"),
+        worker: state.worker.as_ref().map(|w| w.health()),
     })
 }
 

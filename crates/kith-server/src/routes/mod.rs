@@ -37,6 +37,8 @@ pub struct AppState {
     pub memory: Arc<Memory>,
     /// How requests are authenticated.
     pub auth: Arc<Auth>,
+    /// The background worker's counters, when one runs.
+    pub worker: Option<Arc<crate::worker::WorkerStats>>,
 }
 
 impl AppState {
@@ -137,9 +139,19 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
 
 /// The application: routes, auth, body limit, typed 404/405, access log.
 pub fn router(memory: Arc<Memory>, auth: Auth) -> Router {
+    router_with(memory, auth, None)
+}
+
+/// [`router`], showing a background worker's counters in `/v1/health`.
+pub fn router_with(
+    memory: Arc<Memory>,
+    auth: Auth,
+    worker: Option<Arc<crate::worker::WorkerStats>>,
+) -> Router {
     let state = AppState {
         memory,
         auth: Arc::new(auth),
+        worker,
     };
     all_routes()
         .router
