@@ -278,7 +278,7 @@ pub struct StoreArgs {
 }
 
 /// `serve` arguments.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7878")]

@@ -2,10 +2,12 @@
 //! then the kith-server crate does the rest.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use kith::OwnerId;
 use kith_server::mcp::source::MemorySource;
+use kith_server::reload::KeyLoader;
 use kith_server::worker::WorkerConfig;
 use kith_server::{ApiKeys, Auth, ServeOptions};
 
@@ -27,7 +29,7 @@ fn open_memory(cli: &Cli) -> Result<kith::Memory> {
 }
 
 /// Keys from `KITH_API_KEYS` and `--keys-file` (both may be given).
-fn keys(a: &ServeArgs) -> Result<ApiKeys> {
+fn read_keys(a: &ServeArgs) -> Result<ApiKeys> {
     let mut keys = match std::env::var("KITH_API_KEYS") {
         Ok(text) if !text.trim().is_empty() => ApiKeys::parse_env(&text)?,
         _ => ApiKeys::default(),
@@ -40,7 +42,7 @@ fn keys(a: &ServeArgs) -> Result<ApiKeys> {
 
 /// `kith serve`.
 pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
-    let keys = keys(a)?;
+    let keys = read_keys(a)?;
     let auth = if keys.is_empty() {
         Auth::Open {
             default_owner: OwnerId::new(&cli.owner)?,
@@ -65,8 +67,21 @@ pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
                 .map_err(anyhow::Error::msg)?,
         )
     };
+    // SIGHUP reads the keys again, from the same places.
+    let reload_keys: Option<KeyLoader> = match &auth {
+        Auth::Keys(_) => {
+            let args = a.clone();
+            Some(Arc::new(move || {
+                read_keys(&args).map_err(|e| crate::error_line(&e))
+            }))
+        }
+        Auth::Open { .. } => None,
+    };
     let memory = open_memory(cli)?;
-    let options = ServeOptions { worker };
+    let options = ServeOptions {
+        worker,
+        reload_keys,
+    };
     kith_server::run_http(memory, a.bind, auth, options, |addr| {
         // One line on stdout, so scripts (and `kith bench http`) can read
         // the port when --bind asked for port 0.

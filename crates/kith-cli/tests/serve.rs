@@ -832,7 +832,7 @@ fn start_serve(t: &TestPack, extra: &[&str]) -> (Child, String) {
         .cmd(&args)
         .env("KITH_WORKER_POLL_MS", "50")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(t.path("serve.log")).unwrap())
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -887,6 +887,129 @@ fn serve_runs_the_extraction_worker_unless_told_not_to() {
     let (mut child, url) = start_serve(&t, &["--no-worker"]);
     let health = get(format!("{url}/v1/health"));
     assert!(health["worker"].is_null(), "{health}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Sends one keep-alive GET on `stream` and reads its status.
+#[cfg(unix)]
+fn keep_alive_get(stream: &mut std::net::TcpStream, path: &str, key: &str) -> u16 {
+    use std::io::Read;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nhost: kith\r\nauthorization: Bearer {key}\r\n\r\n"
+    )
+    .unwrap();
+    // Read the head, then exactly the body its content-length announces,
+    // so the connection is ready for the next request.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "the connection closed");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    head.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn sighup_reloads_the_keys_without_dropping_connections() {
+    let t = TestPack::new();
+    let keys = t.path("keys");
+    let alice = "key-for-alice-0123456789";
+    let bob = "key-for-bob-00123456789x";
+    std::fs::write(&keys, format!("{alice} alice\n")).unwrap();
+    let keys_arg = keys.to_str().unwrap().to_string();
+    let (mut child, url) = start_serve(&t, &["--keys-file", &keys_arg]);
+    let addr = url.trim_start_matches("http://").to_string();
+    let mut open = std::net::TcpStream::connect(&addr).unwrap();
+    open.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", alice), 200);
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", bob), 401);
+    let hup = |child: &Child| {
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGHUP);
+        }
+    };
+
+    // Bob's key added; alice's kept.
+    std::fs::write(&keys, format!("{alice} alice\n{bob} bob\n")).unwrap();
+    hup(&child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut fresh = std::net::TcpStream::connect(&addr).unwrap();
+    fresh
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    while keep_alive_get(&mut fresh, "/v1/stats", bob) != 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "SIGHUP never reloaded the keys"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The connection opened before the reload still serves, with the new keys.
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", bob), 200);
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", alice), 200);
+
+    // A key file that cannot be used is refused, said in the log, and the
+    // keys in use stay.
+    let refusals = |t: &TestPack| {
+        std::fs::read_to_string(t.path("serve.log"))
+            .unwrap_or_default()
+            .matches("keys not reloaded")
+            .count()
+    };
+    std::fs::write(&keys, "short bob\n").unwrap();
+    hup(&child);
+    while refusals(&t) < 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the refusal was never logged"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&keys, "# nobody\n").unwrap();
+    hup(&child);
+    while refusals(&t) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the refusal was never logged"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", bob), 200);
+    assert_eq!(keep_alive_get(&mut fresh, "/v1/stats", alice), 200);
+    let log = std::fs::read_to_string(t.path("serve.log")).unwrap();
+    assert!(log.contains("shorter than"), "{log}");
+    assert!(log.contains("empty"), "{log}");
+    assert!(!log.contains("key-for-"), "a key leaked into the log");
+    // A good file again: replaces the whole set.
+    let carol = "key-for-carol-123456789x";
+    std::fs::write(&keys, format!("{carol} carol\n")).unwrap();
+    hup(&child);
+    while keep_alive_get(&mut fresh, "/v1/stats", carol) != 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the good reload never came"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Carol's file replaced the set: bob and alice are out now.
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", bob), 401);
+    assert_eq!(keep_alive_get(&mut open, "/v1/stats", carol), 200);
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -18,6 +18,8 @@ pub mod dto;
 pub mod error;
 mod log;
 pub mod mcp;
+pub mod metrics;
+pub mod reload;
 pub mod routes;
 pub mod worker;
 
@@ -62,10 +64,22 @@ pub async fn serve(
 }
 
 /// What a server runs beside its routes.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ServeOptions {
     /// The background extraction worker ([`worker`]); `None`: no worker.
     pub worker: Option<worker::WorkerConfig>,
+    /// Reads the API keys again on SIGHUP ([`reload`]); `None`: keys
+    /// change only by a restart.
+    pub reload_keys: Option<reload::KeyLoader>,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("worker", &self.worker)
+            .field("reload_keys", &self.reload_keys.is_some())
+            .finish()
+    }
 }
 
 /// [`serve`] with options. On shutdown, the server stops accepting,
@@ -81,6 +95,10 @@ pub async fn serve_with(
     let worker = options
         .worker
         .map(|config| worker::Worker::start(Arc::clone(&memory), config));
+    let auth = Arc::new(reload::SharedAuth::new(auth));
+    let reloader = options
+        .reload_keys
+        .map(|loader| tokio::spawn(reload::on_sighup(Arc::clone(&auth), loader)));
     let app = routes::router_with(memory, auth, worker.as_ref().map(|w| w.stats()));
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -89,6 +107,9 @@ pub async fn serve_with(
             context: "serving HTTP".into(),
             source,
         });
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
     if let Some(worker) = worker {
         worker.shutdown().await;
     }

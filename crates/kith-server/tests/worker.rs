@@ -1,5 +1,6 @@
-//! Issue 18 item 3: the background worker of `kith serve` and the batch
-//! ingest route, over real HTTP with a real pack. Deferred ingests are
+//! Issue 18 items 3 and 4: the background worker of `kith serve`, the
+//! batch ingest route, `/metrics` and shutdown with work in flight, over
+//! real HTTP with a real pack. Deferred ingests are
 //! extracted without `kith process`; an LLM failure that may pass (HTTP
 //! 500 from a replaying server) is retried after a backoff; one that will
 //! not (a reply that is not JSON) is left for a person. Nothing here
@@ -55,6 +56,7 @@ impl TestServer {
                 };
                 let options = ServeOptions {
                     worker: Some(fast_worker()),
+                    reload_keys: None,
                 };
                 let auth = Auth::Open {
                     default_owner: kith::OwnerId::new("alice").unwrap(),
@@ -108,14 +110,36 @@ impl TestServer {
     }
 }
 
-impl Drop for TestServer {
-    fn drop(&mut self) {
+impl TestServer {
+    /// Stops the server gracefully and waits until it has returned.
+    fn stop(&mut self) {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+
+    fn text(&self, path: &str) -> (String, String) {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .build()
+            .new_agent();
+        let mut resp = agent.get(format!("{}{path}", self.base)).call().unwrap();
+        let ctype = resp
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        (ctype, resp.body_mut().read_to_string().unwrap())
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -258,4 +282,153 @@ fn a_batch_is_admitted_whole_and_extracted_in_the_background() {
     let (_, after) = s.call("GET", "/v1/stats", None);
     assert_eq!(before["events"], after["events"]);
     assert_eq!(after["events"], 4);
+}
+
+/// The value of the sample `line_start` (the whole `name{labels}` part).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn metrics_count_requests_per_route_and_show_the_store_and_queue() {
+    let llm = ReplayServer::start(vec![ReplayRule::new(
+        "",
+        vec![ReplayResponse::chat("this is not JSON")],
+    )])
+    .unwrap();
+    let s = TestServer::start(|m| with_llm(m, &llm));
+    let (_, receipt) = s.call(
+        "POST",
+        "/v1/ingest",
+        Some(json!({"content": "I moved to Lisbon.", "speaker": "Alice"})),
+    );
+    assert_eq!(receipt["status"], "failed", "{receipt}");
+    let (_, stored) = s.call(
+        "POST",
+        "/v1/events",
+        Some(json!({"content": "Hello there."})),
+    );
+    let id = stored["event_id"].as_str().unwrap();
+    assert_eq!(s.call("GET", &format!("/v1/events/{id}"), None).0, 200);
+    let missing = "00000000-0000-0000-0000-000000000000";
+    assert_eq!(s.call("GET", &format!("/v1/events/{missing}"), None).0, 404);
+    assert_eq!(s.call("GET", "/no/such/route", None).0, 404);
+    s.wait_for("/v1/health", "seen", |b| {
+        b["worker"]["queue"]["failed"] == 1
+    });
+
+    let (ctype, text) = s.text("/metrics");
+    assert!(ctype.starts_with("text/plain; version=0.0.4"), "{ctype}");
+    let route = "method=\"GET\",route=\"/v1/events/{id}\"";
+    assert_eq!(
+        sample(
+            &text,
+            &format!("kith_http_requests_total{{{route},status=\"200\"}}")
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            &format!("kith_http_requests_total{{{route},status=\"404\"}}")
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            &format!("kith_http_request_duration_seconds_count{{{route}}}")
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            &format!("kith_http_request_duration_seconds_bucket{{{route},le=\"+Inf\"}}")
+        ),
+        Some(2.0),
+        "{text}"
+    );
+    // Ids never become labels; unknown paths share one.
+    assert!(!text.contains(id) && !text.contains(missing), "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            "kith_http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(sample(&text, "kith_store_events"), Some(2.0), "{text}");
+    assert_eq!(sample(&text, "kith_store_owners"), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, "kith_work_queue{status=\"failed\"}"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "kith_work_queue{status=\"pending\"}"),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "kith_extraction_failures_total{source=\"request\"}"),
+        Some(1.0),
+        "{text}"
+    );
+    // The exposition format: every family declared before its samples,
+    // every sample `series value`.
+    let mut declared = std::collections::HashSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            declared.insert(rest.split(' ').next().unwrap().to_string());
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line}"));
+        assert!(value.parse::<f64>().is_ok(), "{line}");
+        let name = series.split('{').next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix).filter(|f| declared.contains(*f)))
+            .unwrap_or(name);
+        assert!(declared.contains(family), "{line} before its # TYPE");
+    }
+}
+
+#[test]
+fn shutdown_lets_the_worker_finish_what_it_runs() {
+    // A slow LLM: the item is mid-call when the server is told to stop.
+    let llm = ReplayServer::start(vec![ReplayRule::new(
+        "",
+        vec![ReplayResponse::extraction(&lisbon()).with_delay(1500)],
+    )])
+    .unwrap();
+    let mut s = TestServer::start(|m| with_llm(m, &llm));
+    let (_, receipt) = s.call(
+        "POST",
+        "/v1/ingest",
+        Some(json!({"content": "I moved to Lisbon.", "speaker": "Alice", "defer": true})),
+    );
+    let id: uuid::Uuid = receipt["event_id"].as_str().unwrap().parse().unwrap();
+    s.wait_for("/v1/health", "taken", |b| b["worker"]["in_flight"] == 1);
+    s.stop();
+    // The server has returned; the pack shows the item finished, not left
+    // running for the next start to resume.
+    let memory = Memory::open(&s._dir.path().join("p.kith")).unwrap();
+    let owner = kith::OwnerId::new("alice").unwrap();
+    let report = memory.work_status(&owner, id).unwrap();
+    assert_eq!(
+        report.item.status,
+        kith::WorkStatus::Complete,
+        "{:?}",
+        report.item
+    );
+    assert_eq!(llm.requests().len(), 1);
 }

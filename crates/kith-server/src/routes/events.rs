@@ -134,6 +134,9 @@ pub async fn ingest(
 ) -> Result<Json<kith::IngestReceipt>, ApiError> {
     let (input, options) = body.into_parts(&owner)?;
     let receipt = state.run(move |m| Ok(m.ingest(input, options)?)).await?;
+    if receipt.status == kith::WorkStatus::Failed {
+        state.metrics.extraction_failed();
+    }
     Ok(Json(receipt))
 }
 
@@ -176,6 +179,11 @@ pub async fn ingest_batch(
     let receipts = state
         .run(move |m| Ok(m.ingest_batch(inputs, options)?))
         .await?;
+    for r in &receipts {
+        if r.status == kith::WorkStatus::Failed {
+            state.metrics.extraction_failed();
+        }
+    }
     Ok(Json(IngestBatchReceipts { receipts }))
 }
 

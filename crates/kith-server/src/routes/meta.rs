@@ -1,7 +1,8 @@
-//! `GET /v1/health`, `GET /v1/stats` and `GET /openapi.json`.
+//! `GET /v1/health`, `GET /v1/stats`, `GET /metrics` and `GET /openapi.json`.
 
 use axum::extract::State;
-use axum::http::Method;
+use axum::http::{header, Method};
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
@@ -17,12 +18,13 @@ pub fn register(routes: Routes) -> Routes {
         .add(Method::GET, "/v1/health", health)
         .add(Method::GET, "/v1/stats", stats)
         .add(Method::GET, "/openapi.json", openapi_json)
+        .add(Method::GET, "/metrics", metrics)
 }
 
 /// The group's OpenAPI.
 #[derive(OpenApi)]
 #[openapi(
-    paths(health, stats, openapi_json),
+    paths(health, stats, openapi_json, metrics),
     components(schemas(Health, WorkerHealth, QueueCounts))
 )]
 pub struct Api;
@@ -63,6 +65,27 @@ pub async fn stats(
 ) -> Result<Json<kith::Stats>, ApiError> {
     let stats = state.run(move |m| Ok(m.stats(Some(&owner.0))?)).await?;
     Ok(Json(stats))
+}
+
+/// The server's numbers in Prometheus' text format: requests and latency
+/// per route, store size, extraction queue, worker, extraction failures.
+/// Needs no key; every number is over all owners.
+#[utoipa::path(get, path = "/metrics", tag = "meta", security(()),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4", body = String,
+         content_type = "text/plain; version=0.0.4"),
+        (status = 503, description = "The store was busy", body = ErrorBody)))]
+pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let stats = state.run(|m| Ok(m.stats(None)?)).await?;
+    let body = crate::metrics::render(&state, Some(&stats));
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response())
 }
 
 /// This document: the OpenAPI 3 description of every route.

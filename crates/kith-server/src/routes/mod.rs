@@ -35,10 +35,12 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct AppState {
     /// The engine (synchronous; called on the blocking pool).
     pub memory: Arc<Memory>,
-    /// How requests are authenticated.
-    pub auth: Arc<Auth>,
+    /// How requests are authenticated (replaced on SIGHUP).
+    pub auth: Arc<crate::reload::SharedAuth>,
     /// The background worker's counters, when one runs.
     pub worker: Option<Arc<crate::worker::WorkerStats>>,
+    /// Request counters for `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -139,19 +141,21 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
 
 /// The application: routes, auth, body limit, typed 404/405, access log.
 pub fn router(memory: Arc<Memory>, auth: Auth) -> Router {
-    router_with(memory, auth, None)
+    router_with(memory, Arc::new(crate::reload::SharedAuth::new(auth)), None)
 }
 
-/// [`router`], showing a background worker's counters in `/v1/health`.
+/// [`router`] with auth that may be replaced while it serves, showing a
+/// background worker's counters in `/v1/health` and `/metrics`.
 pub fn router_with(
     memory: Arc<Memory>,
-    auth: Auth,
+    auth: Arc<crate::reload::SharedAuth>,
     worker: Option<Arc<crate::worker::WorkerStats>>,
 ) -> Router {
     let state = AppState {
         memory,
-        auth: Arc::new(auth),
+        auth,
         worker,
+        metrics: Arc::default(),
     };
     all_routes()
         .router
@@ -166,6 +170,10 @@ pub fn router_with(
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::authenticate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::record,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(crate::log::access_log))
