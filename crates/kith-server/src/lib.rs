@@ -12,6 +12,7 @@
 //! `Memory` is synchronous (SQLite): handlers call it on tokio's blocking
 //! pool through an `Arc<Memory>`.
 
+pub mod apidoc;
 pub mod auth;
 pub mod compact;
 pub mod dto;

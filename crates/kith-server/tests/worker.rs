@@ -6,24 +6,29 @@
 //! not (a reply that is not JSON) is left for a person. Nothing here
 //! measures time: each wait is for a state, with a generous deadline.
 
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kith::extract::openai::{OpenAiCompatible, OpenAiConfig};
 use kith::extract::replay::{ReplayResponse, ReplayRule, ReplayServer};
 use kith::Memory;
 use kith_server::worker::WorkerConfig;
-use kith_server::{Auth, ServeOptions};
+use kith_server::ServeOptions;
+
+use common::TestServer;
 use serde_json::{json, Value};
 
-/// A keyless server with a fast worker on 127.0.0.1:0, stopped on drop.
-struct TestServer {
-    base: String,
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-    _dir: tempfile::TempDir,
+mod common;
+
+/// A keyless server (owner alice) with a fast worker.
+fn start(configure: impl FnOnce(Memory) -> Memory) -> TestServer {
+    TestServer::start(
+        ServeOptions {
+            worker: Some(fast_worker()),
+            reload_keys: None,
+        },
+        configure,
+    )
 }
 
 fn fast_worker() -> WorkerConfig {
@@ -33,113 +38,6 @@ fn fast_worker() -> WorkerConfig {
         backoff: Duration::from_millis(100),
         max_backoff: Duration::from_millis(400),
         max_attempts: 3,
-    }
-}
-
-impl TestServer {
-    fn start(configure: impl FnOnce(Memory) -> Memory) -> TestServer {
-        let dir = tempfile::tempdir().unwrap();
-        let memory = Arc::new(configure(Memory::init(&dir.path().join("p.kith")).unwrap()));
-        let (addr_tx, addr_rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                let stop = async move {
-                    let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
-                };
-                let options = ServeOptions {
-                    worker: Some(fast_worker()),
-                    reload_keys: None,
-                };
-                let auth = Auth::Open {
-                    default_owner: kith::OwnerId::new("alice").unwrap(),
-                };
-                kith_server::serve_with(listener, memory, auth, options, stop)
-                    .await
-                    .unwrap();
-            });
-        });
-        let addr = addr_rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        TestServer {
-            base: format!("http://{addr}"),
-            stop: Some(stop_tx),
-            thread: Some(thread),
-            _dir: dir,
-        }
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .timeout_global(Some(Duration::from_secs(60)))
-            .build()
-            .new_agent();
-        let mut req = ureq::http::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base));
-        if body.is_some() {
-            req = req.header("content-type", "application/json");
-        }
-        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-        let mut resp = agent.run(req.body(bytes).unwrap()).unwrap();
-        let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap_or_default();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    /// Polls `GET path` until `done` holds of its body; panics after a
-    /// minute (the worker polls every 50 ms: a minute means it is stuck).
-    fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let (status, body) = self.call("GET", path, None);
-            if status == 200 && done(&body) {
-                return body;
-            }
-            assert!(Instant::now() < deadline, "never {what}: {body}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl TestServer {
-    /// Stops the server gracefully and waits until it has returned.
-    fn stop(&mut self) {
-        if let Some(tx) = self.stop.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-
-    fn text(&self, path: &str) -> (String, String) {
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .proxy(None)
-            .build()
-            .new_agent();
-        let mut resp = agent.get(format!("{}{path}", self.base)).call().unwrap();
-        let ctype = resp
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_string())
-            .unwrap_or_default();
-        (ctype, resp.body_mut().read_to_string().unwrap())
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 
@@ -159,7 +57,7 @@ fn lisbon() -> Value {
 
 #[test]
 fn deferred_ingests_are_extracted_by_the_worker() {
-    let s = TestServer::start(|m| m);
+    let s = start(|m| m);
     let (status, receipt) = s.call(
         "POST",
         "/v1/ingest",
@@ -191,7 +89,7 @@ fn a_failure_that_may_pass_is_retried_after_a_backoff() {
         ],
     )])
     .unwrap();
-    let s = TestServer::start(|m| with_llm(m, &llm));
+    let s = start(|m| with_llm(m, &llm));
     let (status, receipt) = s.call(
         "POST",
         "/v1/ingest",
@@ -216,7 +114,7 @@ fn a_failure_that_will_not_pass_is_left_for_a_person() {
         vec![ReplayResponse::chat("this is not JSON")],
     )])
     .unwrap();
-    let s = TestServer::start(|m| with_llm(m, &llm));
+    let s = start(|m| with_llm(m, &llm));
     let (_, receipt) = s.call(
         "POST",
         "/v1/ingest",
@@ -238,7 +136,7 @@ fn a_failure_that_will_not_pass_is_left_for_a_person() {
 
 #[test]
 fn a_batch_is_admitted_whole_and_extracted_in_the_background() {
-    let s = TestServer::start(|m| m);
+    let s = start(|m| m);
     let (status, body) = s.call(
         "POST",
         "/v1/ingest/batch",
@@ -297,7 +195,7 @@ fn metrics_count_requests_per_route_and_show_the_store_and_queue() {
         vec![ReplayResponse::chat("this is not JSON")],
     )])
     .unwrap();
-    let s = TestServer::start(|m| with_llm(m, &llm));
+    let s = start(|m| with_llm(m, &llm));
     let (_, receipt) = s.call(
         "POST",
         "/v1/ingest",
@@ -318,7 +216,7 @@ fn metrics_count_requests_per_route_and_show_the_store_and_queue() {
         b["worker"]["queue"]["failed"] == 1
     });
 
-    let (ctype, text) = s.text("/metrics");
+    let (_, ctype, text) = s.raw("GET", "/metrics", None);
     assert!(ctype.starts_with("text/plain; version=0.0.4"), "{ctype}");
     let route = "method=\"GET\",route=\"/v1/events/{id}\"";
     assert_eq!(
@@ -410,7 +308,7 @@ fn shutdown_lets_the_worker_finish_what_it_runs() {
         vec![ReplayResponse::extraction(&lisbon()).with_delay(1500)],
     )])
     .unwrap();
-    let mut s = TestServer::start(|m| with_llm(m, &llm));
+    let mut s = start(|m| with_llm(m, &llm));
     let (_, receipt) = s.call(
         "POST",
         "/v1/ingest",
@@ -421,7 +319,7 @@ fn shutdown_lets_the_worker_finish_what_it_runs() {
     s.stop();
     // The server has returned; the pack shows the item finished, not left
     // running for the next start to resume.
-    let memory = Memory::open(&s._dir.path().join("p.kith")).unwrap();
+    let memory = Memory::open(&s.dir.path().join("p.kith")).unwrap();
     let owner = kith::OwnerId::new("alice").unwrap();
     let report = memory.work_status(&owner, id).unwrap();
     assert_eq!(

@@ -194,8 +194,14 @@ pub fn router_with(
 )]
 struct Root;
 
-/// The OpenAPI document, built from the code of every group.
-pub fn openapi() -> utoipa::openapi::OpenApi {
+/// The OpenAPI document `/openapi.json` serves: utoipa's, completed by
+/// [`crate::apidoc`] (answer schemas, operation ids, descriptions).
+pub fn openapi() -> serde_json::Value {
+    crate::apidoc::finish(&generated_openapi())
+}
+
+/// What utoipa generates from the code of every group.
+fn generated_openapi() -> utoipa::openapi::OpenApi {
     let mut doc = Root::openapi();
     for g in GROUPS {
         doc.merge((g.openapi)());

@@ -23,7 +23,14 @@ pub fn register(routes: Routes) -> Routes {
 #[derive(OpenApi)]
 #[openapi(
     paths(retrieve, receipt, search),
-    components(schemas(RetrieveBody, SearchBody, FiltersBody, Detail))
+    components(schemas(
+        RetrieveBody,
+        SearchBody,
+        FiltersBody,
+        Detail,
+        CompactRetrieval,
+        crate::compact::CompactResult
+    ))
 )]
 pub struct Api;
 
