@@ -24,6 +24,7 @@
 //! - [`stdio`]: line framing, with `-32700` for lines that are not JSON.
 
 pub mod args;
+pub mod http;
 pub mod schemas;
 pub mod source;
 pub mod stdio;
@@ -34,7 +35,8 @@ use kith::{Memory, OwnerId};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{tool, tool_handler, tool_router, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,11 +52,12 @@ use crate::ServerError;
 use args::Args;
 use source::MemorySource;
 
-/// The MCP server: a memory and the one owner it acts for.
+/// The MCP server: a memory, and the owner it acts for: fixed for a
+/// stdio process, or each HTTP request's own (from its key).
 #[derive(Clone)]
 pub struct KithMcp {
     source: Arc<MemorySource>,
-    owner: Owner,
+    owner: Option<Owner>,
     tool_router: ToolRouter<KithMcp>,
 }
 
@@ -171,9 +174,33 @@ impl KithMcp {
     pub fn with_source(source: MemorySource, owner: OwnerId) -> Self {
         KithMcp {
             source: Arc::new(source),
-            owner: Owner(owner),
+            owner: Some(Owner(owner)),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// A server behind `kith serve`'s `/mcp`: each call acts for the owner
+    /// the auth middleware found for its HTTP request (the key's).
+    pub fn per_request(memory: Arc<Memory>) -> Self {
+        KithMcp {
+            source: Arc::new(MemorySource::open(memory)),
+            owner: None,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The owner this call acts for.
+    fn owner_for(&self, ctx: &RequestContext<RoleServer>) -> Result<Owner, String> {
+        if let Some(owner) = &self.owner {
+            return Ok(owner.clone());
+        }
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Owner>())
+            .cloned()
+            // The auth middleware runs before every /mcp request; without
+            // an owner nothing may be read or written.
+            .ok_or_else(|| "unauthorized: this request has no owner".to_string())
     }
 
     /// Runs a facade call on the blocking pool (SQLite is synchronous)
@@ -208,8 +235,13 @@ impl KithMcp {
         output_schema = schemas::store(),
         annotations(title = "Store a message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn memory_store(&self, Parameters(args): Parameters<Args<MessageBody>>) -> ToolResult {
-        let input = args.get()?.into_input(&self.owner).map_err(refused)?;
+    async fn memory_store(
+        &self,
+        Parameters(args): Parameters<Args<MessageBody>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
+        let input = args.get()?.into_input(&owner).map_err(refused)?;
         self.run(move |m| Ok(m.store(input)?)).await
     }
 
@@ -219,8 +251,13 @@ impl KithMcp {
         output_schema = schemas::ingest(),
         annotations(title = "Ingest a message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
-    async fn memory_ingest(&self, Parameters(args): Parameters<Args<IngestBody>>) -> ToolResult {
-        let (input, options) = args.get()?.into_parts(&self.owner).map_err(refused)?;
+    async fn memory_ingest(
+        &self,
+        Parameters(args): Parameters<Args<IngestBody>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
+        let (input, options) = args.get()?.into_parts(&owner).map_err(refused)?;
         self.run(move |m| Ok(m.ingest(input, options)?)).await
     }
 
@@ -233,11 +270,13 @@ impl KithMcp {
     async fn memory_retrieve(
         &self,
         Parameters(args): Parameters<Args<RetrieveBody>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let body = args.get()?;
         // A model pays for every byte it reads: compact unless asked.
         let detail = body.detail.unwrap_or(Detail::Compact);
-        let req = body.into_request(&self.owner).map_err(refused)?;
+        let req = body.into_request(&owner).map_err(refused)?;
         let r = self.call(move |m| Ok(m.retrieve(&req)?)).await?;
         match detail {
             Detail::Compact => structured(&CompactRetrieval::from(&r)),
@@ -254,10 +293,12 @@ impl KithMcp {
     async fn memory_get_node(
         &self,
         Parameters(args): Parameters<Args<NodeIdParams>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let p = args.get()?;
         let id = parse_id("node_id", &p.node_id)?;
-        let owner = self.owner.0.clone();
+        let owner = owner.0.clone();
         let unverified = p.include_unverified_aliases;
         self.run(move |m| Ok(m.node_view_with(&owner, id, unverified)?))
             .await
@@ -272,9 +313,11 @@ impl KithMcp {
     async fn memory_organize(
         &self,
         Parameters(args): Parameters<Args<OrganizeBody>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let body = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::organize(m, &owner, body))
             .await
     }
@@ -288,9 +331,11 @@ impl KithMcp {
     async fn memory_list_alias_proposals(
         &self,
         Parameters(args): Parameters<Args<AliasListQuery>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let q = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::alias_page(m, &owner, q))
             .await
     }
@@ -304,7 +349,9 @@ impl KithMcp {
     async fn memory_review_alias_proposal(
         &self,
         Parameters(args): Parameters<Args<ReviewParams>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let p = args.get()?;
         let id = parse_id("proposal_id", &p.proposal_id)?;
         let body = ReviewBody {
@@ -312,7 +359,7 @@ impl KithMcp {
             reason: p.reason,
             reviewer: p.reviewer,
         };
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::review(m, &owner, id, body))
             .await
     }
@@ -326,9 +373,11 @@ impl KithMcp {
     async fn memory_propose_alias(
         &self,
         Parameters(args): Parameters<Args<ProposeBody>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let body = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::propose(m, &owner, body))
             .await
     }
@@ -339,9 +388,14 @@ impl KithMcp {
         output_schema = schemas::path(),
         annotations(title = "Find a path", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn memory_path(&self, Parameters(args): Parameters<Args<PathQuery>>) -> ToolResult {
+    async fn memory_path(
+        &self,
+        Parameters(args): Parameters<Args<PathQuery>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let req = args.get()?.into_request().map_err(refused)?;
-        let owner = self.owner.0.clone();
+        let owner = owner.0.clone();
         self.run(move |m| Ok(m.path(&owner, &req)?)).await
     }
 
@@ -354,9 +408,11 @@ impl KithMcp {
     async fn memory_correct(
         &self,
         Parameters(args): Parameters<Args<CorrectionBody>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let body = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::correct(m, &owner, body))
             .await
     }
@@ -367,9 +423,14 @@ impl KithMcp {
         output_schema = schemas::forget(),
         annotations(title = "Forget messages", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn memory_forget(&self, Parameters(args): Parameters<Args<ForgetBody>>) -> ToolResult {
+    async fn memory_forget(
+        &self,
+        Parameters(args): Parameters<Args<ForgetBody>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let body = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::forget::forget_body(m, &owner, body))
             .await
     }
@@ -383,9 +444,11 @@ impl KithMcp {
     async fn memory_list_claims(
         &self,
         Parameters(args): Parameters<Args<ClaimsQuery>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let q = args.get()?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| {
             crate::routes::claims::list(m, &owner, q).map(|claims| ClaimList { claims })
         })
@@ -401,10 +464,12 @@ impl KithMcp {
     async fn memory_retract_claim(
         &self,
         Parameters(args): Parameters<Args<RetractClaimParams>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let p = args.get()?;
         let id = parse_id("claim_id", &p.claim_id)?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         let body = RetractClaimBody { reason: p.reason };
         self.run(move |m| crate::routes::claims::retract(m, &owner, id, body))
             .await
@@ -419,10 +484,12 @@ impl KithMcp {
     async fn memory_correct_claim(
         &self,
         Parameters(args): Parameters<Args<CorrectClaimParams>>,
+        ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let p = args.get()?;
         let id = parse_id("claim_id", &p.claim_id)?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         let body = CorrectClaimBody {
             object: p.object,
             reason: p.reason,
@@ -437,10 +504,15 @@ impl KithMcp {
         output_schema = schemas::undo(),
         annotations(title = "Undo a change", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn memory_undo(&self, Parameters(args): Parameters<Args<UndoParams>>) -> ToolResult {
+    async fn memory_undo(
+        &self,
+        Parameters(args): Parameters<Args<UndoParams>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let owner = self.owner_for(&ctx)?;
         let p = args.get()?;
         let id = parse_id("op_id", &p.op_id)?;
-        let owner = self.owner.clone();
+        let owner = owner.clone();
         self.run(move |m| crate::routes::organize::undo(m, &owner, id))
             .await
     }

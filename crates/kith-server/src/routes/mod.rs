@@ -151,6 +151,8 @@ pub fn router_with(
     auth: Arc<crate::reload::SharedAuth>,
     worker: Option<Arc<crate::worker::WorkerStats>>,
 ) -> Router {
+    let loopback_only = matches!(*auth.current(), Auth::Open { .. });
+    let mcp = crate::mcp::http::service(Arc::clone(&memory), loopback_only);
     let state = AppState {
         memory,
         auth,
@@ -159,6 +161,8 @@ pub fn router_with(
     };
     all_routes()
         .router
+        // MCP's Streamable HTTP transport, behind the same auth.
+        .route_service("/mcp", mcp)
         .fallback(|| async { ApiError::not_found("no such route; see /openapi.json") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

@@ -20,8 +20,21 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// A server on a fresh pack that `configure` adjusts first.
+    /// A keyless server (owner `alice`) on a fresh pack that `configure`
+    /// adjusts first.
     pub fn start(options: ServeOptions, configure: impl FnOnce(Memory) -> Memory) -> TestServer {
+        let auth = Auth::Open {
+            default_owner: kith::OwnerId::new("alice").unwrap(),
+        };
+        TestServer::start_with(auth, options, configure)
+    }
+
+    /// A server with `auth` on a fresh pack that `configure` adjusts first.
+    pub fn start_with(
+        auth: Auth,
+        options: ServeOptions,
+        configure: impl FnOnce(Memory) -> Memory,
+    ) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let memory = Arc::new(configure(Memory::init(&dir.path().join("p.kith")).unwrap()));
         let (addr_tx, addr_rx) = mpsc::channel();
@@ -37,9 +50,6 @@ impl TestServer {
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let stop = async move {
                     let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
-                };
-                let auth = Auth::Open {
-                    default_owner: kith::OwnerId::new("alice").unwrap(),
                 };
                 kith_server::serve_with(listener, memory, auth, options, stop)
                     .await
@@ -63,6 +73,17 @@ impl TestServer {
 
     /// One request; the status, content type and body text.
     pub fn raw(&self, method: &str, path: &str, body: Option<Value>) -> (u16, String, String) {
+        self.send(method, path, &[], body)
+    }
+
+    /// One request with extra headers; the status, content type and body.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (u16, String, String) {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)
@@ -74,6 +95,9 @@ impl TestServer {
             .uri(format!("{}{path}", self.base));
         if body.is_some() {
             req = req.header("content-type", "application/json");
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
         }
         let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
         let mut resp = agent.run(req.body(bytes).unwrap()).unwrap();
