@@ -115,34 +115,74 @@ impl Mcp {
     }
 }
 
-/// A small JSON Schema check (type, properties, required, items, enum,
-/// minimum, format uuid and date-time): enough for kith's output schemas,
-/// and it fails on any keyword it does not know, so a schema cannot
-/// silently outgrow it.
+/// A small JSON Schema check of `value` against `schema` (whose `$ref`s
+/// point into `root`'s `$defs`): the keywords kith's output schemas use,
+/// and a failure for any other, so a schema cannot silently outgrow it.
 fn check_schema(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
-    let Some(schema) = schema.as_object() else {
+    check_in(schema, schema, value, at, errors);
+}
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn check_in(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
         errors.push(format!("{at}: the schema is not an object"));
         return;
     };
-    for key in schema.keys() {
-        let known = [
-            "type",
-            "properties",
-            "required",
-            "items",
-            "enum",
-            "minimum",
-            "format",
-            "description",
-            "title",
-            "$schema",
-            "default",
-        ];
-        if !known.contains(&key.as_str()) {
+    const KNOWN: &[&str] = &[
+        "$ref",
+        "$defs",
+        "type",
+        "properties",
+        "required",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "enum",
+        "anyOf",
+        "allOf",
+        "format",
+        "minimum",
+        "pattern",
+        "description",
+        "title",
+        "$schema",
+        "default",
+        "examples",
+    ];
+    for key in map.keys() {
+        if !KNOWN.contains(&key.as_str()) {
             errors.push(format!("{at}: the check does not know {key:?}"));
         }
     }
-    if let Some(ty) = schema.get("type") {
+    if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+        match r.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            Some(target) => check_in(root, target, value, at, errors),
+            None => errors.push(format!("{at}: {r} does not resolve")),
+        }
+    }
+    for (key, all) in [("anyOf", false), ("allOf", true)] {
+        if let Some(options) = map.get(key).and_then(Value::as_array) {
+            let passing = options
+                .iter()
+                .filter(|o| {
+                    let mut e = Vec::new();
+                    check_in(root, o, value, at, &mut e);
+                    e.is_empty()
+                })
+                .count();
+            if (all && passing < options.len()) || passing == 0 {
+                errors.push(format!(
+                    "{at}: {key} fails ({passing} of {})",
+                    options.len()
+                ));
+            }
+        }
+    }
+    if let Some(ty) = map.get("type") {
         let types: Vec<&str> = match ty {
             Value::String(t) => vec![t.as_str()],
             Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
@@ -176,16 +216,22 @@ fn check_schema(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String
             errors.push(format!("{at}: {value} not in {options:?}"));
         }
     }
-    if let (Some(format), Some(text)) =
-        (schema.get("format").and_then(Value::as_str), value.as_str())
-    {
-        let ok = match format {
-            "uuid" => uuid::Uuid::parse_str(text).is_ok(),
-            "date-time" => text.len() >= 20 && text.as_bytes()[10] == b'T',
+    if let Some(text) = value.as_str() {
+        let ok = match schema.get("format").and_then(Value::as_str) {
+            Some("uuid") => uuid::Uuid::parse_str(text).is_ok(),
+            Some("date-time") => text.len() >= 20 && text.as_bytes()[10] == b'T',
             _ => true,
         };
         if !ok {
-            errors.push(format!("{at}: {text:?} is not a {format}"));
+            errors.push(format!("{at}: {text:?} does not fit its format"));
+        }
+        match schema.get("pattern").and_then(Value::as_str) {
+            None => {}
+            Some("^[0-9a-f]{64}$") if !is_sha256(text) => {
+                errors.push(format!("{at}: {text:?} is not a SHA-256"));
+            }
+            Some("^[0-9a-f]{64}$") => {}
+            Some(other) => errors.push(format!("{at}: the check knows no pattern {other}")),
         }
     }
     if let Some(object) = value.as_object() {
@@ -203,14 +249,25 @@ fn check_schema(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (name, sub) in props {
                 if let Some(v) = object.get(name) {
-                    check_schema(sub, v, &format!("{at}.{name}"), errors);
+                    check_in(root, sub, v, &format!("{at}.{name}"), errors);
                 }
             }
         }
     }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+    if let Some(array) = value.as_array() {
+        let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let max = schema.get("maxItems").and_then(Value::as_u64);
+        if array.len() < min || max.is_some_and(|m| array.len() as u64 > m) {
+            errors.push(format!("{at}: {} items", array.len()));
+        }
+        let prefix = schema.get("prefixItems").and_then(Value::as_array);
         for (i, v) in array.iter().enumerate() {
-            check_schema(items, v, &format!("{at}[{i}]"), errors);
+            if let Some(sub) = prefix
+                .and_then(|p| p.get(i))
+                .or_else(|| schema.get("items"))
+            {
+                check_in(root, sub, v, &format!("{at}[{i}]"), errors);
+            }
         }
     }
 }

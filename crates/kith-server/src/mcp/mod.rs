@@ -232,7 +232,7 @@ impl KithMcp {
     #[tool(
         name = "memory_store",
         description = "Remember one message verbatim (no extraction). Returns {event_id, node_id, created}; the same source_id again returns the first ids.",
-        output_schema = schemas::store(),
+        output_schema = schemas::of("memory_store"),
         annotations(title = "Store a message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn memory_store(
@@ -248,7 +248,7 @@ impl KithMcp {
     #[tool(
         name = "memory_ingest",
         description = "Remember one message and extract the entities and claims it states (who is who, who said what). Returns the event id, its extraction status and what was derived.",
-        output_schema = schemas::ingest(),
+        output_schema = schemas::of("memory_ingest"),
         annotations(title = "Ingest a message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
     )]
     async fn memory_ingest(
@@ -264,7 +264,7 @@ impl KithMcp {
     #[tool(
         name = "memory_retrieve",
         description = "Find what memory holds about a question. Returns context (the evidence packed into token_budget tokens, ready to paste into a prompt) and results (rank, node_id, event_id, speaker, role, time, score of each). detail: \"full\" also returns each result's content, provenance and ranking trace, and timings.",
-        output_schema = schemas::retrieve(),
+        output_schema = schemas::of("memory_retrieve"),
         annotations(title = "Retrieve memories", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_retrieve(
@@ -287,7 +287,7 @@ impl KithMcp {
     #[tool(
         name = "memory_get_node",
         description = "Show one memory node (a note, entity or claim) with the messages it came from and its neighbours (an entity's claims, a claim's subject).",
-        output_schema = schemas::node(),
+        output_schema = schemas::of("memory_get_node"),
         annotations(title = "Show a node", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_get_node(
@@ -307,7 +307,7 @@ impl KithMcp {
     #[tool(
         name = "memory_organize",
         description = "Tidy memory: merge exact duplicates and known name variants of one entity (JS/JavaScript, case variants), and propose semantic aliases for review (never merged without a decision). Synchronous; returns the report: merges with their op_id (undoable), proposals, and pairs left alone with the reason. candidates may hand in pairs of node ids with a score.",
-        output_schema = schemas::organize(),
+        output_schema = schemas::of("memory_organize"),
         annotations(title = "Organize memory", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_organize(
@@ -325,7 +325,7 @@ impl KithMcp {
     #[tool(
         name = "memory_list_alias_proposals",
         description = "List alias proposals (two entities that may be the same), oldest first, with status pending, accepted or rejected. Filter by status; page with limit and after (the previous page's next_after).",
-        output_schema = schemas::alias_page(),
+        output_schema = schemas::of("memory_list_alias_proposals"),
         annotations(title = "List alias proposals", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_list_alias_proposals(
@@ -343,7 +343,7 @@ impl KithMcp {
     #[tool(
         name = "memory_review_alias_proposal",
         description = "Decide an alias proposal once: accept (a verified alias link; nothing merges) or reject (needs a reason; never proposed again). The same decision again returns the first record; a different one is refused (review_conflict).",
-        output_schema = schemas::review(),
+        output_schema = schemas::of("memory_review_alias_proposal"),
         annotations(title = "Review an alias proposal", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_review_alias_proposal(
@@ -367,7 +367,7 @@ impl KithMcp {
     #[tool(
         name = "memory_propose_alias",
         description = "Propose two entities (node ids a and b) as possibly the same, with a score in [0, 1] and optionally a complete assessment (assessor_kind reviewer|model, assessor_id, verdict same|different|unsure, reasons). Nothing merges: the proposal waits for memory_review_alias_proposal. Asking again for the same pair returns the first record unchanged.",
-        output_schema = schemas::propose(),
+        output_schema = schemas::of("memory_propose_alias"),
         annotations(title = "Propose an alias", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_propose_alias(
@@ -385,7 +385,7 @@ impl KithMcp {
     #[tool(
         name = "memory_path",
         description = "Find one shortest path (fewest links) between two memory nodes (ids from and to), up to max_hops (default 6). Unverified alias proposals are not followed unless include_unverified_aliases is true.",
-        output_schema = schemas::path(),
+        output_schema = schemas::of("memory_path"),
         annotations(title = "Find a path", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_path(
@@ -402,7 +402,7 @@ impl KithMcp {
     #[tool(
         name = "memory_correct",
         description = "Correct who claims are about, by naming the evidence: move the given claims (rebind), or every claim of the entity grounded in the given events (split), from entity to an existing entity (to: its id) or to a new person (new_person: a name). A reason is required. Journaled as IDENTITY_CORRECTED (undo with memory_undo); the same request again returns the first record.",
-        output_schema = schemas::correction(),
+        output_schema = schemas::of("memory_correct"),
         annotations(title = "Correct who claims are about", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_correct(
@@ -420,7 +420,7 @@ impl KithMcp {
     #[tool(
         name = "memory_forget",
         description = "Forget for good: exactly one of event_id, source_id, session_id, before (RFC 3339) or whole_owner, and a reason. Each event stays in the log as a tombstone (content, speaker, metadata erased); what was derived only from it goes; journal records quoting it are scrubbed; one FORGOTTEN record says what went. dry_run lists what would go and writes nothing. The report says what was compacted and verified.",
-        output_schema = schemas::forget(),
+        output_schema = schemas::of("memory_forget"),
         annotations(title = "Forget messages", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_forget(
@@ -438,7 +438,7 @@ impl KithMcp {
     #[tool(
         name = "memory_list_claims",
         description = "The facts view: {claims: [...]}, the claims of the entities named subject (case-insensitive), current first, each with id, predicate, object, polarity, time and evidence quote. all: true also lists retracted and superseded ones.",
-        output_schema = schemas::claims(),
+        output_schema = schemas::of("memory_list_claims"),
         annotations(title = "List claims", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_list_claims(
@@ -458,7 +458,7 @@ impl KithMcp {
     #[tool(
         name = "memory_retract_claim",
         description = "Retract a claim extraction got wrong (claim_id from memory_list_claims) with a reason: it stops being current and is never retrieved again; the conversation stays. Journaled as CLAIM_RETRACTED (undo with memory_undo); the same request again returns the first record.",
-        output_schema = schemas::claim_edit(),
+        output_schema = schemas::of("memory_retract_claim"),
         annotations(title = "Retract a claim", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_retract_claim(
@@ -478,7 +478,7 @@ impl KithMcp {
     #[tool(
         name = "memory_correct_claim",
         description = "Correct a claim's value (claim_id from memory_list_claims): a new claim with object replaces it (same subject and evidence) and is what retrieval returns. A reason is required. Journaled as CLAIM_CORRECTED (undo with memory_undo); the same request again returns the first record.",
-        output_schema = schemas::claim_edit(),
+        output_schema = schemas::of("memory_correct_claim"),
         annotations(title = "Correct a claim", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_correct_claim(
@@ -501,7 +501,7 @@ impl KithMcp {
     #[tool(
         name = "memory_undo",
         description = "Undo a merge (its op_id), an accepted alias (its review_op_id), a correction, or a claim's retraction or correction (its op_id) exactly as recorded. Refused (undo_refused, nothing written) when later changes depend on it.",
-        output_schema = schemas::undo(),
+        output_schema = schemas::of("memory_undo"),
         annotations(title = "Undo a change", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn memory_undo(

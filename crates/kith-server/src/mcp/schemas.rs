@@ -1,253 +1,138 @@
 //! Each tool's `outputSchema`: the JSON Schema its `structuredContent`
-//! follows. The facade's result types carry no schema derive (the engine
-//! knows nothing of schemars), so the schemas are declared here, one line
-//! a field, and `crates/kith-cli/tests/serve.rs` checks every tool's real
-//! answers against them.
+//! follows. They are the HTTP API's answer schemas (the OpenAPI document's
+//! components, `crate::apidoc`), so both surfaces promise the same shapes:
+//! a tool's schema is its component with the components it refers to
+//! carried along under `$defs`. Built once per process.
+//! `crates/kith-cli/tests/serve.rs` checks every tool's real answers
+//! against them.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
-/// A field's JSON type, as declared below.
-#[derive(Clone, Copy)]
-enum Ty {
-    Str,
-    OptStr,
-    Uuid,
-    OptUuid,
-    Bool,
-    Int,
-    Num,
-    Obj,
-    OptObj,
-    Uuids,
-    Strs,
-    Objs,
-}
+const PREFIX: &str = "#/components/schemas/";
 
-impl Ty {
-    fn schema(self) -> Value {
-        match self {
-            Ty::Str => json!({"type": "string"}),
-            Ty::OptStr => json!({"type": ["string", "null"]}),
-            Ty::Uuid => json!({"type": "string", "format": "uuid"}),
-            Ty::OptUuid => json!({"type": ["string", "null"], "format": "uuid"}),
-            Ty::Bool => json!({"type": "boolean"}),
-            Ty::Int => json!({"type": "integer", "minimum": 0}),
-            Ty::Num => json!({"type": "number"}),
-            Ty::Obj => json!({"type": "object"}),
-            Ty::OptObj => json!({"type": ["object", "null"]}),
-            Ty::Uuids => json!({"type": "array", "items": {"type": "string", "format": "uuid"}}),
-            Ty::Strs => json!({"type": "array", "items": {"type": "string"}}),
-            Ty::Objs => json!({"type": "array", "items": {"type": "object"}}),
-        }
+/// `value` with every `#/components/schemas/X` reference turned into
+/// `#/$defs/X`; the names referred to are added to `seen`.
+fn rebase(value: &Value, seen: &mut BTreeSet<String>) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match (k.as_str(), v.as_str()) {
+                    ("$ref", Some(r)) if r.starts_with(PREFIX) => {
+                        let name = &r[PREFIX.len()..];
+                        seen.insert(name.to_string());
+                        (k.clone(), json!(format!("#/$defs/{name}")))
+                    }
+                    _ => (k.clone(), rebase(v, seen)),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| rebase(v, seen)).collect()),
+        other => other.clone(),
     }
 }
 
-/// An object whose listed fields are all present.
-fn object(fields: &[(&str, Ty)]) -> Value {
-    let properties: serde_json::Map<String, Value> = fields
-        .iter()
-        .map(|(name, ty)| ((*name).to_string(), ty.schema()))
-        .collect();
-    let required: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
-    json!({"type": "object", "properties": properties, "required": required})
-}
-
-fn finish(schema: Value) -> Arc<JsonObject> {
+/// A self-contained schema for `root` (a schema that may refer to
+/// components), with every component it needs under `$defs`.
+fn standalone(root: Value, components: &serde_json::Map<String, Value>) -> Arc<JsonObject> {
+    let mut wanted = BTreeSet::new();
+    let mut schema = rebase(&root, &mut wanted);
+    let mut defs = BTreeMap::new();
+    while let Some(name) = wanted.iter().find(|n| !defs.contains_key(*n)).cloned() {
+        let component = components.get(&name).cloned().unwrap_or_else(|| json!({}));
+        let mut more = BTreeSet::new();
+        defs.insert(name, rebase(&component, &mut more));
+        wanted.extend(more);
+    }
+    if !defs.is_empty() {
+        schema["$defs"] = json!(defs);
+    }
     match schema {
         Value::Object(map) => Arc::new(map),
-        // `object` always builds an object; an empty schema accepts anything.
         _ => Arc::new(JsonObject::new()),
     }
 }
 
-use Ty::*;
-
-/// `memory_store`.
-pub fn store() -> Arc<JsonObject> {
-    finish(object(&[
-        ("event_id", Uuid),
-        ("node_id", Uuid),
-        ("created", Bool),
-    ]))
+/// An object schema that is the component `name`.
+fn component(name: &str) -> Value {
+    // MCP wants an object at the root; the component says the rest.
+    json!({"type": "object", "allOf": [{"$ref": format!("{PREFIX}{name}")}]})
 }
 
-/// `memory_ingest`.
-pub fn ingest() -> Arc<JsonObject> {
-    finish(object(&[
-        ("event_id", Uuid),
-        ("node_id", Uuid),
-        ("created", Bool),
-        ("status", Str),
-        ("derivation", OptObj),
-        ("error", OptStr),
-    ]))
+/// Every tool's output schema, by tool name.
+fn all() -> &'static BTreeMap<&'static str, Arc<JsonObject>> {
+    static SCHEMAS: OnceLock<BTreeMap<&'static str, Arc<JsonObject>>> = OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        let doc = crate::routes::openapi();
+        let components = doc
+            .pointer("/components/schemas")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let roots: [(&str, Value); 15] = [
+            ("memory_store", component("Receipt")),
+            ("memory_ingest", component("IngestReceipt")),
+            ("memory_retrieve", component("RetrieveAnswer")),
+            ("memory_get_node", component("NodeView")),
+            ("memory_organize", component("OrganizeReport")),
+            ("memory_list_alias_proposals", component("AliasPage")),
+            ("memory_review_alias_proposal", component("ReviewOutcome")),
+            ("memory_propose_alias", component("ProposeOutcome")),
+            ("memory_path", component("PathReport")),
+            ("memory_correct", component("CorrectionReport")),
+            ("memory_forget", component("ForgetReport")),
+            (
+                "memory_list_claims",
+                json!({"type": "object", "description": "The claims, current first.",
+                       "properties": {"claims": {"$ref": format!("{PREFIX}ClaimFacts")}},
+                       "required": ["claims"]}),
+            ),
+            ("memory_retract_claim", component("ClaimEditReport")),
+            ("memory_correct_claim", component("ClaimEditReport")),
+            ("memory_undo", component("UndoReport")),
+        ];
+        roots
+            .into_iter()
+            .map(|(tool, root)| (tool, standalone(root, &components)))
+            .collect()
+    })
 }
 
-/// `memory_retrieve`: the compact form's fields, which the full form
-/// (`detail: "full"`) has too; results differ in their other fields.
-pub fn retrieve() -> Arc<JsonObject> {
-    let mut schema = object(&[
-        ("request_id", Uuid),
-        ("context", Str),
-        ("tokens", Int),
-        ("token_budget", Int),
-        ("results", Objs),
-    ]);
-    schema["properties"]["results"]["items"] = json!({
-        "type": "object",
-        "properties": {
-            "rank": {"type": "integer", "minimum": 1},
-            "node_id": {"type": "string", "format": "uuid"},
-            "event_id": {"type": "string", "format": "uuid"},
-            "node_type": {"type": "string"},
-            "speaker": {"type": "string"},
-            "role": {"type": "string"},
-            "time": {"type": "string", "format": "date-time"},
-            "score": {"type": "number"}
-        },
-        "required": ["rank", "node_id"]
-    });
-    finish(schema)
+/// The output schema of `tool`.
+pub fn of(tool: &str) -> Arc<JsonObject> {
+    all()
+        .get(tool)
+        .cloned()
+        .unwrap_or_else(|| Arc::new(JsonObject::new()))
 }
 
-/// `memory_get_node`.
-pub fn node() -> Arc<JsonObject> {
-    finish(object(&[
-        ("node", Obj),
-        ("provenance", Objs),
-        ("edges", Objs),
-        ("neighbours", Objs),
-        ("truncated", Bool),
-    ]))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `memory_organize`.
-pub fn organize() -> Arc<JsonObject> {
-    finish(object(&[
-        ("owner", Str),
-        ("jobs", Objs),
-        ("duration_ms", Num),
-    ]))
-}
-
-/// `memory_list_alias_proposals`.
-pub fn alias_page() -> Arc<JsonObject> {
-    finish(object(&[("proposals", Objs), ("next_after", OptUuid)]))
-}
-
-/// `memory_review_alias_proposal`.
-pub fn review() -> Arc<JsonObject> {
-    finish(object(&[
-        ("review_op_id", Uuid),
-        ("decision", Str),
-        ("edge_id", OptUuid),
-        ("replayed", Bool),
-    ]))
-}
-
-/// `memory_propose_alias`.
-pub fn propose() -> Arc<JsonObject> {
-    finish(object(&[
-        ("op_id", OptUuid),
-        ("edge_id", Uuid),
-        ("created", Bool),
-        ("format", OptStr),
-        ("assessment", OptObj),
-        ("status", Str),
-    ]))
-}
-
-/// `memory_path`.
-pub fn path() -> Arc<JsonObject> {
-    finish(object(&[
-        ("from", Obj),
-        ("to", Uuid),
-        ("steps", Objs),
-        ("found", Bool),
-        ("include_unverified_aliases", Bool),
-        ("skipped_proposals", Int),
-        ("truncated", Bool),
-    ]))
-}
-
-/// `memory_correct`.
-pub fn correction() -> Arc<JsonObject> {
-    finish(object(&[
-        ("op_id", Uuid),
-        ("target", Uuid),
-        ("created_target", Bool),
-        ("moved_claims", Uuids),
-        ("closed_edges", Uuids),
-        ("opened_edges", Uuids),
-        ("replayed", Bool),
-    ]))
-}
-
-/// `memory_forget`.
-pub fn forget() -> Arc<JsonObject> {
-    finish(object(&[
-        ("dry_run", Bool),
-        ("operation_id", OptUuid),
-        ("events", Uuids),
-        ("already_forgotten", Uuids),
-        ("nodes_deleted", Uuids),
-        ("nodes_updated", Uuids),
-        ("edges_deleted", Int),
-        ("vectors_deleted", Int),
-        ("work_items_deleted", Int),
-        ("journal_records_scrubbed", Uuids),
-        ("compaction", Strs),
-        ("verification", OptObj),
-    ]))
-}
-
-/// `memory_list_claims`: the claims under `claims` (structured content
-/// must be an object).
-pub fn claims() -> Arc<JsonObject> {
-    let mut schema = object(&[("claims", Objs)]);
-    schema["properties"]["claims"]["items"] = object(&[
-        ("id", Uuid),
-        ("subject_id", Uuid),
-        ("subject", Str),
-        ("predicate", OptStr),
-        ("object", OptStr),
-        ("polarity", OptStr),
-        ("content", Str),
-        ("lifecycle", Str),
-        ("current", Bool),
-        ("valid_from", Str),
-        ("valid_to", OptStr),
-        ("event_time", OptStr),
-        ("evidence_quote", OptStr),
-        ("evidence", Uuids),
-        ("superseded_by", OptUuid),
-        ("edited", OptObj),
-    ]);
-    finish(schema)
-}
-
-/// `memory_retract_claim` and `memory_correct_claim`.
-pub fn claim_edit() -> Arc<JsonObject> {
-    finish(object(&[
-        ("op_id", Uuid),
-        ("kind", Str),
-        ("claim", Uuid),
-        ("replacement", OptUuid),
-        ("replayed", Bool),
-    ]))
-}
-
-/// `memory_undo`.
-pub fn undo() -> Arc<JsonObject> {
-    finish(object(&[
-        ("undo_op_id", Uuid),
-        ("undone_op_id", Uuid),
-        ("undone_kind", Str),
-        ("restored_nodes", Uuids),
-        ("removed_edges", Uuids),
-        ("replayed", Bool),
-    ]))
+    #[test]
+    fn every_reference_resolves_inside_the_tool_schema() {
+        for (tool, schema) in all() {
+            let schema = Value::Object((**schema).clone());
+            let text = schema.to_string();
+            assert!(
+                !text.contains(PREFIX),
+                "{tool}: a components reference left"
+            );
+            let mut refs = BTreeSet::new();
+            rebase(&schema, &mut refs);
+            assert!(refs.is_empty());
+            for def in text.split("\"#/$defs/").skip(1) {
+                let name = def.split('"').next().unwrap_or_default();
+                assert!(
+                    schema["$defs"].get(name).is_some_and(|d| d != &json!({})),
+                    "{tool}: $defs/{name} missing"
+                );
+            }
+            assert_eq!(schema["type"], "object", "{tool}");
+        }
+    }
 }
