@@ -1,13 +1,18 @@
-//! kith over the network: an HTTP API (`kith serve`) and an MCP server over
-//! stdio (`kith mcp`), both thin layers over the [`kith::Memory`] facade.
+//! kith over the network: an HTTP API (`kith serve`) and MCP, over stdio
+//! (`kith mcp`) and Streamable HTTP (`/mcp` of `kith serve`), all thin
+//! layers over the [`kith::Memory`] facade.
 //!
 //! - [`routes`]: the `/v1` router, one module per group of endpoints, each
-//!   with its OpenAPI (`/openapi.json` is generated from the code).
+//!   with its OpenAPI; [`apidoc`] completes the document `/openapi.json`
+//!   serves (answer schemas, operation ids, descriptions).
 //! - [`auth`]: API keys bound to owners (`KITH_API_KEYS`, a keys file); a
 //!   key only ever touches its own owner, and another owner's ids answer
-//!   404. Without keys the server binds loopback only.
+//!   404. Without keys the server binds loopback only. [`reload`]: the keys
+//!   read again on SIGHUP.
 //! - [`error`]: typed error bodies `{"error": {"code", "message"}}`.
-//! - [`mcp`]: the MCP tools.
+//! - [`mcp`]: the MCP tools and both transports.
+//! - [`worker`]: the background extraction worker; [`metrics`]: `/metrics`;
+//!   [`compact`]: the compact retrieval.
 //!
 //! `Memory` is synchronous (SQLite): handlers call it on tokio's blocking
 //! pool through an `Arc<Memory>`.
