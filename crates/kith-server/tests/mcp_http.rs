@@ -128,6 +128,22 @@ fn mcp_over_http_acts_for_the_key_owner() {
         err && text.as_str().unwrap().starts_with("forbidden"),
         "{text}"
     );
+    // A body that is not JSON: JSON-RPC's parse error, and nothing else.
+    let auth = format!("Bearer {ALICE}");
+    let (status, _, text) = s.send_text(
+        "POST",
+        "/mcp",
+        &[
+            ("authorization", auth.as_str()),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+        ],
+        "{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": ",
+    );
+    assert_eq!(status, 400, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(answer["id"].is_null(), "{answer}");
     // The REST API sees what MCP wrote, for the same owner only.
     let auth = format!("Bearer {ALICE}");
     let (status, _, text) = s.send(

@@ -162,7 +162,11 @@ pub fn router_with(
     all_routes()
         .router
         // MCP's Streamable HTTP transport, behind the same auth.
-        .route_service("/mcp", mcp)
+        .route(
+            "/mcp",
+            axum::routing::any_service(mcp)
+                .layer(axum::middleware::from_fn(crate::mcp::http::parse_errors)),
+        )
         .fallback(|| async { ApiError::not_found("no such route; see /openapi.json") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

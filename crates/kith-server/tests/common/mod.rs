@@ -111,6 +111,41 @@ impl TestServer {
         (status, ctype, text)
     }
 
+    /// One request with a raw text body; the status, content type and body.
+    pub fn send_text(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .build()
+            .new_agent();
+        let mut req = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let mut resp = agent
+            .run(req.body(body.as_bytes().to_vec()).unwrap())
+            .unwrap();
+        let status = resp.status().as_u16();
+        let ctype = resp
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        (
+            status,
+            ctype,
+            resp.body_mut().read_to_string().unwrap_or_default(),
+        )
+    }
+
     /// Polls `GET path` until `done` holds of its body; panics after a
     /// minute (a liveness bound, not a speed check).
     pub fn wait_for(&self, path: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
