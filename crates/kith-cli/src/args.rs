@@ -278,7 +278,7 @@ pub struct StoreArgs {
 }
 
 /// `serve` arguments.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7878")]
@@ -286,6 +286,10 @@ pub struct ServeArgs {
     /// A file of API keys: one `KEY OWNER` a line (`#` comments).
     #[arg(long)]
     pub keys_file: Option<PathBuf>,
+    /// Run no background extraction worker (deferred and failed work then
+    /// waits for `kith process`). Its settings: `KITH_WORKER_*`.
+    #[arg(long)]
+    pub no_worker: bool,
 }
 
 /// `config` actions.

@@ -48,11 +48,30 @@ fn main() -> ExitCode {
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // One readable line: the error and its causes, joined.
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_line(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// One readable line: the error and its causes, joined by `: `, each said
+/// once. Many errors already write their cause into their own message (a
+/// `#[error("{0}")]` wrapper, `cannot listen on ADDR: {source}`), and
+/// anyhow's `{:#}` would then print it again (`error: X: X`); a cause whose
+/// text the line already holds adds nothing and is left out.
+pub(crate) fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn init_logging(verbose: u8) {
@@ -84,3 +103,40 @@ fn restore_sigpipe() {
 
 #[cfg(not(unix))]
 fn restore_sigpipe() {}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    /// Displays its source as its own message, as `#[error("{0}")]` does.
+    #[derive(Debug)]
+    struct Wrapper(std::io::Error);
+
+    impl std::fmt::Display for Wrapper {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fmt(f)
+        }
+    }
+
+    impl std::error::Error for Wrapper {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_message_is_said_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::AddrInUse, "address in use");
+        // A wrapper that displays its source: once.
+        let err = anyhow::Error::new(Wrapper(io())).context("kith serve");
+        assert_eq!(error_line(&err), "kith serve: address in use");
+        // Contexts that add something: all of them, in order.
+        let err = anyhow::Error::new(io())
+            .context("cannot listen on 127.0.0.1:1")
+            .context("kith serve");
+        assert_eq!(
+            error_line(&err),
+            "kith serve: cannot listen on 127.0.0.1:1: address in use"
+        );
+    }
+}

@@ -2,10 +2,14 @@
 //! then the kith-server crate does the rest.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use kith::OwnerId;
-use kith_server::{ApiKeys, Auth};
+use kith_server::mcp::source::MemorySource;
+use kith_server::reload::KeyLoader;
+use kith_server::worker::WorkerConfig;
+use kith_server::{ApiKeys, Auth, ServeOptions};
 
 use crate::args::{Cli, ServeArgs};
 use crate::cmd::{configure, identity_options, open};
@@ -25,7 +29,7 @@ fn open_memory(cli: &Cli) -> Result<kith::Memory> {
 }
 
 /// Keys from `KITH_API_KEYS` and `--keys-file` (both may be given).
-fn keys(a: &ServeArgs) -> Result<ApiKeys> {
+fn read_keys(a: &ServeArgs) -> Result<ApiKeys> {
     let mut keys = match std::env::var("KITH_API_KEYS") {
         Ok(text) if !text.trim().is_empty() => ApiKeys::parse_env(&text)?,
         _ => ApiKeys::default(),
@@ -38,7 +42,7 @@ fn keys(a: &ServeArgs) -> Result<ApiKeys> {
 
 /// `kith serve`.
 pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
-    let keys = keys(a)?;
+    let keys = read_keys(a)?;
     let auth = if keys.is_empty() {
         Auth::Open {
             default_owner: OwnerId::new(&cli.owner)?,
@@ -55,8 +59,30 @@ pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
             default_owner.as_str()
         ),
     };
+    let worker = if a.no_worker {
+        None
+    } else {
+        Some(
+            WorkerConfig::from_lookup(|name| std::env::var(name).ok())
+                .map_err(anyhow::Error::msg)?,
+        )
+    };
+    // SIGHUP reads the keys again, from the same places.
+    let reload_keys: Option<KeyLoader> = match &auth {
+        Auth::Keys(_) => {
+            let args = a.clone();
+            Some(Arc::new(move || {
+                read_keys(&args).map_err(|e| crate::error_line(&e))
+            }))
+        }
+        Auth::Open { .. } => None,
+    };
     let memory = open_memory(cli)?;
-    kith_server::run_http(memory, a.bind, auth, |addr| {
+    let options = ServeOptions {
+        worker,
+        reload_keys,
+    };
+    kith_server::run_http(memory, a.bind, auth, options, |addr| {
         // One line on stdout, so scripts (and `kith bench http`) can read
         // the port when --bind asked for port 0.
         let mut out = std::io::stdout().lock();
@@ -74,6 +100,37 @@ pub fn mcp(cli: &Cli) -> Result<()> {
     };
     let owner =
         OwnerId::new(&owner).with_context(|| format!("KITH_MCP_OWNER={owner:?} is not valid"))?;
-    let memory = open_memory(cli)?;
-    kith_server::run_mcp(memory, owner).context("kith mcp")
+    // Settings errors end the process (they are the operator's to fix
+    // before starting); a pack that cannot be opened does not: an MCP
+    // client would only show "server failed", so each tool call says why
+    // instead, and the next call tries again.
+    let identity = identity_options(cli)?;
+    let (pack, database_url) = (cli.pack.clone(), cli.database_url.clone());
+    let opener = move || -> Result<kith::Memory> {
+        let memory = match &database_url {
+            Some(url) => kith::Memory::connect(url)?,
+            None => kith::Memory::open(&pack)?,
+        };
+        let retention = kith::retrieve::retention::ReceiptRetention::from_env()?;
+        let memory = configure(memory.with_receipt_retention(retention))?.with_identity(identity);
+        let resumed = memory.resume_interrupted(None)?;
+        if resumed.taken > 0 {
+            eprintln!(
+                "resumed {} interrupted extraction(s): {} complete, {} failed",
+                resumed.taken, resumed.completed, resumed.failed
+            );
+        }
+        Ok(memory)
+    };
+    let source = match opener() {
+        Ok(memory) => MemorySource::open(std::sync::Arc::new(memory)),
+        Err(e) => {
+            let why = crate::error_line(&e);
+            eprintln!("kith mcp: the memory cannot be opened ({why}); each tool call will say so");
+            MemorySource::lazy(Box::new(move || {
+                opener().map_err(|e| crate::error_line(&e))
+            }))
+        }
+    };
+    kith_server::run_mcp(source, owner).context("kith mcp")
 }

@@ -115,10 +115,44 @@ fn failures_exit_nonzero_with_one_readable_line() {
         .unwrap();
     assert!(!missing.status.success());
     let stderr = String::from_utf8_lossy(&missing.stderr);
-    assert!(
-        stderr.contains("is not a kith pack (no manifest.json)"),
-        "{stderr}"
+    let pack = t.path("nope.kith");
+    // Said once (it was `error: X: X`).
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: {} is not a kith pack (no manifest.json); create one with `kith init {}`",
+            pack.display(),
+            pack.display()
+        ),
     );
+}
+
+#[test]
+fn import_names_what_is_wrong_with_a_line() {
+    let t = TestPack::new();
+    let file = t.path("in.jsonl");
+    let good = "{\"content\": \"fine\", \"role\": \"user\"}\n";
+    let cases = [
+        (
+            "[{\"content\": \"x\", \"role\": \"user\"}]",
+            "error: line 2: line is a JSON array; expected one JSON object (one message) a line",
+        ),
+        (
+            "{\"content\": \"x\"}",
+            "error: line 2: role is missing; it is required",
+        ),
+        (
+            "{\"content\": \"x\", \"role\": \"user\", \"speaker\": 7}",
+            "error: line 2: speaker is integer `7`; expected a string",
+        ),
+    ];
+    for (line, message) in cases {
+        std::fs::write(&file, format!("{good}{line}\n")).unwrap();
+        let stderr = t.fails(&["import", file.to_str().unwrap()]);
+        assert_eq!(stderr.trim_end(), message, "{line}");
+    }
+    // Nothing of any refused file was written.
+    assert_eq!(t.json(&["stats"])["events"], 0);
 }
 
 #[test]

@@ -193,13 +193,26 @@ impl EventInput {
                 ValidationErrorKind::NonFinite { value: token },
             ));
         }
-        serde_json::from_str(text).map_err(|err| {
+        let value: Value = serde_json::from_str(text).map_err(|err| {
             ValidationError::new(
                 "line",
                 ValidationErrorKind::InvalidJson {
                     reason: err.to_string(),
                 },
             )
+        })?;
+        if !value.is_object() {
+            return Err(ValidationError::new(
+                "line",
+                ValidationErrorKind::WrongType {
+                    found: json_type_name(&value).into(),
+                    expected: "one JSON object (one message) a line".into(),
+                },
+            ));
+        }
+        serde_path_to_error::deserialize(value).map_err(|err| {
+            let path = err.path().to_string();
+            field_error(&path, &err.into_inner().to_string())
         })
     }
 
@@ -325,6 +338,61 @@ impl Event {
             forgotten: None,
         }
     }
+}
+
+/// What a JSON value is, as an error message names it.
+fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a JSON array",
+        Value::Object(_) => "a JSON object",
+    }
+}
+
+/// Turns serde's message about one field of an input line into an error
+/// that names the field: serde reports a missing field at its parent
+/// (`missing field `role``) and a wrong type without the field's name.
+fn field_error(path: &str, message: &str) -> ValidationError {
+    let at = |field: &str| {
+        if path.is_empty() || path == "." {
+            field.to_string()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        return ValidationError::new(at(field), ValidationErrorKind::Missing);
+    }
+    // serde names an unknown field in its message; the path would say it twice.
+    let field = if path.is_empty() || path == "." || message.starts_with("unknown field") {
+        "line".to_string()
+    } else {
+        path.to_string()
+    };
+    if let Some((found, expected)) = message
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        return ValidationError::new(
+            field,
+            ValidationErrorKind::WrongType {
+                found: found.into(),
+                expected: expected.into(),
+            },
+        );
+    }
+    ValidationError::new(
+        field,
+        ValidationErrorKind::Refused {
+            reason: message.into(),
+        },
+    )
 }
 
 #[cfg(test)]
@@ -464,7 +532,43 @@ mod tests {
             err.to_string(),
             "metadata.score is NaN; JSON numbers must be finite"
         );
-        let err = EventInput::from_json(r#"{"role":"user"}"#).unwrap_err();
-        assert!(err.to_string().contains("missing field `content`"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_line_names_what_is_wrong() {
+        let cases = [
+            (r#"{"role":"user"}"#, "content is missing; it is required"),
+            (r#"{"content":"x"}"#, "role is missing; it is required"),
+            (
+                r#"[{"content":"x","role":"user"}]"#,
+                "line is a JSON array; expected one JSON object (one message) a line",
+            ),
+            (
+                r#""hello""#,
+                "line is a string; expected one JSON object (one message) a line",
+            ),
+            (
+                r#"{"content":"x","role":5}"#,
+                "role is integer `5`; expected a string",
+            ),
+            (
+                r#"{"content":"x","role":"user","speaker":["a"]}"#,
+                "speaker is sequence; expected a string",
+            ),
+            (
+                r#"{"content":"x","role":"user","colour":"red"}"#,
+                "line is refused: unknown field `colour`, expected one of `content`, `role`, \
+                 `owner_id`, `scope`, `session_id`, `speaker`, `event_time`, `source_id`, \
+                 `metadata`, `node_type`, `ingested_at`, `event_id`, `checksum`, `forgotten`",
+            ),
+            (
+                r#"{"content": "x", "role": "#,
+                "line is not valid JSON: EOF while parsing a value at line 1 column 25",
+            ),
+        ];
+        for (line, message) in cases {
+            let err = EventInput::from_json(line).unwrap_err();
+            assert_eq!(err.to_string(), message, "{line}");
+        }
     }
 }

@@ -123,6 +123,21 @@ pub enum ValidationErrorKind {
         /// The parser's explanation.
         reason: String,
     },
+    /// A required field that is absent.
+    Missing,
+    /// A value of the wrong JSON type (an array where an object belongs,
+    /// a number where a string belongs).
+    WrongType {
+        /// What was given ("a JSON array", "integer `5`").
+        found: String,
+        /// What belongs there.
+        expected: String,
+    },
+    /// Refused for a reason the parser gives (an unknown field).
+    Refused {
+        /// The parser's explanation.
+        reason: String,
+    },
     /// Two fields that contradict each other.
     Mismatch {
         /// What the other field implies.
@@ -162,6 +177,9 @@ impl fmt::Display for ValidationErrorKind {
                 "uses the reserved key {key:?}; keys starting with \"{RESERVED_METADATA_PREFIX}\" belong to kith"
             ),
             Self::InvalidJson { reason } => write!(f, "is not valid JSON: {reason}"),
+            Self::Missing => write!(f, "is missing; it is required"),
+            Self::WrongType { found, expected } => write!(f, "is {found}; expected {expected}"),
+            Self::Refused { reason } => write!(f, "is refused: {reason}"),
             Self::Mismatch { expected, actual } => {
                 write!(f, "is {actual}, but the other fields give {expected}")
             }

@@ -181,7 +181,7 @@ impl Auth {
 
 /// Routes anyone may call: they hold no memory.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/v1/health" | "/openapi.json")
+    matches!(path, "/v1/health" | "/openapi.json" | "/metrics")
 }
 
 /// Middleware: resolves the request's owner (or answers 401) and records
@@ -190,7 +190,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     if is_public(req.uri().path()) {
         return next.run(req).await;
     }
-    let owner = match resolve(&state.auth, &req) {
+    let owner = match resolve(&state.auth.current(), &req) {
         Ok(o) => o,
         Err(e) => return e.into_response(),
     };

@@ -82,6 +82,25 @@ pub struct BatchBody {
 /// Most messages in one batch.
 pub const MAX_BATCH: usize = 1000;
 
+/// Several messages ingested at once: all admitted in one transaction (all
+/// or none), then extracted one by one, or by the server's worker with
+/// `defer`.
+#[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IngestBatchBody {
+    /// At most [`MAX_BATCH`] messages (the fields of `POST /v1/events`,
+    /// without `node_type`).
+    pub events: Vec<MessageBody>,
+    /// Only admit the messages; the server's background worker extracts
+    /// them (or `kith process`). Recommended for big batches: the answer
+    /// comes once all are durable, not once all are extracted.
+    #[serde(default)]
+    pub defer: bool,
+    /// A user turn's singular first person is the owner (for every message).
+    #[serde(default)]
+    pub first_person_owner: bool,
+}
+
 /// One message to ingest: stored, then entities and claims extracted.
 #[derive(Debug, Clone, Deserialize, ToSchema, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -250,6 +269,12 @@ pub struct RetrieveBody {
     #[serde(default = "yes")]
     #[schema(default = true)]
     pub record: bool,
+    /// `compact` (the packed context, and per result its id, speaker, time
+    /// and score) or `full` (also content, provenance, traces, packed
+    /// lines, left-out ids, timings). Default: `full` over HTTP, `compact`
+    /// over MCP.
+    #[serde(default)]
+    pub detail: Option<crate::compact::Detail>,
 }
 
 /// Most structured results one retrieval or search returns.

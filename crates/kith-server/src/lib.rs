@@ -1,23 +1,33 @@
-//! kith over the network: an HTTP API (`kith serve`) and an MCP server over
-//! stdio (`kith mcp`), both thin layers over the [`kith::Memory`] facade.
+//! kith over the network: an HTTP API (`kith serve`) and MCP, over stdio
+//! (`kith mcp`) and Streamable HTTP (`/mcp` of `kith serve`), all thin
+//! layers over the [`kith::Memory`] facade.
 //!
 //! - [`routes`]: the `/v1` router, one module per group of endpoints, each
-//!   with its OpenAPI (`/openapi.json` is generated from the code).
+//!   with its OpenAPI; [`apidoc`] completes the document `/openapi.json`
+//!   serves (answer schemas, operation ids, descriptions).
 //! - [`auth`]: API keys bound to owners (`KITH_API_KEYS`, a keys file); a
 //!   key only ever touches its own owner, and another owner's ids answer
-//!   404. Without keys the server binds loopback only.
+//!   404. Without keys the server binds loopback only. [`reload`]: the keys
+//!   read again on SIGHUP.
 //! - [`error`]: typed error bodies `{"error": {"code", "message"}}`.
-//! - [`mcp`]: the MCP tools.
+//! - [`mcp`]: the MCP tools and both transports.
+//! - [`worker`]: the background extraction worker; [`metrics`]: `/metrics`;
+//!   [`compact`]: the compact retrieval.
 //!
 //! `Memory` is synchronous (SQLite): handlers call it on tokio's blocking
 //! pool through an `Arc<Memory>`.
 
+pub mod apidoc;
 pub mod auth;
+pub mod compact;
 pub mod dto;
 pub mod error;
 mod log;
 pub mod mcp;
+pub mod metrics;
+pub mod reload;
 pub mod routes;
+pub mod worker;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -26,7 +36,7 @@ use std::sync::Arc;
 use kith::{Memory, OwnerId};
 
 pub use auth::{ApiKeys, Auth, AuthError};
-pub use routes::{openapi, route_table, router};
+pub use routes::{openapi, route_table, router, router_with};
 
 /// Why a server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -49,21 +59,67 @@ pub enum ServerError {
 
 /// Serves the API on `listener` until `shutdown` resolves; requests in
 /// flight then finish before this returns (and the caller's last
-/// `Arc<Memory>` closes the store).
+/// `Arc<Memory>` closes the store). No background worker.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     memory: Arc<Memory>,
     auth: Auth,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let app = router(memory, auth);
-    axum::serve(listener, app)
+    serve_with(listener, memory, auth, ServeOptions::default(), shutdown).await
+}
+
+/// What a server runs beside its routes.
+#[derive(Clone, Default)]
+pub struct ServeOptions {
+    /// The background extraction worker ([`worker`]); `None`: no worker.
+    pub worker: Option<worker::WorkerConfig>,
+    /// Reads the API keys again on SIGHUP ([`reload`]); `None`: keys
+    /// change only by a restart.
+    pub reload_keys: Option<reload::KeyLoader>,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("worker", &self.worker)
+            .field("reload_keys", &self.reload_keys.is_some())
+            .finish()
+    }
+}
+
+/// [`serve`] with options. On shutdown, the server stops accepting,
+/// finishes the requests in flight, then the worker finishes the items it
+/// runs (it takes nothing new).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    memory: Arc<Memory>,
+    auth: Auth,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let worker = options
+        .worker
+        .map(|config| worker::Worker::start(Arc::clone(&memory), config));
+    let auth = Arc::new(reload::SharedAuth::new(auth));
+    let reloader = options
+        .reload_keys
+        .map(|loader| tokio::spawn(reload::on_sighup(Arc::clone(&auth), loader)));
+    let app = routes::router_with(memory, auth, worker.as_ref().map(|w| w.stats()));
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|source| ServerError::Io {
             context: "serving HTTP".into(),
             source,
-        })
+        });
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
+    if let Some(worker) = worker {
+        worker.shutdown().await;
+    }
+    served
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.
@@ -99,6 +155,7 @@ pub fn run_http(
     memory: Memory,
     bind: SocketAddr,
     auth: Auth,
+    options: ServeOptions,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     auth.check_bind(&bind)?;
@@ -115,14 +172,16 @@ pub fn run_http(
             source,
         })?;
         on_listening(addr);
-        serve(listener, Arc::new(memory), auth, shutdown_signal()).await
+        serve_with(listener, Arc::new(memory), auth, options, shutdown_signal()).await
     })
 }
 
 /// `kith mcp`: serves MCP over stdin/stdout for `owner` until the client
-/// closes the stream. Blocks; builds its own runtime.
-pub fn run_mcp(memory: Memory, owner: OwnerId) -> Result<(), ServerError> {
-    runtime()?.block_on(mcp::serve_stdio(Arc::new(memory), owner))
+/// closes the stream. The memory comes from `source`: a memory that cannot
+/// be opened makes every tool call answer `unavailable: …` instead of
+/// ending the process. Blocks; builds its own runtime.
+pub fn run_mcp(source: mcp::source::MemorySource, owner: OwnerId) -> Result<(), ServerError> {
+    runtime()?.block_on(mcp::serve_stdio(source, owner))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ServerError> {

@@ -11,7 +11,7 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use super::{AppState, Routes};
 use crate::auth::Owner;
-use crate::dto::{BatchBody, IngestBody, MessageBody, MAX_BATCH};
+use crate::dto::{BatchBody, IngestBatchBody, IngestBody, MessageBody, MAX_BATCH};
 use crate::error::{ApiError, ErrorBody, JsonBody, PathId, QueryParams};
 
 /// Adds the group's routes.
@@ -20,6 +20,7 @@ pub fn register(routes: Routes) -> Routes {
         .add(Method::POST, "/v1/events", store)
         .add(Method::POST, "/v1/events/batch", store_batch)
         .add(Method::POST, "/v1/ingest", ingest)
+        .add(Method::POST, "/v1/ingest/batch", ingest_batch)
         .add(Method::GET, "/v1/events", list)
         .add(Method::GET, "/v1/events/{id}", show)
         .add(Method::GET, "/v1/events/{id}/status", status)
@@ -28,8 +29,15 @@ pub fn register(routes: Routes) -> Routes {
 /// The group's OpenAPI.
 #[derive(OpenApi)]
 #[openapi(
-    paths(store, store_batch, ingest, list, show, status),
-    components(schemas(MessageBody, BatchBody, IngestBody, Receipt, BatchReceipts))
+    paths(store, store_batch, ingest, ingest_batch, list, show, status),
+    components(schemas(
+        MessageBody,
+        BatchBody,
+        IngestBody,
+        IngestBatchBody,
+        Receipt,
+        BatchReceipts
+    ))
 )]
 pub struct Api;
 
@@ -126,7 +134,64 @@ pub async fn ingest(
 ) -> Result<Json<kith::IngestReceipt>, ApiError> {
     let (input, options) = body.into_parts(&owner)?;
     let receipt = state.run(move |m| Ok(m.ingest(input, options)?)).await?;
+    if receipt.status == kith::WorkStatus::Failed {
+        state.metrics.extraction_failed();
+    }
     Ok(Json(receipt))
+}
+
+/// Ingests up to 1000 messages: every one is validated first and all are
+/// admitted in one transaction (or none is); then each is extracted, or,
+/// with `defer`, left to the server's background worker.
+#[utoipa::path(post, path = "/v1/ingest/batch", tag = "events", request_body = IngestBatchBody,
+    responses(
+        (status = 200, description = "`{receipts: [{event_id, node_id, created, status, derivation, error}]}` in input order", body = serde_json::Value),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn ingest_batch(
+    State(state): State<AppState>,
+    Extension(owner): Extension<Owner>,
+    JsonBody(body): JsonBody<IngestBatchBody>,
+) -> Result<Json<IngestBatchReceipts>, ApiError> {
+    if body.events.is_empty() || body.events.len() > MAX_BATCH {
+        return Err(ApiError::invalid(format!(
+            "events: give between 1 and {MAX_BATCH} messages"
+        )));
+    }
+    let options = kith::IngestOptions {
+        defer: body.defer,
+        first_person_owner: body.first_person_owner,
+    };
+    let inputs = body
+        .events
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if e.node_type.is_some() {
+                return Err(ApiError::invalid(format!(
+                    "events[{i}].node_type: ingest makes notes; store other types with POST /v1/events"
+                )));
+            }
+            e.into_input(&owner)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let receipts = state
+        .run(move |m| Ok(m.ingest_batch(inputs, options)?))
+        .await?;
+    for r in &receipts {
+        if r.status == kith::WorkStatus::Failed {
+            state.metrics.extraction_failed();
+        }
+    }
+    Ok(Json(IngestBatchReceipts { receipts }))
+}
+
+/// What an ingest batch admitted (and extracted), in input order.
+#[derive(Debug, Serialize)]
+pub struct IngestBatchReceipts {
+    /// One receipt per message.
+    pub receipts: Vec<kith::IngestReceipt>,
 }
 
 /// Paging and filters for `GET /v1/events`.

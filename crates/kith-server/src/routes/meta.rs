@@ -1,7 +1,8 @@
-//! `GET /v1/health`, `GET /v1/stats` and `GET /openapi.json`.
+//! `GET /v1/health`, `GET /v1/stats`, `GET /metrics` and `GET /openapi.json`.
 
 use axum::extract::State;
-use axum::http::Method;
+use axum::http::{header, Method};
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
@@ -9,6 +10,7 @@ use utoipa::{OpenApi, ToSchema};
 use super::{AppState, Routes};
 use crate::auth::Owner;
 use crate::error::{ApiError, ErrorBody};
+use crate::worker::{QueueCounts, WorkerHealth};
 
 /// Adds the group's routes.
 pub fn register(routes: Routes) -> Routes {
@@ -16,11 +18,15 @@ pub fn register(routes: Routes) -> Routes {
         .add(Method::GET, "/v1/health", health)
         .add(Method::GET, "/v1/stats", stats)
         .add(Method::GET, "/openapi.json", openapi_json)
+        .add(Method::GET, "/metrics", metrics)
 }
 
 /// The group's OpenAPI.
 #[derive(OpenApi)]
-#[openapi(paths(health, stats, openapi_json), components(schemas(Health)))]
+#[openapi(
+    paths(health, stats, openapi_json, metrics),
+    components(schemas(Health, WorkerHealth, QueueCounts))
+)]
 pub struct Api;
 
 /// The server is up.
@@ -30,15 +36,20 @@ pub struct Health {
     pub status: &'static str,
     /// kith's version.
     pub version: &'static str,
+    /// The background extraction worker (counts over every owner), or
+    /// null when the server runs without one.
+    pub worker: Option<WorkerHealth>,
 }
 
-/// Liveness; needs no key and says nothing about any owner.
+/// Liveness, and the extraction worker's queue; needs no key and says
+/// nothing about any one owner.
 #[utoipa::path(get, path = "/v1/health", tag = "meta", security(()),
-    responses((status = 200, body = Health)))]
-pub async fn health() -> Json<Health> {
+    responses((status = 200, description = "The server is up", body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
         status: "ok",
         version: env!("CARGO_PKG_VERSION"),
+        worker: state.worker.as_ref().map(|w| w.health()),
     })
 }
 
@@ -56,9 +67,30 @@ pub async fn stats(
     Ok(Json(stats))
 }
 
+/// The server's numbers in Prometheus' text format: requests and latency
+/// per route, store size, extraction queue, worker, extraction failures.
+/// Needs no key; every number is over all owners.
+#[utoipa::path(get, path = "/metrics", tag = "meta", security(()),
+    responses(
+        (status = 200, description = "Prometheus text format 0.0.4", body = String,
+         content_type = "text/plain; version=0.0.4"),
+        (status = 503, description = "The store was busy", body = ErrorBody)))]
+pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let stats = state.run(|m| Ok(m.stats(None)?)).await?;
+    let body = crate::metrics::render(&state, Some(&stats));
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response())
+}
+
 /// This document: the OpenAPI 3 description of every route.
 #[utoipa::path(get, path = "/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "OpenAPI document", body = serde_json::Value)))]
-pub async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
+pub async fn openapi_json() -> Json<serde_json::Value> {
     Json(super::openapi())
 }

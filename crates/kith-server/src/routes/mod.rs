@@ -35,8 +35,12 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct AppState {
     /// The engine (synchronous; called on the blocking pool).
     pub memory: Arc<Memory>,
-    /// How requests are authenticated.
-    pub auth: Arc<Auth>,
+    /// How requests are authenticated (replaced on SIGHUP).
+    pub auth: Arc<crate::reload::SharedAuth>,
+    /// The background worker's counters, when one runs.
+    pub worker: Option<Arc<crate::worker::WorkerStats>>,
+    /// Request counters for `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -137,12 +141,32 @@ pub fn route_table() -> Vec<(Method, &'static str)> {
 
 /// The application: routes, auth, body limit, typed 404/405, access log.
 pub fn router(memory: Arc<Memory>, auth: Auth) -> Router {
+    router_with(memory, Arc::new(crate::reload::SharedAuth::new(auth)), None)
+}
+
+/// [`router`] with auth that may be replaced while it serves, showing a
+/// background worker's counters in `/v1/health` and `/metrics`.
+pub fn router_with(
+    memory: Arc<Memory>,
+    auth: Arc<crate::reload::SharedAuth>,
+    worker: Option<Arc<crate::worker::WorkerStats>>,
+) -> Router {
+    let loopback_only = matches!(*auth.current(), Auth::Open { .. });
+    let mcp = crate::mcp::http::service(Arc::clone(&memory), loopback_only);
     let state = AppState {
         memory,
-        auth: Arc::new(auth),
+        auth,
+        worker,
+        metrics: Arc::default(),
     };
     all_routes()
         .router
+        // MCP's Streamable HTTP transport, behind the same auth.
+        .route(
+            "/mcp",
+            axum::routing::any_service(mcp)
+                .layer(axum::middleware::from_fn(crate::mcp::http::parse_errors)),
+        )
         .fallback(|| async { ApiError::not_found("no such route; see /openapi.json") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -154,6 +178,10 @@ pub fn router(memory: Arc<Memory>, auth: Auth) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::auth::authenticate,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::record,
         ))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(crate::log::access_log))
@@ -174,8 +202,14 @@ pub fn router(memory: Arc<Memory>, auth: Auth) -> Router {
 )]
 struct Root;
 
-/// The OpenAPI document, built from the code of every group.
-pub fn openapi() -> utoipa::openapi::OpenApi {
+/// The OpenAPI document `/openapi.json` serves: utoipa's, completed by
+/// [`crate::apidoc`] (answer schemas, operation ids, descriptions).
+pub fn openapi() -> serde_json::Value {
+    crate::apidoc::finish(&generated_openapi())
+}
+
+/// What utoipa generates from the code of every group.
+fn generated_openapi() -> utoipa::openapi::OpenApi {
     let mut doc = Root::openapi();
     for g in GROUPS {
         doc.merge((g.openapi)());

@@ -7,6 +7,7 @@ use utoipa::OpenApi;
 
 use super::{AppState, Routes};
 use crate::auth::Owner;
+use crate::compact::{CompactRetrieval, Detail};
 use crate::dto::{FiltersBody, RetrieveBody, SearchBody};
 use crate::error::{ApiError, ErrorBody, JsonBody, PathId};
 
@@ -22,26 +23,40 @@ pub fn register(routes: Routes) -> Routes {
 #[derive(OpenApi)]
 #[openapi(
     paths(retrieve, receipt, search),
-    components(schemas(RetrieveBody, SearchBody, FiltersBody))
+    components(schemas(
+        RetrieveBody,
+        SearchBody,
+        FiltersBody,
+        Detail,
+        CompactRetrieval,
+        crate::compact::CompactResult
+    ))
 )]
 pub struct Api;
 
 /// Hybrid retrieval (lexical, vector when the pack has embeddings, graph,
 /// session neighbours, recency) fused with RRF, packed into the token
-/// budget. Journals a receipt unless `record` is false.
+/// budget. Journals a receipt unless `record` is false. `detail: compact`
+/// answers only the context and each result's id, speaker, time and score.
 #[utoipa::path(post, path = "/v1/retrieve", tag = "retrieve", request_body = RetrieveBody,
     responses(
-        (status = 200, description = "`{request_id, recorded, query, results: [{rank, node_id, content, provenance, trace, …}], context, tokens, token_budget, packed, left_out, timings}`", body = serde_json::Value),
+        (status = 200, description = "`{request_id, recorded, query, results: [{rank, node_id, content, provenance, trace, …}], context, tokens, token_budget, packed, left_out, timings}`; with `detail: compact`, `{request_id, context, tokens, token_budget, results: [{rank, node_id, event_id, node_type, speaker, role, time, score}]}`", body = serde_json::Value),
         (status = 401, body = ErrorBody), (status = 413, body = ErrorBody),
         (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn retrieve(
     State(state): State<AppState>,
     Extension(owner): Extension<Owner>,
     JsonBody(body): JsonBody<RetrieveBody>,
-) -> Result<Json<kith::Retrieval>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let detail = body.detail.unwrap_or(Detail::Full);
     let req = body.into_request(&owner)?;
     let r = state.run(move |m| Ok(m.retrieve(&req)?)).await?;
-    Ok(Json(r))
+    let value = match detail {
+        Detail::Full => serde_json::to_value(&r),
+        Detail::Compact => serde_json::to_value(CompactRetrieval::from(&r)),
+    }
+    .map_err(|e| ApiError::internal(format!("cannot encode the retrieval: {e}")))?;
+    Ok(Json(value))
 }
 
 /// A retrieval's receipt: its query, filters, each result's trace, what was

@@ -420,6 +420,23 @@ impl Memory {
         Ok(report)
     }
 
+    /// Every owner's work items in these statuses (all statuses when
+    /// empty), oldest first, at most `limit` (0: all). What a background
+    /// worker reads to decide what to process; it changes nothing.
+    pub fn work_items(
+        &self,
+        statuses: &[WorkStatus],
+        limit: usize,
+    ) -> Result<Vec<WorkItem>, Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        Ok(tx.list_work_items(&WorkQuery {
+            owner: None,
+            statuses: statuses.to_vec(),
+            lease_expired_before_ms: None,
+            limit,
+        })?)
+    }
+
     /// Extracts and derives one admitted event now.
     pub fn process_event(&self, event_id: Uuid) -> Result<WorkStatus, Error> {
         self.run_work(event_id, false)
