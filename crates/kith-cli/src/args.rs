@@ -283,9 +283,46 @@ pub struct ServeArgs {
     /// The address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: std::net::SocketAddr,
-    /// A file of API keys: one `KEY OWNER` a line (`#` comments).
+    /// A file of API keys: one `KEY OWNER` a line (`#` comments). A file
+    /// without a key is an error.
     #[arg(long)]
     pub keys_file: Option<PathBuf>,
+    /// Seconds a client has to send a complete request head, counted from
+    /// when the server waits for one (also closes unused keep-alive
+    /// connections).
+    #[arg(
+        long,
+        env = "KITH_SERVE_HEADER_TIMEOUT",
+        default_value_t = 10,
+        value_name = "SECS"
+    )]
+    pub header_timeout: u64,
+    /// Seconds a client has to send a request's whole body after its head
+    /// (408 after that).
+    #[arg(
+        long,
+        env = "KITH_SERVE_BODY_TIMEOUT",
+        default_value_t = 30,
+        value_name = "SECS"
+    )]
+    pub body_timeout: u64,
+    /// Seconds a connection may stay with no byte moving while none of its
+    /// requests is being handled (a client that stops reading its answer).
+    #[arg(
+        long,
+        env = "KITH_SERVE_IDLE_TIMEOUT",
+        default_value_t = 60,
+        value_name = "SECS"
+    )]
+    pub idle_timeout: u64,
+    /// Open connections at most; more are answered 503 and closed.
+    #[arg(
+        long,
+        env = "KITH_SERVE_MAX_CONNECTIONS",
+        default_value_t = 512,
+        value_name = "N"
+    )]
+    pub max_connections: usize,
 }
 
 /// `config` actions.

@@ -15,6 +15,7 @@
 pub mod auth;
 pub mod dto;
 pub mod error;
+pub mod listen;
 mod log;
 pub mod mcp;
 pub mod routes;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use kith::{Memory, OwnerId};
 
 pub use auth::{ApiKeys, Auth, AuthError};
+pub use listen::{Limits, LimitsError};
 pub use routes::{openapi, route_table, router};
 
 /// Why a server could not start or stopped with an error.
@@ -34,6 +36,9 @@ pub enum ServerError {
     /// The auth configuration or bind address is refused.
     #[error("{0}")]
     Auth(#[from] AuthError),
+    /// A connection limit or timeout cannot work.
+    #[error("{0}")]
+    Limits(#[from] LimitsError),
     /// Binding or serving failed.
     #[error("{context}: {source}")]
     Io {
@@ -47,18 +52,29 @@ pub enum ServerError {
     Mcp(String),
 }
 
-/// Serves the API on `listener` until `shutdown` resolves; requests in
-/// flight then finish before this returns (and the caller's last
-/// `Arc<Memory>` closes the store).
+/// Serves the API on `listener` within the default [`Limits`] until
+/// `shutdown` resolves; requests in flight then finish before this returns
+/// (and the caller's last `Arc<Memory>` closes the store).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     memory: Arc<Memory>,
     auth: Auth,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    serve_with(listener, memory, auth, Limits::default(), shutdown).await
+}
+
+/// [`serve`] with the given timeouts and connection limit.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    memory: Arc<Memory>,
+    auth: Auth,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    limits.validate()?;
     let app = router(memory, auth);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
+    listen::serve_with_limits(listener, app, limits, shutdown)
         .await
         .map_err(|source| ServerError::Io {
             context: "serving HTTP".into(),
@@ -99,9 +115,11 @@ pub fn run_http(
     memory: Memory,
     bind: SocketAddr,
     auth: Auth,
+    limits: Limits,
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     auth.check_bind(&bind)?;
+    limits.validate()?;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind)
@@ -115,7 +133,7 @@ pub fn run_http(
             source,
         })?;
         on_listening(addr);
-        serve(listener, Arc::new(memory), auth, shutdown_signal()).await
+        serve_with(listener, Arc::new(memory), auth, limits, shutdown_signal()).await
     })
 }
 
