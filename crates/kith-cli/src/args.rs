@@ -395,6 +395,11 @@ pub struct ImportArgs {
     /// With --extract: only admit; extract later with `kith process`.
     #[arg(long, requires = "extract")]
     pub defer: bool,
+    /// Take lines that name any owner, each into its own owner's memory
+    /// (restoring an export of all owners). Without it, a line naming
+    /// another owner than --owner fails the import and nothing is written.
+    #[arg(long)]
+    pub all_owners: bool,
 }
 
 /// `search` arguments.

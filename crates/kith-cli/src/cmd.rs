@@ -533,6 +533,11 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
     };
     let options = ImportOptions {
         owner: Some(OwnerId::new(&cli.owner)?),
+        foreign_owners: if a.all_owners {
+            kith::ForeignOwners::Allow
+        } else {
+            kith::ForeignOwners::Refuse
+        },
         scope: ScopeId::new(&a.scope)?,
         batch_size: a.batch_size,
         extract: a.extract,

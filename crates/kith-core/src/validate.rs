@@ -123,6 +123,18 @@ pub enum ValidationErrorKind {
         /// The parser's explanation.
         reason: String,
     },
+    /// Missing, though another field makes it required.
+    Required {
+        /// Why it is required, as the end of a sentence.
+        because: &'static str,
+    },
+    /// An import line for another owner than the import's.
+    ForeignOwner {
+        /// The owner the line names.
+        named: String,
+        /// The owner the import is for.
+        importing_for: String,
+    },
     /// Two fields that contradict each other.
     Mismatch {
         /// What the other field implies.
@@ -162,6 +174,16 @@ impl fmt::Display for ValidationErrorKind {
                 "uses the reserved key {key:?}; keys starting with \"{RESERVED_METADATA_PREFIX}\" belong to kith"
             ),
             Self::InvalidJson { reason } => write!(f, "is not valid JSON: {reason}"),
+            Self::Required { because } => write!(f, "is missing; {because}"),
+            Self::ForeignOwner {
+                named,
+                importing_for,
+            } => write!(
+                f,
+                "is {named:?}, but this import is for owner {importing_for:?}; nothing was \
+                 written. Import another owner's lines as that owner (--owner {named}), or \
+                 every owner's with `kith import --all-owners`"
+            ),
             Self::Mismatch { expected, actual } => {
                 write!(f, "is {actual}, but the other fields give {expected}")
             }
