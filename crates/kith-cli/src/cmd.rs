@@ -17,6 +17,25 @@ use crate::args::{Cli, Command, ConfigAction, EventsAction, ListShow, StoreArgs}
 use crate::render;
 use kith::retrieve::retention::{self, ReceiptRetention};
 
+/// Exit code of `ingest`, `import --extract` and `process` when the
+/// messages were stored but extracting at least one of them failed (the
+/// output is complete; `kith events status ID` says why, `kith process
+/// --retry-failed` tries again). 1 stays "the command failed".
+pub const EXIT_EXTRACTION_FAILED: u8 = 3;
+
+/// The exit code after a command that ran `failed` extractions that
+/// failed, with one line on stderr saying so.
+fn extraction_exit(failed: usize) -> ExitCode {
+    if failed == 0 {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: extraction failed for {failed} message(s); they are stored. \
+         `kith events status ID` says why; `kith process --retry-failed` tries again"
+    );
+    ExitCode::from(EXIT_EXTRACTION_FAILED)
+}
+
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
@@ -126,8 +145,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 render::ingest_receipt(&receipt);
             }
+            return Ok(extraction_exit(usize::from(
+                receipt.status == kith::WorkStatus::Failed,
+            )));
         }
-        Command::Import(ref a) => import(&cli, a)?,
+        Command::Import(ref a) => return import(&cli, a),
         Command::Process {
             limit,
             reclaim,
@@ -144,6 +166,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     report.taken, report.completed, report.failed
                 );
             }
+            return Ok(extraction_exit(report.failed));
         }
         Command::Reingest {
             ref event,
@@ -516,7 +539,7 @@ pub fn parse_id(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).with_context(|| format!("{text:?} is not a UUID"))
 }
 
-fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
+fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<ExitCode> {
     let memory = if a.extract {
         open_for_ingest(cli)?
     } else {
@@ -584,14 +607,14 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
             "imported {} messages: {} stored, {} already present",
             report.messages, report.created, report.existing
         );
-        if let Some(p) = processed {
+        if let Some(p) = &processed {
             println!(
                 "extracted {} messages: {} complete, {} failed (see `kith events status ID`)",
                 p.taken, p.completed, p.failed
             );
         }
     }
-    Ok(())
+    Ok(extraction_exit(processed.map_or(0, |p| p.failed)))
 }
 
 /// Search filters from the shared flags.
