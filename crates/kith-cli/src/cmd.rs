@@ -188,7 +188,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Search(ref a) => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let filters = filters_from(&a.filters)?;
             let req = SearchRequest {
                 filters,
@@ -207,7 +207,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Events { ref action } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             match action {
                 EventsAction::List {
@@ -251,7 +251,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Nodes { ref action } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             match action {
                 ListShow::List {
@@ -303,7 +303,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Stats { all_owners } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             let stats = memory.stats((!all_owners).then_some(&owner))?;
             if json {
@@ -351,7 +351,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref out,
             all_owners,
         } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             let owner = (!all_owners).then_some(&owner);
             let lines = match out {
@@ -431,6 +431,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp => crate::serve::mcp(&cli)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`open`] for a command that only reads: a pack is opened read-only, so
+/// it can be read on read-only storage and nothing in it changes.
+pub fn open_read(cli: &Cli) -> Result<Memory> {
+    let retention = ReceiptRetention::from_env()?;
+    let memory = match &cli.database_url {
+        Some(url) => Memory::connect(url)?,
+        None => Memory::open_read_only(&cli.pack)?,
+    };
+    Ok(memory.with_receipt_retention(retention))
 }
 
 /// Opens the memory the command names: the PostgreSQL database of

@@ -75,8 +75,19 @@ impl Memory {
     /// Opens the pack at `dir`, migrating an older format. The embedding
     /// model its manifest records is loaded on first use.
     pub fn open(dir: &Path) -> Result<Memory, Error> {
+        Memory::open_with(dir, OpenMode::MustExist)
+    }
+
+    /// Opens the pack at `dir` for reading only: nothing is migrated or
+    /// written (a write fails, naming the pack), and a pack on read-only
+    /// storage can be read. For commands that only read.
+    pub fn open_read_only(dir: &Path) -> Result<Memory, Error> {
+        Memory::open_with(dir, OpenMode::ReadOnly)
+    }
+
+    fn open_with(dir: &Path, mode: OpenMode) -> Result<Memory, Error> {
         let (manifest, db) = pack::open(dir)?;
-        let store = SqliteStore::open(&db, OpenMode::MustExist)?;
+        let store = SqliteStore::open(&db, mode)?;
         let embedder = match (&manifest.embedding_model, manifest.embedding_dimension) {
             (Some(model), Some(dim)) => {
                 let spec = crate::embedding::EmbeddingSpec::parse(model)?;

@@ -7,6 +7,7 @@
 //! instead of failing; readers never block writers.
 
 pub(crate) mod lexical;
+pub mod readonly;
 mod rows;
 mod schema;
 mod sql;
@@ -41,28 +42,44 @@ pub enum OpenMode {
     CreateIfMissing,
     /// The file must exist.
     MustExist,
+    /// The file must exist and is only read: nothing is migrated, write
+    /// transactions are refused, and a pack on read-only storage can be
+    /// read (see [`readonly`]).
+    ReadOnly,
 }
 
 /// A SQLite-backed [`Store`]. Connections are pooled; each transaction uses
 /// one connection for its whole life.
 pub struct SqliteStore {
     path: PathBuf,
+    access: readonly::Access,
     pool: Mutex<Vec<Connection>>,
     vectors: Mutex<vector::VectorCache>,
 }
 
 impl SqliteStore {
     /// Opens (or creates) the database at `path` and brings its schema up to
-    /// [`SCHEMA_VERSION`], refusing a newer one.
+    /// [`SCHEMA_VERSION`], refusing a newer one. [`OpenMode::ReadOnly`]
+    /// migrates nothing and refuses an older schema instead.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Self, StoreError> {
-        if mode == OpenMode::MustExist && !path.exists() {
+        if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::new(
                 StoreErrorKind::NotFound,
                 format!("no database at {}", path.display()),
             ));
         }
+        if mode == OpenMode::ReadOnly {
+            let access = readonly::probe(path)?;
+            return Ok(SqliteStore {
+                path: path.to_path_buf(),
+                access,
+                pool: Mutex::new(Vec::new()),
+                vectors: Mutex::new(vector::VectorCache::default()),
+            });
+        }
         let store = SqliteStore {
             path: path.to_path_buf(),
+            access: readonly::Access::ReadWrite,
             pool: Mutex::new(Vec::new()),
             vectors: Mutex::new(vector::VectorCache::default()),
         };
@@ -70,9 +87,9 @@ impl SqliteStore {
         // touch the file.
         if path.exists() {
             let probe = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-                .map_err(|e| map_err(e).with_context(&format!("cannot open {}", path.display())))?;
+                .map_err(|e| readonly::open_error(path, e))?;
             probe.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
-            let version = read_version(&probe)?;
+            let version = read_version(&probe).map_err(|e| readonly::with_cause(path, e))?;
             if version > SCHEMA_VERSION {
                 return Err(too_new(version));
             }
@@ -97,19 +114,27 @@ impl SqliteStore {
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
+        if self.access != readonly::Access::ReadWrite {
+            return readonly::connect(&self.path, self.access);
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
-            map_err(e).with_context(&format!("cannot open {}", self.path.display()))
-        })?;
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(|e| readonly::open_error(&self.path, e))?;
+        // SQLite quietly opens a file it may not write read-only; every
+        // write would then fail with "attempt to write a readonly
+        // database" and no path. Say it here, with the reason.
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(readonly::not_writable(&self.path));
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
         // WAL is persistent in the file; setting it again is cheap. It needs
         // the lock briefly, which the busy timeout covers.
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(map_err)?;
+            .map_err(|e| readonly::open_error(&self.path, e))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::new(
                 StoreErrorKind::Io,
@@ -229,6 +254,9 @@ impl Store for SqliteStore {
     }
 
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
+        if mode == TxMode::Write && self.access != readonly::Access::ReadWrite {
+            return Err(readonly::write_refused(&self.path));
+        }
         let conn = self.take()?;
         let sql = match mode {
             TxMode::Read => "BEGIN DEFERRED",
@@ -247,6 +275,9 @@ impl Store for SqliteStore {
     }
 
     fn compact(&self) -> Result<Vec<String>, StoreError> {
+        if self.access != readonly::Access::ReadWrite {
+            return Err(readonly::write_refused(&self.path));
+        }
         let conn = self.take()?;
         let result = compact(&conn);
         self.release(conn);
