@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `content` | non-empty after trimming, at most [`MAX_CONTENT_BYTES`] bytes of UTF-8 |
 //! | `owner_id`, `scope`, `session_id` | 1–[`MAX_ID_LEN`] characters from [`ID_CHARSET`] |
-//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters |
+//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters or bidirectional overrides |
 //! | `source_id` | 1–[`MAX_SOURCE_ID_LEN`] characters, no control characters |
 //! | timestamps | RFC 3339 with an explicit offset (`Z` or `±hh:mm`) |
 //! | `metadata` | a JSON object, finite numbers only, at most [`MAX_METADATA_BYTES`] canonical bytes, no key starting with `kith_` (reserved) |
@@ -239,16 +239,28 @@ pub fn check_label(field: &str, value: &str, max: usize) -> Result<(), Validatio
             },
         ));
     }
-    if let Some(found) = value.chars().find(|c| c.is_control()) {
+    // Bidirectional overrides, embeddings and isolates make a name display
+    // as other text than it is ("alice\u{202e}moc.evil"), so they are refused
+    // with the control characters.
+    if let Some(found) = value
+        .chars()
+        .find(|c| c.is_control() || is_bidi_control(*c))
+    {
         return Err(ValidationError::new(
             field,
             ValidationErrorKind::BadCharacter {
                 found,
-                allowed: "printable characters",
+                allowed: "printable characters (no bidirectional overrides)",
             },
         ));
     }
     Ok(())
+}
+
+/// The bidirectional embedding, override and isolate characters
+/// (U+202A–U+202E, U+2066–U+2069).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Checks message content: not blank, at most [`MAX_CONTENT_BYTES`] bytes.
@@ -386,6 +398,13 @@ mod tests {
     #[test]
     fn labels_reject_control_characters() {
         check_label("speaker", "Maya Okafor", MAX_SPEAKER_LEN).unwrap();
+        for bidi in ["Maya\u{202e}moc", "\u{2066}Maya", "Ma\u{202a}ya"] {
+            let err = check_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap_err();
+            assert!(
+                matches!(err.kind, ValidationErrorKind::BadCharacter { .. }),
+                "{bidi:?}"
+            );
+        }
         assert!(matches!(
             check_label("speaker", "Maya\u{0}", MAX_SPEAKER_LEN)
                 .unwrap_err()

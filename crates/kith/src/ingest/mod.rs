@@ -157,7 +157,15 @@ impl Memory {
                 grounding::IntentionRule::Unchecked
             },
         };
-        grounding::ground_with(&event.content, extraction, &options)
+        let mut grounded = grounding::ground_with(&event.content, extraction, &options);
+        // An LLM's reply is bounded before anything is planned: entities
+        // the message never mentions and no claim names are left out.
+        kith_extract::bounds::keep_grounded_entities(
+            &event.content,
+            options.speaker.as_deref(),
+            &mut grounded,
+        );
+        grounded
     }
 
     /// The identity decision for an event under `policy`: who its singular
