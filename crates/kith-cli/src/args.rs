@@ -132,7 +132,13 @@ pub enum Command {
         all_owners: bool,
     },
     /// Verify every event checksum and the pack's integrity (exit 1 on damage).
-    Doctor,
+    Doctor {
+        /// Also check derived data: node rows, vectors (finite, the model's
+        /// dimension), nodes against the plans that created them, and the
+        /// backend's full integrity check (slower).
+        #[arg(long)]
+        deep: bool,
+    },
     /// Merge exact duplicates and known aliases; propose semantic aliases;
     /// link entities (`--jobs link_entities`).
     Organize {

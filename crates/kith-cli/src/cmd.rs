@@ -317,9 +317,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
             }
         }
-        Command::Doctor => {
+        Command::Doctor { deep } => {
             let memory = open(&cli)?;
-            let report = memory.doctor()?;
+            let report = if deep {
+                memory.doctor_deep()?
+            } else {
+                memory.doctor()?
+            };
             if json {
                 render::json(&report)?;
             } else if report.healthy() {

@@ -322,6 +322,13 @@ pub trait Tx {
     /// SQLite); it changes nothing, and the caller should drop it after.
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError>;
 
+    /// [`Tx::check_integrity`] with the backend's slowest, most thorough
+    /// checks (`doctor --deep`; SQLite: `PRAGMA integrity_check` over every
+    /// page and index). By default the same checks.
+    fn check_integrity_deep(&mut self) -> Result<Vec<String>, StoreError> {
+        self.check_integrity()
+    }
+
     /// A setting the engine keeps in the store itself (the embedding model
     /// of a server database, where there is no pack manifest), by key.
     /// Settings live beside the backend's own bookkeeping but in their own

@@ -27,6 +27,7 @@ pub mod claims;
 pub mod correct;
 pub mod database;
 mod doctor;
+mod doctor_deep;
 pub mod embedding;
 mod error;
 pub mod forget;

@@ -1278,52 +1278,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
-        // FTS5's integrity check is issued as an INSERT command, so it needs
-        // the write lock; it changes nothing.
-        let conn = self.writer()?;
-        let mut problems = Vec::new();
-        let mut stmt = conn.prepare("PRAGMA quick_check").map_err(map_err)?;
-        let mut rows = stmt.query([]).map_err(map_err)?;
-        while let Some(row) = rows.next().map_err(map_err)? {
-            let line: String = row.get(0).map_err(map_err)?;
-            if line != "ok" {
-                problems.push(format!("sqlite: {line}"));
-            }
-        }
-        drop(rows);
-        drop(stmt);
-        if let Err(e) = conn.execute(
-            "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
-            [],
-        ) {
-            let err = map_err(e);
-            if err.kind() == StoreErrorKind::Busy {
-                return Err(err);
-            }
-            problems.push(format!("lexical index does not match the nodes: {err}"));
-        }
-        let dangling: [(&str, &str); 3] = [
-            (
-                "SELECT n.id FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
-                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
-                "node {} cites an event that does not exist",
-            ),
-            (
-                "SELECT g.id FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
-                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL LIMIT 20",
-                "edge {} points at a node that does not exist",
-            ),
-            (
-                "SELECT n.id FROM nodes n JOIN events e ON e.id = n.source_event_id
-                 WHERE e.owner_id <> n.owner_id LIMIT 20",
-                "node {} belongs to another owner than its source event",
-            ),
-        ];
-        for (sql, message) in dangling {
-            let ids = query_all(conn, sql, &[], |r| r.get::<_, String>(0).map_err(map_err))?;
-            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
-        }
-        Ok(problems)
+        self.integrity("PRAGMA quick_check")
+    }
+
+    fn check_integrity_deep(&mut self) -> Result<Vec<String>, StoreError> {
+        self.integrity("PRAGMA integrity_check")
     }
 
     fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
@@ -1385,6 +1344,59 @@ fn query_all<T>(
 }
 
 /// Sorts a SQLite error into a [`StoreErrorKind`] with a readable sentence.
+impl SqliteTx<'_> {
+    /// The backend's checks, with `page_check` (quick or full) first.
+    fn integrity(&mut self, page_check: &str) -> Result<Vec<String>, StoreError> {
+        // FTS5's integrity check is issued as an INSERT command, so it needs
+        // the write lock; it changes nothing.
+        let conn = self.writer()?;
+        let mut problems = Vec::new();
+        let mut stmt = conn.prepare(page_check).map_err(map_err)?;
+
+        let mut rows = stmt.query([]).map_err(map_err)?;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            let line: String = row.get(0).map_err(map_err)?;
+            if line != "ok" {
+                problems.push(format!("sqlite: {line}"));
+            }
+        }
+        drop(rows);
+        drop(stmt);
+        if let Err(e) = conn.execute(
+            "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        ) {
+            let err = map_err(e);
+            if err.kind() == StoreErrorKind::Busy {
+                return Err(err);
+            }
+            problems.push(format!("lexical index does not match the nodes: {err}"));
+        }
+        let dangling: [(&str, &str); 3] = [
+            (
+                "SELECT n.id FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
+                "node {} cites an event that does not exist",
+            ),
+            (
+                "SELECT g.id FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
+                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL LIMIT 20",
+                "edge {} points at a node that does not exist",
+            ),
+            (
+                "SELECT n.id FROM nodes n JOIN events e ON e.id = n.source_event_id
+                 WHERE e.owner_id <> n.owner_id LIMIT 20",
+                "node {} belongs to another owner than its source event",
+            ),
+        ];
+        for (sql, message) in dangling {
+            let ids = query_all(conn, sql, &[], |r| r.get::<_, String>(0).map_err(map_err))?;
+            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
+        }
+        Ok(problems)
+    }
+}
+
 fn map_err(err: rusqlite::Error) -> StoreError {
     let kind = match &err {
         rusqlite::Error::SqliteFailure(e, _) => match e.code {
