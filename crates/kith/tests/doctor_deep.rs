@@ -134,3 +134,24 @@ fn a_rewritten_claim_is_found_against_its_plan() {
     // Other owners' and untouched nodes are not reported.
     assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
 }
+
+#[test]
+fn a_node_row_that_no_longer_decodes_is_found() {
+    let (_tmp, dir) = pack();
+    // Invalid UTF-8 in a claim's content (0xFF never occurs in UTF-8).
+    damage(
+        &dir,
+        "UPDATE nodes SET content = CAST(X'49206CFF6B65' AS TEXT)
+         WHERE node_type = 'fact' AND content = 'I like green tea.'",
+    );
+    let memory = Memory::open(&dir).unwrap();
+    let report = memory.doctor_deep().unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.contains("node rows") && p.contains("cannot be read")),
+        "{:?}",
+        report.problems
+    );
+}
