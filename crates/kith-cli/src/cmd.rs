@@ -318,7 +318,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Doctor { deep } => {
-            let memory = open(&cli)?;
+            // Opened for writing, since SQLite issues its full-text check as
+            // a write; a pack kith cannot write (read-only storage) is
+            // checked read-only, without that check, rather than not at all.
+            let memory = match open(&cli) {
+                Ok(m) => m,
+                Err(e) => open_read(&cli).map_err(|_| e)?,
+            };
             let report = if deep {
                 memory.doctor_deep()?
             } else {
@@ -327,6 +333,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 render::json(&report)?;
             } else if report.healthy() {
+                for what in &report.not_checked {
+                    eprintln!("not checked: {what}");
+                }
                 println!(
                     "healthy: {} events verified{}, {} journal records verified",
                     report.events_checked,

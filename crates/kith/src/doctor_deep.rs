@@ -83,10 +83,15 @@ impl Memory {
             }
         }
         drop(tx);
-        let backend = crate::retry::on_busy("check integrity in depth", || {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            Ok(tx.check_integrity_deep()?)
-        })?;
+        let backend = if self.store_backend().is_read_only() {
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            tx.check_integrity_deep()?
+        } else {
+            crate::retry::on_busy("check integrity in depth", || {
+                let mut tx = self.store_backend().begin(TxMode::Write)?;
+                Ok(tx.check_integrity_deep()?)
+            })?
+        };
         problems.extend(backend);
         for p in problems {
             if !report.problems.contains(&p) {

@@ -253,6 +253,10 @@ impl Store for SqliteStore {
         "sqlite"
     }
 
+    fn is_read_only(&self) -> bool {
+        self.access != readonly::Access::ReadWrite
+    }
+
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
         if mode == TxMode::Write && self.access != readonly::Access::ReadWrite {
             return Err(readonly::write_refused(&self.path));
@@ -1348,8 +1352,14 @@ impl SqliteTx<'_> {
     /// The backend's checks, with `page_check` (quick or full) first.
     fn integrity(&mut self, page_check: &str) -> Result<Vec<String>, StoreError> {
         // FTS5's integrity check is issued as an INSERT command, so it needs
-        // the write lock; it changes nothing.
-        let conn = self.writer()?;
+        // the write lock; it changes nothing. A read-only store cannot take
+        // that lock: there it runs every other check.
+        let read_only = self.mode == TxMode::Read && self.store.is_read_only();
+        let conn = if read_only {
+            self.conn()
+        } else {
+            self.writer()?
+        };
         let mut problems = Vec::new();
         let mut stmt = conn.prepare(page_check).map_err(map_err)?;
 
@@ -1362,10 +1372,15 @@ impl SqliteTx<'_> {
         }
         drop(rows);
         drop(stmt);
-        if let Err(e) = conn.execute(
-            "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
-            [],
-        ) {
+        let fts_check = if read_only {
+            Ok(0)
+        } else {
+            conn.execute(
+                "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
+                [],
+            )
+        };
+        if let Err(e) = fts_check {
             let err = map_err(e);
             if err.kind() == StoreErrorKind::Busy {
                 return Err(err);
