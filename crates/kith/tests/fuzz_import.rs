@@ -16,12 +16,14 @@ use serde_json::{json, Value};
 fn line(exported: Vec<Value>) -> impl Strategy<Value = String> {
     let pick = prop::sample::select(exported);
     prop_oneof![
+        // Good lines are weighted up: one bad line refuses a whole file, and
+        // both outcomes must occur often.
         // A new message.
-        "[a-zA-Z ]{1,40}".prop_map(|c| json!({"content": c, "role": "user"}).to_string()),
+        4 => "[a-zA-Z ]{1,40}".prop_map(|c| json!({"content": c, "role": "user"}).to_string()),
         // An exported line as it is.
-        pick.clone().prop_map(|l| l.to_string()),
+        4 => pick.clone().prop_map(|l| l.to_string()),
         // Tampered: content changed, checksum kept or removed.
-        (pick.clone(), any::<bool>(), "[a-z]{1,10}").prop_map(|(mut l, drop, c)| {
+        1 => (pick.clone(), any::<bool>(), "[a-z]{1,10}").prop_map(|(mut l, drop, c)| {
             l["content"] = Value::from(c);
             if drop {
                 l.as_object_mut().unwrap().remove("checksum");
@@ -29,19 +31,19 @@ fn line(exported: Vec<Value>) -> impl Strategy<Value = String> {
             l.to_string()
         }),
         // Checksum removed, content intact: still refused (id without checksum).
-        pick.clone().prop_map(|mut l| {
+        1 => pick.clone().prop_map(|mut l| {
             l.as_object_mut().unwrap().remove("checksum");
             l.to_string()
         }),
         // Another owner's line.
-        "[a-z]{1,8}"
+        1 => "[a-z]{1,8}"
             .prop_map(|o| json!({"content": "x", "role": "user", "owner_id": o}).to_string()),
         // Not finite, unknown field, wrong type, broken JSON, anything.
-        Just(r#"{"content": "x", "role": "user", "metadata": {"a": NaN}}"#.to_string()),
-        Just(r#"{"content": "x", "role": "user", "colour": "red"}"#.to_string()),
-        Just(r#"{"content": 5, "role": "user"}"#.to_string()),
-        Just(r#"{"content": "x", "role": "user""#.to_string()),
-        ".{0,80}",
+        1 => Just(r#"{"content": "x", "role": "user", "metadata": {"a": NaN}}"#.to_string()),
+        1 => Just(r#"{"content": "x", "role": "user", "colour": "red"}"#.to_string()),
+        1 => Just(r#"{"content": 5, "role": "user"}"#.to_string()),
+        1 => Just(r#"{"content": "x", "role": "user""#.to_string()),
+        1 => ".{0,80}",
     ]
 }
 
@@ -75,7 +77,7 @@ fn any_import_is_whole_or_refused_without_a_trace() {
     });
     let (accepted, refused) = (Cell::new(0), Cell::new(0));
     runner
-        .run(&prop::collection::vec(line(exported), 1..5), |lines| {
+        .run(&prop::collection::vec(line(exported), 1..4), |lines| {
             let text = lines.join("\n");
             let before = common::snapshot(&memory, "maya");
             match memory.import_jsonl(&text, &options, |_| {}) {
