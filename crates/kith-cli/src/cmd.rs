@@ -157,7 +157,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let memory = open_for_ingest(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
-            let report = process(&memory, &owner, limit, reclaim, retry_failed)?;
+            let report = process(&memory, Some(&owner), limit, reclaim, retry_failed)?;
             if json {
                 render::json(&report)?;
             } else {
@@ -538,10 +538,10 @@ fn message_input(owner: &str, a: &StoreArgs) -> Result<EventInput> {
     })
 }
 
-/// Runs pending work with a progress bar.
+/// Runs pending work of `owner` (of every owner: `None`) with a progress bar.
 fn process(
     memory: &Memory,
-    owner: &OwnerId,
+    owner: Option<&OwnerId>,
     limit: usize,
     reclaim: bool,
     retry_failed: bool,
@@ -551,7 +551,7 @@ fn process(
         ProgressStyle::with_template("{spinner} extracting: {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
-    let report = memory.process_pending(Some(owner), limit, reclaim, retry_failed, |r| {
+    let report = memory.process_pending(owner, limit, reclaim, retry_failed, |r| {
         bar.set_message(format!("{} done, {} failed", r.completed, r.failed));
         bar.tick();
     })?;
@@ -620,7 +620,9 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<ExitCode> {
     }
     let owner = OwnerId::new(&cli.owner)?;
     let processed = if a.extract && !a.defer {
-        Some(process(&memory, &owner, 0, false, false)?)
+        // An import of every owner's lines admitted work for each of them.
+        let only = (!a.all_owners).then_some(&owner);
+        Some(process(&memory, only, 0, false, false)?)
     } else {
         None
     };

@@ -91,6 +91,27 @@ fn an_import_refuses_another_owners_lines_unless_all_owners() {
         .unwrap();
     let bob: serde_json::Value = serde_json::from_slice(&bob.stdout).unwrap();
     assert_eq!(bob["events"], 0);
+    // With --extract, every owner's admitted work is extracted, not only
+    // --owner's.
+    let fresh = TestPack::new();
+    let out = fresh
+        .cmd(&["--json", "import", "--extract", "--all-owners", &file])
+        .args(["--owner", "bob"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Acknowledgement lines, then the report: the last JSON value.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let report = serde_json::Deserializer::from_str(&text)
+        .into_iter::<serde_json::Value>()
+        .last()
+        .unwrap()
+        .unwrap();
+    assert_eq!(report["extraction"]["completed"], 2, "{report}");
     // The import's own owner still imports without the flag.
     let same = TestPack::new();
     let file = write_lines(&same, "maya.jsonl", &lines);
