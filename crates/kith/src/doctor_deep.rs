@@ -28,6 +28,12 @@ use crate::doctor::DoctorReport;
 use crate::error::Error;
 use crate::memory::Memory;
 
+/// How derived rows are made again. `reingest` would not do: it reuses a
+/// node that exists under the planned id as it is.
+const REDERIVE: &str = "the log is verified separately: restore the pack from a backup, or \
+     derive it again in a new pack (`kith export`, then `kith import --extract`; organizer \
+     merges and reviews are not carried)";
+
 /// Nodes and journal records read per page.
 const PAGE: usize = 1000;
 /// Problems reported at most.
@@ -64,8 +70,7 @@ impl Memory {
                 Ok(page) => page,
                 Err(e) => {
                     problems.push(format!(
-                        "the node rows after position {after} cannot be read ({e}); \
-                         `kith reingest` re-derives an event's nodes, a backup restores the rest"
+                        "the node rows after position {after} cannot be read ({e}); {REDERIVE}"
                     ));
                     break;
                 }
@@ -218,7 +223,7 @@ fn check_against_plan(node: &Node, plan: &Planned, problems: &mut Vec<String>) {
     if !differs.is_empty() {
         problems.push(format!(
             "node {}: its {} differ(s) from the committed plan that created it; \
-             `kith reingest --event EVENT` re-derives it from the saved extraction",
+             {REDERIVE}",
             node.id,
             differs.join(", ")
         ));
