@@ -229,6 +229,9 @@ impl EventInput {
             None => defaults.scope.clone(),
         };
         let session_id = self.session_id.map(SessionId::new).transpose()?;
+        if let Some(speaker) = &self.speaker {
+            validate::check_input_label("speaker", speaker, validate::MAX_SPEAKER_LEN)?;
+        }
         let speaker = self.speaker.map(Speaker::new).transpose()?;
         let event_time = self
             .event_time
@@ -258,7 +261,10 @@ impl EventInput {
             None => NodeType::Note,
         };
         let source_id = match self.source_id {
-            Some(s) => SourceId::new(s)?,
+            Some(s) => {
+                validate::check_input_label("source_id", &s, validate::MAX_SOURCE_ID_LEN)?;
+                SourceId::new(s)?
+            }
             None => ids::generated_source_id(),
         };
         let id = ids::event_id(&owner_id, &source_id);
@@ -408,6 +414,32 @@ mod tests {
         back.content = "hullo".into();
         let err = back.validate(&defaults()).unwrap_err();
         assert_eq!(err.field, "checksum");
+    }
+
+    /// Issue 20 item 6: names are validated alike; a right-to-left override
+    /// in a new speaker or source id is refused (stored ones still read).
+    #[test]
+    fn bidi_overrides_in_new_names_are_refused() {
+        for (field, input) in [
+            (
+                "speaker",
+                EventInput {
+                    speaker: Some("Maya\u{202e}".into()),
+                    ..input("x")
+                },
+            ),
+            (
+                "source_id",
+                EventInput {
+                    source_id: Some("id\u{2066}1".into()),
+                    ..input("x")
+                },
+            ),
+        ] {
+            let err = input.validate(&defaults()).unwrap_err();
+            assert_eq!(err.field, field);
+            assert!(matches!(err.kind, ValidationErrorKind::BadCharacter { .. }));
+        }
     }
 
     /// Issue 20 item 4: deleting the checksum no longer lets changed

@@ -7,8 +7,8 @@
 //! |---|---|
 //! | `content` | non-empty after trimming, at most [`MAX_CONTENT_BYTES`] bytes of UTF-8 |
 //! | `owner_id`, `scope`, `session_id` | 1–[`MAX_ID_LEN`] characters from [`ID_CHARSET`] |
-//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters or bidirectional overrides |
-//! | `source_id` | 1–[`MAX_SOURCE_ID_LEN`] characters, no control characters |
+//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters; new input also no bidirectional overrides ([`check_input_label`]) |
+//! | `source_id` | 1–[`MAX_SOURCE_ID_LEN`] characters, no control characters; new input also no bidirectional overrides |
 //! | timestamps | RFC 3339 with an explicit offset (`Z` or `±hh:mm`) |
 //! | `metadata` | a JSON object, finite numbers only, at most [`MAX_METADATA_BYTES`] canonical bytes, no key starting with `kith_` (reserved) |
 
@@ -239,18 +239,31 @@ pub fn check_label(field: &str, value: &str, max: usize) -> Result<(), Validatio
             },
         ));
     }
-    // Bidirectional overrides, embeddings and isolates make a name display
-    // as other text than it is ("alice\u{202e}moc.evil"), so they are refused
-    // with the control characters.
-    if let Some(found) = value
-        .chars()
-        .find(|c| c.is_control() || is_bidi_control(*c))
-    {
+    if let Some(found) = value.chars().find(|c| c.is_control()) {
         return Err(ValidationError::new(
             field,
             ValidationErrorKind::BadCharacter {
                 found,
-                allowed: "printable characters (no bidirectional overrides)",
+                allowed: "printable characters",
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_label`] for new input: also refuses bidirectional overrides,
+/// embeddings and isolates, which make a name display as other text than
+/// it is ("alice\u{202e}moc.evil"). Applied where input enters (a message's
+/// speaker and source id, an extracted entity's name), not when stored rows
+/// are read back, so a pack that holds such a name from before still opens.
+pub fn check_input_label(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
+    check_label(field, value, max)?;
+    if let Some(found) = value.chars().find(|c| is_bidi_control(*c)) {
+        return Err(ValidationError::new(
+            field,
+            ValidationErrorKind::BadCharacter {
+                found,
+                allowed: "printable characters without bidirectional overrides",
             },
         ));
     }
@@ -399,7 +412,9 @@ mod tests {
     fn labels_reject_control_characters() {
         check_label("speaker", "Maya Okafor", MAX_SPEAKER_LEN).unwrap();
         for bidi in ["Maya\u{202e}moc", "\u{2066}Maya", "Ma\u{202a}ya"] {
-            let err = check_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap_err();
+            // Stored rows still decode; new input is refused.
+            check_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap();
+            let err = check_input_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap_err();
             assert!(
                 matches!(err.kind, ValidationErrorKind::BadCharacter { .. }),
                 "{bidi:?}"

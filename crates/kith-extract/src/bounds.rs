@@ -6,7 +6,7 @@
 //! or a right-to-left override. Grounding applies these bounds, all pure:
 //!
 //! - an entity's name is checked like a user-supplied speaker name
-//!   ([`kith_core::validate::check_label`]: not blank, at most
+//!   ([`kith_core::validate::check_input_label`]: not blank, at most
 //!   [`MAX_ENTITY_NAME_CHARS`] characters, no control characters, no
 //!   bidirectional overrides); an entity that fails is left out;
 //! - a claim identical to an earlier one of its list is dropped
@@ -36,7 +36,7 @@ pub const MAX_ENTITIES_PER_MESSAGE: usize = 4 * MAX_CLAIMS_PER_LIST;
 
 /// Whether `name` may name an entity (the rules of a speaker name).
 pub fn valid_entity_name(name: &str) -> bool {
-    kith_core::validate::check_label("entity name", name, MAX_ENTITY_NAME_CHARS).is_ok()
+    kith_core::validate::check_input_label("entity name", name, MAX_ENTITY_NAME_CHARS).is_ok()
 }
 
 /// The listed entities whose names are valid, in order; the number left out.
