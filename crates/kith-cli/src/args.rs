@@ -132,7 +132,13 @@ pub enum Command {
         all_owners: bool,
     },
     /// Verify every event checksum and the pack's integrity (exit 1 on damage).
-    Doctor,
+    Doctor {
+        /// Also check derived data: node rows, vectors (finite, the model's
+        /// dimension), nodes against the plans that created them, and the
+        /// backend's full integrity check (slower).
+        #[arg(long)]
+        deep: bool,
+    },
     /// Merge exact duplicates and known aliases; propose semantic aliases;
     /// link entities (`--jobs link_entities`).
     Organize {
@@ -283,13 +289,50 @@ pub struct ServeArgs {
     /// The address to listen on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: std::net::SocketAddr,
-    /// A file of API keys: one `KEY OWNER` a line (`#` comments).
+    /// A file of API keys: one `KEY OWNER` a line (`#` comments). A file
+    /// without a key is an error.
     #[arg(long)]
     pub keys_file: Option<PathBuf>,
     /// Run no background extraction worker (deferred and failed work then
     /// waits for `kith process`). Its settings: `KITH_WORKER_*`.
     #[arg(long)]
     pub no_worker: bool,
+    /// Seconds a client has to send a complete request head, counted from
+    /// when the server waits for one (also closes unused keep-alive
+    /// connections).
+    #[arg(
+        long,
+        env = "KITH_SERVE_HEADER_TIMEOUT",
+        default_value_t = 10,
+        value_name = "SECS"
+    )]
+    pub header_timeout: u64,
+    /// Seconds a client has to send a request's whole body after its head
+    /// (408 after that).
+    #[arg(
+        long,
+        env = "KITH_SERVE_BODY_TIMEOUT",
+        default_value_t = 30,
+        value_name = "SECS"
+    )]
+    pub body_timeout: u64,
+    /// Seconds a connection may stay with no byte moving while none of its
+    /// requests is being handled (a client that stops reading its answer).
+    #[arg(
+        long,
+        env = "KITH_SERVE_IDLE_TIMEOUT",
+        default_value_t = 60,
+        value_name = "SECS"
+    )]
+    pub idle_timeout: u64,
+    /// Open connections at most; more are answered 503 and closed.
+    #[arg(
+        long,
+        env = "KITH_SERVE_MAX_CONNECTIONS",
+        default_value_t = 512,
+        value_name = "N"
+    )]
+    pub max_connections: usize,
 }
 
 /// `config` actions.
@@ -362,6 +405,11 @@ pub struct ImportArgs {
     /// With --extract: only admit; extract later with `kith process`.
     #[arg(long, requires = "extract")]
     pub defer: bool,
+    /// Take lines that name any owner, each into its own owner's memory
+    /// (restoring an export of all owners). Without it, a line naming
+    /// another owner than --owner fails the import and nothing is written.
+    #[arg(long)]
+    pub all_owners: bool,
 }
 
 /// `search` arguments.

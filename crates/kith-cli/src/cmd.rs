@@ -17,6 +17,25 @@ use crate::args::{Cli, Command, ConfigAction, EventsAction, ListShow, StoreArgs}
 use crate::render;
 use kith::retrieve::retention::{self, ReceiptRetention};
 
+/// Exit code of `ingest`, `import --extract` and `process` when the
+/// messages were stored but extracting at least one of them failed (the
+/// output is complete; `kith events status ID` says why, `kith process
+/// --retry-failed` tries again). 1 stays "the command failed".
+pub const EXIT_EXTRACTION_FAILED: u8 = 3;
+
+/// The exit code after a command that ran `failed` extractions that
+/// failed, with one line on stderr saying so.
+fn extraction_exit(failed: usize) -> ExitCode {
+    if failed == 0 {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "error: extraction failed for {failed} message(s); they are stored. \
+         `kith events status ID` says why; `kith process --retry-failed` tries again"
+    );
+    ExitCode::from(EXIT_EXTRACTION_FAILED)
+}
+
 /// Runs one command; returns the process exit code.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
@@ -126,8 +145,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 render::ingest_receipt(&receipt);
             }
+            return Ok(extraction_exit(usize::from(
+                receipt.status == kith::WorkStatus::Failed,
+            )));
         }
-        Command::Import(ref a) => import(&cli, a)?,
+        Command::Import(ref a) => return import(&cli, a),
         Command::Process {
             limit,
             reclaim,
@@ -135,7 +157,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let memory = open_for_ingest(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
-            let report = process(&memory, &owner, limit, reclaim, retry_failed)?;
+            let report = process(&memory, Some(&owner), limit, reclaim, retry_failed)?;
             if json {
                 render::json(&report)?;
             } else {
@@ -144,6 +166,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     report.taken, report.completed, report.failed
                 );
             }
+            return Ok(extraction_exit(report.failed));
         }
         Command::Reingest {
             ref event,
@@ -165,7 +188,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Search(ref a) => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let filters = filters_from(&a.filters)?;
             let req = SearchRequest {
                 filters,
@@ -184,7 +207,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Events { ref action } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             match action {
                 EventsAction::List {
@@ -228,7 +251,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Nodes { ref action } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             match action {
                 ListShow::List {
@@ -280,7 +303,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Stats { all_owners } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             let stats = memory.stats((!all_owners).then_some(&owner))?;
             if json {
@@ -294,12 +317,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
             }
         }
-        Command::Doctor => {
-            let memory = open(&cli)?;
-            let report = memory.doctor()?;
+        Command::Doctor { deep } => {
+            // Opened for writing, since SQLite issues its full-text check as
+            // a write; a pack kith cannot write (read-only storage) is
+            // checked read-only, without that check, rather than not at all.
+            let memory = match open(&cli) {
+                Ok(m) => m,
+                Err(e) => open_read(&cli).map_err(|_| e)?,
+            };
+            let report = if deep {
+                memory.doctor_deep()?
+            } else {
+                memory.doctor()?
+            };
             if json {
                 render::json(&report)?;
             } else if report.healthy() {
+                for what in &report.not_checked {
+                    eprintln!("not checked: {what}");
+                }
                 println!(
                     "healthy: {} events verified{}, {} journal records verified",
                     report.events_checked,
@@ -328,7 +364,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref out,
             all_owners,
         } => {
-            let memory = open(&cli)?;
+            let memory = open_read(&cli)?;
             let owner = OwnerId::new(&cli.owner)?;
             let owner = (!all_owners).then_some(&owner);
             let lines = match out {
@@ -408,6 +444,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Mcp => crate::serve::mcp(&cli)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`open`] for a command that only reads: a pack is opened read-only, so
+/// it can be read on read-only storage and nothing in it changes.
+pub fn open_read(cli: &Cli) -> Result<Memory> {
+    let retention = ReceiptRetention::from_env()?;
+    let memory = match &cli.database_url {
+        Some(url) => Memory::connect(url)?,
+        None => Memory::open_read_only(&cli.pack)?,
+    };
+    Ok(memory.with_receipt_retention(retention))
 }
 
 /// Opens the memory the command names: the PostgreSQL database of
@@ -491,10 +538,10 @@ fn message_input(owner: &str, a: &StoreArgs) -> Result<EventInput> {
     })
 }
 
-/// Runs pending work with a progress bar.
+/// Runs pending work of `owner` (of every owner: `None`) with a progress bar.
 fn process(
     memory: &Memory,
-    owner: &OwnerId,
+    owner: Option<&OwnerId>,
     limit: usize,
     reclaim: bool,
     retry_failed: bool,
@@ -504,7 +551,7 @@ fn process(
         ProgressStyle::with_template("{spinner} extracting: {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
-    let report = memory.process_pending(Some(owner), limit, reclaim, retry_failed, |r| {
+    let report = memory.process_pending(owner, limit, reclaim, retry_failed, |r| {
         bar.set_message(format!("{} done, {} failed", r.completed, r.failed));
         bar.tick();
     })?;
@@ -516,7 +563,7 @@ pub fn parse_id(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).with_context(|| format!("{text:?} is not a UUID"))
 }
 
-fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
+fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<ExitCode> {
     let memory = if a.extract {
         open_for_ingest(cli)?
     } else {
@@ -533,6 +580,11 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
     };
     let options = ImportOptions {
         owner: Some(OwnerId::new(&cli.owner)?),
+        foreign_owners: if a.all_owners {
+            kith::ForeignOwners::Allow
+        } else {
+            kith::ForeignOwners::Refuse
+        },
         scope: ScopeId::new(&a.scope)?,
         batch_size: a.batch_size,
         extract: a.extract,
@@ -568,7 +620,9 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
     }
     let owner = OwnerId::new(&cli.owner)?;
     let processed = if a.extract && !a.defer {
-        Some(process(&memory, &owner, 0, false, false)?)
+        // An import of every owner's lines admitted work for each of them.
+        let only = (!a.all_owners).then_some(&owner);
+        Some(process(&memory, only, 0, false, false)?)
     } else {
         None
     };
@@ -579,14 +633,14 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<()> {
             "imported {} messages: {} stored, {} already present",
             report.messages, report.created, report.existing
         );
-        if let Some(p) = processed {
+        if let Some(p) = &processed {
             println!(
                 "extracted {} messages: {} complete, {} failed (see `kith events status ID`)",
                 p.taken, p.completed, p.failed
             );
         }
     }
-    Ok(())
+    Ok(extraction_exit(processed.map_or(0, |p| p.failed)))
 }
 
 /// Search filters from the shared flags.

@@ -186,6 +186,16 @@ pub fn work_report(w: &WorkReport) {
     println!("event       {}", i.event_id);
     println!("status      {}", i.status.as_str());
     println!("attempts    {}", i.attempts);
+    if i.status == kith::WorkStatus::Running {
+        if let Some(ms) = i.lease_until_ms {
+            // Until then no other process takes the item over (unless asked
+            // to with `kith process --reclaim`).
+            let until = kith::Timestamp::from_unix_millis(ms)
+                .map(|t| t.to_rfc3339())
+                .unwrap_or_else(|| format!("{ms} ms after the Unix epoch"));
+            println!("lease until {until}");
+        }
+    }
     if let Some(code) = &i.reason_code {
         println!("reason      {code}");
     }

@@ -9,7 +9,7 @@ use kith::OwnerId;
 use kith_server::mcp::source::MemorySource;
 use kith_server::reload::KeyLoader;
 use kith_server::worker::WorkerConfig;
-use kith_server::{ApiKeys, Auth, ServeOptions};
+use kith_server::{ApiKeys, Auth, Limits, ServeOptions};
 
 use crate::args::{Cli, ServeArgs};
 use crate::cmd::{configure, identity_options, open};
@@ -28,21 +28,37 @@ fn open_memory(cli: &Cli) -> Result<kith::Memory> {
     Ok(memory)
 }
 
-/// Keys from `KITH_API_KEYS` and `--keys-file` (both may be given).
+/// Keys from `KITH_API_KEYS` and `--keys-file` (both may be given; a
+/// source given without a key is an error, see [`ApiKeys::from_sources`]).
 fn read_keys(a: &ServeArgs) -> Result<ApiKeys> {
-    let mut keys = match std::env::var("KITH_API_KEYS") {
-        Ok(text) if !text.trim().is_empty() => ApiKeys::parse_env(&text)?,
-        _ => ApiKeys::default(),
+    let env = std::env::var_os("KITH_API_KEYS")
+        .map(|v| {
+            v.into_string()
+                .map_err(|_| anyhow::anyhow!("KITH_API_KEYS is not valid UTF-8"))
+        })
+        .transpose()?;
+    Ok(ApiKeys::from_sources(
+        env.as_deref(),
+        a.keys_file.as_deref(),
+    )?)
+}
+
+/// The timeouts and connection limit from flags and environment.
+fn limits(a: &ServeArgs) -> Result<Limits> {
+    let limits = Limits {
+        header_read_timeout: std::time::Duration::from_secs(a.header_timeout),
+        body_read_timeout: std::time::Duration::from_secs(a.body_timeout),
+        idle_timeout: std::time::Duration::from_secs(a.idle_timeout),
+        max_connections: a.max_connections,
     };
-    if let Some(path) = &a.keys_file {
-        keys.extend(ApiKeys::from_file(path)?)?;
-    }
-    Ok(keys)
+    limits.validate()?;
+    Ok(limits)
 }
 
 /// `kith serve`.
 pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
     let keys = read_keys(a)?;
+    let limits = limits(a)?;
     let auth = if keys.is_empty() {
         Auth::Open {
             default_owner: OwnerId::new(&cli.owner)?,
@@ -81,6 +97,7 @@ pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
     let options = ServeOptions {
         worker,
         reload_keys,
+        limits,
     };
     kith_server::run_http(memory, a.bind, auth, options, |addr| {
         // One line on stdout, so scripts (and `kith bench http`) can read

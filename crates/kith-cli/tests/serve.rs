@@ -819,6 +819,46 @@ fn serve_says_a_taken_port_once() {
     assert_eq!(line.matches(reason).count(), 1, "{line}");
 }
 
+/// Issue 20 item 1: a keys file without a key, or `KITH_API_KEYS` set to
+/// nothing, stops `kith serve` before it listens (it used to start with no
+/// keys, open to any local client), on loopback as well.
+#[test]
+fn serve_refuses_key_sources_that_hold_no_key() {
+    let t = TestPack::new();
+    for (name, text) in [
+        ("empty", ""),
+        ("comments", "# keys go here\n\n   # none yet\n"),
+    ] {
+        let file = t.path(name);
+        std::fs::write(&file, text).unwrap();
+        let out = t
+            .cmd(&["serve", "--bind", "127.0.0.1:0", "--keys-file"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name}: it started");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("holds no key") && err.contains(name), "{err}");
+        assert!(out.stdout.is_empty(), "{name}: it listened");
+    }
+    let out = kith_cmd(&t.pack, &["serve", "--bind", "127.0.0.1:0"])
+        .env("KITH_API_KEYS", "")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("KITH_API_KEYS is set but holds no key"),
+        "{err}"
+    );
+    let out = kith_cmd(&t.pack, &["serve", "--bind", "127.0.0.1:0"])
+        .args(["--idle-timeout", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("idle timeout must be at least 1 second"));
+}
+
 #[cfg(unix)]
 #[test]
 fn serve_announces_its_address_and_stops_on_sigterm() {

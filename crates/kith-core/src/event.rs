@@ -98,9 +98,10 @@ impl Event {
 /// A message as a caller hands it to `store()` or as one line of an import
 /// file: plain data, validated by [`EventInput::validate`].
 ///
-/// `event_id` and `checksum` are optional checks written by `export`: when
-/// present they must equal what kith computes, so a tampered export is
-/// refused. `ingested_at` restores the original ingestion time on import.
+/// `event_id` and `checksum` are checks written by `export`: when present
+/// they must equal what kith computes, so a tampered export is refused. A
+/// line that names an `event_id` must carry its `checksum` too: without
+/// it, changed content would import under the original event's id. `ingested_at` restores the original ingestion time on import.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventInput {
@@ -241,6 +242,9 @@ impl EventInput {
             None => defaults.scope.clone(),
         };
         let session_id = self.session_id.map(SessionId::new).transpose()?;
+        if let Some(speaker) = &self.speaker {
+            validate::check_input_label("speaker", speaker, validate::MAX_SPEAKER_LEN)?;
+        }
         let speaker = self.speaker.map(Speaker::new).transpose()?;
         let event_time = self
             .event_time
@@ -270,10 +274,23 @@ impl EventInput {
             None => NodeType::Note,
         };
         let source_id = match self.source_id {
-            Some(s) => SourceId::new(s)?,
+            Some(s) => {
+                validate::check_input_label("source_id", &s, validate::MAX_SOURCE_ID_LEN)?;
+                SourceId::new(s)?
+            }
             None => ids::generated_source_id(),
         };
         let id = ids::event_id(&owner_id, &source_id);
+        if self.event_id.is_some() && self.checksum.is_none() {
+            return Err(ValidationError::new(
+                "checksum",
+                ValidationErrorKind::Required {
+                    because: "a line that names an event_id must carry that event's checksum \
+                              (export writes both); remove event_id to import the line as a \
+                              new message",
+                },
+            ));
+        }
         if let Some(expected) = &self.event_id {
             if expected != &id.to_string() {
                 return Err(ValidationError::new(
@@ -465,6 +482,51 @@ mod tests {
         back.content = "hullo".into();
         let err = back.validate(&defaults()).unwrap_err();
         assert_eq!(err.field, "checksum");
+    }
+
+    /// Issue 20 item 6: names are validated alike; a right-to-left override
+    /// in a new speaker or source id is refused (stored ones still read).
+    #[test]
+    fn bidi_overrides_in_new_names_are_refused() {
+        for (field, input) in [
+            (
+                "speaker",
+                EventInput {
+                    speaker: Some("Maya\u{202e}".into()),
+                    ..input("x")
+                },
+            ),
+            (
+                "source_id",
+                EventInput {
+                    source_id: Some("id\u{2066}1".into()),
+                    ..input("x")
+                },
+            ),
+        ] {
+            let err = input.validate(&defaults()).unwrap_err();
+            assert_eq!(err.field, field);
+            assert!(matches!(err.kind, ValidationErrorKind::BadCharacter { .. }));
+        }
+    }
+
+    /// Issue 20 item 4: deleting the checksum no longer lets changed
+    /// content through under the original id.
+    #[test]
+    fn an_event_id_without_its_checksum_is_refused() {
+        let e = input("hello").validate(&defaults()).unwrap().event;
+        let mut back = e.to_input(NodeType::Note);
+        back.content = "hullo".into();
+        back.checksum = None;
+        let err = back.clone().validate(&defaults()).unwrap_err();
+        assert_eq!(err.field, "checksum");
+        assert!(matches!(err.kind, ValidationErrorKind::Required { .. }));
+        assert!(err
+            .to_string()
+            .starts_with("checksum is missing; a line that names an event_id"));
+        // Without the id it is just a new message.
+        back.event_id = None;
+        assert!(back.validate(&defaults()).is_ok());
     }
 
     #[test]

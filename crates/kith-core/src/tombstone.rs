@@ -187,13 +187,18 @@ pub fn from_input(
     let Some(checksum) = input.checksum.take() else {
         return Err(ValidationError::new("checksum", ValidationErrorKind::Empty));
     };
-    if input.event_id.is_none() {
+    // The id is checked here: validate would ask for the live event's
+    // checksum beside it, and a tombstone's kept checksum is not that.
+    let Some(event_id) = input.event_id.take() else {
         return Err(ValidationError::new("event_id", ValidationErrorKind::Empty));
-    }
+    };
     // The kept fields validate like a live event's; a stand-in content
     // passes the content check and is then erased again.
     input.content = "-".into();
     let mut event = input.validate(defaults)?.event;
+    if event.id.to_string() != event_id {
+        return Err(mismatch("event_id", &event.id.to_string(), &event_id));
+    }
     event.content = String::new();
     event.content_sha256 = f.content_sha256;
     event.checksum = checksum;

@@ -7,8 +7,8 @@
 //! |---|---|
 //! | `content` | non-empty after trimming, at most [`MAX_CONTENT_BYTES`] bytes of UTF-8 |
 //! | `owner_id`, `scope`, `session_id` | 1–[`MAX_ID_LEN`] characters from [`ID_CHARSET`] |
-//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters |
-//! | `source_id` | 1–[`MAX_SOURCE_ID_LEN`] characters, no control characters |
+//! | `speaker` | 1–[`MAX_SPEAKER_LEN`] characters after trimming, no control characters; new input also no bidirectional overrides ([`check_input_label`]) |
+//! | `source_id` | 1–[`MAX_SOURCE_ID_LEN`] characters, no control characters; new input also no bidirectional overrides |
 //! | timestamps | RFC 3339 with an explicit offset (`Z` or `±hh:mm`) |
 //! | `metadata` | a JSON object, finite numbers only, at most [`MAX_METADATA_BYTES`] canonical bytes, no key starting with `kith_` (reserved) |
 
@@ -138,6 +138,18 @@ pub enum ValidationErrorKind {
         /// The parser's explanation.
         reason: String,
     },
+    /// Missing, though another field makes it required.
+    Required {
+        /// Why it is required, as the end of a sentence.
+        because: &'static str,
+    },
+    /// An import line for another owner than the import's.
+    ForeignOwner {
+        /// The owner the line names.
+        named: String,
+        /// The owner the import is for.
+        importing_for: String,
+    },
     /// Two fields that contradict each other.
     Mismatch {
         /// What the other field implies.
@@ -180,6 +192,16 @@ impl fmt::Display for ValidationErrorKind {
             Self::Missing => write!(f, "is missing; it is required"),
             Self::WrongType { found, expected } => write!(f, "is {found}; expected {expected}"),
             Self::Refused { reason } => write!(f, "is refused: {reason}"),
+            Self::Required { because } => write!(f, "is missing; {because}"),
+            Self::ForeignOwner {
+                named,
+                importing_for,
+            } => write!(
+                f,
+                "is {named:?}, but this import is for owner {importing_for:?}; nothing was \
+                 written. Import another owner's lines as that owner (--owner {named}), or \
+                 every owner's with `kith import --all-owners`"
+            ),
             Self::Mismatch { expected, actual } => {
                 write!(f, "is {actual}, but the other fields give {expected}")
             }
@@ -245,6 +267,31 @@ pub fn check_label(field: &str, value: &str, max: usize) -> Result<(), Validatio
         ));
     }
     Ok(())
+}
+
+/// [`check_label`] for new input: also refuses bidirectional overrides,
+/// embeddings and isolates, which make a name display as other text than
+/// it is ("alice\u{202e}moc.evil"). Applied where input enters (a message's
+/// speaker and source id, an extracted entity's name), not when stored rows
+/// are read back, so a pack that holds such a name from before still opens.
+pub fn check_input_label(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
+    check_label(field, value, max)?;
+    if let Some(found) = value.chars().find(|c| is_bidi_control(*c)) {
+        return Err(ValidationError::new(
+            field,
+            ValidationErrorKind::BadCharacter {
+                found,
+                allowed: "printable characters without bidirectional overrides",
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// The bidirectional embedding, override and isolate characters
+/// (U+202A–U+202E, U+2066–U+2069).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Checks message content: not blank, at most [`MAX_CONTENT_BYTES`] bytes.
@@ -382,6 +429,15 @@ mod tests {
     #[test]
     fn labels_reject_control_characters() {
         check_label("speaker", "Maya Okafor", MAX_SPEAKER_LEN).unwrap();
+        for bidi in ["Maya\u{202e}moc", "\u{2066}Maya", "Ma\u{202a}ya"] {
+            // Stored rows still decode; new input is refused.
+            check_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap();
+            let err = check_input_label("speaker", bidi, MAX_SPEAKER_LEN).unwrap_err();
+            assert!(
+                matches!(err.kind, ValidationErrorKind::BadCharacter { .. }),
+                "{bidi:?}"
+            );
+        }
         assert!(matches!(
             check_label("speaker", "Maya\u{0}", MAX_SPEAKER_LEN)
                 .unwrap_err()

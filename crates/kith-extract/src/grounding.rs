@@ -31,6 +31,11 @@
 //!    `plans_to`, `wants_to`, …); a claim that states it as done ("quit
 //!    coffee") is dropped ([`DropReason::IntentionAsFact`]).
 //!
+//! Before these checks, a claim identical to an earlier one is dropped,
+//! each list is capped, and entities whose names fail a speaker name's
+//! rules are left out; the engine then keeps only the entities the message
+//! mentions or a grounded claim names ([`crate::bounds::keep_grounded_entities`]).
+//!
 //! `docs/extraction.md` states the same rules with examples.
 
 use std::ops::Range;
@@ -38,6 +43,7 @@ use std::ops::Range;
 use kith_core::EpistemicType;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds;
 use crate::schema::{ExtractedEntity, ExtractedFact, ExtractedRelationship, Extraction};
 
 /// How a claim endpoint (subject, object, relationship end) resolved.
@@ -151,6 +157,18 @@ pub enum DropReason {
         /// The marker, as written in the sentence.
         marker: String,
     },
+    /// Identical, field for field, to an earlier claim of the same list
+    /// (`crate::bounds`).
+    Duplicate {
+        /// The index of the first copy.
+        of: usize,
+    },
+    /// Past the most distinct claims one list of a message may hold
+    /// (`crate::bounds::MAX_CLAIMS_PER_LIST`).
+    OverLimit {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// A claim grounding refused, and why.
@@ -175,6 +193,11 @@ pub struct Grounded {
     pub relationships: Vec<GroundedRelationship>,
     /// What was dropped, in extraction order.
     pub dropped: Vec<Dropped>,
+    /// Listed entities left out: an invalid name, not mentioned in the
+    /// message and named by no grounded claim, or past the cap
+    /// (`crate::bounds`).
+    #[serde(default)]
+    pub entities_dropped: usize,
 }
 
 /// The English personal references (reference notes §4.2): an endpoint that
@@ -533,12 +556,18 @@ pub enum IntentionRule {
 pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOptions) -> Grounded {
     let source = Source::new(content);
     let speaker = options.speaker.as_deref();
+    let (entities, invalid) = bounds::valid_entities(dedup_entities(&extraction.entities));
     let mut out = Grounded {
-        entities: dedup_entities(&extraction.entities),
+        entities,
+        entities_dropped: invalid,
         ..Grounded::default()
     };
+    let mut gate = bounds::ClaimGate::default();
     for (index, fact) in extraction.facts.iter().enumerate() {
-        match ground_fact(&source, &out.entities, fact, speaker, options.intentions) {
+        let grounded = gate
+            .admit(index, fact)
+            .and_then(|()| ground_fact(&source, &out.entities, fact, speaker, options.intentions));
+        match grounded {
             Ok(grounded) => out.facts.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Fact,
@@ -547,14 +576,18 @@ pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOp
             }),
         }
     }
+    let mut gate = bounds::ClaimGate::default();
     for (index, relationship) in extraction.relationships.iter().enumerate() {
-        match ground_relationship(
-            &source,
-            &out.entities,
-            relationship,
-            speaker,
-            options.intentions,
-        ) {
+        let grounded = gate.admit(index, relationship).and_then(|()| {
+            ground_relationship(
+                &source,
+                &out.entities,
+                relationship,
+                speaker,
+                options.intentions,
+            )
+        });
+        match grounded {
             Ok(grounded) => out.relationships.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
                 kind: ClaimKind::Relationship,

@@ -9,12 +9,15 @@
 //! - [`replay`]: a real local HTTP server that replays recorded replies, for
 //!   tests of the HTTP path.
 //! - [`grounding`]: quote, mention and reference checks (pure functions).
+//! - [`bounds`]: how much one reply may write (caps, duplicate claims,
+//!   ungrounded entities, entity names).
 //! - [`lexicon`]: words that look like names but name nobody (demonyms,
 //!   diets, moods).
 //!
 //! Architecture invariant: nothing here touches the store. Providers take a
 //! message and give an extraction; grounding takes both and gives decisions.
 
+pub mod bounds;
 pub mod clauses;
 pub mod error;
 pub mod grounding;

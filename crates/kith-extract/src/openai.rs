@@ -524,9 +524,25 @@ fn note_truncation(error: ExtractError, truncated: bool) -> ExtractError {
     }
 }
 
+impl OpenAiConfig {
+    /// The longest one question can take: every request timing out (the
+    /// retries, plus the one request a `json_schema` refusal adds), and
+    /// every backoff at its cap (a `Retry-After` is capped there too).
+    pub fn worst_case(&self) -> Duration {
+        let requests = self.max_retries.saturating_add(2);
+        // Each wait before a retry is at most the backoff cap.
+        let waits = self.max_backoff.saturating_mul(self.max_retries);
+        self.timeout.saturating_mul(requests).saturating_add(waits)
+    }
+}
+
 impl Provider for OpenAiCompatible {
     fn name(&self) -> &str {
         PROVIDER_NAME
+    }
+
+    fn worst_case(&self) -> Option<Duration> {
+        Some(self.config.worst_case())
     }
 
     fn model(&self) -> &str {
@@ -774,6 +790,18 @@ mod tests {
         assert_eq!(p.config().timeout, Duration::from_secs(5));
         assert_eq!(p.config().api_key.as_deref(), Some("sk-test"));
         assert!(!format!("{p:?}").contains("sk-test"), "the key is redacted");
+    }
+
+    /// Issue 20 item 8: the default configuration can take 5 requests of
+    /// 60 s and 3 waits of at most 8 s: 324 s, longer than the old 120 s lease.
+    #[test]
+    fn the_worst_case_counts_every_request_and_wait() {
+        let config = OpenAiConfig::new("http://127.0.0.1:1/v1", "m");
+        assert_eq!(config.worst_case(), Duration::from_secs(324));
+        let quick = config
+            .with_timeout(Duration::from_secs(5))
+            .with_max_retries(0);
+        assert_eq!(quick.worst_case(), Duration::from_secs(10));
     }
 
     #[test]

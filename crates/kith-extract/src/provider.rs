@@ -52,6 +52,15 @@ pub trait Provider: Send + Sync {
         false
     }
 
+    /// The longest one call of [`Provider::extract`] or
+    /// [`Provider::resolve_pronouns`] can take, every timeout, retry and
+    /// backoff included; `None` when it has no bound worth stating (a local
+    /// provider). The engine sizes its work-item lease from it, so a second
+    /// process never takes over an extraction that is still running.
+    fn worst_case(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Pronoun repair: who the third-person pronouns of `request` refer to.
     /// `Ok(None)` when the provider cannot answer such questions (the
     /// heuristic); then nothing is repaired.

@@ -70,7 +70,9 @@ impl ApiKeys {
     }
 
     /// Parses a keys file: one `KEY OWNER` a line; blank lines and lines
-    /// starting with `#` are skipped.
+    /// starting with `#` are skipped. A file without a single key is
+    /// refused: an operator who passed a keys file meant the server to be
+    /// keyed, and an empty one must not quietly open it to every client.
     pub fn parse_file_text(text: &str) -> Result<ApiKeys, AuthError> {
         let mut keys = ApiKeys::default();
         for (i, line) in text.lines().enumerate() {
@@ -87,6 +89,13 @@ impl ApiKeys {
             };
             keys.add(key, owner, &format!("keys file line {}", i + 1))?;
         }
+        if keys.is_empty() {
+            return Err(AuthError(
+                "the keys file holds no key (only blank lines or `#` comments); add a \
+                 `KEY OWNER` line, or leave out --keys-file to run without keys on loopback"
+                    .into(),
+            ));
+        }
         Ok(keys)
     }
 
@@ -94,7 +103,33 @@ impl ApiKeys {
     pub fn from_file(path: &Path) -> Result<ApiKeys, AuthError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| AuthError(format!("cannot read keys file {}: {e}", path.display())))?;
-        Self::parse_file_text(&text)
+        Self::parse_file_text(&text).map_err(|e| AuthError(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// The keys a server starts with, from `KITH_API_KEYS` (`env`, when the
+    /// variable is set) and a keys file. A source that is given but holds
+    /// no key is an error, never "no keys": `KITH_API_KEYS=` from a
+    /// template whose secret was missing must not start an open server.
+    /// Neither source given: no keys (the caller runs loopback-only).
+    pub fn from_sources(env: Option<&str>, file: Option<&Path>) -> Result<ApiKeys, AuthError> {
+        let mut keys = match env {
+            Some(text) => {
+                let keys = ApiKeys::parse_env(text)?;
+                if keys.is_empty() {
+                    return Err(AuthError(
+                        "KITH_API_KEYS is set but holds no key; set it to KEY:OWNER,… or unset \
+                         it to run without keys on loopback"
+                            .into(),
+                    ));
+                }
+                keys
+            }
+            None => ApiKeys::default(),
+        };
+        if let Some(path) = file {
+            keys.extend(ApiKeys::from_file(path)?)?;
+        }
+        Ok(keys)
     }
 
     /// Adds one key (refused: short, duplicate, or an invalid owner id).
@@ -217,6 +252,16 @@ fn resolve(auth: &Auth, req: &Request) -> Result<OwnerId, ApiError> {
                 .cloned()
                 .ok_or_else(|| unauthorized("unknown API key"))
         }
+        // A client that sends a key expects it to be checked. An open server
+        // cannot check it, so it refuses the request rather than serve it
+        // as if the key had been accepted (a wrong key is never ignored).
+        Auth::Open { .. } if req.headers().contains_key(header::AUTHORIZATION) => {
+            Err(unauthorized(
+                "this server runs without API keys and cannot check the key sent; \
+                 leave out the Authorization header, or start kith serve with \
+                 KITH_API_KEYS or --keys-file",
+            ))
+        }
         Auth::Open { default_owner } => match req.headers().get(OWNER_HEADER) {
             None => Ok(default_owner.clone()),
             Some(v) => {
@@ -271,6 +316,37 @@ mod tests {
         assert!(ApiKeys::parse_file_text("short alice\n").is_err());
         assert!(ApiKeys::parse_file_text("aaaaaaaaaaaaaaaa a\naaaaaaaaaaaaaaaa b\n").is_err());
         assert!(ApiKeys::parse_env("aaaaaaaaaaaaaaaa").is_err());
+    }
+
+    #[test]
+    fn keys_file_without_a_key_is_refused() {
+        for text in ["", "\n\n", "# only a comment\n", "  # indented\n\n#x\n"] {
+            let err = ApiKeys::parse_file_text(text).unwrap_err();
+            assert!(err.0.contains("holds no key"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn key_sources_given_but_empty_are_refused() {
+        let dir = std::env::temp_dir().join(format!("kith-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let empty = dir.join("empty");
+        std::fs::write(&empty, "# nothing yet\n").unwrap();
+        let err = ApiKeys::from_sources(None, Some(&empty)).unwrap_err();
+        assert!(
+            err.0.contains("holds no key") && err.0.contains("empty"),
+            "{err}"
+        );
+        for env in ["", " ", ",", " , ,"] {
+            let err = ApiKeys::from_sources(Some(env), None).unwrap_err();
+            assert!(err.0.contains("KITH_API_KEYS is set"), "{env:?}: {err}");
+        }
+        assert!(ApiKeys::from_sources(None, None).unwrap().is_empty());
+        let good = dir.join("good");
+        std::fs::write(&good, "aaaaaaaaaaaaaaaa alice\n").unwrap();
+        let keys = ApiKeys::from_sources(Some("bbbbbbbbbbbbbbbb:bob"), Some(&good)).unwrap();
+        assert_eq!(keys.len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
 pub struct ErrorDetail {
     /// One of `invalid_json`, `invalid_input`, `unauthorized`, `forbidden`,
-    /// `not_found`, `method_not_allowed`, `payload_too_large`,
+    /// `not_found`, `method_not_allowed`, `payload_too_large`, `request_timeout`,
     /// `unsupported_media_type`, `conflict`, `busy`, `corrupted`,
     /// `unsupported`, `internal`; the organizer's refusals have their own:
     /// `review_conflict`, `stale_proposal`, `undo_refused`, `copy_conflict`
@@ -196,6 +196,13 @@ where
 }
 
 fn json_rejection(r: JsonRejection) -> ApiError {
+    if let Some(timeout) = body_timeout(&r) {
+        return ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!("{timeout}; send the whole body at once, or retry"),
+        );
+    }
     let status = r.status();
     let code = match &r {
         JsonRejection::JsonDataError(_) => "invalid_input",
@@ -205,6 +212,19 @@ fn json_rejection(r: JsonRejection) -> ApiError {
         _ => "invalid_json",
     };
     ApiError::new(status, code, r.body_text())
+}
+
+/// The body-read timeout behind a rejection, if that is what it was
+/// (it reaches the extractor as a failure to buffer the body).
+fn body_timeout(r: &JsonRejection) -> Option<&crate::listen::BodyTimeout> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(r);
+    while let Some(e) = source {
+        if let Some(t) = e.downcast_ref::<crate::listen::BodyTimeout>() {
+            return Some(t);
+        }
+        source = e.source();
+    }
+    None
 }
 
 /// Query parameters whose rejections are [`ApiError`]s (422

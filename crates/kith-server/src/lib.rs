@@ -22,6 +22,7 @@ pub mod auth;
 pub mod compact;
 pub mod dto;
 pub mod error;
+pub mod listen;
 mod log;
 pub mod mcp;
 pub mod metrics;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 use kith::{Memory, OwnerId};
 
 pub use auth::{ApiKeys, Auth, AuthError};
+pub use listen::{Limits, LimitsError};
 pub use routes::{openapi, route_table, router, router_with};
 
 /// Why a server could not start or stopped with an error.
@@ -44,6 +46,9 @@ pub enum ServerError {
     /// The auth configuration or bind address is refused.
     #[error("{0}")]
     Auth(#[from] AuthError),
+    /// A connection limit or timeout cannot work.
+    #[error("{0}")]
+    Limits(#[from] LimitsError),
     /// Binding or serving failed.
     #[error("{context}: {source}")]
     Io {
@@ -57,9 +62,10 @@ pub enum ServerError {
     Mcp(String),
 }
 
-/// Serves the API on `listener` until `shutdown` resolves; requests in
-/// flight then finish before this returns (and the caller's last
-/// `Arc<Memory>` closes the store). No background worker.
+/// Serves the API on `listener` within the default [`Limits`] until
+/// `shutdown` resolves; requests in flight then finish before this returns
+/// (and the caller's last `Arc<Memory>` closes the store). No background
+/// worker.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     memory: Arc<Memory>,
@@ -69,7 +75,7 @@ pub async fn serve(
     serve_with(listener, memory, auth, ServeOptions::default(), shutdown).await
 }
 
-/// What a server runs beside its routes.
+/// What a server runs beside its routes, and its connection limits.
 #[derive(Clone, Default)]
 pub struct ServeOptions {
     /// The background extraction worker ([`worker`]); `None`: no worker.
@@ -77,6 +83,8 @@ pub struct ServeOptions {
     /// Reads the API keys again on SIGHUP ([`reload`]); `None`: keys
     /// change only by a restart.
     pub reload_keys: Option<reload::KeyLoader>,
+    /// Timeouts, the connection limit and request-size bounds.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -84,6 +92,7 @@ impl std::fmt::Debug for ServeOptions {
         f.debug_struct("ServeOptions")
             .field("worker", &self.worker)
             .field("reload_keys", &self.reload_keys.is_some())
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -98,6 +107,7 @@ pub async fn serve_with(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    options.limits.validate()?;
     let worker = options
         .worker
         .map(|config| worker::Worker::start(Arc::clone(&memory), config));
@@ -106,8 +116,7 @@ pub async fn serve_with(
         .reload_keys
         .map(|loader| tokio::spawn(reload::on_sighup(Arc::clone(&auth), loader)));
     let app = routes::router_with(memory, auth, worker.as_ref().map(|w| w.stats()));
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
+    let served = listen::serve_with_limits(listener, app, options.limits, shutdown)
         .await
         .map_err(|source| ServerError::Io {
             context: "serving HTTP".into(),
@@ -159,6 +168,7 @@ pub fn run_http(
     on_listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     auth.check_bind(&bind)?;
+    options.limits.validate()?;
     let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind)

@@ -26,6 +26,7 @@ fn start(configure: impl FnOnce(Memory) -> Memory) -> TestServer {
         ServeOptions {
             worker: Some(fast_worker()),
             reload_keys: None,
+            ..Default::default()
         },
         configure,
     )

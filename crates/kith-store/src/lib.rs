@@ -77,6 +77,14 @@ pub trait Store: Send + Sync {
     /// A short name for messages and `kith stats` (`sqlite`, `postgres`).
     fn backend_name(&self) -> &'static str;
 
+    /// True when this store was opened for reading only (write
+    /// transactions are refused). Then [`Tx::check_integrity`] may be run
+    /// in a [`TxMode::Read`] transaction, leaving out checks that need the
+    /// write lock.
+    fn is_read_only(&self) -> bool {
+        false
+    }
+
     /// Starts a transaction. Waits (bounded) for the write lock in
     /// [`TxMode::Write`]; reports [`StoreErrorKind::Busy`] if it stays taken.
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError>;
@@ -320,7 +328,16 @@ pub trait Tx {
     /// rows out of step, dangling references). Empty when healthy. Needs a
     /// [`TxMode::Write`] transaction (some checks are issued as writes on
     /// SQLite); it changes nothing, and the caller should drop it after.
+    /// On a read-only store ([`Store::is_read_only`]) a [`TxMode::Read`]
+    /// transaction runs every check that does not need the write lock.
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError>;
+
+    /// [`Tx::check_integrity`] with the backend's slowest, most thorough
+    /// checks (`doctor --deep`; SQLite: `PRAGMA integrity_check` over every
+    /// page and index). By default the same checks.
+    fn check_integrity_deep(&mut self) -> Result<Vec<String>, StoreError> {
+        self.check_integrity()
+    }
 
     /// A setting the engine keeps in the store itself (the embedding model
     /// of a server database, where there is no pack manifest), by key.

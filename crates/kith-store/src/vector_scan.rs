@@ -122,7 +122,7 @@ impl Matrix {
     /// filters and were visible at `max_seq`, best first.
     pub fn scan(&self, q: &VectorQuery, max_seq: i64, k: usize) -> Vec<(Uuid, f32)> {
         let m = self;
-        if m.dim != q.vector.len() || k == 0 {
+        if m.dim != q.vector.len() || k == 0 || q.vector.iter().any(|v| !v.is_finite()) {
             return Vec::new();
         }
         let f = &q.filters;
@@ -154,6 +154,12 @@ impl Matrix {
                     continue;
                 }
                 let approx = dot_i8(&q.vector, &m.q8[i * m.dim..(i + 1) * m.dim]) * m.scale[i];
+                // A damaged row (NaN or infinite components: writes refuse
+                // them, so only corruption puts them here) scores NaN and
+                // would rank first; it is left out. `doctor --deep` names it.
+                if !approx.is_finite() {
+                    continue;
+                }
                 best.offer(approx, i);
             }
             best.into_sorted()
@@ -187,6 +193,7 @@ impl Matrix {
         for (score, i) in merged.iter_mut() {
             *score = dot(&q.vector, &m.data[*i * m.dim..(*i + 1) * m.dim]);
         }
+        merged.retain(|(score, _)| score.is_finite());
         merged.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         merged.truncate(k);
         merged
@@ -378,6 +385,39 @@ mod tests {
         let mut z = vec![1i8; 4];
         assert_eq!(quantise(&[0.0; 4], &mut z), 0.0);
         assert_eq!(z, vec![0; 4]);
+    }
+
+    /// Issue 20 item 3: a NaN in a stored vector ranked first with a null
+    /// score; such rows (and a non-finite query) now rank nowhere.
+    #[test]
+    fn rows_with_non_finite_components_are_never_returned() {
+        let mut m = Matrix::default();
+        let row = |i: u128| RowMeta {
+            node_id: Uuid::from_u128(i),
+            seq: i as i64,
+            scope: "personal".into(),
+            session: None,
+            role: None,
+            node_type: NodeType::Note,
+            effective_ms: None,
+            created_ms: None,
+        };
+        m.upsert(row(1), &[0.6, 0.8]).unwrap();
+        m.upsert(row(2), &[f32::NAN, 0.5]).unwrap();
+        m.upsert(row(3), &[f32::INFINITY, 0.0]).unwrap();
+        m.upsert(row(4), &[0.8, 0.6]).unwrap();
+        let query = |v: Vec<f32>| VectorQuery {
+            owner: kith_core::OwnerId::new("o").unwrap(),
+            model: "m".into(),
+            vector: v,
+            filters: Default::default(),
+            limit: 10,
+        };
+        let hits = m.scan(&query(vec![1.0, 0.0]), i64::MAX, 10);
+        let ids: Vec<u128> = hits.iter().map(|(id, _)| id.as_u128()).collect();
+        assert_eq!(ids, [4, 1]);
+        assert!(hits.iter().all(|(_, s)| s.is_finite()));
+        assert!(m.scan(&query(vec![f32::NAN, 0.0]), i64::MAX, 10).is_empty());
     }
 
     #[test]

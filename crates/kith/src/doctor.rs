@@ -22,6 +22,10 @@ pub struct DoctorReport {
     pub tombstones_checked: u64,
     /// Problems, one sentence each. Empty means healthy.
     pub problems: Vec<String>,
+    /// Checks that could not run, and why (a pack open read-only cannot
+    /// run SQLite's full-text check). Not problems.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<String>,
 }
 
 impl DoctorReport {
@@ -30,6 +34,11 @@ impl DoctorReport {
         self.problems.is_empty()
     }
 }
+
+/// What a doctor of a pack open read-only leaves out.
+pub(crate) const READ_ONLY_NOTE: &str =
+    "the full-text index against the nodes: the pack is open read-only, and SQLite issues \
+     that check as a write";
 
 /// Events read per page.
 const PAGE: usize = 1000;
@@ -173,10 +182,16 @@ impl Memory {
         // The backend's own checks run under the write lock (SQLite's FTS
         // check is a write command); the transaction is dropped, so nothing
         // changes.
-        let problems = crate::retry::on_busy("check integrity", || {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            Ok(tx.check_integrity()?)
-        })?;
+        let problems = if self.store_backend().is_read_only() {
+            report.not_checked.push(READ_ONLY_NOTE.to_string());
+            let mut tx = self.store_backend().begin(TxMode::Read)?;
+            tx.check_integrity()?
+        } else {
+            crate::retry::on_busy("check integrity", || {
+                let mut tx = self.store_backend().begin(TxMode::Write)?;
+                Ok(tx.check_integrity()?)
+            })?
+        };
         report.problems.extend(problems);
         report.problems.truncate(MAX_PROBLEMS);
         Ok(report)

@@ -23,18 +23,39 @@ use std::io::Write;
 
 use kith_core::event::{InputDefaults, ValidEvent};
 use kith_core::tombstone::{self, ForgottenInput};
-use kith_core::{canon, ids, Event, EventInput, NodeType, OwnerId, ScopeId, Timestamp, Tombstone};
+use kith_core::{
+    canon, ids, Event, EventInput, NodeType, OwnerId, ScopeId, Timestamp, Tombstone,
+    ValidationError, ValidationErrorKind,
+};
 use kith_store::{EventQuery, TxMode};
 use serde::Serialize;
 
 use crate::error::Error;
 use crate::memory::{Memory, StoreReceipt};
 
+/// Whether an import with an owner takes lines that name another owner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForeignOwners {
+    /// A line naming another owner than the import's fails the import
+    /// before anything is written: one owner's import never writes into
+    /// another owner's memory.
+    #[default]
+    Refuse,
+    /// Every line goes to the owner it names (restoring an export of all
+    /// owners; `kith import --all-owners`).
+    Allow,
+}
+
 /// How to import.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
-    /// Owner for lines without `owner_id`.
+    /// Owner for lines without `owner_id`; with [`ForeignOwners::Refuse`],
+    /// also the only owner a line may name. `None`: every line names its
+    /// owner, and any owner is taken.
     pub owner: Option<OwnerId>,
+    /// Whether lines naming another owner than [`ImportOptions::owner`]
+    /// are taken.
+    pub foreign_owners: ForeignOwners,
     /// Scope for lines without `scope`.
     pub scope: ScopeId,
     /// Messages per transaction (default 1,000).
@@ -48,6 +69,7 @@ impl Default for ImportOptions {
     fn default() -> Self {
         ImportOptions {
             owner: None,
+            foreign_owners: ForeignOwners::Refuse,
             scope: ScopeId::personal(),
             batch_size: 1000,
             extract: false,
@@ -212,12 +234,36 @@ fn parse_jsonl(text: &str, options: &ImportOptions) -> Result<Vec<Line>, Error> 
         if input.source_id.is_none() {
             input.source_id = Some(format!("import:{file_tag}:{line_no}"));
         }
-        if input.forgotten.is_some() {
+        let line = if input.forgotten.is_some() {
             let (event, t) = tombstone::from_input(input, &defaults).map_err(at_line)?;
-            valid.push(Line::Tombstone(event, t));
+            Line::Tombstone(event, t)
         } else {
-            valid.push(Line::Live(input.validate(&defaults).map_err(at_line)?));
-        }
+            Line::Live(input.validate(&defaults).map_err(at_line)?)
+        };
+        check_owner(&line, options).map_err(at_line)?;
+        valid.push(line);
     }
     Ok(valid)
+}
+
+/// Refuses a line that names another owner than the import's, unless the
+/// import takes every owner's lines.
+fn check_owner(line: &Line, options: &ImportOptions) -> Result<(), ValidationError> {
+    let (Some(owner), ForeignOwners::Refuse) = (&options.owner, options.foreign_owners) else {
+        return Ok(());
+    };
+    let named = match line {
+        Line::Live(v) => &v.event.owner_id,
+        Line::Tombstone(event, _) => &event.owner_id,
+    };
+    if named == owner {
+        return Ok(());
+    }
+    Err(ValidationError::new(
+        "owner_id",
+        ValidationErrorKind::ForeignOwner {
+            named: named.as_str().to_string(),
+            importing_for: owner.as_str().to_string(),
+        },
+    ))
 }

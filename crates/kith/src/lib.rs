@@ -27,6 +27,7 @@ pub mod claims;
 pub mod correct;
 pub mod database;
 mod doctor;
+mod doctor_deep;
 pub mod embedding;
 mod error;
 pub mod forget;
@@ -49,7 +50,7 @@ pub use forget::{ForgetReport, ForgetRequest, ForgetSelector, Verification};
 pub use ingest::{
     DerivationSummary, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
 };
-pub use jsonl::{ImportOptions, ImportReport};
+pub use jsonl::{ForeignOwners, ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 /// Tombstones of forgotten events and scrubbed journal records.
 pub use kith_core::tombstone;

@@ -39,7 +39,9 @@ pub struct Memory {
     /// database.
     database: Option<String>,
     provider: Arc<dyn Provider>,
-    lease: Duration,
+    /// The lease set with [`Memory::with_lease`]; `None`: sized from the
+    /// provider ([`Memory::lease`]).
+    lease: Option<Duration>,
     identity: kith_identity::IdentityOptions,
     embedder: Option<Arc<dyn Embedder>>,
     /// Set once the store was found to hold no vectors of another model
@@ -75,8 +77,19 @@ impl Memory {
     /// Opens the pack at `dir`, migrating an older format. The embedding
     /// model its manifest records is loaded on first use.
     pub fn open(dir: &Path) -> Result<Memory, Error> {
+        Memory::open_with(dir, OpenMode::MustExist)
+    }
+
+    /// Opens the pack at `dir` for reading only: nothing is migrated or
+    /// written (a write fails, naming the pack), and a pack on read-only
+    /// storage can be read. For commands that only read.
+    pub fn open_read_only(dir: &Path) -> Result<Memory, Error> {
+        Memory::open_with(dir, OpenMode::ReadOnly)
+    }
+
+    fn open_with(dir: &Path, mode: OpenMode) -> Result<Memory, Error> {
         let (manifest, db) = pack::open(dir)?;
-        let store = SqliteStore::open(&db, OpenMode::MustExist)?;
+        let store = SqliteStore::open(&db, mode)?;
         let embedder = match (&manifest.embedding_model, manifest.embedding_dimension) {
             (Some(model), Some(dim)) => {
                 let spec = crate::embedding::EmbeddingSpec::parse(model)?;
@@ -145,7 +158,7 @@ impl Memory {
             pack,
             database: None,
             provider: Arc::new(HeuristicExtractor::default()),
-            lease: crate::ingest::DEFAULT_LEASE,
+            lease: None,
             identity: kith_identity::IdentityOptions::default(),
             embedder: None,
             model_checked: std::sync::OnceLock::new(),
@@ -160,9 +173,10 @@ impl Memory {
         self
     }
 
-    /// Sets how long a process holds a work item before another may take it.
+    /// Sets how long a process holds a work item before another may take
+    /// it, instead of sizing it from the provider ([`Memory::lease`]).
     pub fn with_lease(mut self, lease: Duration) -> Memory {
-        self.lease = lease;
+        self.lease = Some(lease);
         self
     }
 
@@ -208,8 +222,23 @@ impl Memory {
         self.provider.as_ref()
     }
 
-    pub(crate) fn lease(&self) -> Duration {
-        self.lease
+    /// How long a process holds a work item before another may take it
+    /// over: the lease set with [`Memory::with_lease`], else the provider's
+    /// worst case (extraction and pronoun repair, each with every timeout
+    /// and retry) plus [`crate::ingest::LEASE_MARGIN`], and never less than
+    /// [`crate::ingest::DEFAULT_LEASE`]. A lease shorter than an extraction
+    /// let a second `kith process` call the LLM again for a live item.
+    pub fn lease(&self) -> Duration {
+        if let Some(lease) = self.lease {
+            return lease;
+        }
+        match self.provider.worst_case() {
+            Some(one_call) => one_call
+                .saturating_mul(2)
+                .saturating_add(crate::ingest::LEASE_MARGIN)
+                .max(crate::ingest::DEFAULT_LEASE),
+            None => crate::ingest::DEFAULT_LEASE,
+        }
     }
 
     /// The pack's manifest, when this memory is a pack.

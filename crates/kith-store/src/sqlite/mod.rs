@@ -7,6 +7,7 @@
 //! instead of failing; readers never block writers.
 
 pub(crate) mod lexical;
+pub mod readonly;
 mod rows;
 mod schema;
 mod sql;
@@ -41,28 +42,44 @@ pub enum OpenMode {
     CreateIfMissing,
     /// The file must exist.
     MustExist,
+    /// The file must exist and is only read: nothing is migrated, write
+    /// transactions are refused, and a pack on read-only storage can be
+    /// read (see [`readonly`]).
+    ReadOnly,
 }
 
 /// A SQLite-backed [`Store`]. Connections are pooled; each transaction uses
 /// one connection for its whole life.
 pub struct SqliteStore {
     path: PathBuf,
+    access: readonly::Access,
     pool: Mutex<Vec<Connection>>,
     vectors: Mutex<vector::VectorCache>,
 }
 
 impl SqliteStore {
     /// Opens (or creates) the database at `path` and brings its schema up to
-    /// [`SCHEMA_VERSION`], refusing a newer one.
+    /// [`SCHEMA_VERSION`], refusing a newer one. [`OpenMode::ReadOnly`]
+    /// migrates nothing and refuses an older schema instead.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Self, StoreError> {
-        if mode == OpenMode::MustExist && !path.exists() {
+        if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::new(
                 StoreErrorKind::NotFound,
                 format!("no database at {}", path.display()),
             ));
         }
+        if mode == OpenMode::ReadOnly {
+            let access = readonly::probe(path)?;
+            return Ok(SqliteStore {
+                path: path.to_path_buf(),
+                access,
+                pool: Mutex::new(Vec::new()),
+                vectors: Mutex::new(vector::VectorCache::default()),
+            });
+        }
         let store = SqliteStore {
             path: path.to_path_buf(),
+            access: readonly::Access::ReadWrite,
             pool: Mutex::new(Vec::new()),
             vectors: Mutex::new(vector::VectorCache::default()),
         };
@@ -70,9 +87,9 @@ impl SqliteStore {
         // touch the file.
         if path.exists() {
             let probe = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-                .map_err(|e| map_err(e).with_context(&format!("cannot open {}", path.display())))?;
+                .map_err(|e| readonly::open_error(path, e))?;
             probe.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
-            let version = read_version(&probe)?;
+            let version = read_version(&probe).map_err(|e| readonly::with_cause(path, e))?;
             if version > SCHEMA_VERSION {
                 return Err(too_new(version));
             }
@@ -97,19 +114,27 @@ impl SqliteStore {
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
+        if self.access != readonly::Access::ReadWrite {
+            return readonly::connect(&self.path, self.access);
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
-            map_err(e).with_context(&format!("cannot open {}", self.path.display()))
-        })?;
+        let conn = Connection::open_with_flags(&self.path, flags)
+            .map_err(|e| readonly::open_error(&self.path, e))?;
+        // SQLite quietly opens a file it may not write read-only; every
+        // write would then fail with "attempt to write a readonly
+        // database" and no path. Say it here, with the reason.
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(readonly::not_writable(&self.path));
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
         // WAL is persistent in the file; setting it again is cheap. It needs
         // the lock briefly, which the busy timeout covers.
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(map_err)?;
+            .map_err(|e| readonly::open_error(&self.path, e))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::new(
                 StoreErrorKind::Io,
@@ -228,7 +253,14 @@ impl Store for SqliteStore {
         "sqlite"
     }
 
+    fn is_read_only(&self) -> bool {
+        self.access != readonly::Access::ReadWrite
+    }
+
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
+        if mode == TxMode::Write && self.access != readonly::Access::ReadWrite {
+            return Err(readonly::write_refused(&self.path));
+        }
         let conn = self.take()?;
         let sql = match mode {
             TxMode::Read => "BEGIN DEFERRED",
@@ -247,6 +279,9 @@ impl Store for SqliteStore {
     }
 
     fn compact(&self) -> Result<Vec<String>, StoreError> {
+        if self.access != readonly::Access::ReadWrite {
+            return Err(readonly::write_refused(&self.path));
+        }
         let conn = self.take()?;
         let result = compact(&conn);
         self.release(conn);
@@ -1247,52 +1282,11 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn check_integrity(&mut self) -> Result<Vec<String>, StoreError> {
-        // FTS5's integrity check is issued as an INSERT command, so it needs
-        // the write lock; it changes nothing.
-        let conn = self.writer()?;
-        let mut problems = Vec::new();
-        let mut stmt = conn.prepare("PRAGMA quick_check").map_err(map_err)?;
-        let mut rows = stmt.query([]).map_err(map_err)?;
-        while let Some(row) = rows.next().map_err(map_err)? {
-            let line: String = row.get(0).map_err(map_err)?;
-            if line != "ok" {
-                problems.push(format!("sqlite: {line}"));
-            }
-        }
-        drop(rows);
-        drop(stmt);
-        if let Err(e) = conn.execute(
-            "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
-            [],
-        ) {
-            let err = map_err(e);
-            if err.kind() == StoreErrorKind::Busy {
-                return Err(err);
-            }
-            problems.push(format!("lexical index does not match the nodes: {err}"));
-        }
-        let dangling: [(&str, &str); 3] = [
-            (
-                "SELECT n.id FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
-                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
-                "node {} cites an event that does not exist",
-            ),
-            (
-                "SELECT g.id FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
-                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL LIMIT 20",
-                "edge {} points at a node that does not exist",
-            ),
-            (
-                "SELECT n.id FROM nodes n JOIN events e ON e.id = n.source_event_id
-                 WHERE e.owner_id <> n.owner_id LIMIT 20",
-                "node {} belongs to another owner than its source event",
-            ),
-        ];
-        for (sql, message) in dangling {
-            let ids = query_all(conn, sql, &[], |r| r.get::<_, String>(0).map_err(map_err))?;
-            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
-        }
-        Ok(problems)
+        self.integrity("PRAGMA quick_check")
+    }
+
+    fn check_integrity_deep(&mut self) -> Result<Vec<String>, StoreError> {
+        self.integrity("PRAGMA integrity_check")
     }
 
     fn get_setting(&mut self, key: &str) -> Result<Option<String>, StoreError> {
@@ -1354,6 +1348,70 @@ fn query_all<T>(
 }
 
 /// Sorts a SQLite error into a [`StoreErrorKind`] with a readable sentence.
+impl SqliteTx<'_> {
+    /// The backend's checks, with `page_check` (quick or full) first.
+    fn integrity(&mut self, page_check: &str) -> Result<Vec<String>, StoreError> {
+        // FTS5's integrity check is issued as an INSERT command, so it needs
+        // the write lock; it changes nothing. A read-only store cannot take
+        // that lock: there it runs every other check.
+        let read_only = self.mode == TxMode::Read && self.store.is_read_only();
+        let conn = if read_only {
+            self.conn()
+        } else {
+            self.writer()?
+        };
+        let mut problems = Vec::new();
+        let mut stmt = conn.prepare(page_check).map_err(map_err)?;
+
+        let mut rows = stmt.query([]).map_err(map_err)?;
+        while let Some(row) = rows.next().map_err(map_err)? {
+            let line: String = row.get(0).map_err(map_err)?;
+            if line != "ok" {
+                problems.push(format!("sqlite: {line}"));
+            }
+        }
+        drop(rows);
+        drop(stmt);
+        let fts_check = if read_only {
+            Ok(0)
+        } else {
+            conn.execute(
+                "INSERT INTO node_fts (node_fts, rank) VALUES ('integrity-check', 1)",
+                [],
+            )
+        };
+        if let Err(e) = fts_check {
+            let err = map_err(e);
+            if err.kind() == StoreErrorKind::Busy {
+                return Err(err);
+            }
+            problems.push(format!("lexical index does not match the nodes: {err}"));
+        }
+        let dangling: [(&str, &str); 3] = [
+            (
+                "SELECT n.id FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+                 WHERE n.source_event_id IS NOT NULL AND e.id IS NULL LIMIT 20",
+                "node {} cites an event that does not exist",
+            ),
+            (
+                "SELECT g.id FROM edges g LEFT JOIN nodes s ON s.id = g.source_id
+                 LEFT JOIN nodes t ON t.id = g.target_id WHERE s.id IS NULL OR t.id IS NULL LIMIT 20",
+                "edge {} points at a node that does not exist",
+            ),
+            (
+                "SELECT n.id FROM nodes n JOIN events e ON e.id = n.source_event_id
+                 WHERE e.owner_id <> n.owner_id LIMIT 20",
+                "node {} belongs to another owner than its source event",
+            ),
+        ];
+        for (sql, message) in dangling {
+            let ids = query_all(conn, sql, &[], |r| r.get::<_, String>(0).map_err(map_err))?;
+            problems.extend(ids.into_iter().map(|id| message.replace("{}", &id)));
+        }
+        Ok(problems)
+    }
+}
+
 fn map_err(err: rusqlite::Error) -> StoreError {
     let kind = match &err {
         rusqlite::Error::SqliteFailure(e, _) => match e.code {

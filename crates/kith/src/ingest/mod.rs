@@ -119,8 +119,13 @@ pub struct ReingestOutcome {
     pub revision: Option<u32>,
 }
 
-/// Default lease on a running work item.
+/// Shortest lease on a running work item (and the lease of a local
+/// provider); a remote provider's is sized from its worst case
+/// ([`crate::Memory::lease`]).
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(120);
+/// What a sized lease adds to the provider's worst case: the work around
+/// the calls (saving, planning, committing).
+pub const LEASE_MARGIN: Duration = Duration::from_secs(60);
 /// Replans tried when a plan went stale before its commit.
 const MAX_REPLANS: u32 = 3;
 
@@ -157,7 +162,15 @@ impl Memory {
                 grounding::IntentionRule::Unchecked
             },
         };
-        grounding::ground_with(&event.content, extraction, &options)
+        let mut grounded = grounding::ground_with(&event.content, extraction, &options);
+        // An LLM's reply is bounded before anything is planned: entities
+        // the message never mentions and no claim names are left out.
+        kith_extract::bounds::keep_grounded_entities(
+            &event.content,
+            options.speaker.as_deref(),
+            &mut grounded,
+        );
+        grounded
     }
 
     /// The identity decision for an event under `policy`: who its singular
