@@ -1,9 +1,17 @@
+//! Reads messages from stdin, one a line, and prints what the offline
+//! heuristic extracts from each: its claims and entities, before grounding.
+//!
+//! `cargo run -p kith-extract --example try_heuristic -- "Melanie" < lines.txt`
+//! (the argument, optional, is the speaker's name).
+
 use kith_extract::heuristic::HeuristicExtractor;
+
 fn main() {
+    let speaker = std::env::args().nth(1);
     let h = HeuristicExtractor::new();
     for line in std::io::stdin().lines() {
-        let line = line.unwrap();
-        let e = h.extract_text(&line, Some("Maria"));
+        let Ok(line) = line else { break };
+        let e = h.extract_text(&line, speaker.as_deref());
         println!("{line}");
         for f in &e.facts {
             println!(
@@ -11,12 +19,7 @@ fn main() {
                 f.subject, f.predicate, f.object, f.polarity
             );
         }
-        println!(
-            "   entities: {:?}",
-            e.entities
-                .iter()
-                .map(|x| x.name.as_str())
-                .collect::<Vec<_>>()
-        );
+        let names: Vec<&str> = e.entities.iter().map(|x| x.name.as_str()).collect();
+        println!("   entities: {names:?}");
     }
 }

@@ -703,27 +703,10 @@ fn strong_start(toks: &[Tok], k: usize) -> bool {
 /// The subject phrase `k..v` of a clause about the speaker: plain words,
 /// no pronoun, no conjunction, a content word.
 fn subject_phrase(toks: &[Tok], sentence: &str, k: usize, v: usize) -> Option<String> {
+    // No person but the one it speaks of ("send me the list and remind me"
+    // is a request, not a thing that reminds).
     let plain = toks[k..v].iter().all(|t| match t.kind {
-        Kind::Word => !matches!(
-            t.lower.as_str(),
-            "i" | "we"
-                | "you"
-                | "your"
-                | "they"
-                | "he"
-                | "she"
-                | "it"
-                | "there"
-                | "here"
-                | "what"
-                | "because"
-                | "but"
-                | "so"
-                | "if"
-                | "when"
-                | "than"
-                | "that"
-        ),
+        Kind::Word => !SUBJECT_PHRASE_REFUSES.contains(&t.lower.as_str()),
         Kind::Symbol => matches!(t.lower.as_str(), "\"" | "'"),
         Kind::Break => false,
     });
@@ -734,13 +717,21 @@ fn subject_phrase(toks: &[Tok], sentence: &str, k: usize, v: usize) -> Option<St
             && !NO_VALUE.contains(&t.lower.as_str())
             && !VALUE_NOT_REFERENCE.contains(&t.lower.as_str())
     });
-    if !plain || !content {
+    // "and remind me": a phrase neither starts nor ends with a conjunction.
+    let edges = [k, v - 1].map(|i| toks[i].lower.as_str());
+    if !plain || !content || edges.iter().any(|w| CLAUSE_STOPS.contains(w)) {
         return None;
     }
     let first = (k..v).find(|&i| toks[i].kind == Kind::Word)?;
     let last = (k..v).rev().find(|&i| toks[i].kind == Kind::Word)?;
     Some(sentence[toks[first].start..toks[last].end].to_string())
 }
+
+/// Words a subject phrase never holds: people and clause words.
+const SUBJECT_PHRASE_REFUSES: &[&str] = &[
+    "i", "me", "we", "us", "you", "your", "they", "he", "she", "it", "there", "here", "what",
+    "because", "but", "so", "if", "when", "than", "that", "please",
+];
 
 /// `<phrase> is my <noun>` ("Dance is my stress relief": `I stress_relief
 /// Dance`) or `<phrase> is … to me` / `means … to me` ("Friendship means
@@ -1138,6 +1129,24 @@ mod tests {
         ] {
             assert!(clauses(sentence).is_empty(), "{sentence}");
         }
+    }
+
+    #[test]
+    fn requests_are_not_what_reminds_the_speaker() {
+        for sentence in [
+            "Yes please, send me the list and remind me at seven on Friday.",
+            "Yes, and remind me a week before.",
+        ] {
+            assert!(
+                clauses(sentence).is_empty(),
+                "{sentence}: {:?}",
+                clauses(sentence)
+            );
+        }
+        assert_eq!(
+            one("Their love gives me strength."),
+            ("I".into(), "gives_me".into(), "Their love".into())
+        );
     }
 
     #[test]

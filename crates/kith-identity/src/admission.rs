@@ -8,8 +8,8 @@
 //! pair pass: the checks read only the nodes.
 
 pub use crate::aliases::{
-    alias_key, given_name_key, name_key, name_match, NameMatch, PairKind, ABBREVIATION_SCORE,
-    GIVEN_NAME_SCORE, NAME_VARIANT_SCORE,
+    alias_key, given_name_key, is_short_form_of, name_key, name_match, short_form_key, NameMatch,
+    PairKind, ABBREVIATION_SCORE, GIVEN_NAME_SCORE, NAME_VARIANT_SCORE,
 };
 use kith_core::{canon, Node, NodeType};
 use serde::Serialize;
@@ -19,7 +19,7 @@ use serde_json::Value;
 pub const DUPLICATE_POLICY: &str = "exact_content_provenance_validity_v1";
 
 /// The alias policy this build applies (reported by `organize`).
-pub const ALIAS_POLICY: &str = "alias_names_v1";
+pub const ALIAS_POLICY: &str = "alias_names_v2";
 
 /// Vector similarity at or above which two nodes become duplicate
 /// candidates (they still need byte-equal content to merge).
@@ -80,7 +80,30 @@ pub fn both_people(a: &Node, b: &Node) -> bool {
 /// How two entities' names match ([`crate::aliases::name_match`]
 /// over their contents and types).
 pub fn names_of(a: &Node, b: &Node) -> Option<NameMatch> {
-    name_match(&a.content, &b.content, both_people(a, b))
+    name_match(&a.content, &b.content, both_people(a, b)).or_else(|| short_form_of(a, b))
+}
+
+/// [`NameMatch::ShortForm`] when one entity is a person and the other, a
+/// person or untyped (`other` or blank), is one word that begins the
+/// person's first name ("Mel" for "Melanie"): a nickname is proposed as an
+/// alias of the person, never made a second person.
+fn short_form_of(a: &Node, b: &Node) -> Option<NameMatch> {
+    let is_person = |n: &Node| entity_type_of(n) == Some("person");
+    let untyped_or_person =
+        |n: &Node| matches!(entity_type_of(n), None | Some("" | "other" | "person"));
+    let fits = |short: &Node, full: &Node| {
+        is_person(full)
+            && untyped_or_person(short)
+            && crate::aliases::is_short_form_of(&short.content, &full.content)
+    };
+    (fits(a, b) || fits(b, a)).then_some(NameMatch::ShortForm)
+}
+
+fn entity_type_of(n: &Node) -> Option<&str> {
+    if n.node_type != NodeType::Entity {
+        return None;
+    }
+    metadata_field(n, "entity_type").and_then(Value::as_str)
 }
 
 /// Whether `node` is a personal reference: an event-local "I"/"we"/…
@@ -285,6 +308,21 @@ pub fn admit_duplicate(a: &Node, b: &Node) -> Result<(), Refusal> {
 /// Whether two entities may be alias-linked at all (compatible, both
 /// entities). The name decides between a merge and a proposal.
 pub fn admit_alias(a: &Node, b: &Node) -> Result<(), Refusal> {
+    if short_form_of(a, b).is_some() {
+        // A nickname's node is untyped where its person's is a person (and
+        // may carry the owner's mark): their types differ by nature, so
+        // the metadata is compared without them.
+        let strip = |n: &Node| {
+            let mut n = n.clone();
+            if let Some(m) = n.metadata.as_mut().and_then(Value::as_object_mut) {
+                m.remove("entity_type");
+                m.remove("owner_name");
+            }
+            n
+        };
+        compatible(&strip(a), &strip(b), PairKind::Alias)?;
+        return Ok(());
+    }
     compatible(a, b, PairKind::Alias)?;
     if a.node_type != NodeType::Entity {
         return Err(Refusal::new("not_entities", "aliases link entities only"));

@@ -17,6 +17,10 @@ pub const NAME_VARIANT_SCORE: f64 = 0.90;
 /// person's full name (`Jordan` ↔ `Jordan Lee`): enough to propose, never
 /// enough to merge (two people can share a first name).
 pub const GIVEN_NAME_SCORE: f64 = 0.85;
+/// Score of a short form of a person's first name (`Mel` ↔ `Melanie`,
+/// `Caro` ↔ `Caroline`): enough to propose, never enough to merge (a short
+/// word may be a short form of anyone's name, or no name at all).
+pub const SHORT_FORM_SCORE: f64 = 0.85;
 
 /// How two entity names match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +37,9 @@ pub enum NameMatch {
     /// Two person names, one a single word that is the first word of the
     /// other (`Jordan` and `Jordan Lee`). Evidence for a proposal only.
     GivenName,
+    /// A one-word name that begins a person's first name (`Mel` and
+    /// `Melanie`; [`is_short_form_of`]). Evidence for a proposal only.
+    ShortForm,
 }
 
 impl NameMatch {
@@ -42,6 +49,7 @@ impl NameMatch {
             NameMatch::Abbreviation => ABBREVIATION_SCORE,
             NameMatch::CaseVariant | NameMatch::NormalisedName => NAME_VARIANT_SCORE,
             NameMatch::GivenName => GIVEN_NAME_SCORE,
+            NameMatch::ShortForm => SHORT_FORM_SCORE,
         }
     }
 
@@ -49,7 +57,7 @@ impl NameMatch {
     /// reaches the threshold). A given name never does, whatever the
     /// threshold: "Jordan" may be another Jordan.
     pub fn may_merge(self) -> bool {
-        !matches!(self, NameMatch::GivenName)
+        !matches!(self, NameMatch::GivenName | NameMatch::ShortForm)
     }
 
     /// The stable text form (`abbreviation`, `case_variant`, …), the merge
@@ -60,6 +68,7 @@ impl NameMatch {
             NameMatch::CaseVariant => "case_variant",
             NameMatch::NormalisedName => "normalised_name",
             NameMatch::GivenName => "given_name",
+            NameMatch::ShortForm => "short_form",
         }
     }
 }
@@ -177,6 +186,32 @@ fn is_given_name_of(short: &str, full: &str) -> bool {
         && full_words.len() >= 2
         && !normalised(short_words[0]).is_empty()
         && normalised(short_words[0]) == normalised(full_words[0])
+}
+
+/// Whether `short` is a short form of the first name of `full`: one word
+/// of three or more letters, shorter than `full`'s first word and its
+/// beginning (letters and digits compared, case ignored): `Mel` of
+/// `Melanie`, `Caro` of `Caroline`, `Jo` of nobody (too short to tell).
+pub fn is_short_form_of(short: &str, full: &str) -> bool {
+    let short_words: Vec<&str> = short.split_whitespace().collect();
+    let Some(first) = full.split_whitespace().next() else {
+        return false;
+    };
+    let (s, f) = (normalised(short), normalised(first));
+    short_words.len() == 1
+        && s.chars().count() >= 3
+        && s.chars().all(char::is_alphabetic)
+        && f.chars().count() > s.chars().count()
+        && f.starts_with(&s)
+}
+
+/// The key short forms meet their full names by: the first three letters
+/// of the first word, normalised (`Mel` and `Melanie` share `mel`).
+pub fn short_form_key(name: &str) -> String {
+    name.split_whitespace()
+        .next()
+        .map(|w| normalised(w).chars().take(3).collect())
+        .unwrap_or_default()
 }
 
 /// Which kind of pair admission is judging: the two kinds differ in what
@@ -532,5 +567,29 @@ mod tests {
             assert_eq!(&merge_gate(Some(&undone), *review, *names), want);
         }
         assert_eq!(merge_gate(None, None, ("a", "b")), MergeGate::Open);
+    }
+
+    #[test]
+    fn short_forms_of_a_first_name() {
+        for (short, full) in [
+            ("Mel", "Melanie"),
+            ("Caro", "Caroline"),
+            ("mel", "Melanie Smith"),
+        ] {
+            assert!(is_short_form_of(short, full), "{short} {full}");
+            assert_eq!(short_form_key(short), short_form_key(full));
+        }
+        for (short, full) in [
+            ("Jo", "Joanna"),
+            ("Mell", "Melanie"),
+            ("Melanie", "Melanie"),
+            ("Mel Gibson", "Melanie"),
+            ("M3l", "M3lanie"),
+            ("Melanie", "Mel"),
+        ] {
+            assert!(!is_short_form_of(short, full), "{short} {full}");
+        }
+        assert_eq!(NameMatch::ShortForm.score(), SHORT_FORM_SCORE);
+        assert!(!NameMatch::ShortForm.may_merge());
     }
 }

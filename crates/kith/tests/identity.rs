@@ -2158,6 +2158,32 @@ fn chat_lands_on_the_right_person(path: Path) {
         .collect();
     assert_eq!(quoted.len(), 1);
     assert!(!has_fact_from(&m, &quoted[0]).contains(&melanie[0].id));
+
+    // The nickname becomes an alias proposal for Melanie, never a merge
+    // and never a second person; "Caroline" is no short form of anyone.
+    let owner = kith::OwnerId::new("owner").unwrap();
+    m.organize(
+        &owner,
+        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
+        0,
+    )
+    .unwrap();
+    let proposals = m.alias_proposals(&owner).unwrap();
+    let names: Vec<(String, String)> = proposals
+        .iter()
+        .map(|p| {
+            let mut pair = [p.a_name.clone(), p.b_name.clone()];
+            pair.sort();
+            (pair[0].clone(), pair[1].clone())
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![("Mel".to_string(), "Melanie".to_string())],
+        "{names:?}"
+    );
+    assert_eq!(persons(&m, "Melanie").len(), 1);
+    assert_eq!(entities(&m, "Mel").len(), 1, "proposed, not merged");
     assert!(m.doctor().unwrap().healthy());
 }
 on_both_paths!(

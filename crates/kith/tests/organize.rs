@@ -607,7 +607,7 @@ fn known_abbreviation_merges_as_alias_keeping_the_longer_name() {
     let applied = &r.jobs[1].merges[0];
     assert_eq!(applied.keep_id, long.id);
     assert_eq!(applied.basis, "abbreviation");
-    assert_eq!(r.jobs[1].merge_policy, "alias_names_v1");
+    assert_eq!(r.jobs[1].merge_policy, "alias_names_v2");
     assert_eq!(get(&m, js.id).superseded_by, Some(long.id));
     assert!(get(&m, py.id).lifecycle.is_active());
 }

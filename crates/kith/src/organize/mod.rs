@@ -935,6 +935,24 @@ impl Memory {
                     group.push(n.id);
                 }
             }
+            // Nicknames meet the people whose first name they begin ("Mel"
+            // and "Melanie"; a proposal at most).
+            let mut people: HashMap<(String, String), Vec<&Node>> = HashMap::new();
+            for n in entities.iter().filter(|n| admission::both_people(n, n)) {
+                let key = admission::short_form_key(&n.content);
+                people
+                    .entry((n.scope.to_string(), key))
+                    .or_default()
+                    .push(n);
+            }
+            for n in &entities {
+                let key = (n.scope.to_string(), admission::short_form_key(&n.content));
+                for p in people.get(&key).into_iter().flatten() {
+                    if p.id != n.id && admission::is_short_form_of(&n.content, &p.content) {
+                        pairs.add(p.id, n.id, None, false);
+                    }
+                }
+            }
             let all: Vec<&Node> = entities.iter().rev().collect();
             report.budget_exhausted |= vector_pairs(
                 &mut *tx,
@@ -1004,9 +1022,10 @@ impl Memory {
                 // but a similarity may still propose it: accepting that
                 // proposal is how the owner reopens the pair.
             }
-            // A given name is evidence for a proposal, as a similarity is.
+            // A given name or a short form is evidence for a proposal, as a
+            // similarity is.
             let given = names
-                .filter(|m| *m == NameMatch::GivenName)
+                .filter(|m| matches!(m, NameMatch::GivenName | NameMatch::ShortForm))
                 .map(NameMatch::score);
             let proposal_score = match (c.semantic, given) {
                 (Some(s), Some(g)) => Some(s.max(g)),
