@@ -585,7 +585,7 @@ fn owners_never_see_each_other() {
         "My sister Maya lives in Berlin.",
         "I moved to Lisbon in September.",
         "Jordan plays the violin on Tuesdays.",
-        "Alice met Alicia in Porto.",
+        "Yesterday Alice met Alicia in Porto.",
     ];
     let mut ids: [HashSet<String>; 2] = [HashSet::new(), HashSet::new()];
     let mut receipts: [Vec<String>; 2] = [Vec::new(), Vec::new()];
@@ -997,7 +997,7 @@ fn organizer_endpoints_answer_and_refuse() {
         "POST",
         "/v1/ingest",
         Some(
-            json!({"content": "Alice met Alicia and Bob at the Postgres meetup.",
+            json!({"content": "Yesterday Alice met Alicia and Bob at the Postgres meetup.",
                     "session_id": "s1"}),
         ),
     );
@@ -1441,7 +1441,7 @@ fn proposals_with_assessments_and_paths() {
         "POST",
         "/v1/ingest",
         Some(
-            json!({"content": "Alice met Alicia and Bob at the Postgres meetup.",
+            json!({"content": "Yesterday Alice met Alicia and Bob at the Postgres meetup.",
                     "session_id": "s1"}),
         ),
     );

@@ -421,7 +421,7 @@ fn every_route_answers_as_documented() {
     c.call(
         "POST",
         "/v1/ingest/batch",
-        Some(json!({"events": [{"content": "Nadia met Nadine in Porto.", "session_id": "s2"}]})),
+        Some(json!({"events": [{"content": "Yesterday Nadia met Nadine in Porto.", "session_id": "s2"}]})),
         200,
     );
     c.call(
