@@ -256,3 +256,37 @@ fn retrievals_prune_on_a_database() {
         assert!(err.contains("has expired"), "{err}");
     }
 }
+
+/// `kith mcp` on a database ends cleanly when its client closes stdin:
+/// the store used to be closed on a thread driving the async runtime,
+/// where the PostgreSQL driver's blocking close panics (the process then
+/// aborted instead of exiting 0).
+#[test]
+fn mcp_on_a_database_exits_cleanly_when_the_client_leaves() {
+    use std::io::Write;
+    let db = test_database();
+    ok(&db, &["init", "--embeddings", "none"]);
+    let mut child = kith(db.url(), &["mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"content":"I moved to Lisbon in September."}}}"#,
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stdout.contains("event_id"), "{stdout}");
+    assert_eq!(json(&db, &["stats"])["events"], 1);
+}

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+#[cfg(feature = "python-testing")]
+pub mod python;
 pub mod testing;
 pub mod zip;
 
@@ -86,6 +88,17 @@ pub enum FetchError {
         url: String,
         /// The HTTP status.
         status: u16,
+    },
+
+    /// A program an install runs (Python's `venv`, `pip`) could not be
+    /// started or did not succeed.
+    #[error("`{command}` failed: {reason}")]
+    Command {
+        /// The command line, as a person would type it.
+        command: String,
+        /// Why: the spawn error, or the exit status and the end of the
+        /// program's output.
+        reason: String,
     },
 
     /// No cache directory could be worked out.

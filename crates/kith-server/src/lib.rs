@@ -170,7 +170,13 @@ pub fn run_http(
     auth.check_bind(&bind)?;
     options.limits.validate()?;
     let runtime = runtime()?;
-    runtime.block_on(async move {
+    // This function keeps the last reference to the memory, dropped after
+    // the runtime: closing a PostgreSQL store blocks on the driver's own
+    // runtime, which panics (and aborts the process at SIGTERM) on a thread
+    // that is driving this one.
+    let memory = Arc::new(memory);
+    let served = Arc::clone(&memory);
+    let result = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(bind)
             .await
             .map_err(|source| ServerError::Io {
@@ -182,8 +188,11 @@ pub fn run_http(
             source,
         })?;
         on_listening(addr);
-        serve_with(listener, Arc::new(memory), auth, options, shutdown_signal()).await
-    })
+        serve_with(listener, served, auth, options, shutdown_signal()).await
+    });
+    drop(runtime);
+    drop(memory);
+    result
 }
 
 /// `kith mcp`: serves MCP over stdin/stdout for `owner` until the client

@@ -1,6 +1,8 @@
 //! Runs the real `kith` binary against temporary packs.
 #![allow(dead_code)]
 
+pub mod python;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -533,5 +533,10 @@ impl ServerHandler for KithMcp {
 /// Serves MCP on stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(source: MemorySource, owner: OwnerId) -> Result<(), ServerError> {
     let server = KithMcp::with_source(source, owner);
-    stdio::serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+    let served = stdio::serve_lines(server.clone(), tokio::io::stdin(), tokio::io::stdout()).await;
+    // The last reference to the memory goes on a blocking thread: closing a
+    // PostgreSQL store blocks on the driver's own runtime, which panics on a
+    // thread that drives this one.
+    let _ = tokio::task::spawn_blocking(move || drop(server)).await;
+    served
 }
