@@ -1142,7 +1142,7 @@ fn organizer_endpoints_answer_and_refuse() {
         a,
         "POST",
         "/v1/ingest",
-        Some(json!({"content": "PostgreSQL is the database of Berlin.", "session_id": "s1"})),
+        Some(json!({"content": "The database of Berlin is PostgreSQL.", "session_id": "s1"})),
     );
     assert_eq!(r.status, 200, "{}", r.body);
     let names = entities(&s, a);
