@@ -490,7 +490,6 @@ const IRREGULAR_PAST: &[&str] = &[
     "swore",
     "tore",
     "understood",
-    "wrote",
     "baked",
     "dug",
     "fed",
@@ -507,7 +506,6 @@ const IRREGULAR_PAST: &[&str] = &[
     "split",
     "spread",
     "stuck",
-    "taught",
 ];
 
 /// Whether token `k` starts a clause.
@@ -545,7 +543,7 @@ fn verb_group(toks: &[Tok], mut at: usize) -> Option<VerbGroup> {
     };
     loop {
         let w = word_at(toks, at)?;
-        if ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w) {
+        if is_adverb(w) {
             at += 1;
         } else if w == "not" || w == "never" {
             g.negative = true;
@@ -598,10 +596,8 @@ fn verb_group(toks: &[Tok], mut at: usize) -> Option<VerbGroup> {
 
 /// Whether the word at `at` (after adverbs) reads as a past participle or
 /// `been`/`got`, so a preceding *have* is an auxiliary.
-fn is_participle_next(toks: &[Tok], mut at: usize) -> bool {
-    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w)) {
-        at += 1;
-    }
+fn is_participle_next(toks: &[Tok], at: usize) -> bool {
+    let at = past_adverbs(toks, at);
     word_at(toks, at).is_some_and(|w| {
         matches!(w, "been" | "got" | "gotten" | "not" | "never")
             || w.ends_with("ed")
@@ -611,9 +607,7 @@ fn is_participle_next(toks: &[Tok], mut at: usize) -> bool {
 
 /// Whether the word at `at` (after adverbs) can continue a verb group.
 fn is_verb_like(toks: &[Tok], mut at: usize) -> bool {
-    while word_at(toks, at).is_some_and(|w| {
-        ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w) || w == "not" || w == "never"
-    }) {
+    while word_at(toks, at).is_some_and(|w| is_adverb(w) || w == "not" || w == "never") {
         at += 1;
     }
     word_at(toks, at).is_some_and(|w| !NOT_A_VERB.contains(&w) && !toks[at].capital)
@@ -624,7 +618,7 @@ const IRREGULAR_PARTICIPLES: &[&str] = &[
     "been", "done", "gone", "seen", "made", "had", "taken", "given", "found", "got", "gotten",
     "met", "bought", "brought", "built", "felt", "kept", "left", "lost", "read", "run", "said",
     "sent", "spent", "taught", "thought", "told", "won", "written", "begun", "become", "known",
-    "grown", "drawn", "heard", "held", "become", "come", "put", "set", "tried", "become",
+    "grown", "drawn", "heard", "held", "come", "put", "set", "tried",
 ];
 
 /// `I` or `we` at `k`, then a verb group and an object.
@@ -764,10 +758,7 @@ fn about_me_clause(toks: &[Tok], sentence: &str, k: usize) -> Option<Clause> {
     let object = subject_phrase(toks, sentence, k, v)?;
     let be = matches!(toks[v].lower.as_str(), "is" | "are" | "was" | "were");
     // The clause after the verb, adverbs skipped.
-    let mut at = v + 1;
-    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w)) {
-        at += 1;
-    }
+    let at = past_adverbs(toks, v + 1);
     let end = (at..=toks.len())
         .find(|&e| e == toks.len() || toks[e].kind == Kind::Break)
         .unwrap_or(toks.len());
@@ -928,11 +919,22 @@ fn predicate_of(toks: &[Tok], sentence: &str, g: &VerbGroup) -> Option<(String, 
 }
 
 /// The first word at or after `at`, adverbs skipped.
-fn first_word(toks: &[Tok], mut at: usize) -> Option<&str> {
-    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w) || MORE_ADVERBS.contains(&w)) {
+fn first_word(toks: &[Tok], at: usize) -> Option<&str> {
+    word_at(toks, past_adverbs(toks, at))
+}
+
+/// Whether `word` is an adverb a verb group may hold ([`ADVERBS`],
+/// [`MORE_ADVERBS`]).
+fn is_adverb(word: &str) -> bool {
+    ADVERBS.contains(&word) || MORE_ADVERBS.contains(&word)
+}
+
+/// The first token at or after `at` that is no adverb.
+fn past_adverbs(toks: &[Tok], mut at: usize) -> usize {
+    while word_at(toks, at).is_some_and(is_adverb) {
         at += 1;
     }
-    word_at(toks, at)
+    at
 }
 
 /// The object starting at token `at`: words up to the clause's end, cut at
