@@ -27,7 +27,7 @@ pub fn organize(cli: &Cli, jobs: &[String], budget: usize) -> Result<()> {
     }
     for job in &report.jobs {
         println!(
-            "{}: {} candidate(s), {} merged, {} proposed, {} not applied (policy {}){}",
+            "{}: {} candidate(s), {} merged, {} proposed, {} not applied (policy {}){}{}",
             job.job.as_str(),
             job.candidates,
             job.merges.len(),
@@ -36,6 +36,11 @@ pub fn organize(cli: &Cli, jobs: &[String], budget: usize) -> Result<()> {
             job.merge_policy,
             if job.budget_exhausted {
                 "; budget exhausted, run again for the rest"
+            } else {
+                ""
+            },
+            if job.unchanged {
+                "; nothing written since the last pass, its report repeated"
             } else {
                 ""
             }

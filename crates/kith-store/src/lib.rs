@@ -44,6 +44,11 @@ use uuid::Uuid;
 /// apart from the backend's own keys such as `schema_version`.
 pub const SETTING_PREFIX: &str = "setting.";
 
+/// The metadata key (`meta` on SQLite, `kith_meta` on PostgreSQL) under
+/// which [`Tx::write_generation`] is kept: a backend key, outside the
+/// settings namespace, so no setting can overwrite it.
+pub const WRITE_GENERATION_KEY: &str = "write_generation";
+
 /// The stored key of setting `key`, or an error when `key` is not 1–64
 /// characters of `a-z`, `0-9` and `_`.
 pub fn setting_key(key: &str) -> Result<String, StoreError> {
@@ -349,6 +354,18 @@ pub trait Tx {
     /// characters of `a-z`, `0-9` and `_`; others are refused with
     /// [`StoreErrorKind::Other`].
     fn set_setting(&mut self, key: &str, value: Option<&str>) -> Result<(), StoreError>;
+
+    /// The store's write generation: how many write transactions that
+    /// changed at least one row have committed (`None`: the backend does not
+    /// count them). A committing write transaction that changed anything
+    /// adds exactly one, in the same commit, so an equal generation read
+    /// later means nothing at all was written in between. Callers use it to
+    /// skip work whose inputs did not change (a no-op `organize` pass); the
+    /// count lives in the backend's own metadata ([`WRITE_GENERATION_KEY`]),
+    /// so packs written before it existed read 0 until their next write.
+    fn write_generation(&mut self) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
 
     /// Makes every write of the transaction durable, or none of them.
     fn commit(self: Box<Self>) -> Result<(), StoreError>;

@@ -460,6 +460,7 @@ pub fn components() -> Vec<(&'static str, Value)> {
                     ("not_applied", array(object())),
                     ("not_applied_total", count()),
                     ("budget_exhausted", boolean()),
+                    ("unchanged", boolean()),
                 ],
             ),
         ),

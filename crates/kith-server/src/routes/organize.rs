@@ -263,7 +263,7 @@ pub fn journal_page(
 /// published, and the pairs left alone with their reason.
 #[utoipa::path(post, path = "/v1/organize", tag = "organizer", request_body = OrganizeBody,
     responses(
-        (status = 200, description = "`{owner, jobs: [{job, merge_policy, candidates, merges, proposals, not_applied, not_applied_total, budget_exhausted}], duration_ms}`", body = serde_json::Value),
+        (status = 200, description = "`{owner, jobs: [{job, merge_policy, candidates, merges, proposals, not_applied, not_applied_total, budget_exhausted, unchanged}], duration_ms}`", body = serde_json::Value),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, description = "A candidate node is not the owner's", body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),

@@ -1588,6 +1588,19 @@ impl Tx for PgTx<'_> {
         Ok(())
     }
 
+    fn write_generation(&mut self) -> Result<Option<u64>, StoreError> {
+        let rows = self.query(
+            "SELECT value FROM kith_meta WHERE key = $1",
+            &[&crate::WRITE_GENERATION_KEY],
+        )?;
+        match rows.first().map(|r| r.get::<_, String>(0)) {
+            None => Ok(Some(0)),
+            Some(t) => t.parse().map(Some).map_err(|_| {
+                StoreError::corrupted(format!("kith_meta.write_generation is {t:?}, not a number"))
+            }),
+        }
+    }
+
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
         if let Some(err) = self.failed.take() {
             // PostgreSQL would answer COMMIT with a silent ROLLBACK; say so.
@@ -1597,6 +1610,21 @@ impl Tx for PgTx<'_> {
             ));
         }
         let mut conn = self.conn.take().expect("transaction connection is live");
+        // A transaction that changed a row has a transaction id; one that
+        // only read (or only took the advisory lock) has none and leaves the
+        // write generation alone.
+        if self.mode == TxMode::Write {
+            let bump = conn.client.batch_execute(&format!(
+                "INSERT INTO kith_meta (key, value)
+                 SELECT '{key}', '1' WHERE txid_current_if_assigned() IS NOT NULL
+                 ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text",
+                key = crate::WRITE_GENERATION_KEY
+            ));
+            if let Err(e) = bump {
+                let _ = conn.client.batch_execute("ROLLBACK");
+                return Err(map_err(e).context("commit"));
+            }
+        }
         match conn.client.batch_execute("COMMIT") {
             Ok(()) => {
                 self.store.release(conn);

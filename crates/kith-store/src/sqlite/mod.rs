@@ -271,10 +271,12 @@ impl Store for SqliteStore {
             self.release(conn);
             return Err(err);
         }
+        let changes_at_begin = conn.total_changes();
         Ok(Box::new(SqliteTx {
             store: self,
             conn: Some(conn),
             mode,
+            changes_at_begin,
         }))
     }
 
@@ -323,6 +325,10 @@ struct SqliteTx<'a> {
     store: &'a SqliteStore,
     conn: Option<Connection>,
     mode: TxMode,
+    /// The connection's `total_changes()` when the transaction began: a
+    /// write transaction whose count moved changed a row, and its commit
+    /// advances the write generation.
+    changes_at_begin: u64,
 }
 
 impl SqliteTx<'_> {
@@ -1314,8 +1320,39 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn write_generation(&mut self) -> Result<Option<u64>, StoreError> {
+        let text: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                params![crate::WRITE_GENERATION_KEY],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(map_err)?;
+        match text {
+            None => Ok(Some(0)),
+            Some(t) => t.parse().map(Some).map_err(|_| {
+                StoreError::corrupted(format!("meta.write_generation is {t:?}, not a number"))
+            }),
+        }
+    }
+
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
         let conn = self.conn.take().expect("transaction connection is live");
+        // `total_changes` counts rows changed by statements and triggers; a
+        // write transaction that changed none leaves the generation alone,
+        // so a pass that only looked does not make the next one look again.
+        if self.mode == TxMode::Write && conn.total_changes() != self.changes_at_begin {
+            if let Err(e) = conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, '1')
+                 ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                params![crate::WRITE_GENERATION_KEY],
+            ) {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(map_err(e).with_context("commit"));
+            }
+        }
         match conn.execute_batch("COMMIT") {
             Ok(()) => {
                 self.store.release(conn);

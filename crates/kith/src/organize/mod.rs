@@ -16,6 +16,7 @@
 
 pub mod admission;
 pub mod alias;
+mod idle;
 pub mod link_job;
 pub mod linking;
 pub mod merge;
@@ -266,7 +267,7 @@ pub struct ProposalApplied {
 }
 
 /// A candidate pair that was not applied, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct NotApplied {
     /// One node.
     pub a: Uuid,
@@ -302,6 +303,11 @@ pub struct JobReport {
     /// `link_entities` only: one report per scope linked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub linking: Vec<LinkReport>,
+    /// True when nothing was written to the store since the last complete
+    /// pass of this job with the same request, which applied nothing: the
+    /// report is that pass's, and no candidates were gathered again
+    /// (`docs/organizer.md`, "Passes with nothing new").
+    pub unchanged: bool,
 }
 
 impl JobReport {
@@ -320,6 +326,7 @@ impl JobReport {
             not_applied_total: 0,
             budget_exhausted: false,
             linking: Vec::new(),
+            unchanged: false,
         }
     }
 
@@ -787,14 +794,54 @@ impl Memory {
         } else {
             req.budget
         };
+        // alias_resolve embeds entities with the memory's model, so the
+        // model is part of what decides its pass.
+        let model = if req.jobs.contains(&Job::AliasResolve) {
+            self.checked_embedder()?.map(|e| e.model_id().to_string())
+        } else {
+            None
+        };
         let mut jobs = Vec::new();
-        for job in &req.jobs {
-            jobs.push(match job {
+        let mut finished = Vec::new();
+        for &job in &req.jobs {
+            let fingerprint = idle::fingerprint(
+                req,
+                job,
+                budget,
+                model.as_deref().filter(|_| job == Job::AliasResolve),
+            );
+            if job != Job::LinkEntities {
+                if let Some((report, generation)) = self.idle_report(req, job, &fingerprint)? {
+                    finished.push(idle::Finished {
+                        job,
+                        fingerprint,
+                        generation,
+                        report: report.clone(),
+                        answered: true,
+                    });
+                    jobs.push(report);
+                    continue;
+                }
+            }
+            let (report, generation) = match job {
                 Job::Deduplicate => self.deduplicate(req, budget)?,
                 Job::AliasResolve => self.alias_resolve(req, budget)?,
-                Job::LinkEntities => self.link_job(req)?,
-            });
+                Job::LinkEntities => (self.link_job(req)?, None),
+            };
+            if let Some(generation) = generation.filter(|_| idle::eligible(req)) {
+                if idle::saveable(&report) {
+                    finished.push(idle::Finished {
+                        job,
+                        fingerprint,
+                        generation,
+                        report: report.clone(),
+                        answered: false,
+                    });
+                }
+            }
+            jobs.push(report);
         }
+        self.save_idle(&req.owner, &finished)?;
         Ok(OrganizeReport {
             owner: req.owner.clone(),
             jobs,
@@ -833,10 +880,17 @@ impl Memory {
         Ok(report)
     }
 
-    fn deduplicate(&self, req: &OrganizeRequest, budget: usize) -> Result<JobReport, Error> {
+    /// `deduplicate`; also returns the write generation its candidates were
+    /// read at (`None`: the store does not count writes).
+    fn deduplicate(
+        &self,
+        req: &OrganizeRequest,
+        budget: usize,
+    ) -> Result<(JobReport, Option<u64>), Error> {
         let mut report = JobReport::new(Job::Deduplicate);
-        let (nodes, mut pairs) = {
+        let (nodes, mut pairs, generation) = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
+            let generation = idle::generation(&mut *tx)?;
             let nodes = active_nodes(&mut *tx, &req.owner)?;
             let mut pairs = Pairs::default();
             // Same scope and same text once trimmed and lower-cased: the
@@ -863,7 +917,7 @@ impl Memory {
                 budget,
                 &mut pairs,
             )?;
-            (nodes, pairs)
+            (nodes, pairs, generation)
         };
         for h in req.hints.iter().filter(|h| h.kind == MergeKind::Duplicate) {
             pairs.add(h.a, h.b, h.score, true);
@@ -901,16 +955,27 @@ impl Memory {
             )?;
             record_merge(&mut report, c, outcome, &mut retired);
         }
-        Ok(report)
+        Ok((report, generation))
     }
 
-    fn alias_resolve(&self, req: &OrganizeRequest, budget: usize) -> Result<JobReport, Error> {
+    /// `alias_resolve`; also returns the write generation its candidates
+    /// were read at, or `None` when the pass is not complete without more
+    /// writes (entities left without a vector) or the store does not count
+    /// writes.
+    fn alias_resolve(
+        &self,
+        req: &OrganizeRequest,
+        budget: usize,
+    ) -> Result<(JobReport, Option<u64>), Error> {
         let mut report = JobReport::new(Job::AliasResolve);
         // Entities get vectors here, so look-alike names are proposed
         // without a caller's hint.
-        self.embed_entities(&req.owner, budget)?;
-        let (entities, mut pairs) = {
+        let embedded = self.embed_entities(&req.owner, budget)?;
+        let (entities, mut pairs, generation) = {
             let mut tx = self.store_backend().begin(TxMode::Read)?;
+            // A full batch of vectors may have left more to make: the next
+            // pass makes them, so this one is not saved.
+            let generation = idle::generation(&mut *tx)?.filter(|_| embedded < budget);
             let entities: Vec<Node> = active_nodes(&mut *tx, &req.owner)?
                 .into_iter()
                 .filter(|n| n.node_type == NodeType::Entity && !admission::is_personal_reference(n))
@@ -962,7 +1027,7 @@ impl Memory {
                 budget,
                 &mut pairs,
             )?;
-            (entities, pairs)
+            (entities, pairs, generation)
         };
         for h in req.hints.iter().filter(|h| h.kind == MergeKind::Alias) {
             pairs.add(h.a, h.b, h.score, true);
@@ -1087,7 +1152,7 @@ impl Memory {
                 ),
             }
         }
-        Ok(report)
+        Ok((report, generation))
     }
 
     /// An owner's journal records, oldest first, filtered as `query` says.

@@ -285,6 +285,9 @@ impl Tx for FaultyTx<'_> {
         self.faults.write("set_setting")?;
         self.inner.set_setting(key, value)
     }
+    fn write_generation(&mut self) -> Result<Option<u64>, StoreError> {
+        self.inner.write_generation()
+    }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         self.faults.write("commit")?;
         let busy = self
