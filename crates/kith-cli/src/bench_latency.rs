@@ -220,11 +220,6 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
             }
         }
     };
-    if o.database_url.is_some() && std::env::var_os("KITH_PG_VECTOR_CACHE").is_none() {
-        // Steady state: the first warm-up query copies the owner's vectors
-        // (a long-running process does that in the background).
-        std::env::set_var("KITH_PG_VECTOR_CACHE", "eager");
-    }
     let mut all = Vec::new();
     let backends: &[Option<&str>] = match (o.database_url, o.postgres_only) {
         (Some(url), true) => &[Some(url)],
@@ -277,7 +272,11 @@ fn run_size(
     let memory = match database_url {
         Some(url) => {
             let db = kith::database::create_database(url, &scratch, true)?;
-            Memory::init_database(&db, embedder)?
+            // Steady state: the first warm-up query copies the owner's
+            // vectors (a long-running process does that in the background).
+            let options =
+                kith::database::PgOptions::from_env_or(kith::database::VectorCacheMode::Eager)?;
+            Memory::init_database_with(&db, embedder, options)?
         }
         None => {
             let _ = std::fs::remove_dir_all(dir);

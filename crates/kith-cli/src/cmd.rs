@@ -446,12 +446,27 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The PostgreSQL store's options for this command. A long-running process
+/// copies the vectors of the owners it searches into memory in the
+/// background (the default); a one-shot command would start that copy only
+/// to exit, and the organizer, which searches once per node, is better off
+/// copying first. A `KITH_PG_VECTOR_CACHE` the user set wins.
+fn pg_options(cli: &Cli) -> Result<kith::database::PgOptions> {
+    use kith::database::{PgOptions, VectorCacheMode};
+    let mode = match cli.command {
+        Command::Serve(_) | Command::Mcp | Command::Bench { .. } => VectorCacheMode::Background,
+        Command::Organize { .. } => VectorCacheMode::Eager,
+        _ => VectorCacheMode::Off,
+    };
+    Ok(PgOptions::from_env_or(mode)?)
+}
+
 /// [`open`] for a command that only reads: a pack is opened read-only, so
 /// it can be read on read-only storage and nothing in it changes.
 pub fn open_read(cli: &Cli) -> Result<Memory> {
     let retention = ReceiptRetention::from_env()?;
     let memory = match &cli.database_url {
-        Some(url) => Memory::connect(url)?,
+        Some(url) => Memory::connect_with(url, pg_options(cli)?)?,
         None => Memory::open_read_only(&cli.pack)?,
     };
     Ok(memory.with_receipt_retention(retention))
@@ -465,7 +480,7 @@ pub fn open_read(cli: &Cli) -> Result<Memory> {
 pub fn open(cli: &Cli) -> Result<Memory> {
     let retention = ReceiptRetention::from_env()?;
     let memory = match &cli.database_url {
-        Some(url) => Memory::connect(url)?,
+        Some(url) => Memory::connect_with(url, pg_options(cli)?)?,
         None => Memory::open(&cli.pack)?,
     };
     Ok(memory.with_receipt_retention(retention))

@@ -29,22 +29,6 @@ fn main() -> ExitCode {
     // A server's access log is its main output: info unless asked otherwise.
     let serving = matches!(cli.command, args::Command::Serve(_));
     init_logging(cli.verbose.max(u8::from(serving)));
-    // On PostgreSQL, a long-running process copies the vectors of the owners
-    // it searches into memory in the background (the default); a one-shot
-    // command would start that copy only to exit, and the organizer, which
-    // searches once per node, is better off copying first. Still
-    // single-threaded here, so setting the environment is safe; a value the
-    // user set wins.
-    let vector_cache = match cli.command {
-        args::Command::Serve(_) | args::Command::Mcp | args::Command::Bench { .. } => None,
-        args::Command::Organize { .. } => Some("eager"),
-        _ => Some("off"),
-    };
-    if let Some(mode) = vector_cache {
-        if std::env::var_os("KITH_PG_VECTOR_CACHE").is_none() {
-            std::env::set_var("KITH_PG_VECTOR_CACHE", mode);
-        }
-    }
     match cmd::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -111,7 +111,7 @@ impl Linear {
             outputs: 0,
         };
         for p in parts {
-            debug_assert_eq!(p.inputs, inputs);
+            assert_eq!(p.inputs, inputs, "stacked layers must share their input");
             out.weight.extend_from_slice(&p.weight);
             out.bias.extend_from_slice(&p.bias);
             out.outputs += p.outputs;
@@ -121,7 +121,15 @@ impl Linear {
 
     /// `y[rows × outputs] = x[rows × inputs] Wᵀ + b`.
     fn forward(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        debug_assert!(x.len() >= rows * self.inputs && y.len() >= rows * self.outputs);
+        // The unsafe sgemm below relies on these lengths: checked always
+        // (three comparisons per layer call, nothing beside the product).
+        assert!(
+            x.len() >= rows * self.inputs
+                && y.len() >= rows * self.outputs
+                && self.weight.len() >= self.inputs * self.outputs
+                && self.bias.len() == self.outputs,
+            "dense layer called with slices shorter than its shape"
+        );
         // Start from the bias and accumulate into it (beta = 1).
         for row in y[..rows * self.outputs].chunks_exact_mut(self.outputs) {
             row.copy_from_slice(&self.bias);
@@ -132,7 +140,7 @@ impl Linear {
         }
         // SAFETY: x holds rows×k values with row stride k; W is n×k so Wᵀ is
         // read with row stride 1 and column stride k; y holds rows×n values
-        // with row stride n. All lengths were checked above.
+        // with row stride n. The assert at the top checked every length.
         unsafe {
             sgemm(
                 rows,
@@ -458,6 +466,16 @@ impl Bert {
         let heads = self.config.heads;
         let dh = h / heads;
         let scale = 1.0 / (dh as f32).sqrt();
+        // The attention's unsafe sgemm calls below read and write whole
+        // sequences through raw pointers: the buffers must hold them all.
+        let longest = sequences.iter().map(Vec::len).max().unwrap_or(0);
+        assert!(
+            s.qkv.len() >= total * 3 * h
+                && s.context.len() >= total * h
+                && s.scores.len() >= longest * longest
+                && sequences.iter().map(Vec::len).sum::<usize>() == total,
+            "attention scratch smaller than the batch"
+        );
         layer.qkv.forward(&s.x, total, &mut s.qkv);
 
         let mut r0 = 0;

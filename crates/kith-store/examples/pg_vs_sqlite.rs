@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use kith_core::event::InputDefaults;
 use kith_core::{EventInput, Node, NodeType, OwnerId, ScopeId, Timestamp};
-use kith_store::postgres::{testing, PgStore, VectorCacheMode};
+use kith_store::postgres::{testing, PgOptions, PgStore, VectorCacheMode};
 use kith_store::sqlite::{OpenMode, SqliteStore};
 use kith_store::{LexicalQuery, SearchFilters, Store, TxMode, VectorQuery};
 
@@ -209,12 +209,10 @@ fn main() {
     std::fs::remove_dir_all(&dir).unwrap();
 
     let db = testing::test_database();
-    let pg = PgStore::connect(db.url()).unwrap();
     // Like SQLite, answer vectors from an in-process copy, made by the first
     // query; KITH_PG_VECTOR_CACHE=off times pgvector's exact scan instead.
-    if std::env::var_os("KITH_PG_VECTOR_CACHE").is_none() {
-        pg.set_vector_cache(VectorCacheMode::Eager);
-    }
+    let options = PgOptions::from_env_or(VectorCacheMode::Eager).unwrap();
+    let pg = PgStore::connect_with(db.url(), options).unwrap();
     run("postgres", &pg, &d, || {
         // What autovacuum would do soon after a bulk load: planner
         // statistics. Without them the first plans join row by row.

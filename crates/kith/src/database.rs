@@ -20,6 +20,7 @@ use std::sync::Arc;
 use kith_core::Timestamp;
 use kith_embed::Embedder;
 use kith_store::postgres::PgStore;
+pub use kith_store::postgres::{PgOptions, VectorCacheMode};
 use kith_store::{Store, TxMode};
 
 use crate::embedding::{EmbeddingSpec, LazyEmbedder};
@@ -40,8 +41,18 @@ impl Memory {
     /// hold no kith memory yet): creates kith's schema, and records
     /// `embedder`'s model id and dimension when given (else no vectors).
     pub fn init_database(url: &str, embedder: Option<Arc<dyn Embedder>>) -> Result<Memory, Error> {
+        Memory::init_database_with(url, embedder, PgOptions::from_env()?)
+    }
+
+    /// [`Memory::init_database`] with the store configured by `options`
+    /// rather than the environment.
+    pub fn init_database_with(
+        url: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+        options: PgOptions,
+    ) -> Result<Memory, Error> {
         let shown = redact_url(url);
-        let store = connect_store(url, &shown)?;
+        let store = connect_store(url, &shown, options)?;
         crate::retry::on_busy("init the database", || {
             let mut tx = store.begin(TxMode::Write)?;
             let events = tx.stats(None)?.events;
@@ -69,9 +80,18 @@ impl Memory {
     /// kith's schema if it is older. The embedding model the database
     /// records is loaded on first use. A database `init_database` did not
     /// make is refused, with the command that makes one.
+    ///
+    /// The store is configured by `KITH_PG_VECTOR_CACHE` and
+    /// `KITH_VECTOR_CACHE_MB` ([`PgOptions::from_env`]); a program that
+    /// chooses for itself calls [`Memory::connect_with`].
     pub fn connect(url: &str) -> Result<Memory, Error> {
+        Memory::connect_with(url, PgOptions::from_env()?)
+    }
+
+    /// [`Memory::connect`] with the store configured by `options`.
+    pub fn connect_with(url: &str, options: PgOptions) -> Result<Memory, Error> {
         let shown = redact_url(url);
-        let store = connect_store(url, &shown)?;
+        let store = connect_store(url, &shown, options)?;
         let (created, model, dimension) = {
             let mut tx = store.begin(TxMode::Read)?;
             (
@@ -105,8 +125,8 @@ impl Memory {
 }
 
 /// Connects, adding what to check to a connection failure.
-fn connect_store(url: &str, shown: &str) -> Result<PgStore, Error> {
-    PgStore::connect(url).map_err(|e| {
+fn connect_store(url: &str, shown: &str, options: PgOptions) -> Result<PgStore, Error> {
+    PgStore::connect_with(url, options).map_err(|e| {
         let hint = match e.kind() {
             kith_store::StoreErrorKind::Io => {
                 "; is the server running and reachable, and is the URL (--database-url or \

@@ -95,6 +95,43 @@ pub const MIGRATION_LOCK_KEY: i64 = 0x6b69_7468_0000_006d;
 /// Connections kept for reuse; more are opened when needed and closed after.
 const POOL_SIZE: usize = 8;
 
+/// How a [`PgStore`] is configured beyond its URL: typed, so a program
+/// passes it to [`PgStore::connect_with`] instead of setting environment
+/// variables for the store to read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgOptions {
+    /// How vector searches are answered.
+    pub vector_cache: VectorCacheMode,
+    /// Cap on the vectors held in memory, in bytes.
+    pub vector_cache_bytes: usize,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        PgOptions {
+            vector_cache: VectorCacheMode::Background,
+            vector_cache_bytes: vectors::DEFAULT_BUDGET_MB * 1024 * 1024,
+        }
+    }
+}
+
+impl PgOptions {
+    /// The options `KITH_PG_VECTOR_CACHE` and `KITH_VECTOR_CACHE_MB` set,
+    /// the defaults for what they leave unset.
+    pub fn from_env() -> Result<PgOptions, StoreError> {
+        PgOptions::from_env_or(VectorCacheMode::Background)
+    }
+
+    /// [`PgOptions::from_env`] with `mode` when `KITH_PG_VECTOR_CACHE` is
+    /// unset (a command picks its own default; a value the user set wins).
+    pub fn from_env_or(mode: VectorCacheMode) -> Result<PgOptions, StoreError> {
+        Ok(PgOptions {
+            vector_cache: VectorCacheMode::from_env()?.unwrap_or(mode),
+            vector_cache_bytes: VectorCache::budget_from_env()?,
+        })
+    }
+}
+
 /// A PostgreSQL-backed [`Store`]. Connections are pooled; each transaction
 /// uses one connection for its whole life.
 pub struct PgStore {
@@ -117,6 +154,12 @@ impl PgStore {
     /// to [`SCHEMA_VERSION`], and refuses a newer one with
     /// [`StoreErrorKind::TooNew`] (without touching it).
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::connect_with(url, PgOptions::from_env()?)
+    }
+
+    /// [`PgStore::connect`] configured by `options` rather than the
+    /// environment.
+    pub fn connect_with(url: &str, options: PgOptions) -> Result<PgStore, StoreError> {
         let mut config = postgres::Config::from_str(url).map_err(|e| {
             StoreError::new(StoreErrorKind::Other, format!("not a PostgreSQL URL ({e})"))
         })?;
@@ -126,10 +169,7 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("kith");
         }
-        let cache = VectorCache::new(
-            VectorCacheMode::from_env()?,
-            VectorCache::budget_from_env()?,
-        );
+        let cache = VectorCache::new(options.vector_cache, options.vector_cache_bytes);
         let store = PgStore {
             config,
             pool: Mutex::new(Vec::new()),

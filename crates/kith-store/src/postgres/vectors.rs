@@ -56,10 +56,13 @@ pub enum VectorCacheMode {
 }
 
 impl VectorCacheMode {
-    /// Reads `KITH_PG_VECTOR_CACHE` (`off`, `background`, `eager`); unset is
-    /// [`VectorCacheMode::Background`].
-    pub fn from_env() -> Result<Self, StoreError> {
-        Self::parse(std::env::var("KITH_PG_VECTOR_CACHE").ok().as_deref())
+    /// Reads `KITH_PG_VECTOR_CACHE` (`off`, `background`, `eager`); `None`
+    /// when it is unset.
+    pub fn from_env() -> Result<Option<Self>, StoreError> {
+        match std::env::var("KITH_PG_VECTOR_CACHE") {
+            Ok(v) => Self::parse(Some(&v)).map(Some),
+            Err(_) => Ok(None),
+        }
     }
 
     /// A `KITH_PG_VECTOR_CACHE` value (`None`: unset).

@@ -496,12 +496,15 @@ fn vector_hits(store: &PgStore, q: &kith_store::VectorQuery) -> Vec<(Uuid, f64)>
 /// the copy was made (by this process and by another one).
 #[test]
 fn postgres_only_vector_copy_answers_like_the_sql_scan() {
-    use kith_store::postgres::VectorCacheMode;
+    use kith_store::postgres::{PgOptions, VectorCacheMode};
     let db = test_database();
-    let sql = PgStore::connect(db.url()).expect("connect");
-    sql.set_vector_cache(VectorCacheMode::Off);
-    let copy = PgStore::connect(db.url()).expect("connect");
-    copy.set_vector_cache(VectorCacheMode::Eager);
+    // Configured at connect (typed options), not through the environment.
+    let with = |mode| PgOptions {
+        vector_cache: mode,
+        ..PgOptions::default()
+    };
+    let sql = PgStore::connect_with(db.url(), with(VectorCacheMode::Off)).expect("connect");
+    let copy = PgStore::connect_with(db.url(), with(VectorCacheMode::Eager)).expect("connect");
     notes_with_vectors(&copy, "ana", 300, 7);
     notes_with_vectors(&copy, "ben", 50, 8);
     let mut state = 99u64;
@@ -530,6 +533,7 @@ fn postgres_only_vector_copy_answers_like_the_sql_scan() {
     };
     compare(&mut state, 0);
     assert_eq!(copy.vector_cache_owners(), vec![("ana".to_string(), 300)]);
+    assert!(sql.vector_cache_owners().is_empty(), "Off holds no copy");
     // Written by this process after the copy, then by another one.
     notes_with_vectors(&copy, "ana", 40, 9);
     notes_with_vectors(&sql, "ana", 40, 10);
