@@ -42,18 +42,8 @@ pub struct ClaimView<'a> {
     pub valid_from_ms: i64,
 }
 
-/// Lower case, whitespace collapsed.
-pub fn normalize_text(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-}
-
-/// Lower case, with spaces and hyphens read as `_`.
-pub fn normalize_predicate(predicate: &str) -> String {
-    normalize_text(predicate).replace([' ', '-'], "_")
-}
+/// One definition, shared with the stores' `subject_claims`.
+pub use kith_core::text::{normalize_predicate, normalize_text};
 
 /// Predicates that mean the same thing for supersedence; the first names
 /// the class.

@@ -22,6 +22,7 @@
 pub mod error;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+mod predicates;
 pub mod query;
 pub mod sqlite;
 pub mod vector_scan;
@@ -169,8 +170,9 @@ pub trait Tx {
     fn update_node(&mut self, node: &Node) -> Result<(), StoreError>;
 
     /// The active claims (non-entity nodes) an entity has through HAS_FACT
-    /// edges whose normalised predicate (`metadata.predicate`, lower case,
-    /// spaces and hyphens as `_`) is one of `predicates`.
+    /// edges whose normalised predicate
+    /// ([`kith_core::text::normalize_predicate`] of `metadata.predicate`)
+    /// is one of `predicates` (normalised the same way).
     fn subject_claims(
         &mut self,
         subject: Uuid,

@@ -1719,6 +1719,90 @@ fn subject_claims_filter_by_predicate_and_lifecycle(store: &dyn Store) {
     });
 }
 
+store_test!(subject_claims_match_predicates_by_the_one_rule);
+/// Generated predicates — double spaces, tabs, hyphens, upper-case
+/// non-ASCII letters, the Kelvin sign that lowercases to ASCII `k` — are
+/// matched exactly as `kith_core::text::normalize_predicate` says, on every
+/// backend (a naive in-memory model is the oracle). Before there was one
+/// definition, SQL read `"works  at"` as `works__at` and `"ÉTUDIE"` as
+/// `Étudie`. Each case is a fresh subject in the same store, shrunk by
+/// proptest on failure.
+fn subject_claims_match_predicates_by_the_one_rule(store: &dyn Store) {
+    use kith_core::text::normalize_predicate;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let piece = prop::sample::select(vec![
+        "works",
+        "Works",
+        "WORKS",
+        "at",
+        "At",
+        "étudie",
+        "ÉTUDIE",
+        "\u{212a}ey",
+        "key",
+        " ",
+        "  ",
+        "\t",
+        "-",
+        "_",
+    ]);
+    let predicate = prop::collection::vec(piece, 1..5).prop_map(|p| p.concat());
+    let case = (
+        prop::collection::vec(predicate.clone(), 1..6),
+        prop::collection::vec(predicate, 1..3),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&case, |(stored, asked)| {
+            let e = event(input("alice", &Uuid::new_v4().to_string(), "claims"));
+            let subject = derived(&e, NodeType::Entity, Lifecycle::Tentative, "Alice");
+            let claims: Vec<Node> = stored
+                .iter()
+                .map(|p| Node {
+                    metadata: Some(json!({"predicate": p, "object": "x"})),
+                    ..derived(&e, NodeType::Fact, Lifecycle::Tentative, "a claim")
+                })
+                .collect();
+            write(store, |tx| {
+                tx.insert_event(&e).unwrap();
+                tx.insert_node(&subject).unwrap();
+                for c in &claims {
+                    tx.insert_node(c).unwrap();
+                    tx.insert_edge(&edge(&subject, c, EdgeType::HasFact))
+                        .unwrap();
+                }
+            });
+            let keys: Vec<String> = asked.iter().map(|p| normalize_predicate(p)).collect();
+            let want: Vec<Uuid> = claims
+                .iter()
+                .zip(&stored)
+                .filter(|(_, p)| keys.contains(&normalize_predicate(p)))
+                .map(|(c, _)| c.id)
+                .collect();
+            // Asked as written, not only as keys: the store normalises both.
+            let got: Vec<Uuid> = read(store, |tx| tx.subject_claims(subject.id, &asked))
+                .unwrap()
+                .into_iter()
+                .map(|n| n.id)
+                .collect();
+            prop_assert_eq!(
+                sorted(got),
+                sorted(want),
+                "stored {:?}, asked {:?}",
+                stored,
+                asked
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
 store_test!(get_edge_finds_one_edge_by_id);
 /// `get_edge` returns the stored edge unchanged, and nothing for an unknown
 /// id (the organizer recognises earlier copies by their deterministic ids).

@@ -908,17 +908,24 @@ impl Tx for PgTx<'_> {
         if predicates.is_empty() {
             return Ok(Vec::new());
         }
+        // SQL's key where it is exact, else every row, judged below by the
+        // one definition (crate::predicates).
+        let keys = crate::predicates::keys(predicates);
         let sql = format!(
             "SELECT {} FROM edges g JOIN nodes n ON n.id = g.target_id
              WHERE g.source_id = $1 AND g.edge_type = 'HAS_FACT' AND g.valid_to IS NULL
                AND n.node_type <> 'entity'
                AND n.lifecycle IN ('tentative', 'stable', 'contested')
-               AND replace(replace(lower(trim(n.metadata ->> 'predicate')), ' ', '_'), '-', '_')
-                   = ANY($2)
+               AND (replace(replace(lower(trim(n.metadata ->> 'predicate')), ' ', '_'), '-', '_')
+                      = ANY($2)
+                    OR (n.metadata ->> 'predicate') ~ '[^{}]'
+                    OR strpos(n.metadata ->> 'predicate', '  ') > 0)
              ORDER BY n.seq",
-            rows::NODE_COLUMNS
+            rows::NODE_COLUMNS,
+            kith_core::text::PREDICATE_SQL_EXACT_CHARS
         );
-        self.query_map(&sql, &[&subject, &predicates], rows::node)
+        let rows = self.query_map(&sql, &[&subject, &keys], rows::node)?;
+        Ok(crate::predicates::keep_matching(rows, &keys))
     }
 
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {

@@ -685,12 +685,22 @@ impl Tx for SqliteTx<'_> {
             ),
             vec![SqlValue::Text(uuid_text(subject))],
         );
-        select.any(
-            "replace(replace(lower(trim(json_extract(n.metadata, '$.predicate'))), ' ', '_'), '-', '_')",
-            predicates.iter().map(String::as_str),
+        // SQL's key where it is exact, else every row, judged below by the
+        // one definition (crate::predicates).
+        let keys = crate::predicates::keys(predicates);
+        let marks = vec!["?"; keys.len()].join(", ");
+        select.raw(
+            &format!(
+                "(replace(replace(lower(trim(json_extract(n.metadata, '$.predicate'))), ' ', '_'), '-', '_') IN ({marks})
+                  OR json_extract(n.metadata, '$.predicate') GLOB '*[^{chars}]*'
+                  OR instr(json_extract(n.metadata, '$.predicate'), '  ') > 0)",
+                chars = kith_core::text::PREDICATE_SQL_EXACT_CHARS
+            ),
+            keys.iter().map(|k| SqlValue::Text(k.clone())).collect(),
         );
         let (sql, args) = select.finish("n.seq", 0);
-        query_all(self.conn(), &sql, &args, rows::node)
+        let rows = query_all(self.conn(), &sql, &args, rows::node)?;
+        Ok(crate::predicates::keep_matching(rows, &keys))
     }
 
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError> {
