@@ -42,18 +42,22 @@ fn main() -> ExitCode {
 /// once. Many errors already write their cause into their own message (a
 /// `#[error("{0}")]` wrapper, `cannot listen on ADDR: {source}`), and
 /// anyhow's `{:#}` would then print it again (`error: X: X`); a cause whose
-/// text the line already holds adds nothing and is left out.
+/// text the line already holds adds nothing and is left out. A store
+/// error's sentence already says what its backend's error (its source, kept
+/// for programs) said, so the line ends there.
 pub(crate) fn error_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
         let text = cause.to_string();
-        if text.is_empty() || line.contains(&text) {
-            continue;
+        if !text.is_empty() && !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
         }
-        if !line.is_empty() {
-            line.push_str(": ");
+        if cause.is::<kith::StoreError>() {
+            break;
         }
-        line.push_str(&text);
     }
     line
 }
@@ -122,5 +126,24 @@ mod tests {
             error_line(&err),
             "kith serve: cannot listen on 127.0.0.1:1: address in use"
         );
+    }
+
+    /// A store error keeps its backend's error as its source, but its own
+    /// sentence already says it: the line ends with the store's sentence.
+    #[test]
+    fn a_store_error_ends_the_line() {
+        let backend = std::io::Error::other("db error: ERROR: relation \"nodes\" does not exist");
+        let store = kith::StoreError::new(
+            kith::StoreErrorKind::Other,
+            "PostgreSQL: relation \"nodes\" does not exist [SQLSTATE 42P01]",
+        )
+        .with_source(backend);
+        let err = anyhow::Error::new(kith::Error::Store(store)).context("kith stats");
+        assert_eq!(
+            error_line(&err),
+            "kith stats: PostgreSQL: relation \"nodes\" does not exist [SQLSTATE 42P01]"
+        );
+        // The backend's error is still there for a program to read.
+        assert!(err.chain().any(|c| c.to_string().starts_with("db error")));
     }
 }

@@ -24,7 +24,9 @@ pub struct ErrorDetail {
     /// One of `invalid_json`, `invalid_input`, `unauthorized`, `forbidden`,
     /// `not_found`, `method_not_allowed`, `payload_too_large`, `request_timeout`,
     /// `unsupported_media_type`, `conflict`, `busy`, `corrupted`,
-    /// `unsupported`, `internal`; the organizer's refusals have their own:
+    /// `unsupported`, `unavailable` (503: a service kith depends on, such as
+    /// an embeddings endpoint, is down or rate limited), `upstream` (502: it
+    /// answered wrongly), `internal`; the organizer's refusals have their own:
     /// `review_conflict`, `stale_proposal`, `undo_refused`, `copy_conflict`
     /// (409) and `reason_required` (422).
     pub code: String,
@@ -96,6 +98,10 @@ impl From<kith::Error> for ApiError {
             K::Busy => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
             K::Corrupted => (StatusCode::INTERNAL_SERVER_ERROR, "corrupted"),
             K::Unsupported => (StatusCode::INTERNAL_SERVER_ERROR, "unsupported"),
+            // A service kith depends on is down or rate limited: retry.
+            K::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            // A service kith depends on answered wrongly.
+            K::Upstream => (StatusCode::BAD_GATEWAY, "upstream"),
             // Io and any kind added later: the server's problem, not the
             // client's.
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
@@ -139,10 +145,12 @@ impl IntoResponse for ApiError {
         match self.status {
             StatusCode::SERVICE_UNAVAILABLE => {
                 // The pack was busy: the write lock frees in well under a
-                // second for every write kith does.
+                // second for every write kith does. A service kith depends
+                // on gets longer to recover.
+                let after = if self.code == "unavailable" { "5" } else { "1" };
                 response
                     .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static(after));
             }
             StatusCode::UNAUTHORIZED => {
                 response
@@ -266,5 +274,145 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
         uuid::Uuid::parse_str(&raw)
             .map(PathId)
             .map_err(|_| ApiError::not_found(format!("{raw:?} is not an id kith issued")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kith::embed::EmbedError;
+    use kith::{StoreError, StoreErrorKind};
+
+    fn embedding(source: EmbedError) -> kith::Error {
+        kith::Error::Embedding {
+            message: format!("embedding with test-model: {source}"),
+            source: Some(source),
+        }
+    }
+
+    fn http(status: u16) -> EmbedError {
+        EmbedError::Http {
+            url: "http://127.0.0.1:1/v1/embeddings".into(),
+            status,
+            body: "slow down".into(),
+        }
+    }
+
+    /// Every kind of engine error answers the status that says what the
+    /// client can do: its own fault (4xx), retry (503 with Retry-After), or
+    /// the server's or an upstream's fault (5xx).
+    #[test]
+    fn each_error_kind_has_its_status() {
+        let store = |kind| kith::Error::Store(StoreError::new(kind, "store said no"));
+        let cases: Vec<(kith::Error, StatusCode, &str, Option<&str>)> = vec![
+            (
+                kith::Error::Request("a zero budget".into()),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_input",
+                None,
+            ),
+            (
+                kith::Error::NotFound {
+                    what: "event 1".into(),
+                },
+                StatusCode::NOT_FOUND,
+                "not_found",
+                None,
+            ),
+            (
+                store(StoreErrorKind::Conflict),
+                StatusCode::CONFLICT,
+                "conflict",
+                None,
+            ),
+            (
+                store(StoreErrorKind::Busy),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                Some("1"),
+            ),
+            (
+                store(StoreErrorKind::Corrupted),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "corrupted",
+                None,
+            ),
+            (
+                store(StoreErrorKind::Io),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                None,
+            ),
+            (
+                store(StoreErrorKind::TooNew),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unsupported",
+                None,
+            ),
+            // A damaged journal is the pack's problem, never the caller's.
+            (
+                kith::Error::Damaged("journal record: EOF".into()),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "corrupted",
+                None,
+            ),
+            (
+                embedding(EmbedError::ModelMissing { searched: vec![] }),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unsupported",
+                None,
+            ),
+            // An embeddings endpoint that rate limits, fails or cannot be
+            // reached: retry later (it used to be a 500 "unsupported").
+            (
+                embedding(http(429)),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                Some("5"),
+            ),
+            (
+                embedding(http(502)),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                Some("5"),
+            ),
+            (
+                embedding(EmbedError::Transport {
+                    url: "http://127.0.0.1:1".into(),
+                    reason: "connection refused".into(),
+                }),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                Some("5"),
+            ),
+            // It answered, wrongly: a bad gateway.
+            (
+                embedding(http(401)),
+                StatusCode::BAD_GATEWAY,
+                "upstream",
+                None,
+            ),
+            (
+                embedding(EmbedError::BadResponse {
+                    url: "test-model".into(),
+                    reason: "2 vectors for 1 text".into(),
+                }),
+                StatusCode::BAD_GATEWAY,
+                "upstream",
+                None,
+            ),
+        ];
+        for (error, status, code, retry_after) in cases {
+            let shown = error.to_string();
+            let api = ApiError::from(error);
+            assert_eq!((api.status, api.code), (status, code), "{shown}");
+            assert_eq!(api.message, shown, "the sentence is the engine's");
+            let response = api.into_response();
+            let header = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .map(|v| v.to_str().unwrap().to_string());
+            assert_eq!(header.as_deref(), retry_after, "{shown}");
+        }
     }
 }

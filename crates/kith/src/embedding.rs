@@ -81,8 +81,8 @@ impl Memory {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<RebuildReport, Error> {
         let embedder = self.embedder().ok_or_else(|| {
-            Error::Embedding(
-                "this memory has no embedding model; open the pack with one (kith rebuild --embeddings --model minilm)".into(),
+            Error::embedding(
+                "this memory has no embedding model; open the pack with one (kith rebuild --embeddings --model minilm)",
             )
         })?;
         let model = embedder.model_id().to_string();
@@ -162,7 +162,7 @@ impl Memory {
         let mut tx = self.store_backend().begin(TxMode::Read)?;
         for m in tx.embedding_models()? {
             if m.model != embedder.model_id() || m.dimension != embedder.dimension() {
-                return Err(Error::Embedding(format!(
+                return Err(Error::embedding(format!(
                     "the store holds {} vectors of {} (dimension {}), not of {} (dimension {}); \
                      run `kith rebuild --embeddings` to re-embed with the new model",
                     m.vectors,
@@ -289,31 +289,45 @@ pub fn vector_text(content: &str, speaker: Option<&str>) -> String {
     }
 }
 
+/// An embedder that answered, but not as it promised: the upstream's fault
+/// (kind [`crate::ErrorKind::Upstream`]), never the caller's.
+fn broken_promise(embedder: &dyn Embedder, what: String) -> Error {
+    let source = kith_embed::EmbedError::BadResponse {
+        url: embedder.model_id().to_string(),
+        reason: format!("returned {what}"),
+    };
+    Error::Embedding {
+        message: format!("{} returned {what}", embedder.model_id()),
+        source: Some(source),
+    }
+}
+
 /// Embeds `texts`, checking the embedder kept its promises (one vector per
 /// text, of its dimension, finite).
 pub(crate) fn embed_checked(
     embedder: &dyn Embedder,
     texts: &[&str],
 ) -> Result<Vec<Vec<f32>>, Error> {
-    let vectors = embedder
-        .embed(texts)
-        .map_err(|e| Error::Embedding(format!("embedding with {}: {e}", embedder.model_id())))?;
+    let vectors = embedder.embed(texts).map_err(|e| Error::Embedding {
+        message: format!("embedding with {}: {e}", embedder.model_id()),
+        source: Some(e),
+    })?;
     if vectors.len() != texts.len() {
-        return Err(Error::Embedding(format!(
-            "{} returned {} vectors for {} texts",
-            embedder.model_id(),
-            vectors.len(),
-            texts.len()
-        )));
+        return Err(broken_promise(
+            embedder,
+            format!("{} vectors for {} texts", vectors.len(), texts.len()),
+        ));
     }
     for v in &vectors {
         if v.len() != embedder.dimension() || v.iter().any(|x| !x.is_finite()) {
-            return Err(Error::Embedding(format!(
-                "{} returned a vector of length {} (expected {}) or with a non-finite value",
-                embedder.model_id(),
-                v.len(),
-                embedder.dimension()
-            )));
+            return Err(broken_promise(
+                embedder,
+                format!(
+                    "a vector of length {} (expected {}) or with a non-finite value",
+                    v.len(),
+                    embedder.dimension()
+                ),
+            ));
         }
     }
     Ok(vectors)
@@ -366,7 +380,10 @@ impl EmbeddingSpec {
     /// files are found as `kith_embed::MiniLm::locate` says; when missing,
     /// the error says how to install them.
     pub fn load(&self) -> Result<Option<Arc<dyn Embedder>>, Error> {
-        let err = |e: kith_embed::EmbedError| Error::Embedding(e.to_string());
+        let err = |e: kith_embed::EmbedError| Error::Embedding {
+            message: e.to_string(),
+            source: Some(e),
+        };
         Ok(match self {
             EmbeddingSpec::None => None,
             EmbeddingSpec::MiniLm => Some(Arc::new(kith_embed::MiniLm::open(None).map_err(err)?)),

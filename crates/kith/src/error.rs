@@ -25,8 +25,15 @@ pub enum ErrorKind {
     Corrupted,
     /// The file system failed.
     Io,
-    /// The pack was written by a format this kith cannot read.
+    /// The pack was written by a format this kith cannot read, or kith is
+    /// not set up for what was asked (no embedding model installed).
     Unsupported,
+    /// A service kith depends on (an embeddings endpoint, a registry) could
+    /// not be reached, timed out or asked to slow down; retry later.
+    Unavailable,
+    /// A service kith depends on answered, but not usefully (an HTTP error
+    /// other than a rate limit, a malformed answer, a wrong vector).
+    Upstream,
 }
 
 /// Problems with a memory pack directory.
@@ -111,9 +118,20 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The embedding model failed or is missing, or vectors of another
-    /// model are in the way.
+    /// model are in the way. `source`, when there is one, is the embedder's
+    /// own error, and decides the [`ErrorKind`].
+    #[error("{message}")]
+    Embedding {
+        /// What happened, with the model's name.
+        message: String,
+        /// The embedder's error, when it reported one.
+        #[source]
+        source: Option<kith_embed::EmbedError>,
+    },
+    /// Data kith wrote earlier cannot be read back as written (a damaged
+    /// journal record or saved state): the pack's problem, not the caller's.
     #[error("{0}")]
-    Embedding(String),
+    Damaged(String),
     /// A request kith refuses as asked (a zero budget, an unknown option).
     #[error("{0}")]
     Request(String),
@@ -168,7 +186,8 @@ impl Error {
             Error::Pack(_) => ErrorKind::Unsupported,
             Error::Io { .. } => ErrorKind::Io,
             Error::NotFound { .. } | Error::ReceiptExpired { .. } => ErrorKind::NotFound,
-            Error::Embedding(_) => ErrorKind::Unsupported,
+            Error::Embedding { source, .. } => embedding_kind(source.as_ref()),
+            Error::Damaged(_) => ErrorKind::Corrupted,
             Error::Policy(_) => ErrorKind::Unsupported,
             Error::Request(_) => ErrorKind::InvalidInput,
             Error::Organizer(e) => match e {
@@ -187,10 +206,35 @@ impl Error {
         Error::Request(message.into())
     }
 
+    /// An [`Error::Embedding`] that no embedder error caused.
+    pub(crate) fn embedding(message: impl Into<String>) -> Self {
+        Error::Embedding {
+            message: message.into(),
+            source: None,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The kind of an embedding failure, from the embedder's own error: a
+/// service that is down or rate limited is [`ErrorKind::Unavailable`] (retry),
+/// one that answers wrongly is [`ErrorKind::Upstream`], and a model that is
+/// missing or misconfigured here is [`ErrorKind::Unsupported`].
+fn embedding_kind(source: Option<&kith_embed::EmbedError>) -> ErrorKind {
+    use kith_embed::EmbedError as E;
+    match source {
+        Some(E::Transport { .. } | E::Fetch(_)) => ErrorKind::Unavailable,
+        Some(E::Http { status, .. }) if *status == 429 || *status >= 500 => ErrorKind::Unavailable,
+        Some(E::Http { .. } | E::BadResponse { .. }) => ErrorKind::Upstream,
+        Some(E::Io { .. }) => ErrorKind::Io,
+        // A model missing or misconfigured here, or an embedder that broke
+        // its promises (wrong count, dimension or a non-finite value).
+        _ => ErrorKind::Unsupported,
     }
 }

@@ -1697,7 +1697,8 @@ fn map_err(err: postgres::Error) -> StoreError {
         } else {
             StoreErrorKind::Other
         };
-        return StoreError::new(kind, format!("PostgreSQL: {err}"));
+        let message = format!("PostgreSQL: {err}");
+        return StoreError::new(kind, message).with_source(err);
     };
     let code = db.code();
     let class = &code.code()[..2];
@@ -1731,7 +1732,7 @@ fn map_err(err: postgres::Error) -> StoreError {
             code.code()
         ),
     };
-    StoreError::new(kind, message)
+    StoreError::new(kind, message).with_source(err)
 }
 
 /// Prefixes an error's message with what was being done.
@@ -1742,6 +1743,6 @@ trait Context {
 impl Context for StoreError {
     fn context(self, what: &str) -> StoreError {
         let message = format!("{what}: {}", self.message());
-        StoreError::new(self.kind(), message)
+        self.with_message(message)
     }
 }

@@ -1482,13 +1482,13 @@ fn map_err(err: rusqlite::Error) -> StoreError {
         StoreErrorKind::Corrupted => format!("the database is damaged: {err}"),
         _ => err.to_string(),
     };
-    StoreError::new(kind, message)
+    StoreError::new(kind, message).with_source(err)
 }
 
 impl StoreError {
     /// Prefixes the message with what was being done.
     fn with_context(self, what: &str) -> StoreError {
         let message = format!("{what}: {}", self.message());
-        StoreError::new(self.kind(), message)
+        self.with_message(message)
     }
 }

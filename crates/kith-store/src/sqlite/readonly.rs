@@ -137,7 +137,7 @@ pub(super) fn with_cause(path: &Path, err: StoreError) -> StoreError {
             message.push_str(&format!(" ({cause})"));
         }
     }
-    StoreError::new(err.kind(), message)
+    err.with_message(message)
 }
 
 fn cant_open(err: &StoreError) -> bool {

@@ -307,6 +307,28 @@ fn sqlite_only_must_exist_refuses_a_missing_file() {
     assert_eq!(dir_listing(dir.path()), Vec::<String>::new());
 }
 
+/// A store error keeps SQLite's own error as its source, so a caller (or
+/// the engine's error chain) can still reach it.
+#[test]
+fn sqlite_only_errors_keep_sqlites_error_as_their_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kith.sqlite");
+    std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+    let err = match SqliteStore::open(&path, OpenMode::MustExist) {
+        Ok(_) => panic!("opened a file that is not a database"),
+        Err(err) => err,
+    };
+    assert_eq!(err.kind(), StoreErrorKind::Corrupted, "{err}");
+    let source = std::error::Error::source(&err).expect("a source");
+    let sqlite = source
+        .downcast_ref::<rusqlite::Error>()
+        .expect("SQLite's error");
+    assert_eq!(
+        sqlite.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase)
+    );
+}
+
 #[test]
 fn sqlite_only_commits_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();

@@ -157,7 +157,7 @@ impl Memory {
                 budget_exhausted: pass.report.budget_exhausted,
             };
             let text = serde_json::to_string(&state)
-                .map_err(|e| Error::Request(format!("organizer state: {e}")))?;
+                .map_err(|e| Error::Damaged(format!("organizer state: {e}")))?;
             tx.set_setting(&key(owner, pass.job), Some(&text))?;
             saved += 1;
         }

@@ -460,7 +460,7 @@ pub(crate) fn live_op(
             }
         }
     }
-    Err(Error::Request(
+    Err(Error::Damaged(
         "more than 10000 undone generations of one record".into(),
     ))
 }
@@ -530,13 +530,13 @@ pub(crate) fn pair_history(
 /// checksums and comparisons are taken over the value after one trip.
 pub(crate) fn as_read_back(value: Value) -> Result<Value, Error> {
     serde_json::from_str(&value.to_string())
-        .map_err(|e| Error::Request(format!("journal record: {e}")))
+        .map_err(|e| Error::Damaged(format!("journal record: {e}")))
 }
 
 /// A node as its journal snapshot.
 pub(crate) fn snapshot(node: &Node) -> Result<Value, Error> {
     let value =
-        serde_json::to_value(node).map_err(|e| Error::Request(format!("node {}: {e}", node.id)))?;
+        serde_json::to_value(node).map_err(|e| Error::Damaged(format!("node {}: {e}", node.id)))?;
     as_read_back(value)
 }
 
