@@ -6,7 +6,7 @@
 //! - [`provider`]: the [`Provider`] trait and its input and reply types.
 //! - [`heuristic`]: the offline extractor, the default when no LLM is set.
 //! - [`openai`]: any OpenAI-compatible chat completions endpoint.
-//! - [`replay`]: a real local HTTP server that replays recorded replies, for
+//! - `replay` (cargo feature `replay-server`, tests only): a real local HTTP server that replays recorded replies, for
 //!   tests of the HTTP path.
 //! - [`grounding`]: quote, mention and reference checks (pure functions).
 //! - [`bounds`]: how much one reply may write (caps, duplicate claims,
@@ -27,6 +27,7 @@ pub mod openai;
 pub mod prompt;
 pub mod pronoun;
 pub mod provider;
+#[cfg(feature = "replay-server")]
 pub mod replay;
 pub mod schema;
 mod tokens;
