@@ -255,14 +255,11 @@ mod tests {
         // Build the same object with keys inserted in many different orders.
         let keys = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
         let mut expected = None;
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
         for _ in 0..50 {
             let mut order: Vec<usize> = (0..keys.len()).collect();
             for i in (1..order.len()).rev() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                order.swap(i, (seed % (i as u64 + 1)) as usize);
+                order.swap(i, rng.below(i + 1));
             }
             let mut map = serde_json::Map::new();
             for &i in &order {

@@ -2970,22 +2970,9 @@ mod tests {
             ]
         );
     }
-    /// A small deterministic generator (xorshift64*), so the property test
-    /// needs no dependency and fails the same way every run.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[(self.next() % items.len() as u64) as usize]
-        }
-    }
+    /// kith's one deterministic generator, so the property test fails the
+    /// same way every run.
+    use kith_core::rng::Rng;
 
     #[test]
     fn random_messages_never_panic_and_always_ground() {
@@ -3092,7 +3079,7 @@ mod tests {
             "ǈ",
         ];
         let h = HeuristicExtractor::new();
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
         let mut claims = 0;
         for _ in 0..3000 {
             // Noise, a pattern's example (often with curly apostrophes),
@@ -3100,25 +3087,25 @@ mod tests {
             let mut text = String::new();
             for part in 0..3 {
                 if part == 1 {
-                    let example = PATTERNS[(rng.next() % PATTERNS.len() as u64) as usize]
-                        .example
-                        .text;
-                    if rng.next().is_multiple_of(2) {
+                    let example = PATTERNS[rng.below(PATTERNS.len())].example.text;
+                    if rng.next_u64().is_multiple_of(2) {
                         text.push_str(&example.replace('\'', "\u{2019}"));
                     } else {
                         text.push_str(example);
                     }
-                    text.push_str(rng.pick(&[" ", "", "\n", " and ", ", "]));
+                    let glue: &&str = rng.pick(&[" ", "", "\n", " and ", ", "]);
+                    text.push_str(glue);
                     continue;
                 }
-                for _ in 0..(rng.next() % 8) {
-                    text.push_str(rng.pick(pieces));
-                    if !rng.next().is_multiple_of(4) {
+                for _ in 0..rng.below(8) {
+                    let piece: &&str = rng.pick(pieces);
+                    text.push_str(piece);
+                    if !rng.next_u64().is_multiple_of(4) {
                         text.push(' ');
                     }
                 }
             }
-            let speaker = rng.next().is_multiple_of(2).then_some("Maya Okafor");
+            let speaker = rng.next_u64().is_multiple_of(2).then_some("Maya Okafor");
             let e = h.extract_text(&text, speaker);
             claims += e.facts.len();
             assert_all_grounded(&text, &e);

@@ -18,33 +18,18 @@
 use std::time::{Duration, Instant};
 
 use kith_core::event::InputDefaults;
+use kith_core::rng::Rng;
 use kith_core::{EventInput, Node, NodeType, OwnerId, ScopeId, Timestamp};
 use kith_store::postgres::{testing, PgOptions, PgStore, VectorCacheMode};
 use kith_store::sqlite::{OpenMode, SqliteStore};
 use kith_store::{LexicalQuery, SearchFilters, Store, TxMode, VectorQuery};
 
-/// xorshift64*: deterministic, so both backends get the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn unit(&mut self, dim: usize) -> Vec<f32> {
-        let v: Vec<f32> = (0..dim)
-            .map(|_| (self.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
-            .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.into_iter().map(|x| x / norm).collect()
-    }
+/// A random unit vector of `dim` dimensions (kith's one deterministic
+/// generator, so both backends get the same data).
+fn unit(rng: &mut Rng, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim).map(|_| rng.signed_unit()).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / norm).collect()
 }
 
 /// A pronounceable made-up word for index `i`.
@@ -69,7 +54,7 @@ struct Data {
 }
 
 fn data(n: usize, dim: usize) -> Data {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let vocab: Vec<String> = (0..3000).map(word).collect();
     let defaults = InputDefaults {
         owner_id: None,
@@ -92,7 +77,7 @@ fn data(n: usize, dim: usize) -> Data {
             .unwrap()
             .event;
             let node = Node::note_for(&e, NodeType::Note);
-            (e, node, rng.unit(dim))
+            (e, node, unit(&mut rng, dim))
         })
         .collect();
     let lexical = (0..200)
@@ -103,7 +88,7 @@ fn data(n: usize, dim: usize) -> Data {
                 .join(" ")
         })
         .collect();
-    let vectors = (0..100).map(|_| rng.unit(dim)).collect();
+    let vectors = (0..100).map(|_| unit(&mut rng, dim)).collect();
     Data {
         notes,
         lexical,

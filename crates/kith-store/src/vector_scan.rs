@@ -315,13 +315,8 @@ mod tests {
     fn parallel_scan_equals_a_plain_ranking() {
         let dim = 8;
         let n = PARALLEL_ROWS + 5_001;
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % 2000) as f32 / 1000.0 - 1.0
-        };
+        let mut rng = kith_core::rng::Rng::new(0x1234_5678_9abc_def0);
+        let mut next = || rng.signed_unit();
         let mut m = Matrix {
             dim,
             ..Matrix::default()

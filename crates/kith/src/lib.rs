@@ -53,6 +53,7 @@ pub use ingest::{
 pub use jsonl::{ForeignOwners, ImportOptions, ImportReport};
 pub use kith_core::event::InputDefaults;
 /// Tombstones of forgotten events and scrubbed journal records.
+pub use kith_core::rng;
 pub use kith_core::tombstone;
 pub use kith_core::{
     Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,

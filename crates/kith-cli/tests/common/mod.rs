@@ -104,26 +104,19 @@ pub fn exported_ids(t: &TestPack) -> Vec<String> {
         .collect()
 }
 
-/// Random kill delays: xorshift over a seed taken from the clock, so every
-/// run kills at different moments.
-pub struct KillTimer(u64);
+/// Random kill delays, seeded from the clock, so every run kills at
+/// different moments.
+pub struct KillTimer(kith::rng::Rng);
 
 impl KillTimer {
     /// Seeded from the clock.
     pub fn new() -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(7);
-        KillTimer(seed | 1)
+        KillTimer(kith::rng::Rng::from_clock())
     }
 
     /// A delay between `min_ms` and `min_ms + spread_ms`.
     pub fn next(&mut self, min_ms: u64, spread_ms: u64) -> std::time::Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        std::time::Duration::from_millis(min_ms + self.0 % spread_ms)
+        std::time::Duration::from_millis(min_ms + self.0.next_u64() % spread_ms)
     }
 }
 

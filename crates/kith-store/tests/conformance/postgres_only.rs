@@ -5,6 +5,7 @@
 //! PostgreSQL schema's versioning, locking and transaction behaviour. Each
 //! gets its own database from `kith_store::postgres::testing`.
 
+use kith_core::rng::Rng;
 use std::time::{Duration, Instant};
 
 use kith_core::{EdgeType, Node};
@@ -433,15 +434,8 @@ fn postgres_only_a_role_that_may_not_enable_pgvector_is_told_how() {
 // ---------------------------------------------------------------------------
 
 /// A deterministic unit vector of `dim` dimensions.
-fn random_unit(state: &mut u64, dim: usize) -> Vec<f32> {
-    let v: Vec<f32> = (0..dim)
-        .map(|_| {
-            *state ^= *state << 13;
-            *state ^= *state >> 7;
-            *state ^= *state << 17;
-            (*state % 20_001) as f32 / 10_000.0 - 1.0
-        })
-        .collect();
+fn random_unit(rng: &mut Rng, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim).map(|_| rng.signed_unit()).collect();
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / norm).collect()
 }
@@ -449,7 +443,7 @@ fn random_unit(state: &mut u64, dim: usize) -> Vec<f32> {
 /// `count` notes of `owner` in sessions s0..s3 with random vectors; every
 /// fifth one is superseded after its vector is written.
 fn notes_with_vectors(store: &PgStore, owner_id: &str, count: usize, seed: u64) -> Vec<Uuid> {
-    let mut state = seed;
+    let mut state = Rng::new(seed);
     write(store, |tx| {
         (0..count)
             .map(|i| {
@@ -470,7 +464,7 @@ fn notes_with_vectors(store: &PgStore, owner_id: &str, count: usize, seed: u64) 
 }
 
 /// A search of ana's `test/rand-16` vectors for a random one.
-fn random_query(state: &mut u64, limit: usize) -> kith_store::VectorQuery {
+fn random_query(state: &mut Rng, limit: usize) -> kith_store::VectorQuery {
     kith_store::VectorQuery {
         owner: owner("ana"),
         model: "test/rand-16".into(),
@@ -507,8 +501,8 @@ fn postgres_only_vector_copy_answers_like_the_sql_scan() {
     let copy = PgStore::connect_with(db.url(), with(VectorCacheMode::Eager)).expect("connect");
     notes_with_vectors(&copy, "ana", 300, 7);
     notes_with_vectors(&copy, "ben", 50, 8);
-    let mut state = 99u64;
-    let compare = |state: &mut u64, round: usize| {
+    let mut state = Rng::new(99);
+    let compare = |state: &mut Rng, round: usize| {
         for i in 0..12 {
             let mut q = random_query(state, [5, 10, 40][i % 3]);
             match i % 4 {
@@ -557,7 +551,7 @@ fn postgres_only_vectors_are_copied_in_the_background() {
     let (_db, store) = new_store();
     store.set_vector_cache(VectorCacheMode::Background);
     notes_with_vectors(&store, "ana", 120, 3);
-    let mut state = 5u64;
+    let mut state = Rng::new(5);
     let q = random_query(&mut state, 10);
     let first = vector_hits(&store, &q);
     assert_eq!(first.len(), 10);

@@ -282,13 +282,8 @@ mod tests {
     /// (sampled), the packed block never exceeds the budget.
     #[test]
     fn packed_context_never_exceeds_any_budget() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = kith_core::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || rng.next_u64();
         let words = [
             "memory",
             "Caroline",
