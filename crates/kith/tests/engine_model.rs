@@ -279,7 +279,7 @@ fn run_model(memory: &Memory, backend: &str, cases: u32) {
         ..Config::default()
     });
     let result = runner.run(&prop::collection::vec(op(), 1..16), |ops| {
-        let owner = OwnerId::new(&format!(
+        let owner = OwnerId::new(format!(
             "{backend}-case-{}",
             case_no.fetch_add(1, Ordering::Relaxed)
         ))
