@@ -1,6 +1,6 @@
 //! Canonical JSON and SHA-256 checksums.
 //!
-//! Canonical form (documented in ARCHITECTURE.md): UTF-8, no insignificant
+//! Canonical form (documented in docs/internals/formats.md): UTF-8, no insignificant
 //! whitespace, object keys sorted by their UTF-8 bytes, strings escaped as
 //! `serde_json` escapes them (non-ASCII kept as is), numbers in `serde_json`'s
 //! shortest round-trip form. NaN and Infinity cannot occur: they are not JSON,

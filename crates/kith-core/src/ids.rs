@@ -1,6 +1,6 @@
 //! Identifier newtypes and the UUIDv5 formulas behind deterministic ids.
 //!
-//! Every formula (also in ARCHITECTURE.md) hashes a name under
+//! Every formula (also in docs/internals/formats.md) hashes a name under
 //! [`kith_namespace`], itself `uuid5(NAMESPACE_URL, "https://kith.invalid/ns/v1")`.
 //! Variable-length inputs are length-prefixed (`{len}:{value}`) so that no
 //! value can forge a delimiter: owner `a:b` with source `c` never collides with

@@ -21,7 +21,7 @@
 //! ```
 //!
 //! API boundary: everything a caller needs is re-exported here; the CLI and
-//! (later) the HTTP and MCP servers use nothing else.
+//! the HTTP and MCP servers use nothing else.
 
 pub mod claims;
 pub mod correct;

@@ -1,7 +1,7 @@
 //! The memory pack: a directory holding `manifest.json` and one SQLite
 //! database, `kith.sqlite`.
 //!
-//! Format versions (also in ARCHITECTURE.md):
+//! Format versions (also in docs/internals/formats.md):
 //! - 1: manifest + `kith.sqlite` (schema version 1: events, nodes + FTS5,
 //!   edges, operations).
 //!

@@ -1,5 +1,5 @@
-//! Search v0: BM25 over node text with provenance. Vectors, fusion and
-//! packing arrive with the retrieval issue.
+//! Lexical search: BM25 over node text, each hit with its provenance. The
+//! hybrid path (vectors, the graph, fusion, packing) is [`crate::retrieve`].
 
 use kith_core::{NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
 use kith_store::{LexicalQuery, SearchFilters, TxMode};

@@ -1,6 +1,6 @@
 //! The embedded backend: one SQLite database in WAL mode.
 //!
-//! Assumptions (also in ARCHITECTURE.md): WAL journaling with
+//! Assumptions (also in docs/internals/storage.md): WAL journaling with
 //! `synchronous=FULL`, so a transaction that returned from `COMMIT` survives
 //! `kill -9` and power loss; writers take the lock at `BEGIN IMMEDIATE` and
 //! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue

@@ -5,7 +5,7 @@
 //! the store holds for the entity ids it would use; saved as a
 //! `DERIVATION_PREPARED` journal record with its SHA-256; committed later in
 //! one transaction that re-checks it. Ids are UUIDv5 of documented inputs
-//! (ARCHITECTURE.md), and node timestamps come from the event, never the
+//! (docs/internals/formats.md), and node timestamps come from the event, never the
 //! clock, so the same inputs always give the same bytes.
 
 use kith_core::model::base_confidence;

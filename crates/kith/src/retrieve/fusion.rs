@@ -4,7 +4,7 @@
 //! A candidate's fused score is
 //! `Σ over paths p that found it: weight(p) / (RRF_K + rank_p)` (ranks from
 //! 1), then multiplied by every boost that applies. The weights and boosts
-//! are documented in `ARCHITECTURE.md` (Retrieval) and exposed in the trace.
+//! are documented in `docs/internals/retrieval.md` and exposed in the trace.
 
 use serde::{Deserialize, Serialize};
 
