@@ -162,3 +162,19 @@ class Event:
             forgotten=j.get("tombstone") is not None,
             raw=j,
         )
+
+
+def parse_time(text: str) -> "datetime.datetime":
+    """A kith timestamp (RFC 3339, up to nanoseconds, ``Z`` or an offset)
+    as an aware ``datetime`` (microseconds; Python 3.9's ``fromisoformat``
+    reads neither ``Z`` nor nine digits)."""
+    import datetime
+    import re
+
+    m = re.fullmatch(r"(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", text)
+    if not m:
+        raise ValueError(f"not an RFC 3339 time with an offset: {text!r}")
+    base, fraction, offset = m.groups()
+    micros = (fraction or "").ljust(6, "0")[:6]
+    offset = "+00:00" if offset == "Z" else offset
+    return datetime.datetime.fromisoformat(f"{base}.{micros}{offset}")
