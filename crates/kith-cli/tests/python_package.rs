@@ -7,7 +7,8 @@
 //! virtual environment gets the wheel installed by pip; pytest runs
 //! `python/tests` with it — embedded mode, a `kith.Client` of a real
 //! `kith serve` (this build's binary), asyncio, errors, the LangGraph and
-//! LangChain adapters, and the README's agent example. A failing step
+//! LangChain adapters, `Memory.connect` on a throwaway PostgreSQL
+//! (`kith_store::postgres::testing`), and the README's agent example. A failing step
 //! fails the test with its output; nothing is skipped.
 //!
 //! maturin, pytest, LangGraph and LangChain come from the environment of
@@ -21,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kith_fetch::python::{venv_python, PythonEnv};
+use kith_store::postgres::testing::test_database;
 
 /// maturin, pytest and the libraries the adapters target, pinned.
 const ENV: PythonEnv<'static> = PythonEnv {
@@ -174,6 +176,10 @@ fn the_python_package_builds_installs_and_passes_its_tests() {
         STEP_LIMIT,
     );
 
+    // A fresh database on the throwaway PostgreSQL server, for
+    // `Memory.connect` (python/tests/test_postgres.py).
+    let db = test_database();
+
     // pytest, from a directory outside the sources, so `import kith` is
     // the installed wheel.
     let (ok, output) = run(
@@ -182,6 +188,7 @@ fn the_python_package_builds_installs_and_passes_its_tests() {
             .arg(repo.join("python/tests"))
             .current_dir(tmp.path())
             .env("KITH_BIN", env!("CARGO_BIN_EXE_kith"))
+            .env("KITH_TEST_PG_URL", db.url())
             .env_remove("KITH_PACK")
             .env_remove("KITH_OWNER")
             .env("PYTHONUNBUFFERED", "1"),
