@@ -1,0 +1,7 @@
+//! stub
+pub async fn form() -> &'static str {
+    ""
+}
+pub async fn submit() -> &'static str {
+    ""
+}

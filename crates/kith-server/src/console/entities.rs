@@ -1,0 +1,7 @@
+//! stub
+pub async fn list() -> &'static str {
+    ""
+}
+pub async fn node() -> &'static str {
+    ""
+}
