@@ -233,3 +233,485 @@ fn one_owner_never_sees_another_owners_memory() {
         .body
         .contains("4711"));
 }
+
+#[test]
+fn the_inbox_reviews_with_the_same_records_as_the_api() {
+    let server = keyed_server();
+    let seeded = console::seed_review(&server, ALICE_KEY);
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let inbox = c.get("/ui/inbox");
+    assert_eq!(inbox.status, 200);
+    for op in [&seeded.alicia_proposal, &seeded.bob_proposal] {
+        assert!(
+            inbox.body.contains(&format!(r#"id="proposal-{op}""#)),
+            "{}",
+            inbox.body
+        );
+    }
+    assert!(
+        inbox.body.contains("Alicia") && inbox.body.contains("met Alicia"),
+        "evidence side by side"
+    );
+    let csrf = inbox.csrf();
+
+    // A reject without a reason is refused and writes nothing.
+    let path = format!("/ui/inbox/{}/review", seeded.bob_proposal);
+    let a = c.post(
+        &path,
+        &[("csrf", &csrf), ("decision", "reject"), ("reason", " ")],
+    );
+    assert_eq!(a.status, 422, "{}", a.body);
+    let (_, pending) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/aliases?status=pending",
+        None,
+    );
+    assert_eq!(pending["proposals"].as_array().map(Vec::len), Some(2));
+
+    let a = c.post(
+        &path,
+        &[
+            ("csrf", &csrf),
+            ("decision", "reject"),
+            ("reason", "two different people"),
+            ("reviewer", "alice"),
+        ],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    assert_eq!(a.header("location"), Some("/ui/inbox?notice=reject"));
+    let path = format!("/ui/inbox/{}/review", seeded.alicia_proposal);
+    let a = c.post(
+        &path,
+        &[
+            ("csrf", &csrf),
+            ("decision", "accept"),
+            ("reason", ""),
+            ("reviewer", "alice"),
+        ],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+
+    // The API sees the console's decisions, as it would the CLI's.
+    let (_, accepted) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/aliases?status=accepted",
+        None,
+    );
+    assert_eq!(
+        accepted["proposals"][0]["op_id"],
+        seeded.alicia_proposal.as_str()
+    );
+    let (_, rejected) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/aliases?status=rejected",
+        None,
+    );
+    assert_eq!(
+        rejected["proposals"][0]["op_id"],
+        seeded.bob_proposal.as_str()
+    );
+    let (_, journal) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/journal?kind=ALIAS_PROPOSAL_REJECTED",
+        None,
+    );
+    let record = &journal["records"][0]["payload"]["record"];
+    assert_eq!(record["reason"], "two different people", "{journal}");
+    assert_eq!(record["reviewer_id"], "alice");
+    // Deciding again otherwise is refused (409) and changes nothing.
+    let a = c.post(
+        &path,
+        &[
+            ("csrf", &csrf),
+            ("decision", "reject"),
+            ("reason", "changed my mind"),
+        ],
+    );
+    assert_eq!(a.status, 409, "{}", a.body);
+    assert!(c.get("/ui/inbox").body.contains(r#"id="empty""#));
+    assert!(c.get("/ui/inbox?status=all").body.contains("rejected"));
+}
+
+#[test]
+fn the_journal_undoes_a_merge_and_refuses_what_cannot_be_undone() {
+    let server = keyed_server();
+    let seeded = console::seed_review(&server, ALICE_KEY);
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let page = c.get("/ui/journal");
+    assert_eq!(page.status, 200);
+    let row = format!(r#"id="op-{}""#, seeded.merge_op);
+    assert!(page.body.contains(&row), "{}", page.body);
+    assert!(
+        page.body.contains("merged “Postgres” into “PostgreSQL”"),
+        "{}",
+        page.body
+    );
+    let undo = format!("/ui/journal/{}/undo", seeded.merge_op);
+    assert!(page.body.contains(&format!(r#"action="{undo}""#)));
+    // A proposal is not something to undo: no button, and a post is refused.
+    let refused = c.post(
+        &format!("/ui/journal/{}/undo", seeded.bob_proposal),
+        &[("csrf", &page.csrf())],
+    );
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    let (_, undos) = api(&server, ALICE_KEY, "GET", "/v1/journal?kind=UNDO", None);
+    assert_eq!(undos["records"].as_array().map(Vec::len), Some(0));
+
+    let a = c.post(&undo, &[("csrf", &page.csrf())]);
+    assert_eq!(a.status, 303, "{}", a.body);
+    let (_, undos) = api(&server, ALICE_KEY, "GET", "/v1/journal?kind=UNDO", None);
+    let records = undos["records"].as_array().expect("records");
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        records[0]["payload"]["record"]["undone_operation_id"],
+        seeded.merge_op.as_str()
+    );
+    let page = c.get("/ui/journal?notice=undone");
+    assert!(page.body.contains(r#"id="notice""#));
+    assert!(
+        page.body.contains("undid ORGANIZER_MERGED"),
+        "{}",
+        page.body
+    );
+    // Both entities are back.
+    let ids = console::entity_ids(&server, ALICE_KEY);
+    assert!(
+        ids.contains_key("Postgres") && ids.contains_key("PostgreSQL"),
+        "{ids:?}"
+    );
+    // Filtered by kind, and a kind that does not exist is a readable 422.
+    assert!(c.get("/ui/journal?kind=undo").body.contains("UNDO"));
+    assert_eq!(c.get("/ui/journal?kind=NOPE").status, 422);
+}
+
+#[test]
+fn ask_shows_what_retrieve_answers() {
+    let server = keyed_server();
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Maya",
+        "s1",
+        "I moved to Lisbon in September.",
+    );
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Maya",
+        "s1",
+        "My sister lives in Berlin.",
+    );
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Jordan",
+        "s2",
+        "Maya loves the trams of Lisbon.",
+    );
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let form = c.get("/ui/ask");
+    let a = c.post(
+        "/ui/ask",
+        &[
+            ("csrf", &form.csrf()),
+            ("q", "Where does Maya live? Lisbon"),
+            ("budget", "256"),
+            ("limit", "5"),
+        ],
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let (_, api_answer) = api(
+        &server,
+        ALICE_KEY,
+        "POST",
+        "/v1/retrieve",
+        Some(
+            serde_json::json!({"query": "Where does Maya live? Lisbon", "token_budget": 256, "limit": 5, "record": false}),
+        ),
+    );
+    let results = api_answer["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    // The same evidence in the same order, each with its trace.
+    let mut at = 0;
+    for r in results {
+        let event = r["provenance"]["event_id"].as_str().expect("an event");
+        let found = a.body[at..]
+            .find(&format!("/ui/turns/{event}"))
+            .unwrap_or_else(|| panic!("{event} out of order"));
+        at += found;
+    }
+    assert!(a.body.contains(r#"<pre id="context">"#));
+    assert!(a.body.contains("lexical #"), "{}", a.body);
+    let context = api_answer["context"].as_str().expect("a context");
+    let first_line = context.lines().next().expect("a line");
+    assert!(a.body.contains(&html_escape(first_line)), "{first_line}");
+    // Recorded, like any retrieval: its receipt is in the journal.
+    let (_, receipts) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/journal?kind=RETRIEVAL_RECORDED",
+        None,
+    );
+    assert_eq!(receipts["records"].as_array().map(Vec::len), Some(1));
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[test]
+fn forgetting_a_turn_shows_what_goes_then_erases_it() {
+    let server = keyed_server();
+    let event = ingest(&server, ALICE_KEY, "Maya", "s1", "My door code is 4711.");
+    ingest(&server, ALICE_KEY, "Maya", "s1", "I like tea.");
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let turn = c.get(&format!("/ui/turns/{event}"));
+    let csrf = turn.csrf();
+    let dry = c.post(
+        "/ui/forget",
+        &[("csrf", &csrf), ("event", &event), ("reason", "a secret")],
+    );
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    assert!(
+        dry.body.contains("would erase <b>1</b> message"),
+        "{}",
+        dry.body
+    );
+    let (_, body) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        &format!("/v1/events/{event}"),
+        None,
+    );
+    assert_eq!(
+        body["content"], "My door code is 4711.",
+        "a dry run changes nothing"
+    );
+    let done = c.post(
+        "/ui/forget",
+        &[
+            ("csrf", &csrf),
+            ("event", &event),
+            ("reason", "a secret"),
+            ("confirm", "yes"),
+        ],
+    );
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert!(
+        done.body.contains(r#"id="forgotten""#) && done.body.contains("Clean."),
+        "{}",
+        done.body
+    );
+    let (_, body) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        &format!("/v1/events/{event}"),
+        None,
+    );
+    assert_eq!(body["content"], "");
+    let turn = c.get(&format!("/ui/turns/{event}"));
+    assert!(turn.body.contains("Forgotten: a secret") && !turn.body.contains("4711"));
+    assert!(c
+        .get("/ui/journal")
+        .body
+        .contains("forgot 1 message(s): a secret"));
+    // Another owner cannot forget it (404), even with their own valid token.
+    let other = ingest(&server, ALICE_KEY, "Maya", "s9", "Still here.");
+    let mut bob = Client::new(&server);
+    bob.login(BOB_KEY);
+    let bob_csrf = bob.get("/ui").csrf();
+    let a = bob.post(
+        "/ui/forget",
+        &[
+            ("csrf", &bob_csrf),
+            ("event", &other),
+            ("reason", "x"),
+            ("confirm", "yes"),
+        ],
+    );
+    assert_eq!(a.status, 404, "{}", a.body);
+    let a = bob.post(
+        "/ui/forget",
+        &[
+            ("csrf", &bob_csrf),
+            ("session", "s9"),
+            ("reason", "x"),
+            ("confirm", "yes"),
+        ],
+    );
+    assert_eq!(a.status, 404, "{}", a.body);
+    let (_, body) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        &format!("/v1/events/{other}"),
+        None,
+    );
+    assert_eq!(body["content"], "Still here.");
+}
+
+#[test]
+fn a_claim_is_corrected_and_retracted_from_its_page_and_undone_from_the_journal() {
+    let server = keyed_server();
+    ingest(&server, ALICE_KEY, "Maya", "s1", "I work at Northwind.");
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    let claim = claims[0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a claim: {claims}"))
+        .to_string();
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let page = c.get(&format!("/ui/nodes/{claim}"));
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("I work at Northwind."), "{}", page.body);
+    let csrf = page.csrf();
+    let a = c.post(
+        &format!("/ui/claims/{claim}/correct"),
+        &[("csrf", &csrf), ("object", ""), ("reason", "x")],
+    );
+    assert_eq!(a.status, 422, "an empty value is refused: {}", a.body);
+    let a = c.post(
+        &format!("/ui/claims/{claim}/correct"),
+        &[
+            ("csrf", &csrf),
+            ("object", "Contoso"),
+            ("reason", "she moved jobs"),
+        ],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let replacement = a.header("location").expect("to the new claim").to_string();
+    let page = c.get(&replacement);
+    assert!(
+        page.body.contains("Contoso") && page.body.contains(r#"id="notice""#),
+        "{}",
+        page.body
+    );
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert_eq!(claims[0]["object"], "Contoso", "{claims}");
+    // The entity page shows the old value among the superseded.
+    let ids = console::entity_ids(&server, ALICE_KEY);
+    let maya = c.get(&format!("/ui/nodes/{}", ids["Maya"]));
+    let past = &maya.body[maya.body.find(r#"id="past-claims""#).expect("past claims")..];
+    assert!(past.contains("Northwind"), "{}", maya.body);
+    assert!(maya.body.contains(r#"<svg class="graph""#));
+    // Undo the correction from the journal: Northwind is current again.
+    let journal = c.get("/ui/journal?kind=CLAIM_CORRECTED");
+    let op = journal
+        .body
+        .split(r#"action="/ui/journal/"#)
+        .nth(1)
+        .expect("an undo form")
+        .split('/')
+        .next()
+        .expect("an id")
+        .to_string();
+    assert_eq!(
+        c.post(&format!("/ui/journal/{op}/undo"), &[("csrf", &csrf)])
+            .status,
+        303
+    );
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert_eq!(claims[0]["object"], "Northwind", "{claims}");
+    // Retract it.
+    let a = c.post(
+        &format!("/ui/claims/{claim}/retract"),
+        &[("csrf", &csrf), ("reason", "never worked there")],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert_eq!(claims.as_array().map(Vec::len), Some(0), "{claims}");
+    assert!(c
+        .get(&format!("/ui/nodes/{claim}"))
+        .body
+        .contains("Retracted: never worked there"));
+}
+
+#[test]
+fn hostile_entity_names_are_escaped_in_lists_graphs_and_the_inbox() {
+    let server = keyed_server();
+    let (status, body) = api(
+        &server,
+        ALICE_KEY,
+        "POST",
+        "/v1/events",
+        Some(serde_json::json!({"content": HOSTILE, "node_type": "entity"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let hostile = body["node_id"].as_str().expect("a node").to_string();
+    let (status, body) = api(
+        &server,
+        ALICE_KEY,
+        "POST",
+        "/v1/events",
+        Some(serde_json::json!({"content": "Mallory", "node_type": "entity"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let mallory = body["node_id"].as_str().expect("a node").to_string();
+    let (status, body) = api(
+        &server,
+        ALICE_KEY,
+        "POST",
+        "/v1/aliases",
+        Some(serde_json::json!({"a": hostile, "b": mallory, "score": 0.9})),
+    );
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let mut pages = vec![
+        "/ui/entities".to_string(),
+        "/ui/entities?q=script".to_string(),
+        format!("/ui/nodes/{hostile}"),
+        format!("/ui/nodes/{mallory}"),
+        "/ui/journal".to_string(),
+    ];
+    if status == 200 {
+        pages.push("/ui/inbox".to_string());
+    } else {
+        assert_eq!(status, 409, "{body}");
+    }
+    for page in &pages {
+        let a = c.get(page);
+        assert_eq!(a.status, 200, "{page}: {}", a.body);
+        for raw in ["<script>alert", "<img src=x"] {
+            assert!(!a.body.contains(raw), "{page} shows {raw:?} unescaped");
+        }
+    }
+    assert!(c.get("/ui/entities").body.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn bad_ids_and_parameters_answer_readable_errors() {
+    let server = keyed_server();
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    for (path, status) in [
+        ("/ui/turns/not-an-id", 404),
+        ("/ui/nodes/00000000-0000-0000-0000-000000000000", 404),
+        ("/ui/conversation?session=nope", 404),
+        ("/ui/conversation?after=x&session=s", 422),
+        ("/ui/inbox?status=maybe", 422),
+        ("/ui/entities?bogus=1", 422),
+    ] {
+        let a = c.get(path);
+        assert_eq!(a.status, status, "{path}: {}", a.body);
+        assert!(a.body.contains(r#"class="error""#), "{path}: {}", a.body);
+    }
+}

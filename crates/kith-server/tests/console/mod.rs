@@ -212,3 +212,81 @@ pub fn encode(text: &str) -> String {
     }
     out
 }
+
+/// The owner's entities by name.
+pub fn entity_ids(server: &TestServer, key: &str) -> std::collections::HashMap<String, String> {
+    let (status, body) = api(server, key, "GET", "/v1/nodes?type=entity&limit=1000", None);
+    assert_eq!(status, 200, "{body}");
+    body["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| {
+            (
+                n["content"].as_str().unwrap_or_default().to_string(),
+                n["id"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What [`seed_review`] made.
+pub struct Review {
+    /// Proposals Alice = Alicia and Alice = Bob, pending.
+    pub alicia_proposal: String,
+    pub bob_proposal: String,
+    /// The merge of Postgres into PostgreSQL.
+    pub merge_op: String,
+}
+
+/// Memory with two pending alias proposals and one organizer merge.
+pub fn seed_review(server: &TestServer, key: &str) -> Review {
+    ingest(
+        server,
+        key,
+        "Maya",
+        "s1",
+        "Yesterday Alice met Alicia and Bob at the Postgres meetup.",
+    );
+    ingest(
+        server,
+        key,
+        "Maya",
+        "s1",
+        "The database of Berlin is PostgreSQL.",
+    );
+    let ids = entity_ids(server, key);
+    let id = |n: &str| {
+        ids.get(n)
+            .unwrap_or_else(|| panic!("{n} in {ids:?}"))
+            .clone()
+    };
+    let propose = |a: &str, b: &str| {
+        let (status, body) = api(
+            server,
+            key,
+            "POST",
+            "/v1/aliases",
+            Some(json!({"a": id(a), "b": id(b), "score": 0.9})),
+        );
+        assert_eq!(status, 200, "{body}");
+        body["op_id"].as_str().expect("an op id").to_string()
+    };
+    let alicia_proposal = propose("Alice", "Alicia");
+    let bob_proposal = propose("Alice", "Bob");
+    let (status, body) = api(
+        server,
+        key,
+        "POST",
+        "/v1/organize",
+        Some(json!({"jobs": ["alias_resolve"]})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let merges = body["jobs"][0]["merges"].as_array().expect("merges");
+    assert_eq!(merges.len(), 1, "{body}");
+    Review {
+        alicia_proposal,
+        bob_proposal,
+        merge_op: merges[0]["op_id"].as_str().expect("an op id").to_string(),
+    }
+}
