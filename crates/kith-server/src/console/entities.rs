@@ -121,15 +121,33 @@ struct NodePage {
 
 fn load(m: &Memory, owner: &Owner, id: Uuid) -> Result<NodePage, ConsoleError> {
     let view = m.node_view(&owner.0, id)?;
-    let claims = if view.node.node_type == NodeType::Entity {
-        m.entity_claims(&owner.0, id)?
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let claims = claims_of(&view);
     Ok(NodePage { view, claims })
+}
+
+/// An entity's claims among its neighbourhood (the targets of its
+/// `HAS_FACT` links), current first, newest first. The neighbourhood is
+/// bounded ([`NodeView::truncated`] says when links were left out), so
+/// the page stays small for an entity with thousands of claims.
+pub fn claims_of(view: &NodeView) -> Vec<Node> {
+    let id = view.node.id;
+    let mut claims: Vec<Node> = view
+        .neighbours
+        .iter()
+        .filter(|n| {
+            view.edges.iter().any(|e| {
+                e.edge_type == EdgeType::HasFact && e.source_id == id && e.target_id == n.id
+            })
+        })
+        .cloned()
+        .collect();
+    claims.sort_by(|a, b| {
+        b.lifecycle
+            .is_active()
+            .cmp(&a.lifecycle.is_active())
+            .then(b.valid_from.cmp(&a.valid_from))
+    });
+    claims
 }
 
 /// `GET /ui/nodes/{id}`: another owner's node is 404.
@@ -258,6 +276,9 @@ fn entity(out: &mut String, page: &NodePage) {
     );
     let (current, past): (Vec<&Node>, Vec<&Node>) =
         page.claims.iter().partition(|c| c.lifecycle.is_active());
+    if view.truncated {
+        out.push_str(r#"<p class="muted">This entity has more links than a page shows; the claims below are some of them (<code>kith claims list --subject NAME --all</code> lists every one).</p>"#);
+    }
     out.push_str(r#"<h2>Current claims</h2>"#);
     claim_table(out, &current, "current-claims");
     out.push_str(r#"<h2>Superseded and retracted</h2>"#);

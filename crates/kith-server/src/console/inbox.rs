@@ -48,10 +48,8 @@ fn side(m: &Memory, owner: &Owner, id: uuid::Uuid) -> Result<Option<Side>, Conso
         Err(e) if e.kind() == kith::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let claims = m
-        .entity_claims(&owner.0, id)?
+    let claims = super::entities::claims_of(&view)
         .into_iter()
-        .map(|(n, _)| n)
         .filter(|n| n.lifecycle.is_active())
         .take(SHOWN)
         .collect();
