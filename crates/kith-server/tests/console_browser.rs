@@ -146,6 +146,8 @@ fn a_person_asks_reviews_the_inbox_undoes_a_merge_and_forgets_in_chromium() {
     browser.find("#graph");
     browser.find("#current-claims");
     screenshot(&browser, "entity");
+    browser.script(r#"document.getElementById("graph").scrollIntoView(); return null;"#);
+    screenshot(&browser, "neighbourhood");
 
     // The inbox: reject one proposal with a reason, accept the other.
     browser.click(&browser.find(r#"nav a[href="/ui/inbox"]"#));

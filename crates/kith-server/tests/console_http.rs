@@ -338,6 +338,13 @@ fn the_inbox_reviews_with_the_same_records_as_the_api() {
     );
     assert_eq!(a.status, 409, "{}", a.body);
     assert!(c.get("/ui/inbox").body.contains(r#"id="empty""#));
+    let journal = c.get("/ui/journal").body;
+    assert!(
+        journal.contains("reject “Alice” = “Bob”: two different people (by alice)"),
+        "{journal}"
+    );
+    assert!(journal.contains("accept “Alice” = “Alicia”"), "{journal}");
+    assert!(journal.contains("proposed “Alice” = “Alicia”"), "{journal}");
     assert!(c.get("/ui/inbox?status=all").body.contains("rejected"));
 }
 

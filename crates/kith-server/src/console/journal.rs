@@ -194,8 +194,8 @@ fn summary(op: &Operation) -> String {
         OperationKind::AliasProposalAccepted | OperationKind::AliasProposalRejected => format!(
             "{} “{}” = “{}”{}{}",
             q(text(r, &["decision"])),
-            q(text(r, &["proposal", "record", "a_name"])),
-            q(text(r, &["proposal", "record", "b_name"])),
+            q(text(r, &["proposal", "record", "nodes", "a", "content"])),
+            q(text(r, &["proposal", "record", "nodes", "b", "content"])),
             text(r, &["reason"])
                 .map(|x| format!(": {}", esc(x)))
                 .unwrap_or_default(),
@@ -205,8 +205,8 @@ fn summary(op: &Operation) -> String {
         ),
         OperationKind::AliasProposed => format!(
             "proposed “{}” = “{}”",
-            q(text(r, &["a_name"])),
-            q(text(r, &["b_name"]))
+            q(text(r, &["nodes", "a", "content"])),
+            q(text(r, &["nodes", "b", "content"]))
         ),
         OperationKind::Undo => format!(
             "undid {} {}",

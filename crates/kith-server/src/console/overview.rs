@@ -7,7 +7,6 @@ use std::fmt::Write;
 use axum::extract::State;
 use axum::response::Html;
 use kith::{EventQuery, Memory, NodeType, OperationKind, StoredEvent, WorkItem, WorkStatus};
-use kith_store::{TxMode, WorkQuery};
 
 use super::html::{clip, esc, layout, url_value, when, Nav};
 use super::{run, ConsoleError, PageResult, Viewer};
@@ -46,24 +45,14 @@ fn load(m: &Memory, owner: &Owner) -> Result<Overview, ConsoleError> {
         limit: RECENT_EVENTS,
         ..EventQuery::default()
     })?;
-    let mut tx = m
-        .store_backend()
-        .begin(TxMode::Read)
-        .map_err(kith::Error::from)?;
-    let queue = tx
-        .list_work_items(&WorkQuery {
-            owner: Some(owner.0.clone()),
-            statuses: vec![WorkStatus::Pending, WorkStatus::Running, WorkStatus::Failed],
-            lease_expired_before_ms: None,
-            limit: QUEUE_SCAN,
-        })
-        .map_err(kith::Error::from)?;
+    let queue = m.owner_work_items(
+        &owner.0,
+        &[WorkStatus::Pending, WorkStatus::Running, WorkStatus::Failed],
+        QUEUE_SCAN,
+    )?;
     let mut journal_counts = Vec::new();
     for (kind, _) in COUNTED {
-        let n = tx
-            .count_operations(&owner.0, kind)
-            .map_err(kith::Error::from)?;
-        journal_counts.push((kind, n));
+        journal_counts.push((kind, m.journal_count(&owner.0, kind)?));
     }
     Ok(Overview {
         stats,
