@@ -207,7 +207,7 @@ fn a_person_asks_reviews_the_inbox_undoes_a_merge_and_forgets_in_chromium() {
         .text(&browser.find("#dry-run"))
         .contains("would erase 1 message"));
     screenshot(&browser, "forget");
-    browser.click(&browser.find("#forget-confirm"));
+    browser.click_only(&browser.find("#forget-confirm"));
     browser.accept_alert();
     let done = browser.wait_for("#forgotten");
     assert!(browser.text(&done).contains("1 message(s) erased"));

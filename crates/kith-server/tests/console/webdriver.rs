@@ -186,8 +186,28 @@ impl Browser {
             .unwrap_or_default()
     }
 
-    /// Clicks `element` (a link or button: the page it leads to loads).
+    /// Clicks `element`, a link or button that leads to another page, and
+    /// waits until that page has replaced this one (a click can return
+    /// before the navigation starts, on a busy machine).
     pub fn click(&self, element: &Element) {
+        self.script("window.kithOldPage = true; return null;");
+        self.click_only(element);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let loaded =
+            "return window.kithOldPage === undefined && document.readyState === 'complete';";
+        while self.script(loaded) != Value::Bool(true) {
+            assert!(
+                Instant::now() < deadline,
+                "no new page after a click on {}",
+                self.url()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Clicks `element` and returns at once (for a click that opens a
+    /// dialog rather than a page).
+    pub fn click_only(&self, element: &Element) {
         self.call(
             "POST",
             &format!("/element/{}/click", element.0),
