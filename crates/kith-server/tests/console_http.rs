@@ -722,3 +722,111 @@ fn bad_ids_and_parameters_answer_readable_errors() {
         assert!(a.body.contains(r#"class="error""#), "{path}: {}", a.body);
     }
 }
+
+#[test]
+fn a_claim_about_the_wrong_person_moves_to_the_right_one_and_back() {
+    let server = keyed_server();
+    ingest(&server, ALICE_KEY, "Maya", "s1", "I work at Northwind.");
+    ingest(&server, ALICE_KEY, "Jordan", "s1", "I live in Porto.");
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    let claim = claims[0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a claim: {claims}"))
+        .to_string();
+    let maya = claims[0]["subject_id"]
+        .as_str()
+        .expect("a subject")
+        .to_string();
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let page = c.get(&format!("/ui/nodes/{claim}"));
+    assert!(
+        page.body
+            .contains(&format!(r#"action="/ui/claims/{claim}/rebind""#)),
+        "{}",
+        page.body
+    );
+    let csrf = page.csrf();
+    let rebind = format!("/ui/claims/{claim}/rebind");
+    // Nobody of that name: refused, nothing moves.
+    let a = c.post(
+        &rebind,
+        &[
+            ("csrf", &csrf),
+            ("entity", &maya),
+            ("to", "Nobody Here"),
+            ("reason", "x"),
+        ],
+    );
+    assert_eq!(a.status, 422, "{}", a.body);
+    assert!(a.body.contains("No entity is named"), "{}", a.body);
+    let a = c.post(
+        &rebind,
+        &[
+            ("csrf", &csrf),
+            ("entity", &maya),
+            ("to", "jordan"),
+            ("reason", "Jordan said it"),
+        ],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let (_, jordan) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=jordan", None);
+    assert!(
+        jordan
+            .as_array()
+            .expect("claims")
+            .iter()
+            .any(|c| c["id"] == claim.as_str()),
+        "{jordan}"
+    );
+    let (_, maya_claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert!(maya_claims
+        .as_array()
+        .expect("claims")
+        .iter()
+        .all(|c| c["id"] != claim.as_str()));
+    // Undo from the journal: back to Maya.
+    let journal = c.get("/ui/journal?kind=IDENTITY_CORRECTED");
+    let op = journal
+        .body
+        .split(r#"action="/ui/journal/"#)
+        .nth(1)
+        .expect("an undo form")
+        .split('/')
+        .next()
+        .expect("an id")
+        .to_string();
+    assert_eq!(
+        c.post(&format!("/ui/journal/{op}/undo"), &[("csrf", &csrf)])
+            .status,
+        303
+    );
+    let (_, maya_claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    assert!(maya_claims
+        .as_array()
+        .expect("claims")
+        .iter()
+        .any(|c| c["id"] == claim.as_str()));
+    // Or a new person.
+    let a = c.post(
+        &rebind,
+        &[
+            ("csrf", &csrf),
+            ("entity", &maya),
+            ("to", "Maya Berg"),
+            ("new_person", "yes"),
+            ("reason", "two Mayas"),
+        ],
+    );
+    assert_eq!(a.status, 303, "{}", a.body);
+    let (_, berg) = api(
+        &server,
+        ALICE_KEY,
+        "GET",
+        "/v1/claims?subject=maya%20berg",
+        None,
+    );
+    assert_eq!(berg[0]["id"], claim.as_str(), "{berg}");
+    let target = a.header("location").expect("to the new person").to_string();
+    assert!(c.get(&target).body.contains("Maya Berg"));
+}

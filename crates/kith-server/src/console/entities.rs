@@ -164,6 +164,7 @@ pub async fn node(
     match q.notice.as_deref() {
         Some("retracted") => body.push_str(r#"<p class="notice" id="notice">The claim was retracted. Undo it from the journal.</p>"#),
         Some("corrected") => body.push_str(r#"<p class="notice" id="notice">This claim replaces the old value. Undo it from the journal.</p>"#),
+        Some("rebound") => body.push_str(r#"<p class="notice" id="notice">The claim is now about this entity. Undo it from the journal.</p>"#),
         _ => {}
     }
     let _ = write!(
@@ -366,6 +367,16 @@ fn claim(out: &mut String, view: &NodeView, csrf: &str) {
         );
     }
     if n.lifecycle.is_active() {
+        for subject in &subjects {
+            let _ = write!(
+                out,
+                r#"<form method="post" action="/ui/claims/{id}/rebind" class="inline">{csrf}<input type="hidden" name="entity" value="{subject}">Not about {name}? It is about <input type="text" name="to" class="rebind-to" placeholder="who" required><label><input type="checkbox" name="new_person" value="yes"> a new person</label><input type="text" name="reason" class="rebind-reason" placeholder="why" required><button type="submit" class="secondary rebind">Move</button></form>"#,
+                id = n.id,
+                csrf = csrf_field(csrf),
+                subject = subject.id,
+                name = esc(&subject.content),
+            );
+        }
         let _ = write!(
             out,
             r#"<h2>Fix this claim</h2><form method="post" action="/ui/claims/{id}/correct" class="inline">{csrf}<input type="text" name="object" id="correct-object" placeholder="the right value" required><input type="text" name="reason" id="correct-reason" placeholder="why" required><button type="submit" id="correct">Correct</button></form>

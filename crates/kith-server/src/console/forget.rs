@@ -2,15 +2,20 @@
 //! whole session; first a dry run that lists what would go, then, once
 //! confirmed, for good, exactly as `kith forget`), and a claim's
 //! `POST /ui/claims/{id}/retract` and `POST /ui/claims/{id}/correct`
-//! (`kith claims retract|correct`). Each is journaled and shows in the
-//! journal page; forgetting cannot be undone, the claim edits can.
+//! (`kith claims retract|correct`), and `POST /ui/claims/{id}/rebind` (the
+//! claim is about someone else: `kith correct --claim`). Each is journaled
+//! and shows in the journal page; forgetting cannot be undone, the others
+//! can.
 
 use std::fmt::Write;
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
-use kith::{ForgetReport, ForgetRequest, ForgetSelector, SessionId};
+use kith::{
+    Correction, CorrectionTarget, ForgetReport, ForgetRequest, ForgetSelector, Memory, NodeType,
+    SearchRequest, SessionId,
+};
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -188,4 +193,92 @@ pub async fn correct(
     .await?;
     let target = report.replacement.unwrap_or(report.claim);
     Ok(see_other(&format!("/ui/nodes/{target}?notice=corrected")).into_response())
+}
+
+/// The fields of a claim's "about someone else" form.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RebindForm {
+    /// The session's CSRF token.
+    #[serde(default)]
+    pub csrf: String,
+    /// The entity the claim is wrongly about.
+    #[serde(default)]
+    pub entity: String,
+    /// Who it is about: an existing entity's name, or a new person's.
+    #[serde(default)]
+    pub to: String,
+    /// `yes`: make a new person named `to` (a split).
+    pub new_person: Option<String>,
+    /// Why.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The owner's one active entity named `name` (case-insensitive); none or
+/// several is a readable refusal.
+fn entity_named(m: &Memory, owner: &crate::auth::Owner, name: &str) -> Result<Uuid, ConsoleError> {
+    let invalid = |msg: String| ConsoleError::new(StatusCode::UNPROCESSABLE_ENTITY, msg);
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(invalid("Name who the claim is about.".into()));
+    }
+    let mut req = SearchRequest::new(owner.0.as_str(), name)?;
+    req.filters.node_types = vec![NodeType::Entity];
+    req.limit = 50;
+    let matches: Vec<Uuid> = m
+        .search(&req)?
+        .into_iter()
+        .filter(|h| h.content.trim().eq_ignore_ascii_case(name))
+        .map(|h| h.node_id)
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(invalid(format!(
+            "No entity is named {name:?}; tick \"a new person\" to make one."
+        ))),
+        _ => Err(invalid(format!(
+            "{} entities are named {name:?}; correct it from the entity's page with kith correct --to ID.",
+            matches.len()
+        ))),
+    }
+}
+
+/// `POST /ui/claims/{id}/rebind`: the claim is about another entity (an
+/// existing one by name, or a new person): `Memory::correct` with this
+/// claim, then to the entity it is now about.
+pub async fn rebind(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    IdPath(id): IdPath,
+    FormBody(form): FormBody<RebindForm>,
+) -> Result<Response, ConsoleError> {
+    viewer.check_csrf(&form.csrf)?;
+    let entity = Uuid::parse_str(form.entity.trim())
+        .map_err(|_| ConsoleError::new(StatusCode::NOT_FOUND, "There is no such entity."))?;
+    let owner = viewer.owner.clone();
+    let report = run(&state, move |m| {
+        let to = if form.new_person.as_deref() == Some("yes") {
+            CorrectionTarget::NewPerson {
+                name: form.to.trim().to_string(),
+            }
+        } else {
+            CorrectionTarget::Entity {
+                id: entity_named(m, &owner, &form.to)?,
+            }
+        };
+        let correction = Correction {
+            entity,
+            claims: vec![id],
+            events: Vec::new(),
+            to,
+            reason: form.reason.clone(),
+        };
+        Ok(m.correct(&owner.0, &correction)?)
+    })
+    .await?;
+    Ok(see_other(&format!(
+        "/ui/nodes/{}?notice=rebound",
+        report.target
+    )))
 }

@@ -65,6 +65,7 @@ pub fn router() -> Router<AppState> {
         .route("/ui/forget", post(forget::forget))
         .route("/ui/claims/{id}/retract", post(forget::retract))
         .route("/ui/claims/{id}/correct", post(forget::correct))
+        .route("/ui/claims/{id}/rebind", post(forget::rebind))
         .layer(axum::middleware::from_fn(guard))
 }
 
