@@ -84,7 +84,7 @@ fn hostile_memory_text_is_escaped_on_every_page() {
     ingest(
         &server,
         ALICE_KEY,
-        "Mallory",
+        "<i>Eve</i>",
         "s-1",
         "I work at <b>Northwind</b> & co.",
     );
@@ -101,7 +101,7 @@ fn hostile_memory_text_is_escaped_on_every_page() {
     for page in &pages {
         let a = c.get(page);
         assert_eq!(a.status, 200, "{page}: {}", a.body);
-        for raw in ["<script>alert", "<img src=x", "<b>Northwind"] {
+        for raw in ["<script>alert", "<img src=x", "<b>Northwind", "<i>Eve"] {
             assert!(!a.body.contains(raw), "{page} shows {raw:?} unescaped");
         }
         assert!(!a.body.contains("onerror=alert(1)>"), "{page}");
@@ -114,6 +114,7 @@ fn hostile_memory_text_is_escaped_on_every_page() {
         a.body
     );
     let a = c.get("/ui/conversation?session=s-1");
+    assert!(a.body.contains("&lt;i&gt;Eve&lt;/i&gt;"), "{}", a.body);
     assert!(
         a.body.contains("&lt;b&gt;Northwind&lt;/b&gt; &amp; co."),
         "{}",
@@ -716,6 +717,7 @@ fn bad_ids_and_parameters_answer_readable_errors() {
         ("/ui/conversation?after=x&session=s", 422),
         ("/ui/inbox?status=maybe", 422),
         ("/ui/entities?bogus=1", 422),
+        ("/ui/no/such/page", 404),
     ] {
         let a = c.get(path);
         assert_eq!(a.status, status, "{path}: {}", a.body);

@@ -66,7 +66,13 @@ pub fn router() -> Router<AppState> {
         .route("/ui/claims/{id}/retract", post(forget::retract))
         .route("/ui/claims/{id}/correct", post(forget::correct))
         .route("/ui/claims/{id}/rebind", post(forget::rebind))
+        .route("/ui/{*rest}", get(no_such_page))
         .layer(axum::middleware::from_fn(guard))
+}
+
+/// Any other path under `/ui`: an HTML 404, not the API's JSON one.
+async fn no_such_page() -> ConsoleError {
+    ConsoleError::new(StatusCode::NOT_FOUND, "There is no such page.")
 }
 
 /// Middleware: refuses a form posted from another origin (a browser names
