@@ -62,7 +62,6 @@ fn a_person_logs_in_and_finds_a_turn() {
     assert_eq!(session["httpOnly"], true);
     assert_eq!(session["sameSite"], "Strict");
     assert!(!browser.script_cookies().contains("kith_console"));
-    screenshot(&browser, "overview");
 
     browser.click(&browser.find(r#"nav a[href="/ui/conversation"]"#));
     screenshot(&browser, "sessions");
@@ -124,6 +123,8 @@ fn a_person_asks_reviews_the_inbox_undoes_a_merge_and_forgets_in_chromium() {
     let seeded = console::seed_review(&server, ALICE_KEY);
     let browser = Browser::start(1100, 760);
     login(&browser, &server.base, ALICE_KEY);
+    assert_eq!(browser.text(&browser.find("#count-events b")), "6");
+    screenshot(&browser, "overview");
 
     // Ask: the packed context and the ranked evidence with traces.
     browser.click(&browser.find(r#"nav a[href="/ui/ask"]"#));
