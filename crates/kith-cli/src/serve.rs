@@ -103,7 +103,10 @@ pub fn serve(cli: &Cli, a: &ServeArgs) -> Result<()> {
         // One line on stdout, so scripts (and `kith bench http`) can read
         // the port when --bind asked for port 0.
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "kith: listening on http://{addr} ({mode})");
+        let _ = writeln!(
+            out,
+            "kith: listening on http://{addr} ({mode}); web console: http://{addr}/ui"
+        );
         let _ = out.flush();
     })
     .context("kith serve")

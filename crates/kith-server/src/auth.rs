@@ -172,10 +172,16 @@ impl ApiKeys {
     /// The owner `key` is bound to. Every entry is compared, each in
     /// constant time, so timing says nothing about which key is close.
     pub fn owner_of(&self, key: &str) -> Option<&OwnerId> {
-        let d = digest(key);
+        self.owner_of_digest(&digest(key))
+    }
+
+    /// The owner the key with SHA-256 `digest` is bound to (the console's
+    /// sessions keep only the digest of the key that logged in, and check
+    /// it again on every request, so a key removed on SIGHUP ends them).
+    pub fn owner_of_digest(&self, digest: &[u8; 32]) -> Option<&OwnerId> {
         let mut found = None;
         for (entry, owner) in &self.entries {
-            if bool::from(entry.ct_eq(&d)) {
+            if bool::from(entry.ct_eq(digest)) {
                 found = Some(owner);
             }
         }
@@ -183,7 +189,8 @@ impl ApiKeys {
     }
 }
 
-fn digest(key: &str) -> [u8; 32] {
+/// The SHA-256 digest keys are kept as.
+pub(crate) fn digest(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
 
@@ -214,9 +221,12 @@ impl Auth {
     }
 }
 
-/// Routes anyone may call: they hold no memory.
+/// Routes anyone may call: they hold no memory. The console (`/ui`)
+/// authenticates by its own session cookie ([`crate::console`]).
 fn is_public(path: &str) -> bool {
     matches!(path, "/v1/health" | "/openapi.json" | "/metrics")
+        || path == "/ui"
+        || path.starts_with("/ui/")
 }
 
 /// Middleware: resolves the request's owner (or answers 401) and records

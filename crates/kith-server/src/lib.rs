@@ -13,6 +13,8 @@
 //! - [`mcp`]: the MCP tools and both transports.
 //! - [`worker`]: the background extraction worker; [`metrics`]: `/metrics`;
 //!   [`compact`]: the compact retrieval.
+//! - [`console`]: the web console at `/ui` (server-rendered pages, a
+//!   session cookie opened with an API key, CSRF-protected forms).
 //!
 //! `Memory` is synchronous (SQLite): handlers call it on tokio's blocking
 //! pool through an `Arc<Memory>`.
@@ -20,6 +22,7 @@
 pub mod apidoc;
 pub mod auth;
 pub mod compact;
+pub mod console;
 pub mod dto;
 pub mod error;
 pub mod listen;

@@ -36,6 +36,7 @@ mod jsonl;
 mod memory;
 pub mod neighbourhood;
 pub mod organize;
+mod overview;
 mod pack;
 pub mod retrieve;
 mod retry;

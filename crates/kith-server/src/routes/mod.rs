@@ -41,6 +41,8 @@ pub struct AppState {
     pub worker: Option<Arc<crate::worker::WorkerStats>>,
     /// Request counters for `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The web console's logged-in sessions.
+    pub console: Arc<crate::console::Sessions>,
 }
 
 impl AppState {
@@ -158,9 +160,12 @@ pub fn router_with(
         auth,
         worker,
         metrics: Arc::default(),
+        console: Arc::default(),
     };
     all_routes()
         .router
+        // The web console: HTML pages with their own session login.
+        .merge(crate::console::router())
         // MCP's Streamable HTTP transport, behind the same auth.
         .route(
             "/mcp",
