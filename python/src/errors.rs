@@ -35,6 +35,8 @@ fn class_of(kind: kith::ErrorKind) -> (&'static str, &'static str) {
         K::Corrupted => ("Corrupted", "corrupted"),
         K::Io => ("StorageError", "io"),
         K::Unsupported => ("Unsupported", "unsupported"),
+        K::Unavailable => ("Unavailable", "unavailable"),
+        K::Upstream => ("Upstream", "upstream"),
         // `ErrorKind` is non-exhaustive: a kind added later is still a
         // kith error, with the base class.
         _ => ("KithError", "other"),

@@ -74,4 +74,7 @@ def test_http_codes_map_to_the_engine_kinds():
     assert type(error_for("undo_refused", "m", 409)) is kith.Conflict
     assert type(error_for("reason_required", "m", 422)) is kith.InvalidInput
     assert type(error_for("busy", "m", 503)) is kith.Busy
+    # An embeddings endpoint down or rate limited, or answering wrongly.
+    assert type(error_for("unavailable", "m", 503)) is kith.Unavailable
+    assert type(error_for("upstream", "m", 502)) is kith.Upstream
     assert type(error_for("internal", "m", 500)) is kith.ServerError
