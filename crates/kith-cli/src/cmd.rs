@@ -44,9 +44,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref dir,
             ref embeddings,
         } => {
-            // Load the model before creating anything, so a missing model
-            // leaves no half-made pack behind.
-            let embedder = EmbeddingSpec::parse(embeddings)?.load()?;
+            // Load the model before creating anything, so a model that
+            // cannot be had leaves no half-made pack behind. MiniLM, the
+            // default, is fetched on first use, as `kith demo` does.
+            let spec = EmbeddingSpec::parse(embeddings)?;
+            if spec == EmbeddingSpec::MiniLm {
+                crate::retrieve::ensure_minilm()?;
+            }
+            let embedder = spec.load()?;
             if let Some(url) = &cli.database_url {
                 if let Some(dir) = dir {
                     bail!(

