@@ -989,6 +989,72 @@ fn serve_runs_the_extraction_worker_unless_told_not_to() {
     let _ = child.wait();
 }
 
+/// Two servers on one pack: after the first forgets (and so scans the
+/// pack's files), it still sees what the second writes. Reading a file and
+/// closing it used to release the first process's SQLite locks, so the
+/// second rebuilt the WAL index under it and the first saw nothing the
+/// second wrote until that one closed.
+#[cfg(unix)]
+#[test]
+fn a_forget_keeps_seeing_what_another_process_writes() {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .new_agent();
+    let contents = |url: &str| -> Vec<String> {
+        let mut r = agent
+            .get(format!("{url}/v1/events"))
+            .header("X-Kith-Owner", "o")
+            .call()
+            .unwrap();
+        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        v["events"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|e| e["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let store = |url: &str, text: &str| -> String {
+        let mut r = agent
+            .post(format!("{url}/v1/events"))
+            .header("X-Kith-Owner", "o")
+            .header("Content-Type", "application/json")
+            .send(format!(r#"{{"role": "user", "content": "{text}"}}"#))
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            201,
+            "store: {}",
+            r.body_mut().read_to_string().unwrap()
+        );
+        let v: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        v["event_id"].as_str().unwrap().to_string()
+    };
+    let t = TestPack::new();
+    let (mut first, one) = start_serve(&t, &["--no-worker"]);
+    let id = store(&one, "a first message to forget");
+    let r = agent
+        .delete(format!("{one}/v1/events/{id}?reason=asked"))
+        .header("X-Kith-Owner", "o")
+        .call()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (mut second, two) = start_serve(&t, &["--no-worker"]);
+    store(&two, "written by the second server");
+    let seen = contents(&one);
+    assert!(
+        seen.iter().any(|c| c == "written by the second server"),
+        "the first server sees {seen:?}"
+    );
+    assert_eq!(contents(&two), seen);
+    for child in [&mut first, &mut second] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 /// Sends one keep-alive GET on `stream` and reads its status.
 #[cfg(unix)]
 fn keep_alive_get(stream: &mut std::net::TcpStream, path: &str, key: &str) -> u16 {

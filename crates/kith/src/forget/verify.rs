@@ -9,7 +9,6 @@
 //! checked through the store.
 
 use std::collections::HashSet;
-use std::io::Read;
 use std::path::Path;
 
 use aho_corasick::AhoCorasick;
@@ -180,11 +179,13 @@ fn scan_pack<'t>(
     collect_files(dir, &mut files)?;
     files.sort();
     for path in files {
-        let mut file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let file = held::open(&path).map_err(|e| Error::io(&path, e))?;
         let mut carry: Vec<u8> = Vec::new();
         let mut buf = vec![0u8; CHUNK];
+        let mut offset = 0u64;
         loop {
-            let n = file.read(&mut buf).map_err(|e| Error::io(&path, e))?;
+            let n = held::read_at(&file, &mut buf, offset).map_err(|e| Error::io(&path, e))?;
+            offset += n as u64;
             if n == 0 {
                 break;
             }
@@ -224,4 +225,66 @@ fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), Er
         }
     }
     Ok(())
+}
+
+/// Reading the pack's files without releasing this process's SQLite locks.
+///
+/// Closing *any* descriptor of a file releases every POSIX advisory lock the
+/// process holds on that file, and SQLite's locks on the database, its WAL
+/// and its shared-memory index are such locks. A scan that opened and closed
+/// them dropped this process's locks: a process opening the pack afterwards
+/// found no other user, rebuilt the WAL index, and from then on this process
+/// no longer saw that process's writes (found by the Python package's tests,
+/// two `kith serve` on one pack). So each scanned file is opened once and its
+/// descriptor kept for the life of the process, as SQLite keeps its own; a
+/// pack has a handful of files, so this holds a handful of descriptors.
+mod held {
+    use std::collections::HashMap;
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+    use std::sync::{Arc, Mutex, OnceLock};
+
+    /// By file identity (device, inode), so a replaced file gets its own.
+    type Key = (u64, u64);
+
+    static HELD: OnceLock<Mutex<HashMap<Key, Arc<File>>>> = OnceLock::new();
+
+    #[cfg(unix)]
+    pub(super) fn open(path: &Path) -> io::Result<Arc<File>> {
+        use std::os::unix::fs::MetadataExt;
+        let mut held = HELD
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let meta = std::fs::metadata(path)?;
+        let key = (meta.dev(), meta.ino());
+        if let Some(file) = held.get(&key) {
+            return Ok(file.clone());
+        }
+        let file = Arc::new(File::open(path)?);
+        held.insert(key, file.clone());
+        Ok(file)
+    }
+
+    /// Elsewhere locks belong to the handle that took them: a plain open.
+    #[cfg(not(unix))]
+    pub(super) fn open(path: &Path) -> io::Result<Arc<File>> {
+        let _ = &HELD;
+        Ok(Arc::new(File::open(path)?))
+    }
+
+    /// Reads at `offset` without moving a shared cursor.
+    #[cfg(unix)]
+    pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(file, buf, offset)
+    }
+
+    #[cfg(not(unix))]
+    pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read(buf)
+    }
 }
