@@ -42,7 +42,7 @@ pub fn locomo_half(sample_id: &str) -> Split {
 
 /// The half a LongMemEval question belongs to.
 pub fn longmemeval_half(question_id: &str) -> Split {
-    if fnv1a(question_id.as_bytes()) % 2 == 0 {
+    if fnv1a(question_id.as_bytes()).is_multiple_of(2) {
         Split::Tune
     } else {
         Split::Report
