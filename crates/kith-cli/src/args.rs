@@ -650,6 +650,11 @@ pub enum BenchCommand {
         /// Extract entities and claims (the configured provider) while storing.
         #[arg(long)]
         extract: bool,
+        /// Only one half of the file: `tune` (LoCoMo conv-26, -30, -41; the
+        /// LongMemEval questions whose id hashes even) or `report` (the rest,
+        /// never tuned on). Default: the whole file.
+        #[arg(long, value_enum)]
+        split: Option<crate::bench_split::Split>,
     },
     /// Extraction against LoCoMo's `observation` annotations: coverage,
     /// matched coverage, claim and binding precision, speaker nodes, junk

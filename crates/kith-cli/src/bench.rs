@@ -116,6 +116,7 @@ pub fn run(
         weights,
         embedding_cache,
         misses,
+        split,
     } = which
     {
         let mut paths = kith::RetrievePaths::default();
@@ -133,6 +134,7 @@ pub fn run(
                 embedding_cache: embedding_cache.as_deref(),
                 misses: misses.as_deref(),
                 database_url,
+                split: *split,
             },
             json,
         );

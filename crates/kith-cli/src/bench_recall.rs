@@ -29,7 +29,8 @@ use kith::{Embedder, EventInput, IngestOptions, Memory, RetrievePaths, RetrieveR
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::locomo::{evidence_ids, LocomoFile};
+use crate::bench_split::{locomo_half, longmemeval_half, runs, Split};
+use crate::locomo::{evidence_ids, Conversation, LocomoFile};
 use crate::retrieve::bar;
 
 /// How to run.
@@ -56,6 +57,8 @@ pub struct RecallOptions<'a> {
     /// Run on PostgreSQL: each haystack in a fresh database made (and
     /// dropped) through this URL, whose role needs CREATEDB.
     pub database_url: Option<&'a str>,
+    /// Only one half of the file (`bench_split`); `None`: all of it.
+    pub split: Option<Split>,
 }
 
 /// Embeds each distinct text once (and, once `bypass` is set, passes every
@@ -273,6 +276,48 @@ struct Sums {
     recall: [f64; 4],
 }
 
+impl Sums {
+    /// Counts one question: the share of `gold` in each top k of `ranked`.
+    fn add(&mut self, ranked: &[String], gold: &HashSet<String>) {
+        self.questions += 1;
+        for (i, k) in LOCOMO_K.iter().enumerate() {
+            let found = ranked
+                .iter()
+                .take(*k)
+                .filter(|id| gold.contains(*id))
+                .count();
+            self.recall[i] += found as f64 / gold.len() as f64;
+        }
+    }
+}
+
+/// Whether `question` names one of the conversation's speakers (first name,
+/// whole word) who said none of its evidence turns: a speaker trap.
+fn names_other_speaker(question: &str, conv: &Conversation, gold: &HashSet<String>) -> bool {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .collect();
+    conv.speakers.iter().any(|speaker| {
+        let first = speaker
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        !first.is_empty()
+            && words.contains(&first)
+            && !conv
+                .turns
+                .iter()
+                .any(|t| gold.contains(&t.dia_id) && &t.speaker == speaker)
+    })
+}
+
+/// ` (tune half)` and the like, for headings.
+fn half_label(split: Option<Split>) -> String {
+    split.map(|s| format!(" ({s} half)")).unwrap_or_default()
+}
+
 const LOCOMO_K: [usize; 4] = [5, 10, 25, 50];
 
 /// Runs the benchmark and prints its figures.
@@ -296,15 +341,29 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     let started = Instant::now();
     let mut per_cat: HashMap<u64, Sums> = HashMap::new();
     let mut asked = 0usize;
-    let total_q: usize = file
+    let chosen: Vec<(usize, &Conversation)> = file
         .conversations
         .iter()
-        .map(|c| c.raw["qa"].as_array().map(|q| q.len()).unwrap_or(0))
+        .enumerate()
+        .filter(|(_, c)| runs(o.split, locomo_half(&c.sample_id)))
+        .collect();
+    if chosen.is_empty() {
+        bail!(
+            "no conversation of {} is in the {} half",
+            o.data.display(),
+            o.split.map(|s| s.to_string()).unwrap_or_default()
+        );
+    }
+    let total_q: usize = chosen
+        .iter()
+        .map(|(_, c)| c.raw["qa"].as_array().map(|q| q.len()).unwrap_or(0))
         .sum();
     let progress = bar(total_q as u64, "questions");
     let mut turns_stored = 0usize;
     let mut retrieve_ms = Vec::new();
-    for (ci, conv) in file.conversations.iter().enumerate() {
+    let mut traps = Sums::default();
+    let mut wrong_speaker = Sums::default();
+    for (ci, conv) in chosen {
         let owner = format!("conv{ci}");
         let inputs = conv.inputs(&owner);
         let turn_ids: HashSet<String> = conv.turns.iter().map(|t| t.dia_id.clone()).collect();
@@ -320,7 +379,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
         for qa in conv.raw["qa"].as_array().into_iter().flatten() {
             progress.inc(1);
             let cat = qa["category"].as_u64().unwrap_or(0);
-            if !(1..=4).contains(&cat) || (o.questions > 0 && asked >= o.questions) {
+            if !(1..=5).contains(&cat) || (o.questions > 0 && asked >= o.questions) {
                 continue;
             }
             let gold: HashSet<String> = evidence_ids(&qa["evidence"])
@@ -353,15 +412,20 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
                         .with_context(|| format!("cannot write {}", out.display()))?;
                 }
             }
-            let s = per_cat.entry(cat).or_default();
-            s.questions += 1;
-            for (i, k) in LOCOMO_K.iter().enumerate() {
-                let found = ranked
-                    .iter()
-                    .take(*k)
-                    .filter(|id| gold.contains(*id))
-                    .count();
-                s.recall[i] += found as f64 / gold.len() as f64;
+            // Category 5 (adversarial: the question's premise is false,
+            // often by naming the wrong speaker) is kept apart from 1–4; its
+            // evidence is the turn that shows what really happened.
+            let mut sums: Vec<&mut Sums> = Vec::new();
+            if cat == 5 {
+                if names_other_speaker(q, conv, &gold) {
+                    sums.push(&mut wrong_speaker);
+                }
+                sums.push(&mut traps);
+            } else {
+                sums.push(per_cat.entry(cat).or_default());
+            }
+            for s in sums {
+                s.add(&ranked, &gold);
             }
         }
     }
@@ -379,6 +443,8 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
         rows.push((format!("{cat} {}", names[*cat as usize]), s.clone()));
     }
     rows.push(("all (1-4)".into(), all));
+    rows.push(("5 adversarial".into(), traps));
+    rows.push(("5 other speaker".into(), wrong_speaker));
     retrieve_ms.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         retrieve_ms
@@ -400,13 +466,15 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             })
             .collect();
         return crate::render::json(&serde_json::json!({
-            "dataset": "locomo", "turns": turns_stored, "rows": out,
+            "dataset": "locomo", "split": o.split.map(|s| s.to_string()),
+            "turns": turns_stored, "rows": out,
             "retrieve_p50_ms": pct(0.5), "retrieve_p95_ms": pct(0.95),
             "seconds": started.elapsed().as_secs_f64(),
         }));
     }
     println!(
-        "LoCoMo turn-level evidence recall ({} turns, {:.0} s)",
+        "LoCoMo turn-level evidence recall{} ({} turns, {:.0} s)",
+        half_label(o.split),
         turns_stored,
         started.elapsed().as_secs_f64()
     );
@@ -502,7 +570,10 @@ fn longmemeval(
     for q in questions {
         progress.inc(1);
         let qid = q["question_id"].as_str().unwrap_or("");
-        if qid.ends_with("_abs") || (o.questions > 0 && asked >= o.questions) {
+        if qid.ends_with("_abs")
+            || !runs(o.split, longmemeval_half(qid))
+            || (o.questions > 0 && asked >= o.questions)
+        {
             continue;
         }
         let sids = q["haystack_session_ids"]
@@ -655,13 +726,14 @@ fn longmemeval(
             })
         }).collect();
         return crate::render::json(&serde_json::json!({
-            "dataset": "longmemeval", "rows": out,
+            "dataset": "longmemeval", "split": o.split.map(|s| s.to_string()), "rows": out,
             "retrieve_p50_ms": pct(0.5), "retrieve_p95_ms": pct(0.95),
             "seconds": started.elapsed().as_secs_f64(),
         }));
     }
     println!(
-        "LongMemEval_S retrieval ({:.0} s)",
+        "LongMemEval_S retrieval{} ({:.0} s)",
+        half_label(o.split),
         started.elapsed().as_secs_f64()
     );
     println!(

@@ -9,6 +9,7 @@ mod bench_extract;
 mod bench_http;
 mod bench_latency;
 mod bench_recall;
+mod bench_split;
 mod claims;
 mod cmd;
 mod demo;

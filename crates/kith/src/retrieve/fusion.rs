@@ -30,6 +30,10 @@ pub enum PathKind {
     Recency,
     /// Said around a date the query names.
     Dated,
+    /// The turn behind a claim in force, for a present-tense question whose
+    /// candidates include a turn it superseded; its score is that turn's
+    /// fused score.
+    Current,
 }
 
 /// Each path's weight in fusion.
@@ -47,6 +51,14 @@ pub struct PathWeights {
     pub recency: f64,
     /// Hits around a date the query names.
     pub dated: f64,
+    /// The turns behind claims in force (a share of the superseded turn's
+    /// score).
+    #[serde(default = "one")]
+    pub current: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for PathWeights {
@@ -61,6 +73,9 @@ impl Default for PathWeights {
             neighbour: 0.5,
             recency: 0.1,
             dated: 1.0,
+            // The current turn takes the superseded turn's place: not a
+            // tuned weight, the rule itself.
+            current: 1.0,
         }
     }
 }
@@ -75,6 +90,7 @@ impl PathWeights {
             PathKind::Neighbour => self.neighbour,
             PathKind::Recency => self.recency,
             PathKind::Dated => self.dated,
+            PathKind::Current => self.current,
         }
     }
 
@@ -98,6 +114,7 @@ impl PathWeights {
                 "neighbour" | "neighbours" => w.neighbour = v,
                 "recency" => w.recency = v,
                 "dated" => w.dated = v,
+                "current" => w.current = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -115,6 +132,7 @@ impl PathKind {
             PathKind::Neighbour => "neighbour",
             PathKind::Recency => "recency",
             PathKind::Dated => "dated",
+            PathKind::Current => "current",
         }
     }
 }
@@ -191,6 +209,9 @@ impl Trace {
                 // it sits next to (spreading activation), so it never
                 // outranks that hit on the neighbour path alone.
                 (PathKind::Neighbour, Some(source)) => weights.neighbour * source,
+                // The turn in force inherits the score of the turn it
+                // superseded.
+                (PathKind::Current, Some(source)) => weights.current * source,
                 _ => weights.of(p.path) / (RRF_K + p.rank as f64),
             })
             .sum();

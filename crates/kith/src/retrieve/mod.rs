@@ -15,9 +15,12 @@
 //!    hits, in their session (an answer often spans two turns).
 //! 6. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
-//! 7. **Speaker boost**: when the query names someone who speaks in the
-//!    candidates, their turns are multiplied by
-//!    [`NAMED_SPEAKER_BOOST`] — kith knows who said what.
+//! 7. **Current facts**: for a present-tense question, turns whose claim
+//!    was superseded rank below the turn in force ([`current`]).
+//! 8. **Speaker boost**: when the query names someone who speaks in the
+//!    candidates (as people say names: [`names`]), their turns are
+//!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
+//!    and strong evidence by someone else keeps its place ([`speakers`]).
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.
@@ -27,9 +30,13 @@
 //!
 //! Nothing crosses owners: every store call takes the request's owner.
 
+mod current;
 mod dates;
 pub mod fusion;
+mod graph;
+mod names;
 pub mod retention;
+mod speakers;
 
 pub use dates::month_number;
 pub mod pack;
@@ -38,8 +45,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use kith_core::{
-    ids, Edge, EdgeType, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId,
-    Timestamp,
+    ids, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId, Timestamp,
 };
 use kith_store::{
     EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode,
@@ -52,7 +58,7 @@ use uuid::Uuid;
 use crate::error::Error;
 use crate::memory::Memory;
 use crate::search::Provenance;
-use fusion::{Boost, PathKind, PathRank, PathWeights, Trace};
+use fusion::{PathKind, PathRank, PathWeights, Trace};
 use pack::{PackItem, PackedLine};
 
 /// The factor for turns by a speaker the query names.
@@ -353,14 +359,15 @@ impl Memory {
             Vec::new()
         } else if vector_hits.is_empty() {
             let hits = lexical(&mut *tx, &req.query)?;
-            let named = named_speakers(&req.query, hits.iter());
+            let named = speakers::named_speakers(&req.query, hits.iter());
             first_pass = Some(hits);
             named
         } else {
-            named_speakers(&req.query, vector_hits.iter())
+            speakers::named_speakers(&req.query, vector_hits.iter())
         };
-        let name_words: HashSet<String> = named.iter().flat_map(|n| words(n)).collect();
-        let rest: Vec<String> = words(&req.query)
+        let query_words = words(&req.query);
+        let name_words = speakers::name_words(&named, &query_words);
+        let rest: Vec<String> = query_words
             .into_iter()
             .filter(|w| !name_words.contains(w))
             .collect();
@@ -373,9 +380,9 @@ impl Memory {
             Some(hits) if named.is_empty() => hits,
             _ => lexical(&mut *tx, &lexical_text)?,
         };
+        let named_dates = dates::mentioned_dates(&req.query);
         if req.paths.dated {
-            let dates = dates::mentioned_dates(&req.query);
-            for date in dates.iter().take(2) {
+            for date in named_dates.iter().take(2) {
                 // A day before to two days after: event times carry their
                 // speaker's offset, and "on 3 June" may be told the day after.
                 let day = 86_400_000;
@@ -421,8 +428,14 @@ impl Memory {
             let score = Some(h.score);
             pool.add(h, path(PathKind::Vector, i, score, None));
         }
+        let mut named = named;
+        let mut superseded = current::SupersededEvidence::default();
         if req.paths.graph {
-            graph_candidates(&mut *tx, req, &mut pool)?;
+            let found = graph::candidates(&mut *tx, req, &named, &mut pool)?;
+            if req.paths.speaker_boost {
+                speakers::add_reached(&mut named, &found.people, &pool);
+            }
+            superseded = found.superseded;
         }
         if req.paths.neighbours {
             let sources: Vec<Source> = pool
@@ -443,8 +456,13 @@ impl Memory {
         if req.paths.recency && asks_about_recent(&req.query) {
             recency_candidates(&mut *tx, req, &mut pool)?;
         }
+        if !superseded.is_empty()
+            && current::asks_about_present(&req.query, !named_dates.is_empty())
+        {
+            current::put_current_first(&mut *tx, req, &superseded, &mut pool)?;
+        }
         if !named.is_empty() {
-            boost_named_speakers(&named, &mut pool);
+            speakers::boost(&named, &mut pool, &req.weights);
         }
         // A claim the owner corrected says what its message does not: it
         // gets a packed line of its own instead of folding into the
@@ -467,6 +485,7 @@ impl Memory {
                     speaker: h.speaker.clone(),
                     role: h.role,
                     text: h.content.clone(),
+                    mark: superseded.mark(h.event_id),
                 });
             }
             let (Some(event_id), Some(role), Some(ingested_at)) =
@@ -702,15 +721,6 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `name` occurs in `query_words` as whole consecutive words.
-fn names(query_words: &[String], name: &str) -> bool {
-    let name_words = words(name);
-    !name_words.is_empty()
-        && query_words
-            .windows(name_words.len())
-            .any(|w| w == name_words.as_slice())
-}
-
 fn asks_about_recent(query: &str) -> bool {
     words(query)
         .iter()
@@ -761,100 +771,6 @@ fn passes(node: &kith_core::Node, event: Option<&StoredEvent>, f: &SearchFilters
             .is_none_or(|t| effective.is_some_and(|ms| ms >= t.unix_millis()))
         && f.time_to
             .is_none_or(|t| effective.is_some_and(|ms| ms < t.unix_millis()))
-}
-
-/// Entities the query names, their active claims, and the memories the
-/// linking pass linked to them.
-fn graph_candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
-    // Most memories of a store()-only owner have no entities: one indexed
-    // probe saves a full-text search.
-    let any_entity = tx.list_nodes(&NodeQuery {
-        owner: Some(req.owner.clone()),
-        scope: req.filters.scope.clone(),
-        node_types: vec![NodeType::Entity],
-        limit: 1,
-        ..NodeQuery::default()
-    })?;
-    if any_entity.is_empty() {
-        return Ok(());
-    }
-    let query_words = words(&req.query);
-    let entities = tx.search_lexical(&LexicalQuery {
-        owner: req.owner.clone(),
-        text: req.query.clone(),
-        filters: SearchFilters {
-            scope: req.filters.scope.clone(),
-            node_types: vec![NodeType::Entity],
-            ..SearchFilters::default()
-        },
-        limit: 20,
-    })?;
-    let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
-    let mut seen = HashSet::new();
-    for entity in entities.iter().filter(|e| names(&query_words, &e.content)) {
-        for edge in tx
-            .edges_of(entity.node_id)?
-            .into_iter()
-            .filter(Edge::is_open)
-        {
-            // HAS_FACT out of the entity: its claims. MENTIONS into the
-            // entity written by the linking pass: the memories that name
-            // it, so one memory is reached through another. Nothing else
-            // (alias RELATES_TO edges, verified or not, and ingestion's
-            // claim → entity MENTIONS) is followed.
-            let claim_edge =
-                edge.edge_type == EdgeType::HasFact && edge.source_id == entity.node_id;
-            let linked_mention = edge.edge_type == EdgeType::Mentions
-                && edge.target_id == entity.node_id
-                && edge
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.get("basis"))
-                    .and_then(|b| b.as_str())
-                    == Some(crate::organize::linking::LINK_BASIS);
-            if !(claim_edge || linked_mention) {
-                continue;
-            }
-            // A claim is the edge's target; a linked memory its source.
-            let reached = if linked_mention {
-                edge.source_id
-            } else {
-                edge.target_id
-            };
-            if !seen.insert(reached) {
-                continue;
-            }
-            let Some(claim) = tx.get_node(reached)? else {
-                continue;
-            };
-            if claim.owner_id != req.owner {
-                continue;
-            }
-            let claim_words: HashSet<String> = words(&claim.content).into_iter().collect();
-            let overlap = query_words
-                .iter()
-                .filter(|w| claim_words.contains(*w))
-                .count();
-            let newest = -claim.created_at.unix_millis();
-            claims.push((overlap, newest, claim, entity.content.clone()));
-        }
-    }
-    claims.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (i, (_, _, claim, entity)) in claims.into_iter().take(50).enumerate() {
-        let event = match claim.evidence_refs.first() {
-            Some(id) => tx.get_event(*id)?,
-            None => None,
-        };
-        if !passes(&claim, event.as_ref(), &req.filters) {
-            continue;
-        }
-        let hit = hit_for(&claim, event.as_ref());
-        pool.add(
-            hit,
-            path(PathKind::Graph, i, None, Some(format!("entity {entity}"))),
-        );
-    }
-    Ok(())
 }
 
 /// A strong hit whose session neighbours join the candidates.
@@ -984,56 +900,9 @@ fn recency_candidates(
     Ok(())
 }
 
-/// The speakers among `hits` whom the query names: by full name, or by
-/// first name alone ("Caroline" for "Caroline Reyes").
-fn named_speakers<'a>(query: &str, hits: impl Iterator<Item = &'a LexicalHit>) -> Vec<String> {
-    let query_words = words(query);
-    let mut seen = HashSet::new();
-    let mut named = Vec::new();
-    for h in hits {
-        let Some(speaker) = &h.speaker else { continue };
-        if !seen.insert(speaker.clone()) {
-            continue;
-        }
-        let first = words(speaker).into_iter().next();
-        if names(&query_words, speaker)
-            || first.is_some_and(|f| f.len() >= 3 && query_words.contains(&f))
-        {
-            named.push(speaker.clone());
-        }
-    }
-    named
-}
-
-/// Boosts turns by the named speakers.
-fn boost_named_speakers(named: &[String], pool: &mut Pool) {
-    for c in pool.by_id.values_mut() {
-        let Some(speaker) = &c.hit.speaker else {
-            continue;
-        };
-        if named.contains(speaker) && c.hit.role != Some(Role::System) {
-            c.trace.add_boost(Boost {
-                name: "named_speaker".into(),
-                factor: NAMED_SPEAKER_BOOST,
-                reason: format!("the query names {speaker}, who said this"),
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_match_whole_words_only() {
-        let q = words("What did Caroline Reyes say about Mel?");
-        assert!(names(&q, "Caroline"));
-        assert!(names(&q, "caroline reyes"));
-        assert!(!names(&q, "Carol"));
-        assert!(!names(&q, "Melanie"));
-        assert!(!names(&q, ""));
-    }
 
     #[test]
     fn recency_cues_are_words() {

@@ -2,7 +2,9 @@
 //! exceeds the budget, counted with the cl100k_base tokenizer on the rendered
 //! text.
 //!
-//! Each line reads `[2025-08-09 21:33] Maya Okafor (user): text`. Items of
+//! Each line reads `[2025-08-09 21:33] Maya Okafor (user): text`, with a
+//! bracketed mark before the text when there is something to say about it
+//! (`[superseded by: …] `). Items of
 //! one event are folded into one line (the note carries the whole turn; a
 //! claim quoted from it adds nothing). Lines go in rank order; a line that
 //! does not fit is skipped and smaller ones after it may still fit. When not
@@ -48,6 +50,9 @@ pub struct PackItem {
     pub role: Option<Role>,
     /// The text.
     pub text: String,
+    /// A note shown before the text, in brackets (`superseded by: …` for
+    /// evidence of a claim that no longer holds).
+    pub mark: Option<String>,
 }
 
 /// One packed line.
@@ -91,6 +96,9 @@ fn prefix(item: &PackItem) -> String {
         (Some(s), None) => p.push_str(&format!("{s}: ")),
         (None, Some(r)) => p.push_str(&format!("{}: ", r.as_str())),
         (None, None) => {}
+    }
+    if let Some(mark) = &item.mark {
+        p.push_str(&format!("[{mark}] "));
     }
     p
 }
@@ -226,6 +234,7 @@ mod tests {
             speaker: Some("Caroline".into()),
             role: Some(Role::User),
             text: text.into(),
+            mark: None,
         }
     }
 
@@ -240,6 +249,17 @@ mod tests {
             "[2023-05-08 13:56] Caroline (user): I went to the support group. It was great."
         );
         assert_eq!(p.tokens, count_tokens(&p.context));
+    }
+
+    #[test]
+    fn a_mark_shows_before_the_text() {
+        let mut old = item(1, "I work at Northwind.");
+        old.mark = Some("superseded by: Caroline left Northwind".into());
+        let p = pack(&[old], 100);
+        assert_eq!(
+            p.context,
+            "[2023-05-08 13:56] Caroline (user): [superseded by: Caroline left Northwind] I work at Northwind."
+        );
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! Current facts first: for a question about the present ("Where does Maya
+//! work now?"), a turn whose claim was superseded ranks below the turn that
+//! superseded it, and the packed context says it is superseded.
+//!
+//! The graph path already walks the claims of the entities a question
+//! names; on the way it notes each superseded claim (`superseded_by`) and
+//! follows the chain to the claim in force. A turn that grounds the old
+//! claim but not the one in force (a merge repeats its evidence, so a
+//! repeat is never "superseded") is *superseded evidence*: it is marked in
+//! the packed context whatever the question; for a present-tense question
+//! it is also multiplied by [`SUPERSEDED_FACTOR`] and the turn that
+//! grounds the claim in force joins the candidates with the old turn's
+//! fused score (path `current`), so it ranks above.
+
+use std::collections::HashMap;
+
+use kith_core::ids;
+use kith_store::Tx;
+use uuid::Uuid;
+
+use super::fusion::{Boost, PathKind};
+use super::{hit_for, passes, path, Pool, RetrieveRequest};
+use crate::error::Error;
+
+/// Turns of one claim in force brought in at most (its newest evidence).
+const CURRENT_TURNS: usize = 3;
+
+/// The factor for superseded evidence under a present-tense question.
+pub const SUPERSEDED_FACTOR: f64 = 0.25;
+
+/// Words that ask about the present.
+const PRESENT_CUES: &[&str] = &[
+    "now",
+    "currently",
+    "current",
+    "still",
+    "today",
+    "presently",
+    "nowadays",
+    "anymore",
+];
+
+/// Present-tense verbs that make a question ask about what holds now
+/// ("Where does she work?", "Who is her employer?").
+const PRESENT_VERBS: &[&str] = &["does", "do", "is", "are", "has", "have"];
+
+/// Words that ask about the past, or about a change over time.
+const PAST_CUES: &[&str] = &[
+    "did",
+    "was",
+    "were",
+    "had",
+    "used",
+    "before",
+    "previously",
+    "previous",
+    "originally",
+    "formerly",
+    "former",
+    "old",
+    "first",
+    "ago",
+    "last",
+    "when",
+    "until",
+];
+
+/// Whether `query` asks about the present: a present cue ("now",
+/// "currently", "still"…), or a present-tense verb with no past cue and
+/// no date named.
+pub fn asks_about_present(query: &str, names_a_date: bool) -> bool {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    if has(PRESENT_CUES) {
+        return true;
+    }
+    has(PRESENT_VERBS) && !has(PAST_CUES) && !names_a_date && !has_year(&words)
+}
+
+/// A four-digit year (1900–2099) among `words`.
+fn has_year(words: &[String]) -> bool {
+    words
+        .iter()
+        .any(|w| w.len() == 4 && w.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)))
+}
+
+/// One superseded turn: the event that grounds an old claim, and what
+/// replaced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Superseded {
+    /// The old claim's text.
+    pub old_claim: String,
+    /// The claim in force.
+    pub current_claim: Uuid,
+    /// Its text.
+    pub current_text: String,
+    /// The events that ground the claim in force, newest last.
+    pub current_events: Vec<Uuid>,
+}
+
+/// Superseded evidence by event id, gathered by the graph path.
+#[derive(Debug, Default)]
+pub struct SupersededEvidence {
+    /// Event id of a superseded turn → what replaced its claim.
+    pub by_event: HashMap<Uuid, Superseded>,
+}
+
+impl SupersededEvidence {
+    /// Records that `old_events` grounded `old_claim`, now replaced by the
+    /// claim in force grounded in `current_events`. Events that ground both
+    /// (a repeat merged into the current claim) are not superseded.
+    pub fn note(
+        &mut self,
+        old_events: &[Uuid],
+        old_claim: &str,
+        current_claim: Uuid,
+        current_text: &str,
+        current_events: &[Uuid],
+    ) {
+        for event in old_events {
+            if current_events.contains(event) {
+                continue;
+            }
+            self.by_event.entry(*event).or_insert_with(|| Superseded {
+                old_claim: old_claim.to_string(),
+                current_claim,
+                current_text: current_text.to_string(),
+                current_events: current_events.to_vec(),
+            });
+        }
+    }
+
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.by_event.is_empty()
+    }
+
+    /// The packed context's mark for evidence from `event`, when it is
+    /// superseded: `superseded by: <the claim in force>` (at most 100
+    /// characters of it).
+    pub fn mark(&self, event: Option<Uuid>) -> Option<String> {
+        let s = self.by_event.get(&event?)?;
+        let mut text: String = s.current_text.chars().take(100).collect();
+        if text.len() < s.current_text.len() {
+            text.push('…');
+        }
+        Some(format!("superseded by: {text}"))
+    }
+}
+
+/// For a present-tense question: multiplies superseded candidates by
+/// [`SUPERSEDED_FACTOR`] and brings in the turns behind the claims in force
+/// with the superseded turn's fused score (path `current`).
+pub fn put_current_first(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    superseded: &SupersededEvidence,
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    // (the superseded candidate, its fused score, what replaced it)
+    let mut sources: Vec<(Uuid, f64, &Superseded)> = Vec::new();
+    for c in pool.ranked(&req.weights) {
+        if let Some(s) = c.hit.event_id.and_then(|e| superseded.by_event.get(&e)) {
+            sources.push((c.hit.node_id, c.trace.rrf, s));
+        }
+    }
+    for (node_id, _, s) in &sources {
+        if let Some(c) = pool.by_id.get_mut(node_id) {
+            c.trace.add_boost(Boost {
+                name: "superseded".into(),
+                factor: SUPERSEDED_FACTOR,
+                reason: format!(
+                    "the question asks about now, and its claim \"{}\" was superseded by \"{}\"",
+                    s.old_claim, s.current_text
+                ),
+            });
+        }
+    }
+    for (i, (node_id, score, s)) in sources.iter().enumerate() {
+        for event_id in s.current_events.iter().rev().take(CURRENT_TURNS) {
+            let Some(event) = tx.get_event(*event_id)? else {
+                continue;
+            };
+            let Some(note) = tx.get_node(ids::note_node_id(*event_id))? else {
+                continue;
+            };
+            if note.owner_id != req.owner || !passes(&note, Some(&event), &req.filters) {
+                continue;
+            }
+            pool.add(
+                hit_for(&note, Some(&event)),
+                path(
+                    PathKind::Current,
+                    i,
+                    Some(*score),
+                    Some(format!(
+                        "claim in force {}, replaces node {node_id}",
+                        s.current_claim
+                    )),
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn present_tense_questions() {
+        let table = [
+            ("Where does Maya work now?", false, true),
+            ("Where does Maya work?", false, true),
+            ("Is Maya still at Northwind?", false, true),
+            ("Who is Maya's current employer?", false, true),
+            ("Where did Maya work?", false, false),
+            ("Where did Maya work before Brightpath?", false, false),
+            ("Where does Maya work? (as of 2024)", false, false),
+            ("Where does Maya work on 3 May 2024?", true, false),
+            ("When did Maya start her new job?", false, false),
+            ("What was Maya's first job?", false, false),
+            ("Maya's job", false, false),
+        ];
+        for (q, dated, want) in table {
+            assert_eq!(asks_about_present(q, dated), want, "{q:?}");
+        }
+    }
+
+    #[test]
+    fn a_merged_repeat_is_not_superseded() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let current = Uuid::from_u128(9);
+        let mut s = SupersededEvidence::default();
+        // a and b said the old value; b is also the current claim's evidence.
+        s.note(
+            &[a, b],
+            "works_at Northwind",
+            current,
+            "left Northwind",
+            &[b, c],
+        );
+        assert!(s.by_event.contains_key(&a));
+        assert!(!s.by_event.contains_key(&b));
+        assert_eq!(s.by_event[&a].current_events, vec![b, c]);
+        assert!(!s.is_empty());
+        assert_eq!(
+            s.mark(Some(a)).as_deref(),
+            Some("superseded by: left Northwind")
+        );
+        assert_eq!(s.mark(Some(b)), None);
+        assert_eq!(s.mark(None), None);
+    }
+}

@@ -1,0 +1,293 @@
+//! The graph path: entities the query names, their active claims, and the
+//! memories the linking pass linked to them.
+//!
+//! An entity is named as people say names ([`super::names`]): a person's
+//! entity "Maya Okafor" by "Maya", "Ms Okafor" or a short form of her first
+//! name, any other entity by its full name; an entity named like a speaker
+//! the query names counts too ("Mel" names the speaker Melanie, so her
+//! entity). From a named entity, accepted aliases (RELATES_TO with
+//! `relation: "alias"` and `identity_verified: true`, open) lead to the
+//! other name's entity: "Mel", accepted as Melanie's alias, reaches
+//! Melanie's claims. Unverified alias proposals are never followed.
+//!
+//! On the way, claims that were superseded are noted with the claim in
+//! force ([`super::current`]).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use kith_core::{Edge, EdgeType, NodeType};
+use kith_store::{LexicalQuery, NodeQuery, SearchFilters, Tx};
+use uuid::Uuid;
+
+use super::current::SupersededEvidence;
+use super::fusion::PathKind;
+use super::names::QueryWords;
+use super::speakers::NamedSpeaker;
+use super::{hit_for, passes, path, words, Pool, RetrieveRequest};
+use crate::error::Error;
+
+/// Entities reached at most per query (named ones and their aliases).
+const MAX_ENTITIES: usize = 40;
+/// Steps followed at most along a chain of superseded claims.
+const MAX_SUPERSEDED_CHAIN: usize = 8;
+
+/// What the graph path found besides its candidates.
+#[derive(Debug, Default)]
+pub struct GraphFindings {
+    /// Turns whose claim was superseded, and what replaced it.
+    pub superseded: SupersededEvidence,
+    /// Names of the person entities reached through an accepted alias.
+    pub people: Vec<String>,
+}
+
+/// Whether `node` is an entity typed `person`.
+fn is_person(node: &kith_core::Node) -> bool {
+    node.metadata
+        .as_ref()
+        .and_then(|m| m.get("entity_type"))
+        .and_then(|t| t.as_str())
+        == Some("person")
+}
+
+/// Whether `edge` is an accepted (verified) alias link.
+fn is_accepted_alias(edge: &Edge) -> bool {
+    let meta = |key: &str| edge.metadata.as_ref().and_then(|m| m.get(key));
+    edge.edge_type == EdgeType::RelatesTo
+        && edge.is_open()
+        && meta("relation").and_then(|r| r.as_str()) == Some("alias")
+        && meta("identity_verified").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// Adds the graph path's candidates to `pool`.
+pub fn candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    named: &[NamedSpeaker],
+    pool: &mut Pool,
+) -> Result<GraphFindings, Error> {
+    let mut findings = GraphFindings::default();
+    // Most memories of a store()-only owner have no entities: one indexed
+    // probe saves a full-text search.
+    let any_entity = tx.list_nodes(&NodeQuery {
+        owner: Some(req.owner.clone()),
+        scope: req.filters.scope.clone(),
+        node_types: vec![NodeType::Entity],
+        limit: 1,
+        ..NodeQuery::default()
+    })?;
+    if any_entity.is_empty() {
+        return Ok(findings);
+    }
+    let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
+    let said = QueryWords::new(&req.query);
+    // A short form finds no entity by its words ("Mel" is not a word of
+    // "Melanie"): the full names of the speakers the query names join the
+    // search.
+    let mut text = req.query.clone();
+    for n in named {
+        text.push(' ');
+        text.push_str(&n.name);
+    }
+    let entities = tx.search_lexical(&LexicalQuery {
+        owner: req.owner.clone(),
+        text,
+        filters: SearchFilters {
+            scope: req.filters.scope.clone(),
+            node_types: vec![NodeType::Entity],
+            ..SearchFilters::default()
+        },
+        limit: 20,
+    })?;
+    let ids: Vec<Uuid> = entities.iter().map(|e| e.node_id).collect();
+    let nodes: HashMap<Uuid, kith_core::Node> =
+        tx.get_nodes(&ids)?.into_iter().map(|n| (n.id, n)).collect();
+    // (entity, its name, how it was reached, through an alias)
+    let mut queue: VecDeque<(Uuid, String, String, bool)> = VecDeque::new();
+    for e in &entities {
+        let Some(node) = nodes.get(&e.node_id) else {
+            continue;
+        };
+        let person = is_person(node);
+        let speaker = named
+            .iter()
+            .find(|n| n.name.to_lowercase() == e.content.to_lowercase());
+        let via = match (said.mentions(&e.content, person), speaker) {
+            (Some(m), _) => format!("entity {} ({})", e.content, m.describe()),
+            (None, Some(n)) => format!("entity {} (the speaker named {})", e.content, n.how),
+            (None, None) => continue,
+        };
+        queue.push_back((e.node_id, e.content.clone(), via, false));
+    }
+    // Superseded claims only say what no longer holds when memory is read
+    // as it stands now, with active nodes.
+    let reads_now = req.filters.as_of.is_none() && req.filters.lifecycles.is_empty();
+    let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut visited = HashSet::new();
+    while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
+        if !visited.insert(entity_id) {
+            continue;
+        }
+        if by_alias {
+            findings.people.push(name);
+        }
+        for edge in tx.edges_of(entity_id)?.into_iter().filter(Edge::is_open) {
+            if is_accepted_alias(&edge) {
+                let other = if edge.source_id == entity_id {
+                    edge.target_id
+                } else {
+                    edge.source_id
+                };
+                if visited.contains(&other) || visited.len() + queue.len() >= MAX_ENTITIES {
+                    continue;
+                }
+                if let Some(alias) = tx.get_node(other)? {
+                    if alias.owner_id == req.owner && alias.lifecycle.is_active() {
+                        let next = format!("{via}, accepted alias of {}", alias.content);
+                        let person = is_person(&alias);
+                        queue.push_back((other, alias.content.clone(), next, person));
+                    }
+                }
+                continue;
+            }
+            // HAS_FACT out of the entity: its claims. MENTIONS into the
+            // entity written by the linking pass: the memories that name
+            // it, so one memory is reached through another. Nothing else
+            // (unverified alias proposals, and ingestion's claim → entity
+            // MENTIONS) is followed.
+            let claim_edge = edge.edge_type == EdgeType::HasFact && edge.source_id == entity_id;
+            let linked_mention = edge.edge_type == EdgeType::Mentions
+                && edge.target_id == entity_id
+                && edge
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.get("basis"))
+                    .and_then(|b| b.as_str())
+                    == Some(crate::organize::linking::LINK_BASIS);
+            if !(claim_edge || linked_mention) {
+                continue;
+            }
+            // A claim is the edge's target; a linked memory its source.
+            let reached = if linked_mention {
+                edge.source_id
+            } else {
+                edge.target_id
+            };
+            if !seen.insert(reached) {
+                continue;
+            }
+            let Some(claim) = tx.get_node(reached)? else {
+                continue;
+            };
+            if claim.owner_id != req.owner {
+                continue;
+            }
+            if reads_now && claim_edge && claim.superseded_by.is_some() {
+                note_superseded(tx, &claim, &mut findings.superseded)?;
+            }
+            let overlap = claim_words(&claim)
+                .iter()
+                .filter(|w| query_words.contains(*w))
+                .count();
+            let newest = -claim.created_at.unix_millis();
+            claims.push((overlap, newest, claim, via.clone()));
+        }
+    }
+    claims.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (i, (_, _, claim, via)) in claims.into_iter().take(50).enumerate() {
+        let event = match claim.evidence_refs.first() {
+            Some(id) => tx.get_event(*id)?,
+            None => None,
+        };
+        if !passes(&claim, event.as_ref(), &req.filters) {
+            continue;
+        }
+        let hit = hit_for(&claim, event.as_ref());
+        pool.add(hit, path(PathKind::Graph, i, None, Some(via)));
+    }
+    Ok(findings)
+}
+
+/// A claim's words, stemmed: its text (the sentence it quotes) and its
+/// predicate (`works_at` gives "work" and "at"), so "Where does Maya work?"
+/// shares "work" with "I started my new job at Brightpath Labs"
+/// (`works_at`).
+fn claim_words(claim: &kith_core::Node) -> HashSet<String> {
+    let predicate = claim
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("predicate"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("");
+    words(&claim.content)
+        .into_iter()
+        .chain(words(predicate))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// A light English suffix stemmer for matching words of a claim and a
+/// question: "works", "worked" and "working" all give "work". Short words
+/// stay as they are ("does", "was").
+fn stem(word: &str) -> String {
+    let n = word.chars().count();
+    for (suffix, min) in [("ing", 6), ("ed", 5), ("s", 5)] {
+        if n >= min && word.ends_with(suffix) && !word.ends_with("ss") {
+            return word[..word.len() - suffix.len()].to_string();
+        }
+    }
+    word.to_string()
+}
+
+/// Follows `old`'s `superseded_by` chain to the claim in force and notes
+/// the turns that ground only the old one.
+fn note_superseded(
+    tx: &mut dyn Tx,
+    old: &kith_core::Node,
+    out: &mut SupersededEvidence,
+) -> Result<(), Error> {
+    let mut next = old.superseded_by;
+    for _ in 0..MAX_SUPERSEDED_CHAIN {
+        let Some(id) = next else { return Ok(()) };
+        let Some(node) = tx.get_node(id)? else {
+            return Ok(());
+        };
+        if node.owner_id != old.owner_id {
+            return Ok(());
+        }
+        if node.lifecycle.is_active() {
+            out.note(
+                &old.evidence_refs,
+                &old.content,
+                node.id,
+                &node.content,
+                &node.evidence_refs,
+            );
+            return Ok(());
+        }
+        next = node.superseded_by;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_join_the_forms_of_a_verb() {
+        for (w, s) in [
+            ("works", "work"),
+            ("worked", "work"),
+            ("working", "work"),
+            ("work", "work"),
+            ("does", "does"),
+            ("was", "was"),
+            ("class", "class"),
+            ("lives", "live"),
+            ("runs", "runs"),
+        ] {
+            assert_eq!(stem(w), s, "{w}");
+        }
+    }
+}

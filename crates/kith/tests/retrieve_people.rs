@@ -1,0 +1,230 @@
+//! Retrieval and the people in a question (issue 16): names as people say
+//! them ("Maya", "Ms Okafor", "Mel"), a question that names the wrong
+//! speaker, and current facts first on the demo pack's conversation
+//! ("Where does Maya work now?" after she changed jobs). Vectors come from
+//! the hashing embedder; the demo's claims from the default heuristic
+//! extractor.
+
+use std::sync::Arc;
+
+use kith::embedding::EmbeddingSpec;
+use kith::retrieve::fusion::PathKind;
+use kith::{Embedder, EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
+
+/// The demo pack's conversation (`kith demo`).
+const DEMO: &str = include_str!("../../kith-cli/demo/conversation.jsonl");
+
+fn memory() -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let hashing: Arc<dyn Embedder> = EmbeddingSpec::parse("hashing-256")
+        .unwrap()
+        .load()
+        .unwrap()
+        .unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), hashing).unwrap();
+    (dir, m)
+}
+
+fn turn(speaker: &str, source: &str, text: &str) -> EventInput {
+    EventInput {
+        owner_id: Some("ana".into()),
+        session_id: Some("s1".into()),
+        speaker: Some(speaker.into()),
+        source_id: Some(source.into()),
+        event_time: Some("2023-05-08T13:56:00+00:00".into()),
+        ..EventInput::new("user", text)
+    }
+}
+
+fn ask(m: &Memory, owner: &str, q: &str) -> Retrieval {
+    let mut req = RetrieveRequest::new(owner, q).unwrap();
+    req.record = false;
+    m.retrieve(&req).unwrap()
+}
+
+/// The rank (1-based) of the result whose source event has `source`.
+fn rank_of(m: &Memory, owner: &str, r: &Retrieval, source: &str) -> Option<usize> {
+    let owner = OwnerId::new(owner).unwrap();
+    r.results
+        .iter()
+        .position(|i| {
+            m.event(&owner, i.provenance.event_id)
+                .unwrap()
+                .event
+                .source_id
+                .as_str()
+                == source
+        })
+        .map(|p| p + 1)
+}
+
+fn boost_reason(r: &Retrieval, rank: usize, name: &str) -> Option<String> {
+    r.results[rank - 1]
+        .trace
+        .boosts
+        .iter()
+        .find(|b| b.name == name)
+        .map(|b| b.reason.clone())
+}
+
+#[test]
+fn a_short_form_or_a_surname_names_the_speaker() {
+    let (_d, m) = memory();
+    m.store_batch(vec![
+        turn(
+            "Melanie Price",
+            "1",
+            "I started pottery classes last month.",
+        ),
+        turn(
+            "Caroline Reyes",
+            "2",
+            "I started pottery classes last month.",
+        ),
+    ])
+    .unwrap();
+    for (q, who, how) in [
+        (
+            "What did Mel start last month?",
+            "Melanie Price",
+            "short form",
+        ),
+        (
+            "What did Ms Price start last month?",
+            "Melanie Price",
+            "surname",
+        ),
+        (
+            "What did Caroline start last month?",
+            "Caroline Reyes",
+            "first name",
+        ),
+        (
+            "What did Ms Reyes start last month?",
+            "Caroline Reyes",
+            "surname",
+        ),
+    ] {
+        let r = ask(&m, "ana", q);
+        let top = &r.results[0];
+        assert_eq!(top.provenance.speaker.as_deref(), Some(who), "{q}");
+        let reason = boost_reason(&r, 1, "named_speaker").expect("boosted");
+        assert!(reason.contains(how), "{q}: {reason}");
+    }
+    // A lower-case word or a month is no name: nothing is boosted.
+    for q in ["what did mel start last month?", "What started in May?"] {
+        let r = ask(&m, "ana", q);
+        assert!(
+            r.results.iter().all(|i| i.trace.boosts.is_empty()),
+            "{q} boosted someone"
+        );
+    }
+}
+
+#[test]
+fn strong_evidence_by_the_other_speaker_keeps_its_place_labelled() {
+    let (_d, m) = memory();
+    m.store_batch(vec![
+        turn("Caroline", "1", "Hey Mel, how are you doing today?"),
+        turn(
+            "Melanie",
+            "2",
+            "After the charity race I realized that self-care is really important.",
+        ),
+        turn("Caroline", "3", "I love painting, it keeps me calm."),
+        turn("Caroline", "4", "My friends took me hiking on Sunday."),
+        turn("Caroline", "5", "I am researching adoption agencies."),
+        turn("Caroline", "6", "Thanks, that means a lot to me."),
+    ])
+    .unwrap();
+    // The question names the wrong person: Melanie ran the race.
+    let q = "What did Caroline realize after her charity race?";
+    let r = ask(&m, "ana", q);
+    let rank = rank_of(&m, "ana", &r, "2").expect("Melanie's turn is found");
+    assert_eq!(rank, 1, "{q}");
+    let reason = boost_reason(&r, rank, "other_speaker").expect("labelled");
+    assert!(
+        reason.contains("said by Melanie, not by Caroline"),
+        "{reason}"
+    );
+    assert_eq!(r.results[0].provenance.speaker.as_deref(), Some("Melanie"));
+    // Without the boost it ranks first too: the rule only keeps its place.
+    let mut req = RetrieveRequest::new("ana", q).unwrap();
+    req.record = false;
+    req.paths.speaker_boost = false;
+    let plain = m.retrieve(&req).unwrap();
+    assert_eq!(
+        plain.results[0].provenance.event_id,
+        r.results[0].provenance.event_id
+    );
+    // Caroline's own turns still carry the boost.
+    assert!(r
+        .results
+        .iter()
+        .filter(|i| i.provenance.speaker.as_deref() == Some("Caroline"))
+        .all(|i| i.trace.boosts.iter().any(|b| b.name == "named_speaker")));
+}
+
+fn demo() -> (tempfile::TempDir, Memory) {
+    let (d, m) = memory();
+    let owner = OwnerId::new("maya").unwrap();
+    m.import_jsonl(
+        DEMO,
+        &ImportOptions {
+            owner: Some(owner.clone()),
+            extract: true,
+            ..ImportOptions::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    m.process_pending(Some(&owner), 0, false, false, |_| {})
+        .unwrap();
+    (d, m)
+}
+
+#[test]
+fn current_facts_rank_first_and_superseded_evidence_is_marked() {
+    let (_d, m) = demo();
+    // demo-s1-08: "I work at Northwind Analytics…" (superseded);
+    // demo-s3-01: "I left Northwind Analytics…" (the claim in force);
+    // demo-s3-03: "I started my new job at Brightpath Labs…".
+    for q in [
+        "Where does Maya work now?",
+        "Where does Maya Okafor work now?",
+        "Where does Ms Okafor work now?",
+    ] {
+        let r = ask(&m, "maya", q);
+        let left = rank_of(&m, "maya", &r, "demo-s3-01").expect("the turn in force");
+        let new_job = rank_of(&m, "maya", &r, "demo-s3-03").expect("the new job");
+        assert!(new_job <= 10, "{q}: new job at {new_job}");
+        let left_item = &r.results[left - 1];
+        assert!(left_item.trace.has(PathKind::Current), "{q}");
+        if let Some(old) = rank_of(&m, "maya", &r, "demo-s1-08") {
+            assert!(old > left && old > new_job, "{q}: superseded turn at {old}");
+            let reason = boost_reason(&r, old, "superseded").expect("demoted");
+            assert!(reason.contains("Northwind"), "{reason}");
+        }
+        // Graph hits came through Maya Okafor's entity however she was named.
+        assert!(r
+            .results
+            .iter()
+            .any(|i| i.trace.paths.iter().any(|p| p.path == PathKind::Graph
+                && p.via.as_deref().is_some_and(|v| v.contains("Maya Okafor")))));
+    }
+    // The packed context marks the superseded turn whenever it is packed.
+    let mut req = RetrieveRequest::new("maya", "Where did Maya work in March?").unwrap();
+    req.record = false;
+    req.token_budget = 4000;
+    req.limit = 50;
+    let r = m.retrieve(&req).unwrap();
+    let line = r
+        .context
+        .lines()
+        .find(|l| l.contains("I work at Northwind Analytics"))
+        .expect("the old job is packed");
+    assert!(line.contains("[superseded by: "), "{line}");
+    // A past-tense question does not demote it.
+    let old = rank_of(&m, "maya", &r, "demo-s1-08").expect("found");
+    assert!(boost_reason(&r, old, "superseded").is_none());
+}
