@@ -11,7 +11,7 @@ use axum::response::Html;
 use kith::{Retrieval, RetrieveRequest};
 use serde::Deserialize;
 
-use super::html::{clip, csrf_field, esc, layout, url_value, when, Nav};
+use super::html::{clip, csrf_field, esc, layout, session_link, when, Nav};
 use super::{run, FormBody, PageResult, Viewer};
 use crate::routes::AppState;
 
@@ -93,13 +93,7 @@ fn answer(out: &mut String, r: &Retrieval) {
         let session = p
             .session_id
             .as_ref()
-            .map(|s| {
-                format!(
-                    r#" in <a href="/ui/conversation?session={}">{}</a>"#,
-                    esc(&url_value(s.as_str())),
-                    esc(s.as_str())
-                )
-            })
+            .map(|s| format!(" in {}", session_link(s.as_str())))
             .unwrap_or_default();
         let mut trace = String::new();
         for path in &item.trace.paths {

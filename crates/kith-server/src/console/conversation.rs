@@ -11,7 +11,9 @@ use kith::{EventQuery, Memory, Node, NodeQuery, NodeType, SearchRequest, Session
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::html::{clip, csrf_field, esc, layout, next_link, short, url_value, when, Nav};
+use super::html::{
+    clip, csrf_field, esc, layout, next_link, session_link, short, url_value, when, Nav,
+};
 use super::{run, ConsoleError, IdPath, PageResult, Params, Viewer, PAGE};
 use crate::auth::Owner;
 use crate::routes::AppState;
@@ -305,13 +307,7 @@ pub fn turn_table<'a>(out: &mut String, turns: impl Iterator<Item = &'a StoredEv
         let session = ev
             .session_id
             .as_ref()
-            .map(|s| {
-                format!(
-                    r#"<a href="/ui/conversation?session={}">{}</a>"#,
-                    esc(&url_value(s.as_str())),
-                    esc(s.as_str())
-                )
-            })
+            .map(|s| session_link(s.as_str()))
             .unwrap_or_else(|| "—".into());
         let _ = write!(
             out,
@@ -338,13 +334,7 @@ fn search_results(out: &mut String, hits: &[kith::SearchHit]) {
         let session = p
             .session_id
             .as_ref()
-            .map(|s| {
-                format!(
-                    r#"<a href="/ui/conversation?session={}">{}</a>"#,
-                    esc(&url_value(s.as_str())),
-                    esc(s.as_str())
-                )
-            })
+            .map(|s| session_link(s.as_str()))
             .unwrap_or_else(|| "—".into());
         let _ = write!(
             out,

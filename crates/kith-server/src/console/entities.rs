@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::conversation::{is_claim, node_tags};
 use super::graph;
-use super::html::{clip, csrf_field, esc, layout, next_link, short, url_value, when, Nav};
+use super::html::{clip, csrf_field, esc, layout, next_link, session_link, short, when, Nav};
 use super::{run, ConsoleError, IdPath, PageResult, Params, Viewer, PAGE};
 use crate::auth::Owner;
 use crate::routes::AppState;
@@ -397,13 +397,7 @@ fn evidence(out: &mut String, view: &NodeView) {
         let session = ev
             .session_id
             .as_ref()
-            .map(|s| {
-                format!(
-                    r#" in <a href="/ui/conversation?session={}">{}</a>"#,
-                    esc(&url_value(s.as_str())),
-                    esc(s.as_str())
-                )
-            })
+            .map(|s| format!(" in {}", session_link(s.as_str())))
             .unwrap_or_default();
         let _ = write!(
             out,

@@ -24,6 +24,15 @@ pub fn esc(text: &str) -> String {
     out
 }
 
+/// A link to a session's timeline, its name escaped.
+pub fn session_link(session: &str) -> String {
+    format!(
+        r#"<a href="/ui/conversation?session={}">{}</a>"#,
+        esc(&url_value(session)),
+        esc(session)
+    )
+}
+
 /// `text` as one URL query value (percent-encoded; then escaped by the
 /// caller's [`esc`] like any attribute).
 pub fn url_value(text: &str) -> String {
