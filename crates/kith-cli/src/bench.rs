@@ -305,7 +305,7 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
 /// Deterministic conversation-like text: a Zipf-distributed vocabulary of
 /// made-up words plus a few names, so BM25 sees realistic term statistics.
 struct TextGen {
-    state: u64,
+    rng: kith::rng::Rng,
     words: Vec<String>,
     cumulative: Vec<f64>,
 }
@@ -324,7 +324,7 @@ const SYLLABLES: &[&str] = &[
 impl TextGen {
     fn new(seed: u64) -> Self {
         let mut g = TextGen {
-            state: seed | 1,
+            rng: kith::rng::Rng::new(seed | 1),
             words: Vec::new(),
             cumulative: Vec::new(),
         };
@@ -341,12 +341,10 @@ impl TextGen {
         g
     }
 
-    /// xorshift64*.
+    /// kith's one deterministic generator (xorshift64*): the same
+    /// sequence for the same seed, so every run builds the same corpus.
     fn next(&mut self) -> u64 {
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.rng.next_u64()
     }
 
     fn word(&mut self) -> &str {

@@ -36,20 +36,19 @@ pub fn predicate_sql_exact(predicate: &str) -> bool {
         && !predicate.contains("  ")
 }
 
-/// The SQL approximation itself, in Rust: what both backends compute for a
-/// predicate with only [`PREDICATE_SQL_EXACT_CHARS`] (kept here so the
-/// tests can check that it agrees with [`normalize_predicate`] there).
-pub fn predicate_sql_key(predicate: &str) -> String {
-    predicate
-        .trim_matches(' ')
-        .to_ascii_lowercase()
-        .replace([' ', '-'], "_")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The SQL approximation itself, in Rust: what both backends compute
+    /// for a predicate with only [`PREDICATE_SQL_EXACT_CHARS`].
+    fn predicate_sql_key(predicate: &str) -> String {
+        predicate
+            .trim_matches(' ')
+            .to_ascii_lowercase()
+            .replace([' ', '-'], "_")
+    }
 
     #[test]
     fn predicates_read_case_spaces_and_hyphens_alike() {
