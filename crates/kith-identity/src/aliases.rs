@@ -22,6 +22,35 @@ pub const GIVEN_NAME_SCORE: f64 = 0.85;
 /// word may be a short form of anyone's name, or no name at all).
 pub const SHORT_FORM_SCORE: f64 = 0.85;
 
+/// An owner's decision on an alias proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The two entities are the same: publish a verified alias edge.
+    Accept,
+    /// They are not: publish nothing, never propose the pair again.
+    Reject,
+}
+
+impl Decision {
+    /// `accept` or `reject`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Accept => "accept",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Decision::Accept => "accepted",
+            Decision::Reject => "rejected",
+        })
+    }
+}
+
 /// How two entity names match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

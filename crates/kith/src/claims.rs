@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::organize::{live_op, sealed, snapshot, unseal, OrganizerError};
 
 /// The record format of `CLAIM_RETRACTED` and `CLAIM_CORRECTED`.
@@ -205,360 +205,356 @@ fn replace_object(text: &str, old: &str, new: &str) -> String {
     format!("{text} (corrected: {new})")
 }
 
-impl Memory {
-    /// Retracts `owner`'s claim `claim` (see the module documentation),
-    /// journaled as `CLAIM_RETRACTED`. An unknown id or another owner's
-    /// claim is [`Error::NotFound`]; a node that is not a claim, a claim no
-    /// longer current or an empty reason is invalid input; none writes
-    /// anything.
-    pub fn retract_claim(
-        &self,
-        owner: &OwnerId,
-        claim: Uuid,
-        reason: &str,
-    ) -> Result<ClaimEditReport, Error> {
-        crate::retry::on_busy("retract_claim", || {
-            self.retract_claim_once(owner, claim, reason)
-        })
-    }
+/// Retracts `owner`'s claim `claim` (see the module documentation),
+/// journaled as `CLAIM_RETRACTED`. An unknown id or another owner's
+/// claim is [`Error::NotFound`]; a node that is not a claim, a claim no
+/// longer current or an empty reason is invalid input; none writes
+/// anything.
+pub(crate) fn retract_claim(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    claim: Uuid,
+    reason: &str,
+) -> Result<ClaimEditReport, Error> {
+    crate::retry::on_busy("retract_claim", || {
+        retract_claim_once(ctx, owner, claim, reason)
+    })
+}
 
-    fn retract_claim_once(
-        &self,
-        owner: &OwnerId,
-        claim_id: Uuid,
-        reason: &str,
-    ) -> Result<ClaimEditReport, Error> {
-        let reason = reason_of(reason)?;
-        let request = json!({"claim": claim_id, "reason": reason});
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let (op_id, _, done) = live_op(&mut *tx, |g| claim_op_id("retract", g, owner, &request))?;
-        if let Some(done) = done {
-            return report_of(&done, true);
-        }
-        let claim = current_claim(&mut *tx, owner, claim_id)?;
-        let now = Timestamp::now();
-        let mut after = claim.clone();
-        after.lifecycle = Lifecycle::Archived;
-        after.valid_to = Some(now);
-        after.updated_at = now;
-        if let Some(map) = after
-            .metadata
-            .get_or_insert_with(|| json!({}))
-            .as_object_mut()
-        {
-            map.insert(
-                "retraction".into(),
-                json!({"op_id": op_id, "by": "owner", "reason": reason, "at": now}),
-            );
-        }
-        let record = json!({
-            "format": CLAIM_EDIT_FORMAT,
-            "request": request,
-            "claim_before": snapshot(&claim)?,
-            "claim_after": snapshot(&after)?,
-        });
-        let op = Operation::new(
-            op_id,
-            OperationKind::ClaimRetracted,
-            owner.clone(),
-            claim.scope.clone(),
-            Some(claim.id),
-            sealed(record)?,
-            now,
+fn retract_claim_once(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    claim_id: Uuid,
+    reason: &str,
+) -> Result<ClaimEditReport, Error> {
+    let reason = reason_of(reason)?;
+    let request = json!({"claim": claim_id, "reason": reason});
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    let (op_id, _, done) = live_op(&mut *tx, |g| claim_op_id("retract", g, owner, &request))?;
+    if let Some(done) = done {
+        return report_of(&done, true);
+    }
+    let claim = current_claim(&mut *tx, owner, claim_id)?;
+    let now = Timestamp::now();
+    let mut after = claim.clone();
+    after.lifecycle = Lifecycle::Archived;
+    after.valid_to = Some(now);
+    after.updated_at = now;
+    if let Some(map) = after
+        .metadata
+        .get_or_insert_with(|| json!({}))
+        .as_object_mut()
+    {
+        map.insert(
+            "retraction".into(),
+            json!({"op_id": op_id, "by": "owner", "reason": reason, "at": now}),
         );
-        tx.update_node(&after)?;
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(ClaimEditReport {
-            op_id,
-            kind: OperationKind::ClaimRetracted,
-            claim: claim.id,
-            replacement: None,
-            replayed: false,
-        })
+    }
+    let record = json!({
+        "format": CLAIM_EDIT_FORMAT,
+        "request": request,
+        "claim_before": snapshot(&claim)?,
+        "claim_after": snapshot(&after)?,
+    });
+    let op = Operation::new(
+        op_id,
+        OperationKind::ClaimRetracted,
+        owner.clone(),
+        claim.scope.clone(),
+        Some(claim.id),
+        sealed(record)?,
+        now,
+    );
+    tx.update_node(&after)?;
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(ClaimEditReport {
+        op_id,
+        kind: OperationKind::ClaimRetracted,
+        claim: claim.id,
+        replacement: None,
+        replayed: false,
+    })
+}
+
+/// Replaces the object of `owner`'s claim `claim` with `new_object`
+/// (see the module documentation), journaled as `CLAIM_CORRECTED`.
+/// Errors as [`Memory::retract_claim`]'s, and an empty object or the
+/// object the claim already has is invalid input.
+pub(crate) fn correct_claim(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    claim: Uuid,
+    new_object: &str,
+    reason: &str,
+) -> Result<ClaimEditReport, Error> {
+    crate::retry::on_busy("correct_claim", || {
+        correct_claim_once(ctx, owner, claim, new_object, reason)
+    })
+}
+
+fn correct_claim_once(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    claim_id: Uuid,
+    new_object: &str,
+    reason: &str,
+) -> Result<ClaimEditReport, Error> {
+    let reason = reason_of(reason)?;
+    let new_object = new_object.trim();
+    if new_object.is_empty() {
+        return Err(Error::request(
+            "a correction needs the new value (--object)",
+        ));
+    }
+    let request = json!({"claim": claim_id, "object": new_object, "reason": reason});
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    let (op_id, _, done) = live_op(&mut *tx, |g| claim_op_id("correct", g, owner, &request))?;
+    if let Some(done) = done {
+        return report_of(&done, true);
+    }
+    let old = current_claim(&mut *tx, owner, claim_id)?;
+    let old_object = object_of(&old).unwrap_or_default().to_string();
+    if old_object.trim().eq_ignore_ascii_case(new_object) {
+        return Err(Error::request(format!(
+            "claim {claim_id} already has the object {old_object:?}; nothing to correct"
+        )));
+    }
+    let now = Timestamp::now();
+    let new_id = corrected_claim_id(op_id);
+
+    let mut new = old.clone();
+    new.id = new_id;
+    new.content = replace_object(&old.content, &old_object, new_object);
+    new.lifecycle = Lifecycle::Stable;
+    new.superseded_by = None;
+    new.valid_to = None;
+    new.created_at = now;
+    new.updated_at = now;
+    let md = new.metadata.get_or_insert_with(|| json!({}));
+    if let Some(map) = md.as_object_mut() {
+        map.insert("object".into(), json!(new_object));
+        map.insert("supersedes".into(), json!([old.id]));
+        // The old claim's merges and replacements are its history, not
+        // this one's.
+        map.remove("merged_claim_ids");
+        map.insert(
+            "correction".into(),
+            json!({
+                "op_id": op_id,
+                "by": "owner",
+                "from_object": old_object,
+                "corrects": old.id,
+                "reason": reason,
+            }),
+        );
     }
 
-    /// Replaces the object of `owner`'s claim `claim` with `new_object`
-    /// (see the module documentation), journaled as `CLAIM_CORRECTED`.
-    /// Errors as [`Memory::retract_claim`]'s, and an empty object or the
-    /// object the claim already has is invalid input.
-    pub fn correct_claim(
-        &self,
-        owner: &OwnerId,
-        claim: Uuid,
-        new_object: &str,
-        reason: &str,
-    ) -> Result<ClaimEditReport, Error> {
-        crate::retry::on_busy("correct_claim", || {
-            self.correct_claim_once(owner, claim, new_object, reason)
-        })
-    }
+    let mut retired = old.clone();
+    retired.lifecycle = Lifecycle::Superseded;
+    retired.superseded_by = Some(new_id);
+    retired.valid_to = Some(now);
+    retired.updated_at = now;
 
-    fn correct_claim_once(
-        &self,
-        owner: &OwnerId,
-        claim_id: Uuid,
-        new_object: &str,
-        reason: &str,
-    ) -> Result<ClaimEditReport, Error> {
-        let reason = reason_of(reason)?;
-        let new_object = new_object.trim();
-        if new_object.is_empty() {
-            return Err(Error::request(
-                "a correction needs the new value (--object)",
-            ));
+    // The new claim's subject links: each open HAS_FACT edge to the old
+    // claim, made again to the new one. Its object link is not copied:
+    // the object is what changed.
+    let mut opened = Vec::new();
+    for e in tx.edges_of(old.id)? {
+        if e.is_open() && e.edge_type == EdgeType::HasFact && e.target_id == old.id {
+            let mut copy = e.clone();
+            copy.id = correction_edge_id(op_id, &e.id.to_string());
+            copy.target_id = new_id;
+            copy.valid_from = now;
+            copy.created_at = now;
+            let mut m = e.metadata.clone().unwrap_or_else(|| json!({}));
+            if let Some(map) = m.as_object_mut() {
+                map.insert("basis".into(), json!("claim_correction"));
+                map.insert("claim_correction_op_id".into(), json!(op_id));
+                map.insert("copied_from_edge".into(), json!(e.id));
+            }
+            copy.metadata = Some(m);
+            opened.push(copy);
         }
-        let request = json!({"claim": claim_id, "object": new_object, "reason": reason});
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let (op_id, _, done) = live_op(&mut *tx, |g| claim_op_id("correct", g, owner, &request))?;
-        if let Some(done) = done {
-            return report_of(&done, true);
+    }
+    opened.push(Edge {
+        id: correction_edge_id(op_id, "supersedes"),
+        owner_id: owner.clone(),
+        scope: old.scope.clone(),
+        source_id: new_id,
+        target_id: old.id,
+        edge_type: EdgeType::Supersedes,
+        confidence: 1.0,
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: old.evidence_refs.last().copied(),
+        metadata: Some(json!({"basis": "claim_correction", "claim_correction_op_id": op_id})),
+        created_at: now,
+    });
+
+    let record = json!({
+        "format": CLAIM_EDIT_FORMAT,
+        "request": request,
+        "claim_before": snapshot(&old)?,
+        "claim_after": snapshot(&retired)?,
+        "replacement": snapshot(&new)?,
+        "opened_edges": opened,
+    });
+    let op = Operation::new(
+        op_id,
+        OperationKind::ClaimCorrected,
+        owner.clone(),
+        old.scope.clone(),
+        Some(old.id),
+        sealed(record)?,
+        now,
+    );
+    tx.insert_node(&new)?;
+    tx.update_node(&retired)?;
+    for e in &opened {
+        tx.insert_edge(e)?;
+    }
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(ClaimEditReport {
+        op_id,
+        kind: OperationKind::ClaimCorrected,
+        claim: old.id,
+        replacement: Some(new_id),
+        replayed: false,
+    })
+}
+
+/// The facts view (like mem0's `get_all`): the claims of `owner`'s
+/// entities named `subject` (case-insensitive, surrounding spaces
+/// ignored), through their open HAS_FACT links; current claims only
+/// unless `history` is [`ClaimHistory::All`]. Current first, then by
+/// time. A name no entity has gives an empty list.
+pub(crate) fn claims(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    subject: &str,
+    history: ClaimHistory,
+) -> Result<Vec<ClaimFact>, Error> {
+    let name = subject.trim().to_lowercase();
+    if name.is_empty() {
+        return Err(Error::request("name the subject whose claims to list"));
+    }
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let mut entities = Vec::new();
+    let mut after_seq = 0;
+    loop {
+        let page = tx.list_nodes(&NodeQuery {
+            owner: Some(owner.clone()),
+            node_types: vec![NodeType::Entity],
+            after_seq,
+            limit: 1000,
+            ..NodeQuery::default()
+        })?;
+        let Some(last) = page.last() else { break };
+        after_seq = last.seq;
+        entities.extend(
+            page.into_iter()
+                .map(|s| s.node)
+                .filter(|n| n.content.trim().to_lowercase() == name),
+        );
+    }
+    let mut out = Vec::new();
+    for entity in entities {
+        for edge in tx.edges_of(entity.id)? {
+            if !edge.is_open() || edge.edge_type != EdgeType::HasFact || edge.source_id != entity.id
+            {
+                continue;
+            }
+            let Some(claim) = tx.get_node(edge.target_id)? else {
+                continue;
+            };
+            if history == ClaimHistory::Current && !claim.lifecycle.is_active() {
+                continue;
+            }
+            if out.iter().any(|f: &ClaimFact| f.id == claim.id) {
+                continue;
+            }
+            out.push(fact_of(&entity, claim));
         }
-        let old = current_claim(&mut *tx, owner, claim_id)?;
-        let old_object = object_of(&old).unwrap_or_default().to_string();
-        if old_object.trim().eq_ignore_ascii_case(new_object) {
-            return Err(Error::request(format!(
-                "claim {claim_id} already has the object {old_object:?}; nothing to correct"
+    }
+    out.sort_by_key(|f| (!f.current, f.valid_from, f.id));
+    Ok(out)
+}
+
+/// Reverses a `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record in `tx`:
+/// refused (nothing written) unless every node and link it wrote is as
+/// it left them. Returns the restored nodes, the removed edge ids and
+/// what else the undo did.
+pub(crate) fn undo_claim_edit(
+    tx: &mut dyn Tx,
+    op: &Operation,
+) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
+    let record = unseal(op)?.clone();
+    let damaged = |what: &str| -> Error {
+        OrganizerError::DamagedRecord {
+            op: op.id,
+            reason: format!("no readable {what}"),
+        }
+        .into()
+    };
+    let refused =
+        |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
+    let node = |key: &str| -> Result<Node, Error> {
+        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
+    };
+    let before = node("claim_before")?;
+    let after = node("claim_after")?;
+    let replacement = match op.kind {
+        OperationKind::ClaimCorrected => Some(node("replacement")?),
+        _ => None,
+    };
+    let opened: Vec<Edge> = match record.get("opened_edges") {
+        Some(v) => serde_json::from_value(v.clone()).map_err(|_| damaged("opened_edges"))?,
+        None => Vec::new(),
+    };
+
+    // Everything it wrote must be as it left it: undoing on top of a
+    // later change would silently discard that change.
+    for n in std::iter::once(&after).chain(replacement.as_ref()) {
+        let same = match tx.get_node(n.id)? {
+            Some(now) => snapshot(&now)? == snapshot(n)?,
+            None => false,
+        };
+        if !same {
+            return Err(refused(format!(
+                "claim {} has changed since (corrected, retracted, merged or forgotten); undo that first",
+                n.id
             )));
         }
-        let now = Timestamp::now();
-        let new_id = corrected_claim_id(op_id);
-
-        let mut new = old.clone();
-        new.id = new_id;
-        new.content = replace_object(&old.content, &old_object, new_object);
-        new.lifecycle = Lifecycle::Stable;
-        new.superseded_by = None;
-        new.valid_to = None;
-        new.created_at = now;
-        new.updated_at = now;
-        let md = new.metadata.get_or_insert_with(|| json!({}));
-        if let Some(map) = md.as_object_mut() {
-            map.insert("object".into(), json!(new_object));
-            map.insert("supersedes".into(), json!([old.id]));
-            // The old claim's merges and replacements are its history, not
-            // this one's.
-            map.remove("merged_claim_ids");
-            map.insert(
-                "correction".into(),
-                json!({
-                    "op_id": op_id,
-                    "by": "owner",
-                    "from_object": old_object,
-                    "corrects": old.id,
-                    "reason": reason,
-                }),
-            );
+    }
+    for e in &opened {
+        if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
+            return Err(refused(format!(
+                "link {} it made was closed or removed since",
+                e.id
+            )));
         }
-
-        let mut retired = old.clone();
-        retired.lifecycle = Lifecycle::Superseded;
-        retired.superseded_by = Some(new_id);
-        retired.valid_to = Some(now);
-        retired.updated_at = now;
-
-        // The new claim's subject links: each open HAS_FACT edge to the old
-        // claim, made again to the new one. Its object link is not copied:
-        // the object is what changed.
-        let mut opened = Vec::new();
-        for e in tx.edges_of(old.id)? {
-            if e.is_open() && e.edge_type == EdgeType::HasFact && e.target_id == old.id {
-                let mut copy = e.clone();
-                copy.id = correction_edge_id(op_id, &e.id.to_string());
-                copy.target_id = new_id;
-                copy.valid_from = now;
-                copy.created_at = now;
-                let mut m = e.metadata.clone().unwrap_or_else(|| json!({}));
-                if let Some(map) = m.as_object_mut() {
-                    map.insert("basis".into(), json!("claim_correction"));
-                    map.insert("claim_correction_op_id".into(), json!(op_id));
-                    map.insert("copied_from_edge".into(), json!(e.id));
-                }
-                copy.metadata = Some(m);
-                opened.push(copy);
-            }
-        }
-        opened.push(Edge {
-            id: correction_edge_id(op_id, "supersedes"),
-            owner_id: owner.clone(),
-            scope: old.scope.clone(),
-            source_id: new_id,
-            target_id: old.id,
-            edge_type: EdgeType::Supersedes,
-            confidence: 1.0,
-            valid_from: now,
-            valid_to: None,
-            provenance_event_id: old.evidence_refs.last().copied(),
-            metadata: Some(json!({"basis": "claim_correction", "claim_correction_op_id": op_id})),
-            created_at: now,
-        });
-
-        let record = json!({
-            "format": CLAIM_EDIT_FORMAT,
-            "request": request,
-            "claim_before": snapshot(&old)?,
-            "claim_after": snapshot(&retired)?,
-            "replacement": snapshot(&new)?,
-            "opened_edges": opened,
-        });
-        let op = Operation::new(
-            op_id,
-            OperationKind::ClaimCorrected,
-            owner.clone(),
-            old.scope.clone(),
-            Some(old.id),
-            sealed(record)?,
-            now,
-        );
-        tx.insert_node(&new)?;
-        tx.update_node(&retired)?;
-        for e in &opened {
-            tx.insert_edge(e)?;
-        }
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(ClaimEditReport {
-            op_id,
-            kind: OperationKind::ClaimCorrected,
-            claim: old.id,
-            replacement: Some(new_id),
-            replayed: false,
-        })
     }
 
-    /// The facts view (like mem0's `get_all`): the claims of `owner`'s
-    /// entities named `subject` (case-insensitive, surrounding spaces
-    /// ignored), through their open HAS_FACT links; current claims only
-    /// unless `history` is [`ClaimHistory::All`]. Current first, then by
-    /// time. A name no entity has gives an empty list.
-    pub fn claims(
-        &self,
-        owner: &OwnerId,
-        subject: &str,
-        history: ClaimHistory,
-    ) -> Result<Vec<ClaimFact>, Error> {
-        let name = subject.trim().to_lowercase();
-        if name.is_empty() {
-            return Err(Error::request("name the subject whose claims to list"));
+    let mut restored = before;
+    // JSON cannot carry every f64 exactly: keep the live value.
+    restored.confidence = after.confidence;
+    tx.update_node(&restored)?;
+    // The replacement goes with its lexical row, vector and links.
+    let removed_node = match &replacement {
+        Some(r) => {
+            tx.delete_nodes(&[r.id])?;
+            json!(r.id)
         }
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut entities = Vec::new();
-        let mut after_seq = 0;
-        loop {
-            let page = tx.list_nodes(&NodeQuery {
-                owner: Some(owner.clone()),
-                node_types: vec![NodeType::Entity],
-                after_seq,
-                limit: 1000,
-                ..NodeQuery::default()
-            })?;
-            let Some(last) = page.last() else { break };
-            after_seq = last.seq;
-            entities.extend(
-                page.into_iter()
-                    .map(|s| s.node)
-                    .filter(|n| n.content.trim().to_lowercase() == name),
-            );
-        }
-        let mut out = Vec::new();
-        for entity in entities {
-            for edge in tx.edges_of(entity.id)? {
-                if !edge.is_open()
-                    || edge.edge_type != EdgeType::HasFact
-                    || edge.source_id != entity.id
-                {
-                    continue;
-                }
-                let Some(claim) = tx.get_node(edge.target_id)? else {
-                    continue;
-                };
-                if history == ClaimHistory::Current && !claim.lifecycle.is_active() {
-                    continue;
-                }
-                if out.iter().any(|f: &ClaimFact| f.id == claim.id) {
-                    continue;
-                }
-                out.push(fact_of(&entity, claim));
-            }
-        }
-        out.sort_by_key(|f| (!f.current, f.valid_from, f.id));
-        Ok(out)
-    }
-
-    /// Reverses a `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record in `tx`:
-    /// refused (nothing written) unless every node and link it wrote is as
-    /// it left them. Returns the restored nodes, the removed edge ids and
-    /// what else the undo did.
-    pub(crate) fn undo_claim_edit(
-        tx: &mut dyn Tx,
-        op: &Operation,
-    ) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
-        let record = unseal(op)?.clone();
-        let damaged = |what: &str| -> Error {
-            OrganizerError::DamagedRecord {
-                op: op.id,
-                reason: format!("no readable {what}"),
-            }
-            .into()
-        };
-        let refused =
-            |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
-        let node = |key: &str| -> Result<Node, Error> {
-            serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-        };
-        let before = node("claim_before")?;
-        let after = node("claim_after")?;
-        let replacement = match op.kind {
-            OperationKind::ClaimCorrected => Some(node("replacement")?),
-            _ => None,
-        };
-        let opened: Vec<Edge> = match record.get("opened_edges") {
-            Some(v) => serde_json::from_value(v.clone()).map_err(|_| damaged("opened_edges"))?,
-            None => Vec::new(),
-        };
-
-        // Everything it wrote must be as it left it: undoing on top of a
-        // later change would silently discard that change.
-        for n in std::iter::once(&after).chain(replacement.as_ref()) {
-            let same = match tx.get_node(n.id)? {
-                Some(now) => snapshot(&now)? == snapshot(n)?,
-                None => false,
-            };
-            if !same {
-                return Err(refused(format!(
-                    "claim {} has changed since (corrected, retracted, merged or forgotten); undo that first",
-                    n.id
-                )));
-            }
-        }
-        for e in &opened {
-            if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
-                return Err(refused(format!(
-                    "link {} it made was closed or removed since",
-                    e.id
-                )));
-            }
-        }
-
-        let mut restored = before;
-        // JSON cannot carry every f64 exactly: keep the live value.
-        restored.confidence = after.confidence;
-        tx.update_node(&restored)?;
-        // The replacement goes with its lexical row, vector and links.
-        let removed_node = match &replacement {
-            Some(r) => {
-                tx.delete_nodes(&[r.id])?;
-                json!(r.id)
-            }
-            None => Value::Null,
-        };
-        let detail = json!({"removed_node": removed_node});
-        Ok((
-            vec![restored],
-            opened.iter().map(|e| e.id).collect(),
-            detail,
-        ))
-    }
+        None => Value::Null,
+    };
+    let detail = json!({"removed_node": removed_node});
+    Ok((
+        vec![restored],
+        opened.iter().map(|e| e.id).collect(),
+        detail,
+    ))
 }
 
 /// Whether `node` is a claim whose value the owner corrected (a

@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::organize::{sealed, snapshot, unseal, OrganizerError};
 
 /// The record format of `IDENTITY_CORRECTED`.
@@ -109,320 +109,322 @@ pub fn corrected_edge_id(op: Uuid, closed: Uuid) -> Uuid {
     ids::v5_name(&format!("edge:correction:v1:{op}:{closed}"))
 }
 
-impl Memory {
-    /// Applies a correction for `owner` in one transaction (see the module
-    /// documentation). Bad requests (nothing named, a claim not linked to
-    /// the entity, another owner's or a retired node, no reason) are typed
-    /// errors and write nothing.
-    pub fn correct(
-        &self,
-        owner: &OwnerId,
-        request: &Correction,
-    ) -> Result<CorrectionReport, Error> {
-        crate::retry::on_busy("correct", || self.correct_once(owner, request))
+/// Applies a correction for `owner` in one transaction (see the module
+/// documentation). Bad requests (nothing named, a claim not linked to
+/// the entity, another owner's or a retired node, no reason) are typed
+/// errors and write nothing.
+pub(crate) fn correct(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    request: &Correction,
+) -> Result<CorrectionReport, Error> {
+    crate::retry::on_busy("correct", || correct_once(ctx, owner, request))
+}
+
+fn correct_once(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    req: &Correction,
+) -> Result<CorrectionReport, Error> {
+    if req.reason.trim().is_empty() {
+        return Err(Error::request("a correction needs a reason"));
     }
-
-    fn correct_once(&self, owner: &OwnerId, req: &Correction) -> Result<CorrectionReport, Error> {
-        if req.reason.trim().is_empty() {
-            return Err(Error::request("a correction needs a reason"));
+    let selection = match (req.claims.is_empty(), req.events.is_empty()) {
+        (false, true) => Selection::Claims(req.claims.clone()),
+        (true, false) => Selection::Events(req.events.clone()),
+        (true, true) => {
+            return Err(Error::request(
+                "name the evidence: the claims to move, or the events whose claims move",
+            ))
         }
-        let selection = match (req.claims.is_empty(), req.events.is_empty()) {
-            (false, true) => Selection::Claims(req.claims.clone()),
-            (true, false) => Selection::Events(req.events.clone()),
-            (true, true) => {
-                return Err(Error::request(
-                    "name the evidence: the claims to move, or the events whose claims move",
-                ))
-            }
-            (false, false) => return Err(Error::request("name claims or events, not both")),
-        };
-        let op_id = correction_op_id(owner, req);
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        if let Some(done) = tx.get_operation(op_id)? {
-            return report_of(&done, true);
-        }
-        let entity = active_entity(&mut *tx, owner, req.entity, "entity")?;
-        let edges = tx.edges_of(entity.id)?;
-        let mut others = Vec::new();
-        for e in &edges {
-            let other = if e.source_id == entity.id {
-                e.target_id
-            } else {
-                e.source_id
-            };
-            if let Some(n) = tx.get_node(other)? {
-                others.push(n);
-            }
-        }
-        let moves = correction::moves(entity.id, &edges, &others, &selection).map_err(|r| {
-            Error::request(match r {
-                Refusal::NothingNamed => "nothing named to move".to_string(),
-                Refusal::NotLinked(c) => format!(
-                    "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
-                    entity.id
-                ),
-                Refusal::NoClaimInEvents => format!(
-                    "none of the named events has an active claim linked to entity {}",
-                    entity.id
-                ),
-            })
-        })?;
-
-        let now = Timestamp::now();
-        let (target, created) = match &req.to {
-            CorrectionTarget::Entity { id } => {
-                let t = active_entity(&mut *tx, owner, *id, "to")?;
-                if t.id == entity.id {
-                    return Err(Error::request("the claims already link to that entity"));
-                }
-                if t.scope != entity.scope {
-                    return Err(Error::request(format!(
-                        "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
-                        t.id, t.scope, entity.id, entity.scope
-                    )));
-                }
-                (t, None)
-            }
-            CorrectionTarget::NewPerson { name } => {
-                let name = name.trim();
-                if name.is_empty() {
-                    return Err(Error::request("the new person needs a name"));
-                }
-                let mut n = entity.clone();
-                n.id = split_entity_id(op_id);
-                n.content = name.to_string();
-                n.metadata = Some(json!({
-                    "entity_type": "person",
-                    "split_from": entity.id,
-                    "correction_op_id": op_id,
-                }));
-                n.lifecycle = Lifecycle::Tentative;
-                n.superseded_by = None;
-                n.valid_to = None;
-                n.evidence_refs = Vec::new();
-                n.created_at = now;
-                n.updated_at = now;
-                (n.clone(), Some(n))
-            }
-        };
-
-        // Claims: identity metadata replaced by the correction.
-        let mut claims_before = Vec::new();
-        let mut claims_after = Vec::new();
-        let mut evidence: Vec<Uuid> = Vec::new();
-        for id in &moves.claims {
-            let Some(claim) = tx.get_node(*id)? else {
-                continue;
-            };
-            let mut after = claim.clone();
-            let md = after.metadata.get_or_insert_with(|| json!({}));
-            if let Some(map) = md.as_object_mut() {
-                map.remove("speaker_reference");
-                map.remove("owner_reference");
-                map.insert(
-                    "correction".into(),
-                    json!({"op_id": op_id, "from": entity.id, "to": target.id}),
-                );
-            }
-            after.updated_at = now;
-            for e in &claim.evidence_refs {
-                if !evidence.contains(e) {
-                    evidence.push(*e);
-                }
-            }
-            claims_before.push(snapshot(&claim)?);
-            claims_after.push(after);
-        }
-        let mut target_after = target.clone();
-        for e in &evidence {
-            if !target_after.evidence_refs.contains(e) {
-                target_after.evidence_refs.push(*e);
-            }
-        }
-        target_after.updated_at = now;
-
-        // Links: closed, and made again with the target in the entity's place.
-        let mut opened = Vec::new();
-        for old in &moves.edges {
-            let mut new = old.clone();
-            new.id = corrected_edge_id(op_id, old.id);
-            if new.source_id == entity.id {
-                new.source_id = target.id;
-            }
-            if new.target_id == entity.id {
-                new.target_id = target.id;
-            }
-            new.valid_from = now;
-            new.valid_to = None;
-            new.created_at = now;
-            let mut md = old.metadata.clone().unwrap_or_else(|| json!({}));
-            if let Some(map) = md.as_object_mut() {
-                map.insert("basis".into(), json!("correction"));
-                map.insert("correction_op_id".into(), json!(op_id));
-                map.insert("replaces_edge".into(), json!(old.id));
-            }
-            new.metadata = Some(md);
-            opened.push(new);
-        }
-
-        let record = json!({
-            "format": CORRECTION_FORMAT,
-            "request": req,
-            "entity": snapshot(&entity)?,
-            "target_before": if created.is_some() { Value::Null } else { snapshot(&target)? },
-            "target_after": snapshot(&target_after)?,
-            "created_target": created.is_some(),
-            "claims_before": claims_before,
-            "claims_after": claims_after.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
-            "closed_edges": moves.edges,
-            "closed_at": now,
-            "opened_edges": opened,
-        });
-        let op = Operation::new(
-            op_id,
-            OperationKind::IdentityCorrected,
-            owner.clone(),
-            entity.scope.clone(),
-            Some(entity.id),
-            sealed(record)?,
-            now,
-        );
-        if created.is_some() {
-            tx.insert_node(&target_after)?;
+        (false, false) => return Err(Error::request("name claims or events, not both")),
+    };
+    let op_id = correction_op_id(owner, req);
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    if let Some(done) = tx.get_operation(op_id)? {
+        return report_of(&done, true);
+    }
+    let entity = active_entity(&mut *tx, owner, req.entity, "entity")?;
+    let edges = tx.edges_of(entity.id)?;
+    let mut others = Vec::new();
+    for e in &edges {
+        let other = if e.source_id == entity.id {
+            e.target_id
         } else {
-            tx.update_node(&target_after)?;
+            e.source_id
+        };
+        if let Some(n) = tx.get_node(other)? {
+            others.push(n);
         }
-        for c in &claims_after {
-            tx.update_node(c)?;
-        }
-        for e in &moves.edges {
-            tx.close_edge(e.id, now)?;
-        }
-        for e in &opened {
-            tx.insert_edge(e)?;
-        }
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(CorrectionReport {
-            op_id,
-            target: target.id,
-            created_target: created.is_some(),
-            moved_claims: moves.claims,
-            closed_edges: moves.edges.iter().map(|e| e.id).collect(),
-            opened_edges: opened.iter().map(|e| e.id).collect(),
-            replayed: false,
-        })
     }
+    let moves = correction::moves(entity.id, &edges, &others, &selection).map_err(|r| {
+        Error::request(match r {
+            Refusal::NothingNamed => "nothing named to move".to_string(),
+            Refusal::NotLinked(c) => format!(
+                "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
+                entity.id
+            ),
+            Refusal::NoClaimInEvents => format!(
+                "none of the named events has an active claim linked to entity {}",
+                entity.id
+            ),
+        })
+    })?;
 
-    /// Reverses an `IDENTITY_CORRECTED` record in `tx`: refused (nothing
-    /// written) unless every node and link it wrote is still as it left
-    /// them. Returns the restored node ids and removed edge ids.
-    pub(crate) fn undo_correction(
-        tx: &mut dyn Tx,
-        op: &Operation,
-    ) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
-        let record = unseal(op)?.clone();
-        let damaged = |what: &str| -> Error {
-            OrganizerError::DamagedRecord {
-                op: op.id,
-                reason: format!("no readable {what}"),
+    let now = Timestamp::now();
+    let (target, created) = match &req.to {
+        CorrectionTarget::Entity { id } => {
+            let t = active_entity(&mut *tx, owner, *id, "to")?;
+            if t.id == entity.id {
+                return Err(Error::request("the claims already link to that entity"));
             }
-            .into()
-        };
-        let refused =
-            |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
-        let nodes = |key: &str| -> Result<Vec<Node>, Error> {
-            serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-        };
-        let edges = |key: &str| -> Result<Vec<Edge>, Error> {
-            serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-        };
-        let claims_before = nodes("claims_before")?;
-        let claims_after = nodes("claims_after")?;
-        let closed = edges("closed_edges")?;
-        let opened = edges("opened_edges")?;
-        let target_after: Node = serde_json::from_value(record["target_after"].clone())
-            .map_err(|_| damaged("target"))?;
-        let created = record["created_target"] == json!(true);
-
-        // Everything it wrote must be as it left it.
-        for after in claims_after.iter().chain(std::iter::once(&target_after)) {
-            let now = tx.get_node(after.id)?;
-            let same = match &now {
-                Some(n) => snapshot(n)? == snapshot(after)?,
-                None => false,
-            };
-            if !same {
-                return Err(refused(format!(
-                    "node {} has changed since the correction",
-                    after.id
+            if t.scope != entity.scope {
+                return Err(Error::request(format!(
+                    "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
+                    t.id, t.scope, entity.id, entity.scope
                 )));
             }
+            (t, None)
         }
-        // The links go back to the entity they were moved from: it must
-        // still be live, or they would link a node a merge retired since
-        // (and the claim would have no live subject).
-        let from: Node =
-            serde_json::from_value(record["entity"].clone()).map_err(|_| damaged("entity"))?;
-        if !tx
-            .get_node(from.id)?
-            .is_some_and(|n| n.lifecycle.is_active())
-        {
+        CorrectionTarget::NewPerson { name } => {
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(Error::request("the new person needs a name"));
+            }
+            let mut n = entity.clone();
+            n.id = split_entity_id(op_id);
+            n.content = name.to_string();
+            n.metadata = Some(json!({
+                "entity_type": "person",
+                "split_from": entity.id,
+                "correction_op_id": op_id,
+            }));
+            n.lifecycle = Lifecycle::Tentative;
+            n.superseded_by = None;
+            n.valid_to = None;
+            n.evidence_refs = Vec::new();
+            n.created_at = now;
+            n.updated_at = now;
+            (n.clone(), Some(n))
+        }
+    };
+
+    // Claims: identity metadata replaced by the correction.
+    let mut claims_before = Vec::new();
+    let mut claims_after = Vec::new();
+    let mut evidence: Vec<Uuid> = Vec::new();
+    for id in &moves.claims {
+        let Some(claim) = tx.get_node(*id)? else {
+            continue;
+        };
+        let mut after = claim.clone();
+        let md = after.metadata.get_or_insert_with(|| json!({}));
+        if let Some(map) = md.as_object_mut() {
+            map.remove("speaker_reference");
+            map.remove("owner_reference");
+            map.insert(
+                "correction".into(),
+                json!({"op_id": op_id, "from": entity.id, "to": target.id}),
+            );
+        }
+        after.updated_at = now;
+        for e in &claim.evidence_refs {
+            if !evidence.contains(e) {
+                evidence.push(*e);
+            }
+        }
+        claims_before.push(snapshot(&claim)?);
+        claims_after.push(after);
+    }
+    let mut target_after = target.clone();
+    for e in &evidence {
+        if !target_after.evidence_refs.contains(e) {
+            target_after.evidence_refs.push(*e);
+        }
+    }
+    target_after.updated_at = now;
+
+    // Links: closed, and made again with the target in the entity's place.
+    let mut opened = Vec::new();
+    for old in &moves.edges {
+        let mut new = old.clone();
+        new.id = corrected_edge_id(op_id, old.id);
+        if new.source_id == entity.id {
+            new.source_id = target.id;
+        }
+        if new.target_id == entity.id {
+            new.target_id = target.id;
+        }
+        new.valid_from = now;
+        new.valid_to = None;
+        new.created_at = now;
+        let mut md = old.metadata.clone().unwrap_or_else(|| json!({}));
+        if let Some(map) = md.as_object_mut() {
+            map.insert("basis".into(), json!("correction"));
+            map.insert("correction_op_id".into(), json!(op_id));
+            map.insert("replaces_edge".into(), json!(old.id));
+        }
+        new.metadata = Some(md);
+        opened.push(new);
+    }
+
+    let record = json!({
+        "format": CORRECTION_FORMAT,
+        "request": req,
+        "entity": snapshot(&entity)?,
+        "target_before": if created.is_some() { Value::Null } else { snapshot(&target)? },
+        "target_after": snapshot(&target_after)?,
+        "created_target": created.is_some(),
+        "claims_before": claims_before,
+        "claims_after": claims_after.iter().map(snapshot).collect::<Result<Vec<_>, _>>()?,
+        "closed_edges": moves.edges,
+        "closed_at": now,
+        "opened_edges": opened,
+    });
+    let op = Operation::new(
+        op_id,
+        OperationKind::IdentityCorrected,
+        owner.clone(),
+        entity.scope.clone(),
+        Some(entity.id),
+        sealed(record)?,
+        now,
+    );
+    if created.is_some() {
+        tx.insert_node(&target_after)?;
+    } else {
+        tx.update_node(&target_after)?;
+    }
+    for c in &claims_after {
+        tx.update_node(c)?;
+    }
+    for e in &moves.edges {
+        tx.close_edge(e.id, now)?;
+    }
+    for e in &opened {
+        tx.insert_edge(e)?;
+    }
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(CorrectionReport {
+        op_id,
+        target: target.id,
+        created_target: created.is_some(),
+        moved_claims: moves.claims,
+        closed_edges: moves.edges.iter().map(|e| e.id).collect(),
+        opened_edges: opened.iter().map(|e| e.id).collect(),
+        replayed: false,
+    })
+}
+
+/// Reverses an `IDENTITY_CORRECTED` record in `tx`: refused (nothing
+/// written) unless every node and link it wrote is still as it left
+/// them. Returns the restored node ids and removed edge ids.
+pub(crate) fn undo_correction(
+    tx: &mut dyn Tx,
+    op: &Operation,
+) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
+    let record = unseal(op)?.clone();
+    let damaged = |what: &str| -> Error {
+        OrganizerError::DamagedRecord {
+            op: op.id,
+            reason: format!("no readable {what}"),
+        }
+        .into()
+    };
+    let refused =
+        |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
+    let nodes = |key: &str| -> Result<Vec<Node>, Error> {
+        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
+    };
+    let edges = |key: &str| -> Result<Vec<Edge>, Error> {
+        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
+    };
+    let claims_before = nodes("claims_before")?;
+    let claims_after = nodes("claims_after")?;
+    let closed = edges("closed_edges")?;
+    let opened = edges("opened_edges")?;
+    let target_after: Node =
+        serde_json::from_value(record["target_after"].clone()).map_err(|_| damaged("target"))?;
+    let created = record["created_target"] == json!(true);
+
+    // Everything it wrote must be as it left it.
+    for after in claims_after.iter().chain(std::iter::once(&target_after)) {
+        let now = tx.get_node(after.id)?;
+        let same = match &now {
+            Some(n) => snapshot(n)? == snapshot(after)?,
+            None => false,
+        };
+        if !same {
             return Err(refused(format!(
-                "entity {} the claims were moved from is no longer active (merged or retired since); undo that first",
-                from.id
+                "node {} has changed since the correction",
+                after.id
             )));
         }
-        for e in &opened {
-            if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
-                return Err(refused(format!(
-                    "link {} it made was closed or removed since",
-                    e.id
-                )));
-            }
-        }
-        for e in &closed {
-            if tx.get_edge(e.id)?.is_none_or(|now| now.is_open()) {
-                return Err(refused(format!(
-                    "link {} it closed was reopened or removed since",
-                    e.id
-                )));
-            }
-        }
-
-        let mut restored = Vec::new();
-        for (before, after) in claims_before.into_iter().zip(&claims_after) {
-            let mut before = before;
-            // JSON cannot carry every f64 exactly: keep the live value.
-            before.confidence = after.confidence;
-            tx.update_node(&before)?;
-            restored.push(before);
-        }
-        if created {
-            let mut retired = target_after.clone();
-            retired.lifecycle = Lifecycle::Archived;
-            retired.updated_at = Timestamp::now();
-            tx.update_node(&retired)?;
-            restored.push(retired);
-        } else {
-            let mut before: Node = serde_json::from_value(record["target_before"].clone())
-                .map_err(|_| damaged("target_before"))?;
-            before.confidence = target_after.confidence;
-            tx.update_node(&before)?;
-            restored.push(before);
-        }
-        for e in &opened {
-            tx.delete_edge(e.id)?;
-        }
-        for e in &closed {
-            tx.reopen_edge(e.id)?;
-        }
-        let detail = json!({
-            "reopened_edge_ids": closed.iter().map(|e| e.id).collect::<Vec<_>>(),
-            "archived_entity": if created { json!(target_after.id) } else { Value::Null },
-        });
-        Ok((restored, opened.iter().map(|e| e.id).collect(), detail))
     }
+    // The links go back to the entity they were moved from: it must
+    // still be live, or they would link a node a merge retired since
+    // (and the claim would have no live subject).
+    let from: Node =
+        serde_json::from_value(record["entity"].clone()).map_err(|_| damaged("entity"))?;
+    if !tx
+        .get_node(from.id)?
+        .is_some_and(|n| n.lifecycle.is_active())
+    {
+        return Err(refused(format!(
+            "entity {} the claims were moved from is no longer active (merged or retired since); undo that first",
+            from.id
+        )));
+    }
+    for e in &opened {
+        if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
+            return Err(refused(format!(
+                "link {} it made was closed or removed since",
+                e.id
+            )));
+        }
+    }
+    for e in &closed {
+        if tx.get_edge(e.id)?.is_none_or(|now| now.is_open()) {
+            return Err(refused(format!(
+                "link {} it closed was reopened or removed since",
+                e.id
+            )));
+        }
+    }
+
+    let mut restored = Vec::new();
+    for (before, after) in claims_before.into_iter().zip(&claims_after) {
+        let mut before = before;
+        // JSON cannot carry every f64 exactly: keep the live value.
+        before.confidence = after.confidence;
+        tx.update_node(&before)?;
+        restored.push(before);
+    }
+    if created {
+        let mut retired = target_after.clone();
+        retired.lifecycle = Lifecycle::Archived;
+        retired.updated_at = Timestamp::now();
+        tx.update_node(&retired)?;
+        restored.push(retired);
+    } else {
+        let mut before: Node = serde_json::from_value(record["target_before"].clone())
+            .map_err(|_| damaged("target_before"))?;
+        before.confidence = target_after.confidence;
+        tx.update_node(&before)?;
+        restored.push(before);
+    }
+    for e in &opened {
+        tx.delete_edge(e.id)?;
+    }
+    for e in &closed {
+        tx.reopen_edge(e.id)?;
+    }
+    let detail = json!({
+        "reopened_edge_ids": closed.iter().map(|e| e.id).collect::<Vec<_>>(),
+        "archived_entity": if created { json!(target_after.id) } else { Value::Null },
+    });
+    Ok((restored, opened.iter().map(|e| e.id).collect(), detail))
 }
 
 /// The report of a committed correction record.

@@ -1,5 +1,5 @@
-//! kith on a PostgreSQL server: [`Memory::init_database`] and
-//! [`Memory::connect`].
+//! kith on a PostgreSQL server: [`crate::Memory::init_database`] and
+//! [`crate::Memory::connect`].
 //!
 //! A pack records its embedding model in `manifest.json`; a server database
 //! has no directory, so the same facts are store settings
@@ -25,7 +25,6 @@ use kith_store::{Store, TxMode};
 
 use crate::embedding::{EmbeddingSpec, LazyEmbedder};
 use crate::error::{Error, PackError};
-use crate::memory::Memory;
 
 /// The setting whose presence marks a database `init_database` made.
 pub const SETTING_CREATED_AT: &str = "created_at";
@@ -36,92 +35,98 @@ pub const SETTING_EMBEDDING_MODEL: &str = "embedding_model";
 /// The embedding dimension.
 pub const SETTING_EMBEDDING_DIMENSION: &str = "embedding_dimension";
 
-impl Memory {
-    /// Makes a new memory in the PostgreSQL database at `url` (which must
-    /// hold no kith memory yet): creates kith's schema, and records
-    /// `embedder`'s model id and dimension when given (else no vectors).
-    pub fn init_database(url: &str, embedder: Option<Arc<dyn Embedder>>) -> Result<Memory, Error> {
-        Memory::init_database_with(url, embedder, PgOptions::from_env()?)
-    }
+/// A database the facade opened: its store, its URL with the password
+/// hidden, and the embedder its settings record.
+pub(crate) struct Opened {
+    /// The store.
+    pub store: PgStore,
+    /// The URL, password hidden.
+    pub shown: String,
+    /// The embedding model the database records (loaded on first use).
+    pub embedder: Option<Arc<dyn Embedder>>,
+}
 
-    /// [`Memory::init_database`] with the store configured by `options`
-    /// rather than the environment.
-    pub fn init_database_with(
-        url: &str,
-        embedder: Option<Arc<dyn Embedder>>,
-        options: PgOptions,
-    ) -> Result<Memory, Error> {
-        let shown = redact_url(url);
-        let store = connect_store(url, &shown, options)?;
-        crate::retry::on_busy("init the database", || {
-            let mut tx = store.begin(TxMode::Write)?;
-            let events = tx.stats(None)?.events;
-            if tx.get_setting(SETTING_CREATED_AT)?.is_some() || events > 0 {
-                return Err(PackError::DatabaseInUse { url: shown.clone() }.into());
-            }
-            tx.set_setting(SETTING_CREATED_AT, Some(&Timestamp::now().to_rfc3339()))?;
-            tx.set_setting(
-                SETTING_CREATED_BY,
-                Some(&format!("kith {}", env!("CARGO_PKG_VERSION"))),
-            )?;
-            write_model(&mut *tx, embedder.as_deref())?;
-            tx.commit()?;
-            Ok(())
-        })?;
-        let mut memory = Memory::with_store(Box::new(store));
-        memory.set_database(shown);
-        Ok(match embedder {
-            Some(e) => memory.with_embedder(e),
-            None => memory,
-        })
-    }
-
-    /// Opens the memory in the PostgreSQL database at `url`, migrating
-    /// kith's schema if it is older. The embedding model the database
-    /// records is loaded on first use. A database `init_database` did not
-    /// make is refused, with the command that makes one.
-    ///
-    /// The store is configured by `KITH_PG_VECTOR_CACHE` and
-    /// `KITH_VECTOR_CACHE_MB` ([`PgOptions::from_env`]); a program that
-    /// chooses for itself calls [`Memory::connect_with`].
-    pub fn connect(url: &str) -> Result<Memory, Error> {
-        Memory::connect_with(url, PgOptions::from_env()?)
-    }
-
-    /// [`Memory::connect`] with the store configured by `options`.
-    pub fn connect_with(url: &str, options: PgOptions) -> Result<Memory, Error> {
-        let shown = redact_url(url);
-        let store = connect_store(url, &shown, options)?;
-        let (created, model, dimension) = {
-            let mut tx = store.begin(TxMode::Read)?;
-            (
-                tx.get_setting(SETTING_CREATED_AT)?,
-                tx.get_setting(SETTING_EMBEDDING_MODEL)?,
-                tx.get_setting(SETTING_EMBEDDING_DIMENSION)?,
-            )
-        };
-        if created.is_none() {
-            return Err(PackError::NotADatabase { url: shown }.into());
+/// Makes a new memory in the PostgreSQL database at `url` (which must hold
+/// no kith memory yet): creates kith's schema, and records `embedder`'s
+/// model id and dimension when given (else no vectors).
+pub(crate) fn init(
+    url: &str,
+    embedder: Option<Arc<dyn Embedder>>,
+    options: PgOptions,
+) -> Result<Opened, Error> {
+    let shown = redact_url(url);
+    let store = connect_store(url, &shown, options)?;
+    crate::retry::on_busy("init the database", || {
+        let mut tx = store.begin(TxMode::Write)?;
+        let events = tx.stats(None)?.events;
+        if tx.get_setting(SETTING_CREATED_AT)?.is_some() || events > 0 {
+            return Err(PackError::DatabaseInUse { url: shown.clone() }.into());
         }
-        let embedder = match (model, dimension) {
-            (Some(model), Some(dim)) => {
-                let dim: usize = dim.parse().map_err(|_| {
-                    Error::Store(kith_store::StoreError::corrupted(format!(
-                        "the database's embedding_dimension setting is {dim:?}, not a number"
-                    )))
-                })?;
-                let spec = EmbeddingSpec::parse(&model)?;
-                Some(Arc::new(LazyEmbedder::new(spec, model, dim)) as Arc<dyn Embedder>)
-            }
-            _ => None,
-        };
-        let mut memory = Memory::with_store(Box::new(store));
-        memory.set_database(shown);
-        Ok(match embedder {
-            Some(e) => memory.with_embedder(e),
-            None => memory,
-        })
+        tx.set_setting(SETTING_CREATED_AT, Some(&Timestamp::now().to_rfc3339()))?;
+        tx.set_setting(
+            SETTING_CREATED_BY,
+            Some(&format!("kith {}", env!("CARGO_PKG_VERSION"))),
+        )?;
+        write_model(&mut *tx, embedder.as_deref())?;
+        tx.commit()?;
+        Ok(())
+    })?;
+    Ok(Opened {
+        store,
+        shown,
+        embedder,
+    })
+}
+
+/// Opens the memory in the PostgreSQL database at `url`, migrating kith's
+/// schema if it is older; the embedding model the database records is
+/// loaded on first use. A database `init` did not make is refused, with
+/// the command that makes one.
+pub(crate) fn connect(url: &str, options: PgOptions) -> Result<Opened, Error> {
+    let shown = redact_url(url);
+    let store = connect_store(url, &shown, options)?;
+    let (created, model, dimension) = {
+        let mut tx = store.begin(TxMode::Read)?;
+        (
+            tx.get_setting(SETTING_CREATED_AT)?,
+            tx.get_setting(SETTING_EMBEDDING_MODEL)?,
+            tx.get_setting(SETTING_EMBEDDING_DIMENSION)?,
+        )
+    };
+    if created.is_none() {
+        return Err(PackError::NotADatabase { url: shown }.into());
     }
+    let embedder = match (model, dimension) {
+        (Some(model), Some(dim)) => {
+            let dim: usize = dim.parse().map_err(|_| {
+                Error::Store(kith_store::StoreError::corrupted(format!(
+                    "the database's embedding_dimension setting is {dim:?}, not a number"
+                )))
+            })?;
+            let spec = EmbeddingSpec::parse(&model)?;
+            Some(Arc::new(LazyEmbedder::new(spec, model, dim)) as Arc<dyn Embedder>)
+        }
+        _ => None,
+    };
+    Ok(Opened {
+        store,
+        shown,
+        embedder,
+    })
+}
+
+/// Records `embedder`'s model (or none) in the database's settings, in its
+/// own transaction.
+pub(crate) fn record_model(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), Error> {
+    crate::retry::on_busy("record the embedding model", || {
+        let mut tx = store.begin(TxMode::Write)?;
+        write_model(&mut *tx, embedder)?;
+        tx.commit()?;
+        Ok(())
+    })
 }
 
 /// Connects, adding what to check to a connection failure.

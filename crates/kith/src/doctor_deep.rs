@@ -24,9 +24,9 @@ use kith_store::{NodeQuery, TxMode};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::doctor::DoctorReport;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// How derived rows are made again. `reingest` would not do: it reuses a
 /// node that exists under the planned id as it is.
@@ -47,65 +47,63 @@ struct Planned {
     polarity: Option<Value>,
 }
 
-impl Memory {
-    /// [`Memory::doctor`], then the deep checks above. Changes nothing.
-    pub fn doctor_deep(&self) -> Result<DoctorReport, Error> {
-        let mut report = self.doctor()?;
-        let mut problems = Vec::new();
-        let planned = {
-            let mut tx = self.store_backend().begin(TxMode::Read)?;
-            planned_nodes(&mut *tx)?
+/// [`Memory::doctor`], then the deep checks above. Changes nothing.
+pub(crate) fn doctor_deep(ctx: &Ctx<'_>) -> Result<DoctorReport, Error> {
+    let mut report = crate::doctor::doctor(ctx)?;
+    let mut problems = Vec::new();
+    let planned = {
+        let mut tx = ctx.store.begin(TxMode::Read)?;
+        planned_nodes(&mut *tx)?
+    };
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let expected = ctx
+        .embedder
+        .map(|e| (e.model_id().to_string(), e.dimension()));
+    let mut after = 0;
+    'pages: loop {
+        let page = match tx.list_nodes(&NodeQuery {
+            after_seq: after,
+            limit: PAGE,
+            ..NodeQuery::default()
+        }) {
+            Ok(page) => page,
+            Err(e) => {
+                problems.push(format!(
+                    "the node rows after position {after} cannot be read ({e}); {REDERIVE}"
+                ));
+                break;
+            }
         };
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let expected = self
-            .embedder()
-            .map(|e| (e.model_id().to_string(), e.dimension()));
-        let mut after = 0;
-        'pages: loop {
-            let page = match tx.list_nodes(&NodeQuery {
-                after_seq: after,
-                limit: PAGE,
-                ..NodeQuery::default()
-            }) {
-                Ok(page) => page,
-                Err(e) => {
-                    problems.push(format!(
-                        "the node rows after position {after} cannot be read ({e}); {REDERIVE}"
-                    ));
-                    break;
-                }
-            };
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            for stored in &page {
-                check_vector(&mut *tx, &stored.node, expected.as_ref(), &mut problems)?;
-                if let Some(plan) = planned.get(&stored.node.id) {
-                    check_against_plan(&stored.node, plan, &mut problems);
-                }
-                if problems.len() >= MAX_PROBLEMS {
-                    break 'pages;
-                }
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for stored in &page {
+            check_vector(&mut *tx, &stored.node, expected.as_ref(), &mut problems)?;
+            if let Some(plan) = planned.get(&stored.node.id) {
+                check_against_plan(&stored.node, plan, &mut problems);
+            }
+            if problems.len() >= MAX_PROBLEMS {
+                break 'pages;
             }
         }
-        drop(tx);
-        let backend = if self.store_backend().is_read_only() {
-            let mut tx = self.store_backend().begin(TxMode::Read)?;
-            tx.check_integrity_deep()?
-        } else {
-            crate::retry::on_busy("check integrity in depth", || {
-                let mut tx = self.store_backend().begin(TxMode::Write)?;
-                Ok(tx.check_integrity_deep()?)
-            })?
-        };
-        problems.extend(backend);
-        for p in problems {
-            if !report.problems.contains(&p) {
-                report.problems.push(p);
-            }
-        }
-        report.problems.truncate(MAX_PROBLEMS);
-        Ok(report)
     }
+    drop(tx);
+    let backend = if ctx.store.is_read_only() {
+        let mut tx = ctx.store.begin(TxMode::Read)?;
+        tx.check_integrity_deep()?
+    } else {
+        crate::retry::on_busy("check integrity in depth", || {
+            let mut tx = ctx.store.begin(TxMode::Write)?;
+            Ok(tx.check_integrity_deep()?)
+        })?
+    };
+    problems.extend(backend);
+    for p in problems {
+        if !report.problems.contains(&p) {
+            report.problems.push(p);
+        }
+    }
+    report.problems.truncate(MAX_PROBLEMS);
+    Ok(report)
 }
 
 /// What every committed plan created. The first committed plan that

@@ -30,8 +30,10 @@ use kith_core::{
 use kith_store::{EventQuery, TxMode};
 use serde::Serialize;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::{Memory, StoreReceipt};
+use crate::vectors::Vectors;
+use crate::write::StoreReceipt;
 
 /// Whether an import with an owner takes lines that name another owner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,90 +90,94 @@ pub struct ImportReport {
     pub existing: usize,
 }
 
-impl Memory {
-    /// Checks every line of `text`, then stores them in batches, calling
-    /// `on_batch` with each committed batch's receipts.
-    pub fn import_jsonl(
-        &self,
-        text: &str,
-        options: &ImportOptions,
-        mut on_batch: impl FnMut(&[StoreReceipt]),
-    ) -> Result<ImportReport, Error> {
-        let lines = parse_jsonl(text, options)?;
-        let mut report = ImportReport {
-            messages: lines.len(),
-            ..ImportReport::default()
-        };
-        for chunk in lines.chunks(options.batch_size.max(1)) {
-            // Runs of live messages and of tombstones, in file order.
-            let mut start = 0;
-            while start < chunk.len() {
-                let tombstones = matches!(chunk[start], Line::Tombstone(..));
-                let end = chunk[start..]
+/// Checks every line of `text`, then stores them in batches, calling
+/// `on_batch` with each committed batch's receipts.
+pub(crate) fn import_jsonl(
+    ctx: &Ctx<'_>,
+    vectors: &dyn Vectors,
+    text: &str,
+    options: &ImportOptions,
+    mut on_batch: impl FnMut(&[StoreReceipt]),
+) -> Result<ImportReport, Error> {
+    let lines = parse_jsonl(text, options)?;
+    let mut report = ImportReport {
+        messages: lines.len(),
+        ..ImportReport::default()
+    };
+    for chunk in lines.chunks(options.batch_size.max(1)) {
+        // Runs of live messages and of tombstones, in file order.
+        let mut start = 0;
+        while start < chunk.len() {
+            let tombstones = matches!(chunk[start], Line::Tombstone(..));
+            let end = chunk[start..]
+                .iter()
+                .position(|l| matches!(l, Line::Tombstone(..)) != tombstones)
+                .map_or(chunk.len(), |n| start + n);
+            let receipts = if tombstones {
+                write_tombstones(ctx, &chunk[start..end])?
+            } else {
+                let valid: Vec<ValidEvent> = chunk[start..end]
                     .iter()
-                    .position(|l| matches!(l, Line::Tombstone(..)) != tombstones)
-                    .map_or(chunk.len(), |n| start + n);
-                let receipts = if tombstones {
-                    self.write_tombstones(&chunk[start..end])?
+                    .filter_map(|l| match l {
+                        Line::Live(v) => Some(v.clone()),
+                        Line::Tombstone(..) => None,
+                    })
+                    .collect();
+                if options.extract {
+                    crate::ingest::Ingest { ctx: *ctx, vectors }
+                        .admit(&valid, crate::ingest::IngestOptions::default())?
                 } else {
-                    let valid: Vec<ValidEvent> = chunk[start..end]
-                        .iter()
-                        .filter_map(|l| match l {
-                            Line::Live(v) => Some(v.clone()),
-                            Line::Tombstone(..) => None,
-                        })
-                        .collect();
-                    if options.extract {
-                        self.admit(&valid, crate::ingest::IngestOptions::default())?
-                    } else {
-                        self.write_valid(&valid)?
-                    }
-                };
-                let created = receipts.iter().filter(|r| r.created).count();
-                report.created += created;
-                report.existing += receipts.len() - created;
-                on_batch(&receipts);
-                start = end;
-            }
+                    crate::write::write_valid(ctx, vectors, &valid)?
+                }
+            };
+            let created = receipts.iter().filter(|r| r.created).count();
+            report.created += created;
+            report.existing += receipts.len() - created;
+            on_batch(&receipts);
+            start = end;
         }
-        Ok(report)
     }
+    Ok(report)
+}
 
-    /// Writes every event of `owner` (or of every owner) in ingestion order,
-    /// one JSON object a line. Returns the number of lines.
-    pub fn export_jsonl(&self, owner: Option<&OwnerId>, out: &mut dyn Write) -> Result<u64, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut after = 0;
-        let mut lines = 0;
-        loop {
-            let page = tx.list_events(&EventQuery {
-                owner: owner.cloned(),
-                after_seq: after,
-                limit: 1000,
-                ..EventQuery::default()
-            })?;
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            for stored in &page {
-                let node_type = tx
-                    .get_node(ids::note_node_id(stored.event.id))?
-                    .map_or(NodeType::Note, |n| n.node_type);
-                let mut input = stored.event.to_input(node_type);
-                // A tombstone exports as what the log keeps of it, so an
-                // import reproduces it (and doctor verifies it) exactly.
-                input.forgotten = stored
-                    .tombstone
-                    .as_ref()
-                    .map(|t| ForgottenInput::of(&stored.event, t));
-                let line = serde_json::to_string(&input)
-                    .map_err(|e| Error::io("export", std::io::Error::other(e)))?;
-                writeln!(out, "{line}").map_err(|e| Error::io("export", e))?;
-                lines += 1;
-            }
+/// Writes every event of `owner` (or of every owner) in ingestion order,
+/// one JSON object a line. Returns the number of lines.
+pub(crate) fn export_jsonl(
+    ctx: &Ctx<'_>,
+    owner: Option<&OwnerId>,
+    out: &mut dyn Write,
+) -> Result<u64, Error> {
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let mut after = 0;
+    let mut lines = 0;
+    loop {
+        let page = tx.list_events(&EventQuery {
+            owner: owner.cloned(),
+            after_seq: after,
+            limit: 1000,
+            ..EventQuery::default()
+        })?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for stored in &page {
+            let node_type = tx
+                .get_node(ids::note_node_id(stored.event.id))?
+                .map_or(NodeType::Note, |n| n.node_type);
+            let mut input = stored.event.to_input(node_type);
+            // A tombstone exports as what the log keeps of it, so an
+            // import reproduces it (and doctor verifies it) exactly.
+            input.forgotten = stored
+                .tombstone
+                .as_ref()
+                .map(|t| ForgottenInput::of(&stored.event, t));
+            let line = serde_json::to_string(&input)
+                .map_err(|e| Error::io("export", std::io::Error::other(e)))?;
+            writeln!(out, "{line}").map_err(|e| Error::io("export", e))?;
+            lines += 1;
         }
-        out.flush().map_err(|e| Error::io("export", e))?;
-        Ok(lines)
     }
+    out.flush().map_err(|e| Error::io("export", e))?;
+    Ok(lines)
 }
 
 /// One checked import line.
@@ -182,34 +188,32 @@ enum Line {
     Tombstone(Event, Tombstone),
 }
 
-impl Memory {
-    /// Appends exported tombstones in one transaction: the erased event,
-    /// then its tombstone, with no note (nothing is derived from a
-    /// forgotten message). A `(owner, source_id)` already stored is left
-    /// as it is.
-    fn write_tombstones(&self, lines: &[Line]) -> Result<Vec<StoreReceipt>, Error> {
-        crate::retry::on_busy("import tombstones", || {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            let mut receipts = Vec::new();
-            for line in lines {
-                let Line::Tombstone(event, t) = line else {
-                    continue;
-                };
-                let existing = tx.event_id_by_source(&event.owner_id, &event.source_id)?;
-                if existing.is_none() {
-                    tx.insert_event(event)?;
-                    tx.tombstone_event(event.id, t)?;
-                }
-                receipts.push(StoreReceipt {
-                    event_id: existing.unwrap_or(event.id),
-                    node_id: ids::note_node_id(existing.unwrap_or(event.id)),
-                    created: existing.is_none(),
-                });
+/// Appends exported tombstones in one transaction: the erased event,
+/// then its tombstone, with no note (nothing is derived from a
+/// forgotten message). A `(owner, source_id)` already stored is left
+/// as it is.
+fn write_tombstones(ctx: &Ctx<'_>, lines: &[Line]) -> Result<Vec<StoreReceipt>, Error> {
+    crate::retry::on_busy("import tombstones", || {
+        let mut tx = ctx.store.begin(TxMode::Write)?;
+        let mut receipts = Vec::new();
+        for line in lines {
+            let Line::Tombstone(event, t) = line else {
+                continue;
+            };
+            let existing = tx.event_id_by_source(&event.owner_id, &event.source_id)?;
+            if existing.is_none() {
+                tx.insert_event(event)?;
+                tx.tombstone_event(event.id, t)?;
             }
-            tx.commit()?;
-            Ok(receipts)
-        })
-    }
+            receipts.push(StoreReceipt {
+                event_id: existing.unwrap_or(event.id),
+                node_id: ids::note_node_id(existing.unwrap_or(event.id)),
+                created: existing.is_none(),
+            });
+        }
+        tx.commit()?;
+        Ok(receipts)
+    })
 }
 
 /// Parses and validates every line; the first bad one fails the whole import.

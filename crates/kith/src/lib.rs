@@ -24,6 +24,7 @@
 //! the HTTP and MCP servers use nothing else.
 
 pub mod claims;
+mod context;
 pub mod correct;
 pub mod database;
 mod doctor;
@@ -38,9 +39,12 @@ pub mod neighbourhood;
 pub mod organize;
 mod overview;
 mod pack;
+mod reads;
 pub mod retrieve;
 mod retry;
 mod search;
+mod vectors;
+mod write;
 
 pub use claims::{ClaimEdit, ClaimEditReport, ClaimFact, ClaimHistory};
 pub use correct::{Correction, CorrectionReport, CorrectionTarget};
@@ -69,7 +73,7 @@ pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{StoreError, StoreErrorKind};
 pub use kith_store::{WorkItem, WorkStatus};
-pub use memory::{Memory, StoreReceipt};
+pub use memory::Memory;
 pub use neighbourhood::{NodeView, PathReport, PathRequest, PathStep};
 pub use organize::{
     AliasProposal, Decision, HeuristicEntityExtractor, Job, JournalQuery, LinkParams, LinkReport,
@@ -81,3 +85,4 @@ pub use pack::{Manifest, PACK_FORMAT_VERSION};
 pub use retrieve::{Retrieval, RetrievePaths, RetrieveRequest, RetrievedItem};
 pub use retry::BUSY_ATTEMPTS;
 pub use search::{Provenance, SearchHit, SearchRequest};
+pub use write::StoreReceipt;

@@ -1,34 +1,50 @@
-//! [`Memory`]: the engine facade over one store.
+//! [`Memory`]: the engine facade over one store, and its whole public API.
+//!
+//! Every public method of `Memory` is here, each a short delegation to the
+//! module that does the work, handing it a [`Ctx`] (the store, provider,
+//! identity rules, lease) and, where it embeds, the memory as
+//! [`Vectors`]: never `&Memory`. No module of the engine names `Memory`
+//! (`crates/kith-cli/tests/architecture.rs` checks it), so this file is the
+//! one place to read the API, and no import runs back to it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::organize::linking::EntityExtractor;
+use kith_core::event::ValidEvent;
+use kith_core::{EventInput, Node, Operation, OperationKind, OwnerId};
 use kith_embed::Embedder;
 use kith_extract::heuristic::HeuristicExtractor;
 use kith_extract::Provider;
-
-use kith_core::event::{InputDefaults, ValidEvent};
-use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
+use kith_store::postgres::PgOptions;
 use kith_store::sqlite::{OpenMode, SqliteStore};
-use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, StoredNode, Tx, TxMode};
-use serde::Serialize;
+use kith_store::{EventQuery, NodeQuery, Stats, Store, StoredEvent, StoredNode};
+use kith_store::{WorkItem, WorkStatus};
+use std::io::Write;
 use uuid::Uuid;
 
+use crate::claims::{self, ClaimEditReport, ClaimFact, ClaimHistory};
+use crate::context::Ctx;
+use crate::correct::{self, Correction, CorrectionReport};
+use crate::doctor::{self, DoctorReport};
+use crate::embedding::NoteVectors;
 use crate::error::Error;
+use crate::forget::{self, ForgetReport, ForgetRequest};
+use crate::ingest::{
+    Ingest, IngestOptions, IngestReceipt, ProcessReport, ReingestOutcome, WorkReport,
+};
+use crate::jsonl::{self, ImportOptions, ImportReport};
+use crate::neighbourhood::{self, NodeView, PathReport, PathRequest};
+use crate::organize::{
+    self, AliasProposal, Decision, Job, JournalQuery, LinkReport, LinkRequest, OrganizeReport,
+    OrganizeRequest, ProposeAliasRequest, ProposeOutcome, ReviewOutcome, UndoReport,
+};
 use crate::pack::{self, Manifest};
-
-/// What `store()` returns: the ids of the event and its note node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct StoreReceipt {
-    /// The event's id.
-    pub event_id: Uuid,
-    /// The note node's id.
-    pub node_id: Uuid,
-    /// False when the `(owner, source_id)` was stored before and nothing was
-    /// written: the ids are the first call's.
-    pub created: bool,
-}
+use crate::search::{self, SearchHit, SearchRequest};
+use crate::vectors::Vectors;
+use crate::write::{self, StoreReceipt};
+use crate::{database, doctor_deep, overview, reads, RebuildReport};
 
 /// Long-term memory over one store: a pack directory, a PostgreSQL
 /// database ([`Memory::connect`]), or any [`Store`].
@@ -51,6 +67,8 @@ pub struct Memory {
     pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
 }
 
+// ---- opening and configuring -------------------------------------------
+
 impl Memory {
     /// Creates a new pack at `dir` (which must be missing or empty).
     pub fn init(dir: &Path) -> Result<Memory, Error> {
@@ -67,9 +85,7 @@ impl Memory {
     pub fn init_with_embedder(dir: &Path, embedder: Arc<dyn Embedder>) -> Result<Memory, Error> {
         let mut memory = Memory::init(dir)?;
         if let Some((dir, manifest)) = &mut memory.pack {
-            manifest.embedding_model = Some(embedder.model_id().to_string());
-            manifest.embedding_dimension = Some(embedder.dimension() as u32);
-            pack::write_manifest(dir, manifest)?;
+            pack::record_model(dir, manifest, Some(embedder.as_ref()))?;
         }
         Ok(memory.with_embedder(embedder))
     }
@@ -90,20 +106,53 @@ impl Memory {
     fn open_with(dir: &Path, mode: OpenMode) -> Result<Memory, Error> {
         let (manifest, db) = pack::open(dir)?;
         let store = SqliteStore::open(&db, mode)?;
-        let embedder = match (&manifest.embedding_model, manifest.embedding_dimension) {
-            (Some(model), Some(dim)) => {
-                let spec = crate::embedding::EmbeddingSpec::parse(model)?;
-                Some(Arc::new(crate::embedding::LazyEmbedder::new(
-                    spec,
-                    model.clone(),
-                    dim as usize,
-                )) as Arc<dyn Embedder>)
-            }
-            _ => None,
-        };
+        let embedder = pack::recorded_embedder(&manifest)?;
         let mut memory = Memory::assemble(Box::new(store), Some((dir.to_path_buf(), manifest)));
         memory.embedder = embedder;
         Ok(memory)
+    }
+
+    /// Makes a new memory in the PostgreSQL database at `url` (which must
+    /// hold no kith memory yet): creates kith's schema, and records
+    /// `embedder`'s model id and dimension when given (else no vectors).
+    pub fn init_database(url: &str, embedder: Option<Arc<dyn Embedder>>) -> Result<Memory, Error> {
+        Memory::init_database_with(url, embedder, PgOptions::from_env()?)
+    }
+
+    /// [`Memory::init_database`] with the store configured by `options`
+    /// rather than the environment.
+    pub fn init_database_with(
+        url: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+        options: PgOptions,
+    ) -> Result<Memory, Error> {
+        Ok(Memory::on_database(database::init(url, embedder, options)?))
+    }
+
+    /// Opens the memory in the PostgreSQL database at `url`, migrating
+    /// kith's schema if it is older. The embedding model the database
+    /// records is loaded on first use. A database `init_database` did not
+    /// make is refused, with the command that makes one.
+    ///
+    /// The store is configured by `KITH_PG_VECTOR_CACHE` and
+    /// `KITH_VECTOR_CACHE_MB` ([`PgOptions::from_env`]); a program that
+    /// chooses for itself calls [`Memory::connect_with`].
+    pub fn connect(url: &str) -> Result<Memory, Error> {
+        Memory::connect_with(url, PgOptions::from_env()?)
+    }
+
+    /// [`Memory::connect`] with the store configured by `options`.
+    pub fn connect_with(url: &str, options: PgOptions) -> Result<Memory, Error> {
+        Ok(Memory::on_database(database::connect(url, options)?))
+    }
+
+    fn on_database(opened: database::Opened) -> Memory {
+        let mut memory = Memory::with_store(Box::new(opened.store));
+        memory.database = Some(opened.shown);
+        match opened.embedder {
+            Some(e) => memory.with_embedder(e),
+            None => memory,
+        }
     }
 
     /// Switches the pack to `embedder` (recorded in the manifest) and
@@ -113,37 +162,18 @@ impl Memory {
         &mut self,
         embedder: Option<Arc<dyn Embedder>>,
         progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<crate::RebuildReport, Error> {
+    ) -> Result<RebuildReport, Error> {
         self.embedder = embedder;
         self.model_checked = std::sync::OnceLock::new();
         if let Some((dir, manifest)) = &mut self.pack {
-            manifest.embedding_model = self.embedder.as_ref().map(|e| e.model_id().to_string());
-            manifest.embedding_dimension = self.embedder.as_ref().map(|e| e.dimension() as u32);
-            pack::write_manifest(dir, manifest)?;
+            pack::record_model(dir, manifest, self.embedder.as_deref())?;
         }
         if self.database.is_some() {
-            crate::retry::on_busy("record the embedding model", || {
-                let mut tx = self.store.begin(TxMode::Write)?;
-                crate::database::write_model(&mut *tx, self.embedder.as_deref())?;
-                tx.commit()?;
-                Ok(())
-            })?;
+            database::record_model(self.store.as_ref(), self.embedder.as_deref())?;
         }
         match self.embedder {
             Some(_) => self.rebuild_embeddings(true, progress),
-            None => {
-                let removed = crate::retry::on_busy("remove the vectors", || {
-                    let mut tx = self.store.begin(TxMode::Write)?;
-                    let removed = tx.delete_embeddings()?;
-                    tx.commit()?;
-                    Ok(removed)
-                })?;
-                Ok(crate::RebuildReport {
-                    model: "none".into(),
-                    removed,
-                    embedded: 0,
-                })
-            }
+            None => write::remove_vectors(self.store.as_ref()),
         }
     }
 
@@ -194,6 +224,30 @@ impl Memory {
         self.model_checked = std::sync::OnceLock::new();
         self
     }
+}
+
+// ---- what this memory is made of ----------------------------------------
+
+impl Memory {
+    /// The parts a module function works with, borrowed for one call.
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            store: self.store.as_ref(),
+            provider: self.provider.as_ref(),
+            identity: self.identity,
+            lease: self.lease(),
+            pack_dir: self.pack_dir(),
+            embedder: self.embedder.as_deref(),
+        }
+    }
+
+    /// The ingest stage over this memory.
+    fn ingest_stage(&self) -> Ingest<'_> {
+        Ingest {
+            ctx: self.ctx(),
+            vectors: self,
+        }
+    }
 
     /// The embedder, when vectors are on.
     pub fn embedder(&self) -> Option<&dyn Embedder> {
@@ -229,16 +283,7 @@ impl Memory {
     /// [`crate::ingest::DEFAULT_LEASE`]. A lease shorter than an extraction
     /// let a second `kith process` call the LLM again for a live item.
     pub fn lease(&self) -> Duration {
-        if let Some(lease) = self.lease {
-            return lease;
-        }
-        match self.provider.worst_case() {
-            Some(one_call) => one_call
-                .saturating_mul(2)
-                .saturating_add(crate::ingest::LEASE_MARGIN)
-                .max(crate::ingest::DEFAULT_LEASE),
-            None => crate::ingest::DEFAULT_LEASE,
-        }
+        crate::ingest::sized_lease(self.lease, self.provider.as_ref())
     }
 
     /// The pack's manifest, when this memory is a pack.
@@ -257,15 +302,30 @@ impl Memory {
         self.database.as_deref()
     }
 
-    pub(crate) fn set_database(&mut self, shown_url: String) {
-        self.database = Some(shown_url);
-    }
-
     /// The store, for layers built on the facade.
     pub fn store_backend(&self) -> &dyn Store {
         self.store.as_ref()
     }
+}
 
+/// What stages that embed ask of the memory (its embedder, checked once).
+impl Vectors for Memory {
+    fn embed_notes(&self, valid: &[ValidEvent]) -> Result<Option<NoteVectors>, Error> {
+        self.embed_events(valid)
+    }
+
+    fn checked_model(&self) -> Result<Option<String>, Error> {
+        Ok(self.checked_embedder()?.map(|e| e.model_id().to_string()))
+    }
+
+    fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
+        Memory::embed_entities(self, owner, limit)
+    }
+}
+
+// ---- storing and reading ------------------------------------------------
+
+impl Memory {
     /// Stores one message: the event and its note node (with its lexical
     /// row) in one transaction. `input.owner_id` is required. The same
     /// `(owner, source_id)` again returns the first ids and writes nothing.
@@ -277,50 +337,22 @@ impl Memory {
     /// Stores several messages in one transaction: all are validated first,
     /// and either every new one is written or none is.
     pub fn store_batch(&self, inputs: Vec<EventInput>) -> Result<Vec<StoreReceipt>, Error> {
-        self.write_valid(&validate_all(inputs)?)
-    }
-
-    /// Writes already validated events in one transaction.
-    pub(crate) fn write_valid(&self, valid: &[ValidEvent]) -> Result<Vec<StoreReceipt>, Error> {
-        // Embedding happens before the write lock is taken, and the vectors
-        // commit with their notes: an acknowledged note is searchable by
-        // vector at once, and a crash leaves no note half-indexed.
-        let vectors = self.embed_events(valid)?;
-        // Idempotent on retry: events are keyed by (owner, source_id).
-        crate::retry::on_busy("store", || {
-            let mut tx = self.store.begin(TxMode::Write)?;
-            let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
-            tx.commit()?;
-            Ok(receipts)
-        })
+        write::store_batch(&self.ctx(), self, inputs)
     }
 
     /// One event by id, only if it belongs to `owner`.
     pub fn event(&self, owner: &OwnerId, id: Uuid) -> Result<StoredEvent, Error> {
-        let mut tx = self.store.begin(TxMode::Read)?;
-        match tx.get_event(id)? {
-            Some(e) if &e.event.owner_id == owner => Ok(e),
-            _ => Err(Error::NotFound {
-                what: format!("event {id} of owner {owner}"),
-            }),
-        }
+        reads::event(&self.ctx(), owner, id)
     }
 
     /// Events in ingestion order.
     pub fn events(&self, query: &EventQuery) -> Result<Vec<StoredEvent>, Error> {
-        let mut tx = self.store.begin(TxMode::Read)?;
-        Ok(tx.list_events(query)?)
+        reads::events(&self.ctx(), query)
     }
 
     /// One node by id, only if it belongs to `owner`.
     pub fn node(&self, owner: &OwnerId, id: Uuid) -> Result<Node, Error> {
-        let mut tx = self.store.begin(TxMode::Read)?;
-        match tx.get_node(id)? {
-            Some(n) if &n.owner_id == owner => Ok(n),
-            _ => Err(Error::NotFound {
-                what: format!("node {id} of owner {owner}"),
-            }),
-        }
+        reads::node(&self.ctx(), owner, id)
     }
 
     /// The claims an entity of `owner` has (targets of its HAS_FACT edges),
@@ -332,88 +364,359 @@ impl Memory {
         owner: &OwnerId,
         entity: Uuid,
     ) -> Result<Vec<(Node, Option<String>)>, Error> {
-        let entity_node = self.node(owner, entity)?;
-        let mut tx = self.store.begin(TxMode::Read)?;
-        let mut out = Vec::new();
-        for edge in tx.edges_of(entity_node.id)? {
-            if !edge.is_open()
-                || edge.edge_type != kith_core::EdgeType::HasFact
-                || edge.source_id != entity
-            {
-                continue;
-            }
-            if let Some(claim) = tx.get_node(edge.target_id)? {
-                let basis = claim.metadata.as_ref().and_then(|m| {
-                    m.get("speaker_reference")
-                        .or_else(|| m.get("owner_reference"))
-                        .and_then(|r| r.get("basis"))
-                        .and_then(|b| b.as_str())
-                        .map(String::from)
-                });
-                out.push((claim, basis));
-            }
-        }
-        out.sort_by_key(|(n, _)| (!n.lifecycle.is_active(), n.valid_from));
-        Ok(out)
+        reads::entity_claims(&self.ctx(), owner, entity)
     }
 
     /// Nodes in creation order.
     pub fn nodes(&self, query: &NodeQuery) -> Result<Vec<StoredNode>, Error> {
-        let mut tx = self.store.begin(TxMode::Read)?;
-        Ok(tx.list_nodes(query)?)
+        reads::nodes(&self.ctx(), query)
     }
 
     /// Counts for one owner, or for the whole store.
     pub fn stats(&self, owner: Option<&OwnerId>) -> Result<Stats, Error> {
-        let mut tx = self.store.begin(TxMode::Read)?;
-        Ok(tx.stats(owner)?)
+        reads::stats(&self.ctx(), owner)
     }
-}
 
-/// Writes events and their note nodes inside `tx`; an event whose
-/// `(owner, source_id)` exists is not written again and its first ids are
-/// returned.
-pub(crate) fn write_events(
-    tx: &mut dyn Tx,
-    valid: &[ValidEvent],
-    vectors: Option<&crate::embedding::NoteVectors>,
-) -> Result<Vec<StoreReceipt>, Error> {
-    let mut receipts = Vec::with_capacity(valid.len());
-    for v in valid {
-        let event = &v.event;
-        if let Some(existing) = tx.event_id_by_source(&event.owner_id, &event.source_id)? {
-            receipts.push(StoreReceipt {
-                event_id: existing,
-                node_id: ids::note_node_id(existing),
-                created: false,
-            });
-            continue;
-        }
-        tx.insert_event(event)?;
-        let node = Node::note_for(event, v.node_type);
-        tx.insert_node(&node)?;
-        if let Some(vectors) = vectors {
-            tx.put_embedding(node.id, &vectors.model, &vectors.vectors[receipts.len()])?;
-        }
-        receipts.push(StoreReceipt {
-            event_id: event.id,
-            node_id: node.id,
-            created: true,
-        });
+    /// Checks every line of `text`, then stores them in batches, calling
+    /// `on_batch` with each committed batch's receipts.
+    pub fn import_jsonl(
+        &self,
+        text: &str,
+        options: &ImportOptions,
+        on_batch: impl FnMut(&[StoreReceipt]),
+    ) -> Result<ImportReport, Error> {
+        jsonl::import_jsonl(&self.ctx(), self, text, options, on_batch)
     }
-    Ok(receipts)
-}
 
-/// Validates every input (owner required, scope `personal` by default,
-/// ingested now); the first invalid one fails the whole call.
-pub(crate) fn validate_all(inputs: Vec<EventInput>) -> Result<Vec<ValidEvent>, Error> {
-    let defaults = InputDefaults {
-        owner_id: None,
-        scope: ScopeId::personal(),
-        now: Timestamp::now(),
-    };
-    inputs
-        .into_iter()
-        .map(|i| i.validate(&defaults).map_err(Error::from))
-        .collect()
+    /// Writes every event of `owner` (or of every owner) in ingestion order,
+    /// one JSON object a line. Returns the number of lines.
+    pub fn export_jsonl(&self, owner: Option<&OwnerId>, out: &mut dyn Write) -> Result<u64, Error> {
+        jsonl::export_jsonl(&self.ctx(), owner, out)
+    }
+
+    /// BM25 search over node text, filtered by owner and the request's filters.
+    pub fn search(&self, req: &SearchRequest) -> Result<Vec<SearchHit>, Error> {
+        search::search(&self.ctx(), req)
+    }
+
+    /// Retracts `owner`'s claim `claim` (see [`crate::claims`]),
+    /// journaled as `CLAIM_RETRACTED`. An unknown id or another owner's
+    /// claim is [`Error::NotFound`]; a node that is not a claim, a claim no
+    /// longer current or an empty reason is invalid input; none writes
+    /// anything.
+    pub fn retract_claim(
+        &self,
+        owner: &OwnerId,
+        claim: Uuid,
+        reason: &str,
+    ) -> Result<ClaimEditReport, Error> {
+        claims::retract_claim(&self.ctx(), owner, claim, reason)
+    }
+
+    /// Replaces the object of `owner`'s claim `claim` with `new_object`
+    /// (see [`crate::claims`]), journaled as `CLAIM_CORRECTED`.
+    /// Errors as [`Memory::retract_claim`]'s, and an empty object or the
+    /// object the claim already has is invalid input.
+    pub fn correct_claim(
+        &self,
+        owner: &OwnerId,
+        claim: Uuid,
+        new_object: &str,
+        reason: &str,
+    ) -> Result<ClaimEditReport, Error> {
+        claims::correct_claim(&self.ctx(), owner, claim, new_object, reason)
+    }
+
+    /// The facts view (like mem0's `get_all`): the claims of `owner`'s
+    /// entities named `subject` (case-insensitive, surrounding spaces
+    /// ignored), through their open HAS_FACT links; current claims only
+    /// unless `history` is [`ClaimHistory::All`]. Current first, then by
+    /// time. A name no entity has gives an empty list.
+    pub fn claims(
+        &self,
+        owner: &OwnerId,
+        subject: &str,
+        history: ClaimHistory,
+    ) -> Result<Vec<ClaimFact>, Error> {
+        claims::claims(&self.ctx(), owner, subject, history)
+    }
+
+    /// A node of `owner` with its source events, edges and adjacent nodes.
+    /// Another owner's node is [`Error::NotFound`], exactly like a missing
+    /// one, so ids of other owners reveal nothing.
+    ///
+    /// An unverified alias proposal (a RELATES_TO edge with
+    /// `identity_verified: false`) is listed among the edges but its other
+    /// end is not a neighbour: a proposal is not an identity link, so the
+    /// ordinary neighbourhood does not traverse it. [`Memory::node_view_with`]
+    /// opts in.
+    pub fn node_view(&self, owner: &OwnerId, id: Uuid) -> Result<NodeView, Error> {
+        neighbourhood::node_view(&self.ctx(), owner, id)
+    }
+
+    /// [`Memory::node_view`], also following unverified alias proposals to
+    /// their other entity when `include_unverified_aliases` is true.
+    pub fn node_view_with(
+        &self,
+        owner: &OwnerId,
+        id: Uuid,
+        include_unverified_aliases: bool,
+    ) -> Result<NodeView, Error> {
+        neighbourhood::node_view_with(&self.ctx(), owner, id, include_unverified_aliases)
+    }
+
+    /// One shortest path (fewest edges) between two of `owner`'s nodes,
+    /// following edges in either direction, breadth first, within
+    /// `max_hops`. Like the neighbourhood, an unverified alias proposal is
+    /// not followed unless the request opts in; a verified alias edge is an
+    /// ordinary edge. Another owner's node or edge is never followed, and
+    /// another owner's endpoint is [`Error::NotFound`] like a missing one.
+    /// Among paths of equal length the one through smaller edge ids is
+    /// returned, so the answer is reproducible.
+    pub fn path(&self, owner: &OwnerId, req: &PathRequest) -> Result<PathReport, Error> {
+        neighbourhood::path(&self.ctx(), owner, req)
+    }
+
+    /// Re-derives one event from its saved extraction under the policy it
+    /// was saved under (refused with [`Error::Policy`] when this build does
+    /// not have it) and the current options. Never calls the provider. If the derivation would write the
+    /// same claims and edges, nothing changes (`unchanged`); otherwise a new
+    /// plan revision is saved and committed, and claims the old revision made
+    /// that the new one no longer makes are archived (`rederived`).
+    pub fn reingest_event(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<ReingestOutcome, Error> {
+        self.ingest_stage().reingest_event(owner, event_id)
+    }
+
+    /// [`Memory::reingest_event`] for every ingested event of a session, in
+    /// ingestion order.
+    pub fn reingest_session(
+        &self,
+        owner: &kith_core::OwnerId,
+        session: &kith_core::SessionId,
+    ) -> Result<Vec<ReingestOutcome>, Error> {
+        self.ingest_stage().reingest_session(owner, session)
+    }
+
+    /// Ingests one message: stores the event, its note and a work item in
+    /// one transaction (the event id is acknowledged from then on), then,
+    /// unless `defer`, extracts and derives inline.
+    pub fn ingest(
+        &self,
+        input: EventInput,
+        options: IngestOptions,
+    ) -> Result<IngestReceipt, Error> {
+        self.ingest_stage().ingest(input, options)
+    }
+
+    /// Ingests several messages: validates all, admits them (events, notes,
+    /// work items) in one transaction, then, unless `defer`, derives each in
+    /// order. Returns one receipt per message.
+    pub fn ingest_batch(
+        &self,
+        inputs: Vec<EventInput>,
+        options: IngestOptions,
+    ) -> Result<Vec<IngestReceipt>, Error> {
+        self.ingest_stage().ingest_batch(inputs, options)
+    }
+
+    /// The work item, receipt and journal of one event.
+    pub fn work_status(
+        &self,
+        owner: &kith_core::OwnerId,
+        event_id: Uuid,
+    ) -> Result<WorkReport, Error> {
+        self.ingest_stage().work_status(owner, event_id)
+    }
+
+    /// Runs pending work (and running work whose lease ended; with
+    /// `reclaim`, running work whatever its lease, for when no other process
+    /// works on this pack; with `retry_failed`, failed work too), oldest
+    /// first, at most `limit` items (0: all).
+    pub fn process_pending(
+        &self,
+        owner: Option<&kith_core::OwnerId>,
+        limit: usize,
+        reclaim: bool,
+        retry_failed: bool,
+        progress: impl FnMut(&ProcessReport),
+    ) -> Result<ProcessReport, Error> {
+        self.ingest_stage()
+            .process_pending(owner, limit, reclaim, retry_failed, progress)
+    }
+
+    /// Resumes work a crashed process left behind: running items whose lease
+    /// has ended (pending items are left alone: they may be deferred on
+    /// purpose). Called by the CLI's ingest commands when they open a pack.
+    pub fn resume_interrupted(
+        &self,
+        owner: Option<&kith_core::OwnerId>,
+    ) -> Result<ProcessReport, Error> {
+        self.ingest_stage().resume_interrupted(owner)
+    }
+
+    /// Every owner's work items in these statuses (all statuses when
+    /// empty), oldest first, at most `limit` (0: all). What a background
+    /// worker reads to decide what to process; it changes nothing.
+    pub fn work_items(
+        &self,
+        statuses: &[WorkStatus],
+        limit: usize,
+    ) -> Result<Vec<WorkItem>, Error> {
+        self.ingest_stage().work_items(statuses, limit)
+    }
+
+    /// Extracts and derives one admitted event now.
+    pub fn process_event(&self, event_id: Uuid) -> Result<WorkStatus, Error> {
+        self.ingest_stage().process_event(event_id)
+    }
+
+    /// [`Memory::doctor`], then the deep checks (every node row decodes,
+    /// every vector is finite and of its dimension, derived nodes still
+    /// match their committed plans, the backend's full check). Changes
+    /// nothing.
+    pub fn doctor_deep(&self) -> Result<DoctorReport, Error> {
+        doctor_deep::doctor_deep(&self.ctx())
+    }
+
+    /// Forgets what `request` selects among `owner`'s events (see
+    /// [`crate::forget`]). A reason is required; a missing event or
+    /// source id, or a session without events, is [`Error::NotFound`]
+    /// (another owner's ids answer exactly like missing ones). Selecting
+    /// only tombstones, or nothing (`Before` an early time), writes nothing.
+    pub fn forget(&self, owner: &OwnerId, request: &ForgetRequest) -> Result<ForgetReport, Error> {
+        forget::forget(&self.ctx(), owner, request)
+    }
+
+    /// Runs organizer `jobs` over `owner`'s memory with the defaults,
+    /// examining at most `budget` candidate pairs per job (0: the default).
+    pub fn organize(
+        &self,
+        owner: &OwnerId,
+        jobs: &[Job],
+        budget: usize,
+    ) -> Result<OrganizeReport, Error> {
+        organize::jobs::organize(&self.ctx(), self, owner, jobs, budget)
+    }
+
+    /// Runs an organizer request. Each merge or proposal commits in its own
+    /// transaction; an error stops the run (what committed before stays,
+    /// and a new run finds the rest).
+    pub fn organize_with(&self, req: &OrganizeRequest) -> Result<OrganizeReport, Error> {
+        organize::jobs::organize_with(&self.ctx(), self, req)
+    }
+
+    /// An owner's journal records, oldest first, filtered as `query` says.
+    pub fn journal(&self, owner: &OwnerId, query: &JournalQuery) -> Result<Vec<Operation>, Error> {
+        organize::jobs::journal(&self.ctx(), owner, query)
+    }
+
+    /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED`,
+    /// `IDENTITY_CORRECTED`, `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record of `owner` in one transaction, journaled
+    /// as `UNDO`. Refused (typed
+    /// [`OrganizerError::UndoRefused`], nothing written) when later changes
+    /// depend on it. Undoing twice returns the first undo.
+    pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
+        organize::undo::undo(&self.ctx(), owner, op_id)
+    }
+
+    /// Runs one entity-linking pass with the heuristic extractor (see
+    /// [`super::linking`] and `docs/linking.md`).
+    pub fn link_entities(&self, req: &LinkRequest) -> Result<LinkReport, Error> {
+        organize::link_job::link_entities(&self.ctx(), req)
+    }
+
+    /// Runs one entity-linking pass with `extractor` (the heuristic one
+    /// when `None`).
+    pub fn link_entities_with(
+        &self,
+        req: &LinkRequest,
+        extractor: Option<&dyn EntityExtractor>,
+    ) -> Result<LinkReport, Error> {
+        organize::link_job::link_entities_with(&self.ctx(), req, extractor)
+    }
+
+    /// The owner's alias proposals, oldest first, with their status.
+    pub fn alias_proposals(&self, owner: &OwnerId) -> Result<Vec<AliasProposal>, Error> {
+        organize::alias::alias_proposals(&self.ctx(), owner)
+    }
+
+    /// Proposes two of `owner`'s entities as an unverified alias, with an
+    /// optional external assessment (a version-2 record), in one
+    /// transaction: the same admission as the organizer's proposals, and
+    /// nothing merges.
+    ///
+    /// The proposal id is stable for the unordered pair, so a repeated
+    /// request returns the first committed record unchanged (`created:
+    /// false`), with its assessment or none: an older proposal is never
+    /// relabelled with evidence it did not contain.
+    pub fn propose_alias(
+        &self,
+        owner: &OwnerId,
+        req: &ProposeAliasRequest,
+    ) -> Result<ProposeOutcome, Error> {
+        organize::alias::propose_alias(&self.ctx(), owner, req)
+    }
+
+    /// Records the owner's one decision on alias proposal `proposal`.
+    ///
+    /// Accept rechecks that both proposed nodes are exactly as proposed and
+    /// active, then publishes a separate verified RELATES_TO edge (no
+    /// merge). Reject needs a `reason` and publishes no edge. The decision
+    /// record holds the complete proposal payload and the reviewer input.
+    /// The same decision with the same input again returns the first
+    /// record; any other decision fails with
+    /// [`OrganizerError::ReviewConflict`].
+    pub fn review_alias(
+        &self,
+        owner: &OwnerId,
+        proposal: Uuid,
+        decision: Decision,
+        reason: Option<&str>,
+        reviewer: Option<&str>,
+    ) -> Result<ReviewOutcome, Error> {
+        organize::alias::review_alias(&self.ctx(), owner, proposal, decision, reason, reviewer)
+    }
+
+    /// `owner`'s extraction work items with one of `statuses`, at most
+    /// `limit` (0: all). [`Memory::work_items`] lists every owner's, for
+    /// the worker; this is what one owner may see.
+    pub fn owner_work_items(
+        &self,
+        owner: &OwnerId,
+        statuses: &[WorkStatus],
+        limit: usize,
+    ) -> Result<Vec<WorkItem>, Error> {
+        overview::owner_work_items(&self.ctx(), owner, statuses, limit)
+    }
+
+    /// How many journal records of `kind` `owner` has (an index count; no
+    /// record is read).
+    pub fn journal_count(&self, owner: &OwnerId, kind: OperationKind) -> Result<u64, Error> {
+        overview::journal_count(&self.ctx(), owner, kind)
+    }
+
+    /// Recomputes every event's content hash, checksum and id, checks that
+    /// each has its note node (a forgotten event: its tombstone checksum
+    /// and id, and that its note is gone), recomputes every journal record's checksum
+    /// (one read snapshot), then runs the backend's own integrity checks.
+    /// Changes nothing.
+    pub fn doctor(&self) -> Result<DoctorReport, Error> {
+        doctor::doctor(&self.ctx())
+    }
+
+    /// Applies a correction for `owner` in one transaction (see the module
+    /// documentation). Bad requests (nothing named, a claim not linked to
+    /// the entity, another owner's or a retired node, no reason) are typed
+    /// errors and write nothing.
+    pub fn correct(
+        &self,
+        owner: &OwnerId,
+        request: &Correction,
+    ) -> Result<CorrectionReport, Error> {
+        correct::correct(&self.ctx(), owner, request)
+    }
 }

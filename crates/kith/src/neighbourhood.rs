@@ -7,8 +7,8 @@ use kith_store::{StoredEvent, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// At most this many edges are listed for one node, so a hub entity
 /// cannot turn one lookup into a scan of the owner's graph.
@@ -32,79 +32,77 @@ pub struct NodeView {
     pub truncated: bool,
 }
 
-impl Memory {
-    /// A node of `owner` with its source events, edges and adjacent nodes.
-    /// Another owner's node is [`Error::NotFound`], exactly like a missing
-    /// one, so ids of other owners reveal nothing.
-    ///
-    /// An unverified alias proposal (a RELATES_TO edge with
-    /// `identity_verified: false`) is listed among the edges but its other
-    /// end is not a neighbour: a proposal is not an identity link, so the
-    /// ordinary neighbourhood does not traverse it. [`Memory::node_view_with`]
-    /// opts in.
-    pub fn node_view(&self, owner: &OwnerId, id: Uuid) -> Result<NodeView, Error> {
-        self.node_view_with(owner, id, false)
-    }
+/// A node of `owner` with its source events, edges and adjacent nodes.
+/// Another owner's node is [`Error::NotFound`], exactly like a missing
+/// one, so ids of other owners reveal nothing.
+///
+/// An unverified alias proposal (a RELATES_TO edge with
+/// `identity_verified: false`) is listed among the edges but its other
+/// end is not a neighbour: a proposal is not an identity link, so the
+/// ordinary neighbourhood does not traverse it. [`Memory::node_view_with`]
+/// opts in.
+pub(crate) fn node_view(ctx: &Ctx<'_>, owner: &OwnerId, id: Uuid) -> Result<NodeView, Error> {
+    node_view_with(ctx, owner, id, false)
+}
 
-    /// [`Memory::node_view`], also following unverified alias proposals to
-    /// their other entity when `include_unverified_aliases` is true.
-    pub fn node_view_with(
-        &self,
-        owner: &OwnerId,
-        id: Uuid,
-        include_unverified_aliases: bool,
-    ) -> Result<NodeView, Error> {
-        let node = self.node(owner, id)?;
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut provenance = Vec::new();
-        for event_id in &node.evidence_refs {
-            // Evidence always belongs to the node's owner; the check keeps
-            // that true even for a damaged store.
-            if let Some(e) = tx.get_event(*event_id)? {
-                if &e.event.owner_id == owner {
-                    provenance.push(e);
-                }
+/// [`Memory::node_view`], also following unverified alias proposals to
+/// their other entity when `include_unverified_aliases` is true.
+pub(crate) fn node_view_with(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    id: Uuid,
+    include_unverified_aliases: bool,
+) -> Result<NodeView, Error> {
+    let node = crate::reads::node(ctx, owner, id)?;
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let mut provenance = Vec::new();
+    for event_id in &node.evidence_refs {
+        // Evidence always belongs to the node's owner; the check keeps
+        // that true even for a damaged store.
+        if let Some(e) = tx.get_event(*event_id)? {
+            if &e.event.owner_id == owner {
+                provenance.push(e);
             }
         }
-        let mut edges: Vec<Edge> = tx
-            .edges_of(id)?
-            .into_iter()
-            .filter(|e| &e.owner_id == owner)
-            .collect();
-        let truncated = edges.len() > MAX_NEIGHBOUR_EDGES;
-        edges.truncate(MAX_NEIGHBOUR_EDGES);
-        let mut neighbours: Vec<Node> = Vec::new();
-        for edge in &edges {
-            if !edge.is_open() {
-                // Closed by a re-derivation: history, listed but never a link.
-                continue;
-            }
-            if !include_unverified_aliases && is_unverified_alias(edge) {
-                // Still queryable as an edge above; just not traversed.
-                continue;
-            }
-            let other = if edge.source_id == id {
-                edge.target_id
-            } else {
-                edge.source_id
-            };
-            if neighbours.iter().any(|n| n.id == other) {
-                continue;
-            }
-            if let Some(n) = tx.get_node(other)? {
-                if &n.owner_id == owner {
-                    neighbours.push(n);
-                }
-            }
-        }
-        Ok(NodeView {
-            node,
-            provenance,
-            edges,
-            neighbours,
-            truncated,
-        })
     }
+    let mut edges: Vec<Edge> = tx
+        .edges_of(id)?
+        .into_iter()
+        .filter(|e| &e.owner_id == owner)
+        .collect();
+    let truncated = edges.len() > MAX_NEIGHBOUR_EDGES;
+    edges.truncate(MAX_NEIGHBOUR_EDGES);
+    let mut neighbours: Vec<Node> = Vec::new();
+    for edge in &edges {
+        if !edge.is_open() {
+            // Closed by a re-derivation: history, listed but never a link.
+            continue;
+        }
+        if !include_unverified_aliases && is_unverified_alias(edge) {
+            // Still queryable as an edge above; just not traversed.
+            continue;
+        }
+        let other = if edge.source_id == id {
+            edge.target_id
+        } else {
+            edge.source_id
+        };
+        if neighbours.iter().any(|n| n.id == other) {
+            continue;
+        }
+        if let Some(n) = tx.get_node(other)? {
+            if &n.owner_id == owner {
+                neighbours.push(n);
+            }
+        }
+    }
+    Ok(NodeView {
+        node,
+        provenance,
+        edges,
+        neighbours,
+        truncated,
+    })
 }
 
 /// Whether `edge` is an unverified alias proposal: RELATES_TO with
@@ -184,109 +182,106 @@ pub struct PathReport {
     pub truncated: bool,
 }
 
-impl Memory {
-    /// One shortest path (fewest edges) between two of `owner`'s nodes,
-    /// following edges in either direction, breadth first, within
-    /// `max_hops`. Like the neighbourhood, an unverified alias proposal is
-    /// not followed unless the request opts in; a verified alias edge is an
-    /// ordinary edge. Another owner's node or edge is never followed, and
-    /// another owner's endpoint is [`Error::NotFound`] like a missing one.
-    /// Among paths of equal length the one through smaller edge ids is
-    /// returned, so the answer is reproducible.
-    pub fn path(&self, owner: &OwnerId, req: &PathRequest) -> Result<PathReport, Error> {
-        if req.max_hops == 0 || req.max_hops > MAX_HOPS_LIMIT {
-            return Err(Error::Request(format!(
-                "max_hops: {} is outside 1..={MAX_HOPS_LIMIT}",
-                req.max_hops
-            )));
-        }
-        let from = self.node(owner, req.from)?;
-        self.node(owner, req.to)?;
-        let mut report = PathReport {
-            from,
-            to: req.to,
-            steps: Vec::new(),
-            found: req.from == req.to,
-            include_unverified_aliases: req.include_unverified_aliases,
-            skipped_proposals: 0,
-            truncated: false,
-        };
-        if report.found {
-            return Ok(report);
-        }
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        // node → (edge taken to reach it, the node it came from)
-        let mut came: std::collections::HashMap<Uuid, (Edge, Uuid)> =
-            std::collections::HashMap::new();
-        let mut seen: std::collections::HashSet<Uuid> = [req.from].into_iter().collect();
-        let mut frontier = vec![req.from];
-        let mut skipped: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
-        'search: for _ in 0..req.max_hops {
-            let mut next = Vec::new();
-            for id in &frontier {
-                let mut edges: Vec<Edge> = tx
-                    .edges_of(*id)?
-                    .into_iter()
-                    .filter(|e| &e.owner_id == owner)
-                    .collect();
-                edges.sort_by_key(|e| e.id);
-                for edge in edges {
-                    if !req.include_unverified_aliases && is_unverified_alias(&edge) {
-                        skipped.insert(edge.id);
-                        continue;
-                    }
-                    let other = if edge.source_id == *id {
-                        edge.target_id
-                    } else {
-                        edge.source_id
-                    };
-                    if seen.contains(&other) {
-                        continue;
-                    }
-                    if seen.len() >= MAX_PATH_VISITS {
-                        report.truncated = true;
-                        break 'search;
-                    }
-                    seen.insert(other);
-                    came.insert(other, (edge, *id));
-                    if other == req.to {
-                        break 'search;
-                    }
-                    next.push(other);
-                }
-            }
-            if next.is_empty() {
-                break;
-            }
-            frontier = next;
-        }
-        report.skipped_proposals = skipped.len();
-        if !came.contains_key(&req.to) {
-            return Ok(report);
-        }
-        let mut at = req.to;
-        let mut steps = Vec::new();
-        while at != req.from {
-            let (edge, prev) = came
-                .remove(&at)
-                .expect("every reached node records how it was reached");
-            let node = tx.get_node(at)?.ok_or_else(|| Error::NotFound {
-                what: format!("node {at} (an edge names it, the store has no such node)"),
-            })?;
-            if &node.owner_id != owner {
-                // An edge of this owner to another owner's node: a damaged
-                // store; never show the node.
-                return Ok(PathReport {
-                    steps: Vec::new(),
-                    ..report
-                });
-            }
-            steps.push(PathStep { edge, node });
-            at = prev;
-        }
-        steps.reverse();
-        report.steps = steps;
-        report.found = true;
-        Ok(report)
+/// One shortest path (fewest edges) between two of `owner`'s nodes,
+/// following edges in either direction, breadth first, within
+/// `max_hops`. Like the neighbourhood, an unverified alias proposal is
+/// not followed unless the request opts in; a verified alias edge is an
+/// ordinary edge. Another owner's node or edge is never followed, and
+/// another owner's endpoint is [`Error::NotFound`] like a missing one.
+/// Among paths of equal length the one through smaller edge ids is
+/// returned, so the answer is reproducible.
+pub(crate) fn path(ctx: &Ctx<'_>, owner: &OwnerId, req: &PathRequest) -> Result<PathReport, Error> {
+    if req.max_hops == 0 || req.max_hops > MAX_HOPS_LIMIT {
+        return Err(Error::Request(format!(
+            "max_hops: {} is outside 1..={MAX_HOPS_LIMIT}",
+            req.max_hops
+        )));
     }
+    let from = crate::reads::node(ctx, owner, req.from)?;
+    crate::reads::node(ctx, owner, req.to)?;
+    let mut report = PathReport {
+        from,
+        to: req.to,
+        steps: Vec::new(),
+        found: req.from == req.to,
+        include_unverified_aliases: req.include_unverified_aliases,
+        skipped_proposals: 0,
+        truncated: false,
+    };
+    if report.found {
+        return Ok(report);
+    }
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    // node → (edge taken to reach it, the node it came from)
+    let mut came: std::collections::HashMap<Uuid, (Edge, Uuid)> = std::collections::HashMap::new();
+    let mut seen: std::collections::HashSet<Uuid> = [req.from].into_iter().collect();
+    let mut frontier = vec![req.from];
+    let mut skipped: std::collections::HashSet<Uuid> = std::collections::HashSet::new();
+    'search: for _ in 0..req.max_hops {
+        let mut next = Vec::new();
+        for id in &frontier {
+            let mut edges: Vec<Edge> = tx
+                .edges_of(*id)?
+                .into_iter()
+                .filter(|e| &e.owner_id == owner)
+                .collect();
+            edges.sort_by_key(|e| e.id);
+            for edge in edges {
+                if !req.include_unverified_aliases && is_unverified_alias(&edge) {
+                    skipped.insert(edge.id);
+                    continue;
+                }
+                let other = if edge.source_id == *id {
+                    edge.target_id
+                } else {
+                    edge.source_id
+                };
+                if seen.contains(&other) {
+                    continue;
+                }
+                if seen.len() >= MAX_PATH_VISITS {
+                    report.truncated = true;
+                    break 'search;
+                }
+                seen.insert(other);
+                came.insert(other, (edge, *id));
+                if other == req.to {
+                    break 'search;
+                }
+                next.push(other);
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    report.skipped_proposals = skipped.len();
+    if !came.contains_key(&req.to) {
+        return Ok(report);
+    }
+    let mut at = req.to;
+    let mut steps = Vec::new();
+    while at != req.from {
+        let (edge, prev) = came
+            .remove(&at)
+            .expect("every reached node records how it was reached");
+        let node = tx.get_node(at)?.ok_or_else(|| Error::NotFound {
+            what: format!("node {at} (an edge names it, the store has no such node)"),
+        })?;
+        if &node.owner_id != owner {
+            // An edge of this owner to another owner's node: a damaged
+            // store; never show the node.
+            return Ok(PathReport {
+                steps: Vec::new(),
+                ..report
+            });
+        }
+        steps.push(PathStep { edge, node });
+        at = prev;
+    }
+    steps.reverse();
+    report.steps = steps;
+    report.found = true;
+    Ok(report)
 }

@@ -5,40 +5,43 @@
 use kith_core::{OperationKind, OwnerId};
 use kith_store::{TxMode, WorkItem, WorkQuery, WorkStatus};
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
-impl Memory {
-    /// `owner`'s extraction work items with one of `statuses`, at most
-    /// `limit` (0: all). [`Memory::work_items`] lists every owner's, for
-    /// the worker; this is what one owner may see.
-    pub fn owner_work_items(
-        &self,
-        owner: &OwnerId,
-        statuses: &[WorkStatus],
-        limit: usize,
-    ) -> Result<Vec<WorkItem>, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        Ok(tx.list_work_items(&WorkQuery {
-            owner: Some(owner.clone()),
-            statuses: statuses.to_vec(),
-            lease_expired_before_ms: None,
-            limit,
-        })?)
-    }
+/// `owner`'s extraction work items with one of `statuses`, at most
+/// `limit` (0: all). [`Memory::work_items`] lists every owner's, for
+/// the worker; this is what one owner may see.
+pub(crate) fn owner_work_items(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    statuses: &[WorkStatus],
+    limit: usize,
+) -> Result<Vec<WorkItem>, Error> {
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    Ok(tx.list_work_items(&WorkQuery {
+        owner: Some(owner.clone()),
+        statuses: statuses.to_vec(),
+        lease_expired_before_ms: None,
+        limit,
+    })?)
+}
 
-    /// How many journal records of `kind` `owner` has (an index count; no
-    /// record is read).
-    pub fn journal_count(&self, owner: &OwnerId, kind: OperationKind) -> Result<u64, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        Ok(tx.count_operations(owner, kind)?)
-    }
+/// How many journal records of `kind` `owner` has (an index count; no
+/// record is read).
+pub(crate) fn journal_count(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    kind: OperationKind,
+) -> Result<u64, Error> {
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    Ok(tx.count_operations(owner, kind)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ingest::IngestOptions;
+    use crate::Memory;
     use kith_core::EventInput;
 
     #[test]

@@ -12,8 +12,10 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kith_core::Timestamp;
+use kith_embed::Embedder;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, PackError};
@@ -128,6 +130,36 @@ pub fn open(dir: &Path) -> Result<(Manifest, PathBuf), Error> {
         return Err(unknown(format!("its database {} is missing", db.display())).into());
     }
     Ok((manifest, db))
+}
+
+/// Records `embedder`'s model id and dimension (or none) in the manifest
+/// and writes it.
+pub(crate) fn record_model(
+    dir: &Path,
+    manifest: &mut Manifest,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), Error> {
+    manifest.embedding_model = embedder.map(|e| e.model_id().to_string());
+    manifest.embedding_dimension = embedder.map(|e| e.dimension() as u32);
+    write_manifest(dir, manifest)
+}
+
+/// The embedder the manifest records, loaded on first use; `None` when the
+/// pack has no vectors.
+pub(crate) fn recorded_embedder(manifest: &Manifest) -> Result<Option<Arc<dyn Embedder>>, Error> {
+    Ok(
+        match (&manifest.embedding_model, manifest.embedding_dimension) {
+            (Some(model), Some(dim)) => {
+                let spec = crate::embedding::EmbeddingSpec::parse(model)?;
+                Some(Arc::new(crate::embedding::LazyEmbedder::new(
+                    spec,
+                    model.clone(),
+                    dim as usize,
+                )) as Arc<dyn Embedder>)
+            }
+            _ => None,
+        },
+    )
 }
 
 /// Writes the manifest atomically (temporary file, fsync, rename).

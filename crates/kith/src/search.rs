@@ -6,8 +6,8 @@ use kith_store::{LexicalQuery, SearchFilters, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// A search: always one owner; every other filter optional.
 #[derive(Debug, Clone)]
@@ -70,43 +70,40 @@ pub struct SearchHit {
     pub provenance: Provenance,
 }
 
-impl Memory {
-    /// BM25 search over node text, filtered by owner and the request's filters.
-    pub fn search(&self, req: &SearchRequest) -> Result<Vec<SearchHit>, Error> {
-        let query = LexicalQuery {
-            owner: req.owner.clone(),
-            text: req.query.clone(),
-            filters: req.filters.clone(),
-            limit: if req.limit == 0 { 10 } else { req.limit },
+/// BM25 search over node text, filtered by owner and the request's filters.
+pub(crate) fn search(ctx: &Ctx<'_>, req: &SearchRequest) -> Result<Vec<SearchHit>, Error> {
+    let query = LexicalQuery {
+        owner: req.owner.clone(),
+        text: req.query.clone(),
+        filters: req.filters.clone(),
+        limit: if req.limit == 0 { 10 } else { req.limit },
+    };
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let hits = tx.search_lexical(&query)?;
+    let mut out = Vec::with_capacity(hits.len());
+    for (i, h) in hits.into_iter().enumerate() {
+        // Nodes written by store() always have a source event; a node
+        // without one (none exist yet) carries no provenance to show.
+        let (Some(event_id), Some(role), Some(ingested_at)) = (h.event_id, h.role, h.ingested_at)
+        else {
+            continue;
         };
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let hits = tx.search_lexical(&query)?;
-        let mut out = Vec::with_capacity(hits.len());
-        for (i, h) in hits.into_iter().enumerate() {
-            // Nodes written by store() always have a source event; a node
-            // without one (none exist yet) carries no provenance to show.
-            let (Some(event_id), Some(role), Some(ingested_at)) =
-                (h.event_id, h.role, h.ingested_at)
-            else {
-                continue;
-            };
-            out.push(SearchHit {
-                rank: i + 1,
-                score: h.score,
-                node_id: h.node_id,
-                node_type: h.node_type,
-                scope: h.scope,
-                content: h.content,
-                provenance: Provenance {
-                    event_id,
-                    session_id: h.session_id,
-                    role,
-                    speaker: h.speaker,
-                    event_time: h.event_time,
-                    ingested_at,
-                },
-            });
-        }
-        Ok(out)
+        out.push(SearchHit {
+            rank: i + 1,
+            score: h.score,
+            node_id: h.node_id,
+            node_type: h.node_type,
+            scope: h.scope,
+            content: h.content,
+            provenance: Provenance {
+                event_id,
+                session_id: h.session_id,
+                role,
+                speaker: h.speaker,
+                event_time: h.event_time,
+                ingested_at,
+            },
+        });
     }
+    Ok(out)
 }

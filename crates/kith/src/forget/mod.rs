@@ -23,7 +23,7 @@
 mod derived;
 mod journal;
 mod select;
-mod verify;
+pub(crate) mod verify;
 
 use std::collections::HashSet;
 
@@ -34,8 +34,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 pub use verify::Verification;
 
@@ -103,52 +103,53 @@ pub struct ForgetReport {
     pub verification: Option<Verification>,
 }
 
-impl Memory {
-    /// Forgets what `request` selects among `owner`'s events (see the
-    /// module documentation). A reason is required; a missing event or
-    /// source id, or a session without events, is [`Error::NotFound`]
-    /// (another owner's ids answer exactly like missing ones). Selecting
-    /// only tombstones, or nothing (`Before` an early time), writes nothing.
-    pub fn forget(&self, owner: &OwnerId, request: &ForgetRequest) -> Result<ForgetReport, Error> {
-        tombstone::check_reason(&request.reason)?;
-        let operation_id = Uuid::new_v4();
-        let now = Timestamp::now();
-        let (mut report, erased_texts) = crate::retry::on_busy("forget", || {
-            let mode = if request.dry_run {
-                TxMode::Read
-            } else {
-                TxMode::Write
-            };
-            let mut tx = self.store_backend().begin(mode)?;
-            let out = forget_in(&mut *tx, owner, request, operation_id, now)?;
-            if !request.dry_run {
-                tx.commit()?;
-            }
-            Ok(out)
-        })?;
-        // Asking again for events that are tombstones already writes
-        // nothing but compacts again (the way to finish a compaction that
-        // failed after its forget committed).
-        if report.dry_run || (report.operation_id.is_none() && report.already_forgotten.is_empty())
-        {
-            return Ok(report);
+/// Forgets what `request` selects among `owner`'s events (see the
+/// module documentation). A reason is required; a missing event or
+/// source id, or a session without events, is [`Error::NotFound`]
+/// (another owner's ids answer exactly like missing ones). Selecting
+/// only tombstones, or nothing (`Before` an early time), writes nothing.
+pub(crate) fn forget(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    request: &ForgetRequest,
+) -> Result<ForgetReport, Error> {
+    tombstone::check_reason(&request.reason)?;
+    let operation_id = Uuid::new_v4();
+    let now = Timestamp::now();
+    let (mut report, erased_texts) = crate::retry::on_busy("forget", || {
+        let mode = if request.dry_run {
+            TxMode::Read
+        } else {
+            TxMode::Write
+        };
+        let mut tx = ctx.store.begin(mode)?;
+        let out = forget_in(&mut *tx, owner, request, operation_id, now)?;
+        if !request.dry_run {
+            tx.commit()?;
         }
-        // The forget has committed: a compaction that fails (a reader held
-        // the WAL past the busy timeout, a server refusing VACUUM) is
-        // reported, and the verification below shows what it left, rather
-        // than turning a done forget into an error.
-        match self.store_backend().compact() {
-            Ok(steps) => {
-                report.compaction = steps;
-                report.compacted = true;
-            }
-            Err(e) => report.compaction = vec![format!("not completed: {e}")],
-        }
-        if report.operation_id.is_some() {
-            report.verification = Some(verify::verify(self, owner, &report, &erased_texts)?);
-        }
-        Ok(report)
+        Ok(out)
+    })?;
+    // Asking again for events that are tombstones already writes
+    // nothing but compacts again (the way to finish a compaction that
+    // failed after its forget committed).
+    if report.dry_run || (report.operation_id.is_none() && report.already_forgotten.is_empty()) {
+        return Ok(report);
     }
+    // The forget has committed: a compaction that fails (a reader held
+    // the WAL past the busy timeout, a server refusing VACUUM) is
+    // reported, and the verification below shows what it left, rather
+    // than turning a done forget into an error.
+    match ctx.store.compact() {
+        Ok(steps) => {
+            report.compaction = steps;
+            report.compacted = true;
+        }
+        Err(e) => report.compaction = vec![format!("not completed: {e}")],
+    }
+    if report.operation_id.is_some() {
+        report.verification = Some(verify::verify(ctx, owner, &report, &erased_texts)?);
+    }
+    Ok(report)
 }
 
 /// The whole request inside `tx`: returns the report and the erased texts

@@ -18,8 +18,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::ForgetReport;
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// The shortest erased text searched for in the pack's bytes (a two-letter
 /// message would be found everywhere).
@@ -62,7 +62,7 @@ impl Verification {
 }
 
 pub(super) fn verify(
-    memory: &Memory,
+    ctx: &Ctx<'_>,
     owner: &OwnerId,
     report: &ForgetReport,
     texts: &[String],
@@ -71,7 +71,7 @@ pub(super) fn verify(
     let erased: HashSet<Uuid> = report.events.iter().copied().collect();
     let mut named = erased.clone();
     named.extend(report.nodes_deleted.iter().copied());
-    let mut tx = memory.store_backend().begin(TxMode::Read)?;
+    let mut tx = ctx.store.begin(TxMode::Read)?;
     for id in &report.events {
         if let Some(s) = tx.get_event(*id)? {
             if s.tombstone
@@ -121,10 +121,10 @@ pub(super) fn verify(
             .count() as u64;
     }
     drop(tx);
-    if let Some(dir) = memory.pack_dir() {
+    if let Some(dir) = ctx.pack_dir {
         let found = scan_pack(dir, texts, &mut v)?;
         if !found.is_empty() {
-            let held = held_by_live_events(memory, &found)?;
+            let held = held_by_live_events(ctx, &found)?;
             v.texts_held_by_live_events = held as u64;
             v.texts_found_in_pack = (found.len() - held) as u64;
         }
@@ -134,13 +134,13 @@ pub(super) fn verify(
 
 /// How many of `found` some live event of the store (any owner) holds
 /// word for word: one pass over the log, only when something was found.
-fn held_by_live_events(memory: &Memory, found: &[&str]) -> Result<usize, Error> {
+fn held_by_live_events(ctx: &Ctx<'_>, found: &[&str]) -> Result<usize, Error> {
     let mut hashes: HashSet<String> = found
         .iter()
         .map(|t| kith_core::canon::sha256_hex(t.as_bytes()))
         .collect();
     let wanted = hashes.len();
-    let mut tx = memory.store_backend().begin(TxMode::Read)?;
+    let mut tx = ctx.store.begin(TxMode::Read)?;
     let mut after = 0;
     while !hashes.is_empty() {
         let page = tx.list_events(&kith_store::EventQuery {

@@ -16,6 +16,9 @@ mod commit;
 mod groups;
 pub mod plan;
 mod reingest;
+mod stage;
+
+pub(crate) use stage::{lease as sized_lease, Ingest};
 
 use commit::{
     complete_work, derive, extraction_input, lease, save_extraction, saved_extraction, Leased,
@@ -33,7 +36,6 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// How to ingest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -129,7 +131,7 @@ pub const LEASE_MARGIN: Duration = Duration::from_secs(60);
 /// Replans tried when a plan went stale before its commit.
 const MAX_REPLANS: u32 = 3;
 
-impl Memory {
+impl Ingest<'_> {
     /// Ingests one message: stores the event, its note and a work item in
     /// one transaction (the event id is acknowledged from then on), then,
     /// unless `defer`, extracts and derives inline.
@@ -237,7 +239,7 @@ impl Memory {
         inputs: Vec<EventInput>,
         options: IngestOptions,
     ) -> Result<Vec<IngestReceipt>, Error> {
-        let mut valid = crate::memory::validate_all(inputs)?;
+        let mut valid = crate::write::validate_all(inputs)?;
         for v in &mut valid {
             check_first_person_owner(&v.event, options)?;
             if options.first_person_owner {
@@ -276,7 +278,7 @@ impl Memory {
         vectors: Option<&crate::embedding::NoteVectors>,
     ) -> Result<Vec<crate::StoreReceipt>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let receipts = crate::memory::write_events(&mut *tx, valid, vectors)?;
+        let receipts = crate::write::write_events(&mut *tx, valid, vectors)?;
         for (v, r) in valid.iter().zip(&receipts) {
             if tx.get_work_item(r.event_id)?.is_some() {
                 continue;

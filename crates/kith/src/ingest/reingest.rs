@@ -8,11 +8,11 @@ use uuid::Uuid;
 
 use super::commit::{commit_plan, save_plan, Committed};
 use super::plan::{self, DerivationPlan, NodeAction};
+use super::Ingest;
 use super::ReingestOutcome;
 use crate::error::Error;
-use crate::memory::Memory;
 
-impl Memory {
+impl Ingest<'_> {
     /// Re-derives one event from its saved extraction under the policy it
     /// was saved under (refused with [`Error::Policy`] when this build does
     /// not have it) and the current options. Never calls the provider. If the derivation would write the

@@ -19,8 +19,8 @@ use super::{
     review_op_id, sealed, snapshot, snapshot_checksum, unseal, verified_edge_id, OrganizerError,
     ProposalApplied,
 };
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// The record format of `ALIAS_PROPOSED` without an assessment.
 pub const PROPOSAL_FORMAT: &str = "kith.alias_proposal.v1";
@@ -67,34 +67,7 @@ pub struct ProposeOutcome {
 /// The record format of `ALIAS_PROPOSAL_ACCEPTED` / `_REJECTED`.
 pub const REVIEW_FORMAT: &str = "kith.alias_review.v1";
 
-/// An owner's decision on an alias proposal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// The two entities are the same: publish a verified alias edge.
-    Accept,
-    /// They are not: publish nothing, never propose the pair again.
-    Reject,
-}
-
-impl Decision {
-    /// `accept` or `reject`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Accept => "accept",
-            Decision::Reject => "reject",
-        }
-    }
-}
-
-impl std::fmt::Display for Decision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Decision::Accept => "accepted",
-            Decision::Reject => "rejected",
-        })
-    }
-}
+pub use kith_identity::aliases::Decision;
 
 /// Where a proposal stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -354,289 +327,287 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     v.as_str()
 }
 
-impl Memory {
-    /// The owner's alias proposals, oldest first, with their status.
-    pub fn alias_proposals(&self, owner: &OwnerId) -> Result<Vec<AliasProposal>, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let ops = tx.list_operations(&OperationQuery {
-            owner: owner.clone(),
-            kind: Some(OperationKind::AliasProposed),
-            target_id: None,
-            limit: 0,
-        })?;
-        let mut out = Vec::with_capacity(ops.len());
-        for op in ops {
-            // A proposal about forgotten nodes is gone with them.
-            if kith_core::tombstone::is_scrubbed(&op.payload) {
-                continue;
-            }
-            let record = unseal(&op)?;
-            let (review_id, _, review) = live_op(&mut *tx, |g| review_op_id(op.id, g))?;
-            let pair = record.get("pair").and_then(Value::as_array);
-            let id_at = |i: usize| {
-                pair.and_then(|p| p.get(i))
-                    .and_then(Value::as_str)
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or_default()
-            };
-            out.push(AliasProposal {
-                op_id: op.id,
-                a: id_at(0),
-                b: id_at(1),
-                a_name: str_at(record, &["nodes", "a", "content"])
-                    .unwrap_or_default()
-                    .to_string(),
-                b_name: str_at(record, &["nodes", "b", "content"])
-                    .unwrap_or_default()
-                    .to_string(),
-                score: record.get("score").and_then(Value::as_f64).unwrap_or(0.0),
-                edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
-                status: status_of(review.as_ref()),
-                review_op_id: review.is_some().then_some(review_id),
-                created_at: op.created_at,
-                format: str_at(record, &["format"]).unwrap_or_default().to_string(),
-                assessment: record.get("assessment").cloned(),
-            });
+/// The owner's alias proposals, oldest first, with their status.
+pub(crate) fn alias_proposals(ctx: &Ctx<'_>, owner: &OwnerId) -> Result<Vec<AliasProposal>, Error> {
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let ops = tx.list_operations(&OperationQuery {
+        owner: owner.clone(),
+        kind: Some(OperationKind::AliasProposed),
+        target_id: None,
+        limit: 0,
+    })?;
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        // A proposal about forgotten nodes is gone with them.
+        if kith_core::tombstone::is_scrubbed(&op.payload) {
+            continue;
         }
-        Ok(out)
-    }
-
-    /// Proposes two of `owner`'s entities as an unverified alias, with an
-    /// optional external assessment (a version-2 record), in one
-    /// transaction: the same admission as the organizer's proposals, and
-    /// nothing merges.
-    ///
-    /// The proposal id is stable for the unordered pair, so a repeated
-    /// request returns the first committed record unchanged (`created:
-    /// false`), with its assessment or none: an older proposal is never
-    /// relabelled with evidence it did not contain.
-    pub fn propose_alias(
-        &self,
-        owner: &OwnerId,
-        req: &ProposeAliasRequest,
-    ) -> Result<ProposeOutcome, Error> {
-        if !(req.score.is_finite() && (0.0..=1.0).contains(&req.score)) {
-            return Err(Error::Request("score: must be a number in [0, 1]".into()));
-        }
-        if req.a == req.b {
-            return Err(Error::Request(format!(
-                "a and b are the same node ({}); an alias links two entities",
-                req.a
-            )));
-        }
-        if let Some(a) = &req.assessment {
-            a.check().map_err(|p| OrganizerError::InvalidAssessment {
-                reason: p.to_string(),
-            })?;
-        }
-        // Another owner's node answers not found, like a missing one.
-        self.node(owner, req.a)?;
-        self.node(owner, req.b)?;
-        let outcome = publish_proposal(
-            self.store_backend(),
-            owner,
-            req.a,
-            req.b,
-            req.score,
-            req.assessment.as_ref(),
-        )?;
-        match outcome {
-            ProposalOutcome::Published(p) => {
-                let mut tx = self.store_backend().begin(TxMode::Read)?;
-                let op = tx.get_operation(p.op_id)?.ok_or_else(|| Error::NotFound {
-                    what: format!("alias proposal {}", p.op_id),
-                })?;
-                let record = unseal(&op)?;
-                Ok(ProposeOutcome {
-                    op_id: Some(p.op_id),
-                    edge_id: p.edge_id,
-                    created: true,
-                    format: str_at(record, &["format"]).map(String::from),
-                    assessment: record.get("assessment").cloned(),
-                    status: ProposalStatus::Pending,
-                })
-            }
-            ProposalOutcome::Exists { op_id, status } => {
-                let mut tx = self.store_backend().begin(TxMode::Read)?;
-                let op = tx.get_operation(op_id)?.ok_or_else(|| Error::NotFound {
-                    what: format!("alias proposal {op_id}"),
-                })?;
-                let record = unseal(&op)?;
-                Ok(ProposeOutcome {
-                    op_id: Some(op_id),
-                    edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
-                    created: false,
-                    format: str_at(record, &["format"]).map(String::from),
-                    assessment: record.get("assessment").cloned(),
-                    status,
-                })
-            }
-            ProposalOutcome::Unrecorded { edge_id } => Ok(ProposeOutcome {
-                op_id: None,
-                edge_id,
-                created: false,
-                format: None,
-                assessment: None,
-                status: ProposalStatus::Pending,
-            }),
-            ProposalOutcome::Refused(r) => Err(OrganizerError::NotAdmitted {
-                code: r.code,
-                detail: r.detail,
-            }
-            .into()),
-        }
-    }
-
-    /// Records the owner's one decision on alias proposal `proposal`.
-    ///
-    /// Accept rechecks that both proposed nodes are exactly as proposed and
-    /// active, then publishes a separate verified RELATES_TO edge (no
-    /// merge). Reject needs a `reason` and publishes no edge. The decision
-    /// record holds the complete proposal payload and the reviewer input.
-    /// The same decision with the same input again returns the first
-    /// record; any other decision fails with
-    /// [`OrganizerError::ReviewConflict`].
-    pub fn review_alias(
-        &self,
-        owner: &OwnerId,
-        proposal: Uuid,
-        decision: Decision,
-        reason: Option<&str>,
-        reviewer: Option<&str>,
-    ) -> Result<ReviewOutcome, Error> {
-        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
-        if decision == Decision::Reject && reason.is_none() {
-            return Err(OrganizerError::ReasonRequired.into());
-        }
-        // The same decision again returns the first record, so an attempt
-        // after a busy one that did commit writes nothing.
-        crate::retry::on_busy("alias review", || {
-            self.review_alias_once(owner, proposal, decision, reason, reviewer)
-        })
-    }
-
-    fn review_alias_once(
-        &self,
-        owner: &OwnerId,
-        proposal: Uuid,
-        decision: Decision,
-        reason: Option<&str>,
-        reviewer: Option<&str>,
-    ) -> Result<ReviewOutcome, Error> {
-        let not_found = || Error::NotFound {
-            what: format!("alias proposal {proposal} of owner {owner}"),
+        let record = unseal(&op)?;
+        let (review_id, _, review) = live_op(&mut *tx, |g| review_op_id(op.id, g))?;
+        let pair = record.get("pair").and_then(Value::as_array);
+        let id_at = |i: usize| {
+            pair.and_then(|p| p.get(i))
+                .and_then(Value::as_str)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_default()
         };
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let prop = tx.get_operation(proposal)?.ok_or_else(not_found)?;
-        if &prop.owner_id != owner || prop.kind != OperationKind::AliasProposed {
-            return Err(not_found());
-        }
-        let record = unseal(&prop)?.clone();
-        let (review_id, generation, existing) = live_op(&mut *tx, |g| review_op_id(proposal, g))?;
-        if let Some(first) = existing {
-            let first_record = unseal(&first)?;
-            let first_decision = match first.kind {
-                OperationKind::AliasProposalAccepted => Decision::Accept,
-                _ => Decision::Reject,
-            };
-            let same = first_decision == decision
-                && str_at(first_record, &["reason"]) == reason
-                && str_at(first_record, &["reviewer_id"]) == reviewer;
-            if !same {
-                return Err(OrganizerError::ReviewConflict {
-                    proposal,
-                    review: review_id,
-                    first: first_decision,
-                }
-                .into());
-            }
-            return Ok(ReviewOutcome {
-                review_op_id: review_id,
-                decision,
-                edge_id: uuid_at(first_record, &["edge", "id"]),
-                replayed: true,
-            });
-        }
-        let damaged = |what: &str| OrganizerError::DamagedRecord {
-            op: proposal,
-            reason: format!("no {what}"),
-        };
-        let a: Option<Uuid> = record["pair"][0].as_str().and_then(|s| s.parse().ok());
-        let b: Option<Uuid> = record["pair"][1].as_str().and_then(|s| s.parse().ok());
-        let (Some(a), Some(b)) = (a, b) else {
-            return Err(damaged("pair").into());
-        };
-        let now = Timestamp::now();
-        let mut edge = None;
-        if decision == Decision::Accept {
-            for (key, id) in [("a", a), ("b", b)] {
-                let recorded = str_at(&record, &["node_checksums", key])
-                    .ok_or_else(|| damaged("node checksums"))?;
-                let current = tx.get_node(id)?;
-                let unchanged = match &current {
-                    Some(n) => n.lifecycle.is_active() && snapshot_checksum(n)? == recorded,
-                    None => false,
-                };
-                if !unchanged {
-                    return Err(OrganizerError::StaleProposal { proposal, node: id }.into());
-                }
-            }
-            let verified = Edge {
-                id: verified_edge_id(review_id),
-                owner_id: owner.clone(),
-                scope: prop.scope.clone(),
-                source_id: a,
-                target_id: b,
-                edge_type: EdgeType::RelatesTo,
-                confidence: 1.0,
-                valid_from: now,
-                valid_to: None,
-                provenance_event_id: None,
-                metadata: Some(json!({
-                    "relation": "alias",
-                    "alias_type": record.get("alias_type").cloned().unwrap_or(Value::Null),
-                    "identity_verified": true,
-                    "alias_operation_id": proposal,
-                    "review_operation_id": review_id,
-                    "reviewer_id": reviewer,
-                })),
-                created_at: now,
-            };
-            edge = Some(verified);
-        }
-        let review = json!({
-            "format": REVIEW_FORMAT,
-            "proposal_operation_id": proposal,
-            "proposal_checksum": prop.checksum,
-            "proposal": prop.payload,
-            "generation": generation,
-            "decision": decision.as_str(),
-            "reason": reason,
-            "reviewer_id": reviewer,
-            "edge": edge,
+        out.push(AliasProposal {
+            op_id: op.id,
+            a: id_at(0),
+            b: id_at(1),
+            a_name: str_at(record, &["nodes", "a", "content"])
+                .unwrap_or_default()
+                .to_string(),
+            b_name: str_at(record, &["nodes", "b", "content"])
+                .unwrap_or_default()
+                .to_string(),
+            score: record.get("score").and_then(Value::as_f64).unwrap_or(0.0),
+            edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
+            status: status_of(review.as_ref()),
+            review_op_id: review.is_some().then_some(review_id),
+            created_at: op.created_at,
+            format: str_at(record, &["format"]).unwrap_or_default().to_string(),
+            assessment: record.get("assessment").cloned(),
         });
-        let op = Operation::new(
-            review_id,
-            match decision {
-                Decision::Accept => OperationKind::AliasProposalAccepted,
-                Decision::Reject => OperationKind::AliasProposalRejected,
-            },
-            owner.clone(),
-            prop.scope.clone(),
-            Some(a),
-            sealed(review)?,
-            now,
-        );
-        if let Some(e) = &edge {
-            tx.insert_edge(e)?;
+    }
+    Ok(out)
+}
+
+/// Proposes two of `owner`'s entities as an unverified alias, with an
+/// optional external assessment (a version-2 record), in one
+/// transaction: the same admission as the organizer's proposals, and
+/// nothing merges.
+///
+/// The proposal id is stable for the unordered pair, so a repeated
+/// request returns the first committed record unchanged (`created:
+/// false`), with its assessment or none: an older proposal is never
+/// relabelled with evidence it did not contain.
+pub(crate) fn propose_alias(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    req: &ProposeAliasRequest,
+) -> Result<ProposeOutcome, Error> {
+    if !(req.score.is_finite() && (0.0..=1.0).contains(&req.score)) {
+        return Err(Error::Request("score: must be a number in [0, 1]".into()));
+    }
+    if req.a == req.b {
+        return Err(Error::Request(format!(
+            "a and b are the same node ({}); an alias links two entities",
+            req.a
+        )));
+    }
+    if let Some(a) = &req.assessment {
+        a.check().map_err(|p| OrganizerError::InvalidAssessment {
+            reason: p.to_string(),
+        })?;
+    }
+    // Another owner's node answers not found, like a missing one.
+    crate::reads::node(ctx, owner, req.a)?;
+    crate::reads::node(ctx, owner, req.b)?;
+    let outcome = publish_proposal(
+        ctx.store,
+        owner,
+        req.a,
+        req.b,
+        req.score,
+        req.assessment.as_ref(),
+    )?;
+    match outcome {
+        ProposalOutcome::Published(p) => {
+            let mut tx = ctx.store.begin(TxMode::Read)?;
+            let op = tx.get_operation(p.op_id)?.ok_or_else(|| Error::NotFound {
+                what: format!("alias proposal {}", p.op_id),
+            })?;
+            let record = unseal(&op)?;
+            Ok(ProposeOutcome {
+                op_id: Some(p.op_id),
+                edge_id: p.edge_id,
+                created: true,
+                format: str_at(record, &["format"]).map(String::from),
+                assessment: record.get("assessment").cloned(),
+                status: ProposalStatus::Pending,
+            })
         }
-        tx.append_operation(&op)?;
-        tx.commit()?;
-        Ok(ReviewOutcome {
+        ProposalOutcome::Exists { op_id, status } => {
+            let mut tx = ctx.store.begin(TxMode::Read)?;
+            let op = tx.get_operation(op_id)?.ok_or_else(|| Error::NotFound {
+                what: format!("alias proposal {op_id}"),
+            })?;
+            let record = unseal(&op)?;
+            Ok(ProposeOutcome {
+                op_id: Some(op_id),
+                edge_id: uuid_at(record, &["edge", "id"]).unwrap_or_default(),
+                created: false,
+                format: str_at(record, &["format"]).map(String::from),
+                assessment: record.get("assessment").cloned(),
+                status,
+            })
+        }
+        ProposalOutcome::Unrecorded { edge_id } => Ok(ProposeOutcome {
+            op_id: None,
+            edge_id,
+            created: false,
+            format: None,
+            assessment: None,
+            status: ProposalStatus::Pending,
+        }),
+        ProposalOutcome::Refused(r) => Err(OrganizerError::NotAdmitted {
+            code: r.code,
+            detail: r.detail,
+        }
+        .into()),
+    }
+}
+
+/// Records the owner's one decision on alias proposal `proposal`.
+///
+/// Accept rechecks that both proposed nodes are exactly as proposed and
+/// active, then publishes a separate verified RELATES_TO edge (no
+/// merge). Reject needs a `reason` and publishes no edge. The decision
+/// record holds the complete proposal payload and the reviewer input.
+/// The same decision with the same input again returns the first
+/// record; any other decision fails with
+/// [`OrganizerError::ReviewConflict`].
+pub(crate) fn review_alias(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    proposal: Uuid,
+    decision: Decision,
+    reason: Option<&str>,
+    reviewer: Option<&str>,
+) -> Result<ReviewOutcome, Error> {
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    if decision == Decision::Reject && reason.is_none() {
+        return Err(OrganizerError::ReasonRequired.into());
+    }
+    // The same decision again returns the first record, so an attempt
+    // after a busy one that did commit writes nothing.
+    crate::retry::on_busy("alias review", || {
+        review_alias_once(ctx, owner, proposal, decision, reason, reviewer)
+    })
+}
+
+fn review_alias_once(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    proposal: Uuid,
+    decision: Decision,
+    reason: Option<&str>,
+    reviewer: Option<&str>,
+) -> Result<ReviewOutcome, Error> {
+    let not_found = || Error::NotFound {
+        what: format!("alias proposal {proposal} of owner {owner}"),
+    };
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    let prop = tx.get_operation(proposal)?.ok_or_else(not_found)?;
+    if &prop.owner_id != owner || prop.kind != OperationKind::AliasProposed {
+        return Err(not_found());
+    }
+    let record = unseal(&prop)?.clone();
+    let (review_id, generation, existing) = live_op(&mut *tx, |g| review_op_id(proposal, g))?;
+    if let Some(first) = existing {
+        let first_record = unseal(&first)?;
+        let first_decision = match first.kind {
+            OperationKind::AliasProposalAccepted => Decision::Accept,
+            _ => Decision::Reject,
+        };
+        let same = first_decision == decision
+            && str_at(first_record, &["reason"]) == reason
+            && str_at(first_record, &["reviewer_id"]) == reviewer;
+        if !same {
+            return Err(OrganizerError::ReviewConflict {
+                proposal,
+                review: review_id,
+                first: first_decision,
+            }
+            .into());
+        }
+        return Ok(ReviewOutcome {
             review_op_id: review_id,
             decision,
-            edge_id: edge.map(|e| e.id),
-            replayed: false,
-        })
+            edge_id: uuid_at(first_record, &["edge", "id"]),
+            replayed: true,
+        });
     }
+    let damaged = |what: &str| OrganizerError::DamagedRecord {
+        op: proposal,
+        reason: format!("no {what}"),
+    };
+    let a: Option<Uuid> = record["pair"][0].as_str().and_then(|s| s.parse().ok());
+    let b: Option<Uuid> = record["pair"][1].as_str().and_then(|s| s.parse().ok());
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err(damaged("pair").into());
+    };
+    let now = Timestamp::now();
+    let mut edge = None;
+    if decision == Decision::Accept {
+        for (key, id) in [("a", a), ("b", b)] {
+            let recorded = str_at(&record, &["node_checksums", key])
+                .ok_or_else(|| damaged("node checksums"))?;
+            let current = tx.get_node(id)?;
+            let unchanged = match &current {
+                Some(n) => n.lifecycle.is_active() && snapshot_checksum(n)? == recorded,
+                None => false,
+            };
+            if !unchanged {
+                return Err(OrganizerError::StaleProposal { proposal, node: id }.into());
+            }
+        }
+        let verified = Edge {
+            id: verified_edge_id(review_id),
+            owner_id: owner.clone(),
+            scope: prop.scope.clone(),
+            source_id: a,
+            target_id: b,
+            edge_type: EdgeType::RelatesTo,
+            confidence: 1.0,
+            valid_from: now,
+            valid_to: None,
+            provenance_event_id: None,
+            metadata: Some(json!({
+                "relation": "alias",
+                "alias_type": record.get("alias_type").cloned().unwrap_or(Value::Null),
+                "identity_verified": true,
+                "alias_operation_id": proposal,
+                "review_operation_id": review_id,
+                "reviewer_id": reviewer,
+            })),
+            created_at: now,
+        };
+        edge = Some(verified);
+    }
+    let review = json!({
+        "format": REVIEW_FORMAT,
+        "proposal_operation_id": proposal,
+        "proposal_checksum": prop.checksum,
+        "proposal": prop.payload,
+        "generation": generation,
+        "decision": decision.as_str(),
+        "reason": reason,
+        "reviewer_id": reviewer,
+        "edge": edge,
+    });
+    let op = Operation::new(
+        review_id,
+        match decision {
+            Decision::Accept => OperationKind::AliasProposalAccepted,
+            Decision::Reject => OperationKind::AliasProposalRejected,
+        },
+        owner.clone(),
+        prop.scope.clone(),
+        Some(a),
+        sealed(review)?,
+        now,
+    );
+    if let Some(e) = &edge {
+        tx.insert_edge(e)?;
+    }
+    tx.append_operation(&op)?;
+    tx.commit()?;
+    Ok(ReviewOutcome {
+        review_op_id: review_id,
+        decision,
+        edge_id: edge.map(|e| e.id),
+        replayed: false,
+    })
 }

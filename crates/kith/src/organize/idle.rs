@@ -24,8 +24,8 @@ use kith_store::{Tx, TxMode};
 use serde::{Deserialize, Serialize};
 
 use super::{Job, JobReport, NotApplied, OrganizeRequest};
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// The format of a saved state; a state of another format is ignored.
 const FORMAT: &str = "kith.organizer_idle.v1";
@@ -90,82 +90,78 @@ pub(crate) fn eligible(req: &OrganizeRequest) -> bool {
     req.hints.is_empty()
 }
 
-impl Memory {
-    /// The saved report of `job` when nothing was written since the last
-    /// complete pass with the same fingerprint; `None`: run the pass.
-    pub(crate) fn idle_report(
-        &self,
-        req: &OrganizeRequest,
-        job: Job,
-        fingerprint: &str,
-    ) -> Result<Option<(JobReport, u64)>, Error> {
-        if !eligible(req) {
-            return Ok(None);
-        }
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let Some(generation) = tx.write_generation()? else {
-            return Ok(None);
-        };
-        let Some(text) = tx.get_setting(&key(&req.owner, job))? else {
-            return Ok(None);
-        };
-        // A state that does not parse (an older format, damage) is only a
-        // missed shortcut: the pass runs and saves a new one.
-        let Ok(state) = serde_json::from_str::<IdleState>(&text) else {
-            return Ok(None);
-        };
-        if state.format != FORMAT
-            || state.fingerprint != fingerprint
-            || state.generation != generation
-        {
-            return Ok(None);
-        }
-        let mut report = JobReport::new(job);
-        report.candidates = state.candidates;
-        report.not_applied = state.not_applied;
-        report.not_applied_total = state.not_applied_total;
-        report.budget_exhausted = state.budget_exhausted;
-        report.unchanged = true;
-        Ok(Some((report, generation)))
+/// The saved report of `job` when nothing was written since the last
+/// complete pass with the same fingerprint; `None`: run the pass.
+pub(crate) fn idle_report(
+    ctx: &Ctx<'_>,
+    req: &OrganizeRequest,
+    job: Job,
+    fingerprint: &str,
+) -> Result<Option<(JobReport, u64)>, Error> {
+    if !eligible(req) {
+        return Ok(None);
     }
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let Some(generation) = tx.write_generation()? else {
+        return Ok(None);
+    };
+    let Some(text) = tx.get_setting(&key(&req.owner, job))? else {
+        return Ok(None);
+    };
+    // A state that does not parse (an older format, damage) is only a
+    // missed shortcut: the pass runs and saves a new one.
+    let Ok(state) = serde_json::from_str::<IdleState>(&text) else {
+        return Ok(None);
+    };
+    if state.format != FORMAT || state.fingerprint != fingerprint || state.generation != generation
+    {
+        return Ok(None);
+    }
+    let mut report = JobReport::new(job);
+    report.candidates = state.candidates;
+    report.not_applied = state.not_applied;
+    report.not_applied_total = state.not_applied_total;
+    report.budget_exhausted = state.budget_exhausted;
+    report.unchanged = true;
+    Ok(Some((report, generation)))
+}
 
-    /// Saves the passes of one request that applied nothing, when nothing
-    /// was written since they read their candidates. All in one
-    /// transaction: that transaction is itself a write, so the states are
-    /// saved at the generation its commit makes, and the passes answered
-    /// from a state are saved again beside the new ones (else the write
-    /// would leave them stale). When every pass was answered nothing is
-    /// written: a pass with nothing new stays a read.
-    pub(crate) fn save_idle(&self, owner: &OwnerId, passes: &[Finished]) -> Result<(), Error> {
-        if passes.iter().all(|p| p.answered) || self.store_backend().is_read_only() {
-            return Ok(());
-        }
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let Some(now) = tx.write_generation()? else {
-            return Ok(());
-        };
-        let mut saved = 0;
-        for pass in passes.iter().filter(|p| p.generation == now) {
-            let state = IdleState {
-                format: FORMAT.to_string(),
-                fingerprint: pass.fingerprint.clone(),
-                // This transaction changes a row, so its commit adds one.
-                generation: now + 1,
-                candidates: pass.report.candidates,
-                not_applied: pass.report.not_applied.clone(),
-                not_applied_total: pass.report.not_applied_total,
-                budget_exhausted: pass.report.budget_exhausted,
-            };
-            let text = serde_json::to_string(&state)
-                .map_err(|e| Error::Damaged(format!("organizer state: {e}")))?;
-            tx.set_setting(&key(owner, pass.job), Some(&text))?;
-            saved += 1;
-        }
-        if saved > 0 {
-            tx.commit()?;
-        }
-        Ok(())
+/// Saves the passes of one request that applied nothing, when nothing
+/// was written since they read their candidates. All in one
+/// transaction: that transaction is itself a write, so the states are
+/// saved at the generation its commit makes, and the passes answered
+/// from a state are saved again beside the new ones (else the write
+/// would leave them stale). When every pass was answered nothing is
+/// written: a pass with nothing new stays a read.
+pub(crate) fn save_idle(ctx: &Ctx<'_>, owner: &OwnerId, passes: &[Finished]) -> Result<(), Error> {
+    if passes.iter().all(|p| p.answered) || ctx.store.is_read_only() {
+        return Ok(());
     }
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    let Some(now) = tx.write_generation()? else {
+        return Ok(());
+    };
+    let mut saved = 0;
+    for pass in passes.iter().filter(|p| p.generation == now) {
+        let state = IdleState {
+            format: FORMAT.to_string(),
+            fingerprint: pass.fingerprint.clone(),
+            // This transaction changes a row, so its commit adds one.
+            generation: now + 1,
+            candidates: pass.report.candidates,
+            not_applied: pass.report.not_applied.clone(),
+            not_applied_total: pass.report.not_applied_total,
+            budget_exhausted: pass.report.budget_exhausted,
+        };
+        let text = serde_json::to_string(&state)
+            .map_err(|e| Error::Damaged(format!("organizer state: {e}")))?;
+        tx.set_setting(&key(owner, pass.job), Some(&text))?;
+        saved += 1;
+    }
+    if saved > 0 {
+        tx.commit()?;
+    }
+    Ok(())
 }
 
 /// Whether a finished pass may be saved: it applied nothing. (A pass that

@@ -25,8 +25,8 @@ use super::linking::{
     LINKING_POLICY, OTHER_KIND,
 };
 use super::{ensure_edge_finite, ensure_node_finite, sealed, snapshot, DEFAULT_ALIAS_THRESHOLD};
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// The record format of `ENTITIES_LINKED`.
 pub const LINK_FORMAT: &str = "kith.entity_linking.v1";
@@ -299,334 +299,329 @@ pub fn link_op_id(owner: &OwnerId, scope: &ScopeId, written: &[Uuid]) -> Uuid {
     ))
 }
 
-impl Memory {
-    /// Runs one entity-linking pass with the heuristic extractor (see
-    /// [`super::linking`] and `docs/linking.md`).
-    pub fn link_entities(&self, req: &LinkRequest) -> Result<LinkReport, Error> {
-        self.link_entities_with(req, None)
+/// Runs one entity-linking pass with the heuristic extractor (see
+/// [`super::linking`] and `docs/linking.md`).
+pub(crate) fn link_entities(ctx: &Ctx<'_>, req: &LinkRequest) -> Result<LinkReport, Error> {
+    link_entities_with(ctx, req, None)
+}
+
+/// Runs one entity-linking pass with `extractor` (the heuristic one
+/// when `None`).
+pub(crate) fn link_entities_with(
+    ctx: &Ctx<'_>,
+    req: &LinkRequest,
+    extractor: Option<&dyn EntityExtractor>,
+) -> Result<LinkReport, Error> {
+    let t = req.params.confidence_threshold;
+    if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
+        return Err(Error::Request(
+            "the linking threshold must be a number in [0, 1]".into(),
+        ));
     }
+    let mode = if req.dry_run {
+        TxMode::Read
+    } else {
+        TxMode::Write
+    };
+    let mut txn = ctx.store.begin(mode)?;
+    let tx: &mut dyn Tx = &mut *txn;
+    let (owner, scope) = (&req.owner, &req.scope);
+    let mut report = LinkReport {
+        owner: owner.clone(),
+        scope: scope.clone(),
+        policy: LINKING_POLICY,
+        params: req.params,
+        records_read: 0,
+        entities: Vec::new(),
+        links: Vec::new(),
+        mentions: Vec::new(),
+        dropped: Vec::new(),
+        kept_apart: Vec::new(),
+        op_id: None,
+        written: 0,
+        dry_run: req.dry_run,
+    };
 
-    /// Runs one entity-linking pass with `extractor` (the heuristic one
-    /// when `None`).
-    pub fn link_entities_with(
-        &self,
-        req: &LinkRequest,
-        extractor: Option<&dyn EntityExtractor>,
-    ) -> Result<LinkReport, Error> {
-        let t = req.params.confidence_threshold;
-        if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
-            return Err(Error::Request(
-                "the linking threshold must be a number in [0, 1]".into(),
-            ));
-        }
-        let mode = if req.dry_run {
-            TxMode::Read
-        } else {
-            TxMode::Write
-        };
-        let mut txn = self.store_backend().begin(mode)?;
-        let tx: &mut dyn Tx = &mut *txn;
-        let (owner, scope) = (&req.owner, &req.scope);
-        let mut report = LinkReport {
-            owner: owner.clone(),
-            scope: scope.clone(),
-            policy: LINKING_POLICY,
-            params: req.params,
-            records_read: 0,
-            entities: Vec::new(),
-            links: Vec::new(),
-            mentions: Vec::new(),
-            dropped: Vec::new(),
-            kept_apart: Vec::new(),
-            op_id: None,
-            written: 0,
-            dry_run: req.dry_run,
-        };
+    // One more than the budget tells the pass it is over budget without
+    // reading the rest of the history.
+    let records = scan(
+        tx,
+        owner,
+        scope,
+        Vec::new(),
+        linking::is_linkable_memory,
+        req.params.max_records.saturating_add(1),
+    )?;
+    report.records_read = if records.len() > req.params.max_records {
+        0
+    } else {
+        records.len()
+    };
 
-        // One more than the budget tells the pass it is over budget without
-        // reading the rest of the history.
-        let records = scan(
+    // First pass: which surfaces mint. The store then says which of
+    // them an identity entity may take and which slugs are taken.
+    let first = linking::link_entities(&records, owner, scope, extractor, &req.params);
+    if first
+        .dropped
+        .iter()
+        .any(|d| d.reason == DropReason::OverBudget)
+    {
+        // The pass read one more than the budget to know it is over;
+        // a refusal should still say how many there are.
+        let total = count(tx, owner, scope, linking::is_linkable_memory)?;
+        report.dropped = vec![linking::over_budget(total, req.params.max_records)];
+        return Ok(report);
+    }
+    let mut ctx = LinkContext::default();
+    if !first.surfaces.is_empty() {
+        let entities = scan(
             tx,
             owner,
             scope,
-            Vec::new(),
-            linking::is_linkable_memory,
-            req.params.max_records.saturating_add(1),
+            vec![NodeType::Entity],
+            |_| true,
+            usize::MAX,
         )?;
-        report.records_read = if records.len() > req.params.max_records {
-            0
-        } else {
-            records.len()
-        };
-
-        // First pass: which surfaces mint. The store then says which of
-        // them an identity entity may take and which slugs are taken.
-        let first = linking::link_entities(&records, owner, scope, extractor, &req.params);
-        if first
-            .dropped
-            .iter()
-            .any(|d| d.reason == DropReason::OverBudget)
-        {
-            // The pass read one more than the budget to know it is over;
-            // a refusal should still say how many there are.
-            let total = count(tx, owner, scope, linking::is_linkable_memory)?;
-            report.dropped = vec![linking::over_budget(total, req.params.max_records)];
-            return Ok(report);
+        for e in entities.iter().filter(|e| is_linked(e)) {
+            if let Some(slug) = e
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("slug"))
+                .and_then(Value::as_str)
+            {
+                ctx.taken_slugs.insert(slug.to_string(), e.content.clone());
+            }
         }
-        let mut ctx = LinkContext::default();
-        if !first.surfaces.is_empty() {
-            let entities = scan(
-                tx,
-                owner,
-                scope,
-                vec![NodeType::Entity],
-                |_| true,
-                usize::MAX,
-            )?;
-            for e in entities.iter().filter(|e| is_linked(e)) {
-                if let Some(slug) = e
+        // Keys computed once: a scope may hold many entities.
+        let identity: Vec<(String, String, &Node)> = entities
+            .iter()
+            .filter(|e| !is_linked(e) && e.lifecycle.is_active())
+            .map(|e| {
+                (
+                    admission::name_key(&e.content),
+                    admission::alias_key(&e.content),
+                    e,
+                )
+            })
+            .collect();
+        let kinds: HashMap<&str, &str> = first
+            .entities
+            .iter()
+            .map(|n| {
+                let kind = n
                     .metadata
                     .as_ref()
-                    .and_then(|m| m.get("slug"))
+                    .and_then(|m| m.get("entity_type"))
                     .and_then(Value::as_str)
-                {
-                    ctx.taken_slugs.insert(slug.to_string(), e.content.clone());
+                    .unwrap_or(OTHER_KIND);
+                (n.content.as_str(), kind)
+            })
+            .collect();
+        for surface in first.surfaces.keys() {
+            let kind = kinds.get(surface.as_str()).copied().unwrap_or(OTHER_KIND);
+            // Identity entities of the same name key or alias key are
+            // the only ones admission could accept.
+            let key = admission::alias_key(surface);
+            let mut same_name: Vec<&Node> = identity
+                .iter()
+                .filter(|(name, alias, _)| {
+                    *name == admission::name_key(surface) || (!key.is_empty() && *alias == key)
+                })
+                .map(|(_, _, e)| *e)
+                .collect();
+            // Oldest first, then by id: the same store always reuses the
+            // same entity.
+            same_name.sort_by(|a, b| {
+                a.created_at
+                    .unix_millis()
+                    .cmp(&b.created_at.unix_millis())
+                    .then(a.id.cmp(&b.id))
+            });
+            let mut chosen = None;
+            for e in same_name {
+                match admit_reuse(e, surface, kind) {
+                    Ok(()) if chosen.is_none() => chosen = Some(e.id),
+                    Ok(()) => {}
+                    Err(r) => report.kept_apart.push(KeptApart {
+                        surface: surface.clone(),
+                        entity: e.id,
+                        name: e.content.clone(),
+                        reason: r.code.to_string(),
+                        detail: r.detail,
+                    }),
                 }
             }
-            // Keys computed once: a scope may hold many entities.
-            let identity: Vec<(String, String, &Node)> = entities
-                .iter()
-                .filter(|e| !is_linked(e) && e.lifecycle.is_active())
-                .map(|e| {
-                    (
-                        admission::name_key(&e.content),
-                        admission::alias_key(&e.content),
-                        e,
-                    )
-                })
-                .collect();
-            let kinds: HashMap<&str, &str> = first
-                .entities
-                .iter()
-                .map(|n| {
-                    let kind = n
-                        .metadata
-                        .as_ref()
-                        .and_then(|m| m.get("entity_type"))
-                        .and_then(Value::as_str)
-                        .unwrap_or(OTHER_KIND);
-                    (n.content.as_str(), kind)
-                })
-                .collect();
-            for surface in first.surfaces.keys() {
-                let kind = kinds.get(surface.as_str()).copied().unwrap_or(OTHER_KIND);
-                // Identity entities of the same name key or alias key are
-                // the only ones admission could accept.
-                let key = admission::alias_key(surface);
-                let mut same_name: Vec<&Node> = identity
-                    .iter()
-                    .filter(|(name, alias, _)| {
-                        *name == admission::name_key(surface) || (!key.is_empty() && *alias == key)
-                    })
-                    .map(|(_, _, e)| *e)
-                    .collect();
-                // Oldest first, then by id: the same store always reuses the
-                // same entity.
-                same_name.sort_by(|a, b| {
-                    a.created_at
-                        .unix_millis()
-                        .cmp(&b.created_at.unix_millis())
-                        .then(a.id.cmp(&b.id))
-                });
-                let mut chosen = None;
-                for e in same_name {
-                    match admit_reuse(e, surface, kind) {
-                        Ok(()) if chosen.is_none() => chosen = Some(e.id),
-                        Ok(()) => {}
-                        Err(r) => report.kept_apart.push(KeptApart {
+            if let Some(id) = chosen {
+                ctx.reuse.insert(surface.clone(), ReuseTarget { id });
+            }
+        }
+    }
+    let result = linking::link_entities_in(&records, owner, scope, extractor, &req.params, &ctx);
+    report.dropped = result.dropped.clone();
+
+    // Names of every entity an edge points at, for the report.
+    let mut names: HashMap<Uuid, String> = HashMap::new();
+    for (surface, id) in &result.surfaces {
+        names.insert(*id, surface.clone());
+    }
+    let texts: HashMap<Uuid, &str> = records.iter().map(|r| (r.id, r.content.as_str())).collect();
+    let status = |exists: bool| match (exists, req.dry_run) {
+        (true, _) => ItemStatus::Existing,
+        (false, true) => ItemStatus::WouldWrite,
+        (false, false) => ItemStatus::New,
+    };
+
+    let mut new_nodes: Vec<Node> = Vec::new();
+    let mut refused_targets: Vec<Uuid> = Vec::new();
+    let minted: HashMap<Uuid, &Node> = result.entities.iter().map(|n| (n.id, n)).collect();
+    for (surface, id) in &result.surfaces {
+        let mentions = result
+            .mentions
+            .iter()
+            .filter(|e| e.target_id == *id)
+            .count();
+        let (exists, reused, slug, kind) = match minted.get(id) {
+            Some(node) => {
+                let stored = tx.get_node(*id)?;
+                if let Some(s) = &stored {
+                    // A minted entity an earlier pass wrote and someone
+                    // since retired (an organizer merge): not revived.
+                    if !s.lifecycle.is_active() {
+                        report.kept_apart.push(KeptApart {
                             surface: surface.clone(),
-                            entity: e.id,
-                            name: e.content.clone(),
-                            reason: r.code.to_string(),
-                            detail: r.detail,
-                        }),
+                            entity: *id,
+                            name: s.content.clone(),
+                            reason: "inactive".into(),
+                            detail: format!("the linked entity is {}", s.lifecycle),
+                        });
+                        refused_targets.push(*id);
+                        continue;
                     }
+                } else {
+                    new_nodes.push((*node).clone());
                 }
-                if let Some(id) = chosen {
-                    ctx.reuse.insert(surface.clone(), ReuseTarget { id });
-                }
+                let meta = node.metadata.as_ref();
+                let field = |k: &str| {
+                    meta.and_then(|m| m.get(k))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                (stored.is_some(), false, field("slug"), field("entity_type"))
             }
-        }
-        let result =
-            linking::link_entities_in(&records, owner, scope, extractor, &req.params, &ctx);
-        report.dropped = result.dropped.clone();
-
-        // Names of every entity an edge points at, for the report.
-        let mut names: HashMap<Uuid, String> = HashMap::new();
-        for (surface, id) in &result.surfaces {
-            names.insert(*id, surface.clone());
-        }
-        let texts: HashMap<Uuid, &str> =
-            records.iter().map(|r| (r.id, r.content.as_str())).collect();
-        let status = |exists: bool| match (exists, req.dry_run) {
-            (true, _) => ItemStatus::Existing,
-            (false, true) => ItemStatus::WouldWrite,
-            (false, false) => ItemStatus::New,
-        };
-
-        let mut new_nodes: Vec<Node> = Vec::new();
-        let mut refused_targets: Vec<Uuid> = Vec::new();
-        let minted: HashMap<Uuid, &Node> = result.entities.iter().map(|n| (n.id, n)).collect();
-        for (surface, id) in &result.surfaces {
-            let mentions = result
-                .mentions
-                .iter()
-                .filter(|e| e.target_id == *id)
-                .count();
-            let (exists, reused, slug, kind) = match minted.get(id) {
-                Some(node) => {
-                    let stored = tx.get_node(*id)?;
-                    if let Some(s) = &stored {
-                        // A minted entity an earlier pass wrote and someone
-                        // since retired (an organizer merge): not revived.
-                        if !s.lifecycle.is_active() {
-                            report.kept_apart.push(KeptApart {
-                                surface: surface.clone(),
-                                entity: *id,
-                                name: s.content.clone(),
-                                reason: "inactive".into(),
-                                detail: format!("the linked entity is {}", s.lifecycle),
-                            });
-                            refused_targets.push(*id);
-                            continue;
-                        }
-                    } else {
-                        new_nodes.push((*node).clone());
-                    }
-                    let meta = node.metadata.as_ref();
-                    let field = |k: &str| {
-                        meta.and_then(|m| m.get(k))
+            None => {
+                let kind = tx
+                    .get_node(*id)?
+                    .and_then(|n| n.metadata)
+                    .and_then(|m| {
+                        m.get("entity_type")
                             .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string()
-                    };
-                    (stored.is_some(), false, field("slug"), field("entity_type"))
-                }
-                None => {
-                    let kind = tx
-                        .get_node(*id)?
-                        .and_then(|n| n.metadata)
-                        .and_then(|m| {
-                            m.get("entity_type")
-                                .and_then(Value::as_str)
-                                .map(String::from)
-                        })
-                        .unwrap_or_else(|| OTHER_KIND.into());
-                    (true, true, String::new(), kind)
-                }
+                            .map(String::from)
+                    })
+                    .unwrap_or_else(|| OTHER_KIND.into());
+                (true, true, String::new(), kind)
+            }
+        };
+        report.entities.push(LinkedEntity {
+            id: *id,
+            name: surface.clone(),
+            slug,
+            entity_type: kind,
+            mentions,
+            reused,
+            status: status(exists),
+        });
+    }
+
+    let mut new_edges: Vec<&Edge> = Vec::new();
+    for (edges, out, is_mention) in [
+        (&result.links, &mut report.links, false),
+        (&result.mentions, &mut report.mentions, true),
+    ] {
+        for e in edges.iter() {
+            if refused_targets.contains(&e.target_id) || refused_targets.contains(&e.source_id) {
+                continue;
+            }
+            let exists = tx.get_edge(e.id)?.is_some();
+            if !exists {
+                new_edges.push(e);
+            }
+            let subject_text = if is_mention {
+                texts
+                    .get(&e.source_id)
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                names.get(&e.source_id).cloned().unwrap_or_default()
             };
-            report.entities.push(LinkedEntity {
-                id: *id,
-                name: surface.clone(),
-                slug,
-                entity_type: kind,
-                mentions,
-                reused,
+            out.push(LinkedEdge {
+                id: e.id,
+                subject: e.source_id,
+                object: e.target_id,
+                subject_text,
+                object_name: names.get(&e.target_id).cloned().unwrap_or_default(),
+                relationship: e.edge_type.to_string(),
+                weight: e.confidence,
                 status: status(exists),
             });
         }
-
-        let mut new_edges: Vec<&Edge> = Vec::new();
-        for (edges, out, is_mention) in [
-            (&result.links, &mut report.links, false),
-            (&result.mentions, &mut report.mentions, true),
-        ] {
-            for e in edges.iter() {
-                if refused_targets.contains(&e.target_id) || refused_targets.contains(&e.source_id)
-                {
-                    continue;
-                }
-                let exists = tx.get_edge(e.id)?.is_some();
-                if !exists {
-                    new_edges.push(e);
-                }
-                let subject_text = if is_mention {
-                    texts
-                        .get(&e.source_id)
-                        .copied()
-                        .unwrap_or_default()
-                        .to_string()
-                } else {
-                    names.get(&e.source_id).cloned().unwrap_or_default()
-                };
-                out.push(LinkedEdge {
-                    id: e.id,
-                    subject: e.source_id,
-                    object: e.target_id,
-                    subject_text,
-                    object_name: names.get(&e.target_id).cloned().unwrap_or_default(),
-                    relationship: e.edge_type.to_string(),
-                    weight: e.confidence,
-                    status: status(exists),
-                });
-            }
-        }
-
-        if req.dry_run || (new_nodes.is_empty() && new_edges.is_empty()) {
-            // Nothing new: a repeat pass writes nothing, not even a record.
-            return Ok(report);
-        }
-        for n in &new_nodes {
-            ensure_node_finite(n)?;
-        }
-        for e in &new_edges {
-            ensure_edge_finite(e)?;
-        }
-        let written_ids: Vec<Uuid> = new_nodes
-            .iter()
-            .map(|n| n.id)
-            .chain(new_edges.iter().map(|e| e.id))
-            .collect();
-        let op_id = link_op_id(owner, scope, &written_ids);
-        let nodes: Vec<Value> = new_nodes.iter().map(snapshot).collect::<Result<_, _>>()?;
-        let reused: BTreeMap<&str, Uuid> = report
-            .entities
-            .iter()
-            .filter(|e| e.reused)
-            .map(|e| (e.name.as_str(), e.id))
-            .collect();
-        let record = json!({
-            "format": LINK_FORMAT,
-            "policy": LINKING_POLICY,
-            "scope": scope,
-            "params": req.params,
-            "records_read": report.records_read,
-            "minted": nodes,
-            "reused": reused,
-            "published_edges": new_edges,
-            "dropped_total": report.dropped.len(),
-            "kept_apart": report.kept_apart,
-        });
-        let now = kith_core::Timestamp::now();
-        let op = Operation::new(
-            op_id,
-            OperationKind::EntitiesLinked,
-            owner.clone(),
-            scope.clone(),
-            None,
-            sealed(record)?,
-            now,
-        );
-        for n in &new_nodes {
-            tx.insert_node(n)?;
-        }
-        for e in &new_edges {
-            tx.insert_edge(e)?;
-        }
-        tx.append_operation(&op)?;
-        txn.commit()?;
-        report.op_id = Some(op_id);
-        report.written = written_ids.len();
-        Ok(report)
     }
+
+    if req.dry_run || (new_nodes.is_empty() && new_edges.is_empty()) {
+        // Nothing new: a repeat pass writes nothing, not even a record.
+        return Ok(report);
+    }
+    for n in &new_nodes {
+        ensure_node_finite(n)?;
+    }
+    for e in &new_edges {
+        ensure_edge_finite(e)?;
+    }
+    let written_ids: Vec<Uuid> = new_nodes
+        .iter()
+        .map(|n| n.id)
+        .chain(new_edges.iter().map(|e| e.id))
+        .collect();
+    let op_id = link_op_id(owner, scope, &written_ids);
+    let nodes: Vec<Value> = new_nodes.iter().map(snapshot).collect::<Result<_, _>>()?;
+    let reused: BTreeMap<&str, Uuid> = report
+        .entities
+        .iter()
+        .filter(|e| e.reused)
+        .map(|e| (e.name.as_str(), e.id))
+        .collect();
+    let record = json!({
+        "format": LINK_FORMAT,
+        "policy": LINKING_POLICY,
+        "scope": scope,
+        "params": req.params,
+        "records_read": report.records_read,
+        "minted": nodes,
+        "reused": reused,
+        "published_edges": new_edges,
+        "dropped_total": report.dropped.len(),
+        "kept_apart": report.kept_apart,
+    });
+    let now = kith_core::Timestamp::now();
+    let op = Operation::new(
+        op_id,
+        OperationKind::EntitiesLinked,
+        owner.clone(),
+        scope.clone(),
+        None,
+        sealed(record)?,
+        now,
+    );
+    for n in &new_nodes {
+        tx.insert_node(n)?;
+    }
+    for e in &new_edges {
+        tx.insert_edge(e)?;
+    }
+    tx.append_operation(&op)?;
+    txn.commit()?;
+    report.op_id = Some(op_id);
+    report.written = written_ids.len();
+    Ok(report)
 }

@@ -7,7 +7,7 @@
 //!
 //! Stages, one module each:
 //! - `request` and `report`: what a caller asks and what a run answers;
-//!   `error`: the refusals a caller acts on.
+//!   the refusals a caller acts on are [`OrganizerError`] (in `crate::error`).
 //! - `candidates`: gathering candidate pairs in one read snapshot.
 //! - `jobs`: `organize` and its jobs on [`Memory`](crate::Memory), and the
 //!   journal listing; `idle`: answering a pass with nothing new.
@@ -27,10 +27,9 @@
 pub mod admission;
 pub mod alias;
 mod candidates;
-mod error;
-mod idle;
+pub(crate) mod idle;
 mod ids;
-mod jobs;
+pub(crate) mod jobs;
 mod journal;
 pub mod link_job;
 pub mod linking;
@@ -39,10 +38,10 @@ mod report;
 mod request;
 pub mod undo;
 
+pub use crate::error::OrganizerError;
 pub use admission::{MergeKind, NameMatch, Refusal, ALIAS_POLICY, DUPLICATE_POLICY};
 pub use alias::{AliasProposal, Decision, ProposalStatus, ReviewOutcome};
 pub use alias::{Assessment, Assessor, AssessorKind, ProposeAliasRequest, ProposeOutcome, Verdict};
-pub use error::OrganizerError;
 pub use ids::{
     merge_op_id, merge_supersedes_edge_id, ordered, proposal_edge_id, proposal_op_id, review_op_id,
     transfer_edge_id, undo_op_id, verified_edge_id,

@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::{sealed, snapshot, undo_op_id, unseal, OrganizerError};
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// The record format of `UNDO`.
 pub const UNDO_FORMAT: &str = "kith.undo.v1";
@@ -52,208 +52,204 @@ fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
         .unwrap_or_default()
 }
 
-impl Memory {
-    /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED`,
-    /// `IDENTITY_CORRECTED`, `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record of `owner` in one transaction, journaled
-    /// as `UNDO`. Refused (typed
-    /// [`OrganizerError::UndoRefused`], nothing written) when later changes
-    /// depend on it. Undoing twice returns the first undo.
-    pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
-        // Undoing twice returns the first undo, so retrying is safe.
-        crate::retry::on_busy("undo", || self.undo_once(owner, op_id))
+/// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED`,
+/// `IDENTITY_CORRECTED`, `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record of `owner` in one transaction, journaled
+/// as `UNDO`. Refused (typed
+/// [`OrganizerError::UndoRefused`], nothing written) when later changes
+/// depend on it. Undoing twice returns the first undo.
+pub(crate) fn undo(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
+    // Undoing twice returns the first undo, so retrying is safe.
+    crate::retry::on_busy("undo", || undo_once(ctx, owner, op_id))
+}
+
+fn undo_once(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
+    let mut tx = ctx.store.begin(TxMode::Write)?;
+    let op = match tx.get_operation(op_id)? {
+        Some(op) if &op.owner_id == owner => op,
+        _ => {
+            return Err(Error::NotFound {
+                what: format!("journal record {op_id} of owner {owner}"),
+            })
+        }
+    };
+    if !matches!(
+        op.kind,
+        OperationKind::OrganizerMerged
+            | OperationKind::AliasProposalAccepted
+            | OperationKind::IdentityCorrected
+            | OperationKind::ClaimRetracted
+            | OperationKind::ClaimCorrected
+    ) {
+        return Err(refused(
+            op_id,
+            format!(
+                "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED, IDENTITY_CORRECTED, CLAIM_RETRACTED and CLAIM_CORRECTED records can be undone",
+                op.kind
+            ),
+        ));
+    }
+    let record = unseal(&op)?.clone();
+    let undo_id = undo_op_id(op_id);
+    if let Some(done) = tx.get_operation(undo_id)? {
+        let r = unseal(&done)?;
+        return Ok(UndoReport {
+            undo_op_id: undo_id,
+            undone_op_id: op_id,
+            undone_kind: op.kind,
+            restored_nodes: ids_of(r.get("restored_node_ids")),
+            removed_edges: ids_of(r.get("removed_edge_ids")),
+            replayed: true,
+        });
     }
 
-    fn undo_once(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let op = match tx.get_operation(op_id)? {
-            Some(op) if &op.owner_id == owner => op,
-            _ => {
-                return Err(Error::NotFound {
-                    what: format!("journal record {op_id} of owner {owner}"),
-                })
-            }
+    if matches!(
+        op.kind,
+        OperationKind::IdentityCorrected
+            | OperationKind::ClaimRetracted
+            | OperationKind::ClaimCorrected
+    ) {
+        let (restored, removed, detail) = if op.kind == OperationKind::IdentityCorrected {
+            crate::correct::undo_correction(&mut *tx, &op)?
+        } else {
+            crate::claims::undo_claim_edit(&mut *tx, &op)?
         };
-        if !matches!(
-            op.kind,
-            OperationKind::OrganizerMerged
-                | OperationKind::AliasProposalAccepted
-                | OperationKind::IdentityCorrected
-                | OperationKind::ClaimRetracted
-                | OperationKind::ClaimCorrected
-        ) {
-            return Err(refused(
-                op_id,
-                format!(
-                    "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED, IDENTITY_CORRECTED, CLAIM_RETRACTED and CLAIM_CORRECTED records can be undone",
-                    op.kind
-                ),
-            ));
-        }
-        let record = unseal(&op)?.clone();
-        let undo_id = undo_op_id(op_id);
-        if let Some(done) = tx.get_operation(undo_id)? {
-            let r = unseal(&done)?;
-            return Ok(UndoReport {
-                undo_op_id: undo_id,
-                undone_op_id: op_id,
-                undone_kind: op.kind,
-                restored_nodes: ids_of(r.get("restored_node_ids")),
-                removed_edges: ids_of(r.get("removed_edge_ids")),
-                replayed: true,
-            });
-        }
+        let mut undo_record = undo_record_of(&op, &restored, &removed)?;
+        undo_record["correction"] = detail;
+        return journal_undo(tx, &op, undo_record, &restored, removed);
+    }
 
-        if matches!(
-            op.kind,
-            OperationKind::IdentityCorrected
-                | OperationKind::ClaimRetracted
-                | OperationKind::ClaimCorrected
-        ) {
-            let (restored, removed, detail) = if op.kind == OperationKind::IdentityCorrected {
-                Memory::undo_correction(&mut *tx, &op)?
-            } else {
-                Memory::undo_claim_edit(&mut *tx, &op)?
-            };
-            let mut undo_record = undo_record_of(&op, &restored, &removed)?;
-            undo_record["correction"] = detail;
-            return journal_undo(tx, &op, undo_record, &restored, removed);
-        }
-
-        // Edges the record published: each must still be there as written.
-        let published: Vec<Edge> = match op.kind {
-            OperationKind::OrganizerMerged => {
-                serde_json::from_value(record["published_edges"].clone())
+    // Edges the record published: each must still be there as written.
+    let published: Vec<Edge> = match op.kind {
+        OperationKind::OrganizerMerged => serde_json::from_value(record["published_edges"].clone()),
+        _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
+    }
+    .map_err(|e| OrganizerError::DamagedRecord {
+        op: op_id,
+        reason: format!("published edges: {e}"),
+    })?;
+    for e in &published {
+        match tx.get_edge(e.id)? {
+            Some(now)
+                if now.source_id == e.source_id
+                    && now.target_id == e.target_id
+                    && now.edge_type == e.edge_type => {}
+            _ => {
+                return Err(refused(
+                    op_id,
+                    format!("edge {} it published no longer exists as published", e.id),
+                ))
             }
-            _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
         }
-        .map_err(|e| OrganizerError::DamagedRecord {
-            op: op_id,
-            reason: format!("published edges: {e}"),
-        })?;
-        for e in &published {
-            match tx.get_edge(e.id)? {
-                Some(now)
-                    if now.source_id == e.source_id
-                        && now.target_id == e.target_id
-                        && now.edge_type == e.edge_type => {}
-                _ => {
+    }
+
+    // A copy closed since (a correction moved the claim, a reingest
+    // rebound it) whose original is still open: removing the copy and
+    // bringing the retired node back would make the original the live
+    // link again beside whatever replaced the copy. The later record
+    // must be undone first. (When the original was closed with it,
+    // nothing comes back and the undo may go on.)
+    if op.kind == OperationKind::OrganizerMerged {
+        let originals: Vec<Edge> =
+            serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
+        let ids = (
+            record["retired_id"].as_str().and_then(|s| s.parse().ok()),
+            record["keep_id"].as_str().and_then(|s| s.parse().ok()),
+        );
+        if let (Some(retired), Some(keep)) = ids {
+            for original in &originals {
+                let copy = super::transfer_edge_id(original.id, retired, keep);
+                let Some(published) = published.iter().find(|e| e.id == copy) else {
+                    continue;
+                };
+                let copy_closed_since = tx
+                    .get_edge(copy)?
+                    .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
+                let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
+                if copy_closed_since && original_open {
                     return Err(refused(
                         op_id,
-                        format!("edge {} it published no longer exists as published", e.id),
-                    ))
-                }
-            }
-        }
-
-        // A copy closed since (a correction moved the claim, a reingest
-        // rebound it) whose original is still open: removing the copy and
-        // bringing the retired node back would make the original the live
-        // link again beside whatever replaced the copy. The later record
-        // must be undone first. (When the original was closed with it,
-        // nothing comes back and the undo may go on.)
-        if op.kind == OperationKind::OrganizerMerged {
-            let originals: Vec<Edge> =
-                serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
-            let ids = (
-                record["retired_id"].as_str().and_then(|s| s.parse().ok()),
-                record["keep_id"].as_str().and_then(|s| s.parse().ok()),
-            );
-            if let (Some(retired), Some(keep)) = ids {
-                for original in &originals {
-                    let copy = super::transfer_edge_id(original.id, retired, keep);
-                    let Some(published) = published.iter().find(|e| e.id == copy) else {
-                        continue;
-                    };
-                    let copy_closed_since = tx
-                        .get_edge(copy)?
-                        .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
-                    let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
-                    if copy_closed_since && original_open {
-                        return Err(refused(
-                            op_id,
-                            format!(
-                                "edge {copy} it published was closed since (by a correction or a \
-                                 reingest) while the edge it copied is open; undo that first"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-
-        let mut restore: Vec<Node> = Vec::new();
-        let mut replaced: Vec<Value> = Vec::new();
-        if op.kind == OperationKind::OrganizerMerged {
-            for which in ["keep", "retired"] {
-                let before = super::merge::record_node(&record, "before", which);
-                let after = record.get("after").and_then(|a| a.get(which));
-                let (Some(mut before), Some(after)) = (before, after) else {
-                    return Err(OrganizerError::DamagedRecord {
-                        op: op_id,
-                        reason: format!("no {which} node values"),
-                    }
-                    .into());
-                };
-                let current = tx.get_node(before.id)?;
-                let unchanged = match &current {
-                    Some(n) => &snapshot(n)? == after,
-                    None => false,
-                };
-                if !unchanged {
-                    let reason = match later_dependent(self, owner, op_id, before.id)? {
-                        Some(later) => format!(
-                            "node {} was changed by the later record {} ({}); undo that first",
-                            before.id, later.id, later.kind
+                        format!(
+                            "edge {copy} it published was closed since (by a correction or a \
+                             reingest) while the edge it copied is open; undo that first"
                         ),
-                        None => format!(
-                            "node {} has changed since the merge (it no longer matches the record's after value)",
-                            before.id
-                        ),
-                    };
-                    return Err(refused(op_id, reason));
+                    ));
                 }
-                // A merge never changes confidence, and JSON cannot carry
-                // every f64 exactly: the live value is the exact old one.
-                if let Some(n) = &current {
-                    before.confidence = n.confidence;
-                    replaced.push(snapshot(n)?);
-                }
-                restore.push(before);
             }
         }
-
-        // Undoing a merge is the owner's "not the same" for the pair: the
-        // review live now is recorded, so only a later accept reopens it.
-        let pair_review = if op.kind == OperationKind::OrganizerMerged {
-            let pair: Vec<Uuid> = ids_of(record.get("pair"));
-            match pair.as_slice() {
-                [a, b] => {
-                    let (id, _, review) = super::live_op(&mut *tx, |g| {
-                        super::review_op_id(super::proposal_op_id(*a, *b), g)
-                    })?;
-                    review.map(|_| id)
-                }
-                _ => None,
-            }
-        } else {
-            None
-        };
-        let removed: Vec<Uuid> = published.iter().map(|e| e.id).collect();
-        let mut undo_record = undo_record_of(&op, &restore, &removed)?;
-        undo_record["replaced_nodes"] = json!(replaced);
-        undo_record["removed_edges"] = json!(published);
-        if op.kind == OperationKind::OrganizerMerged {
-            undo_record["pair_decision"] = json!("not_same");
-            undo_record["pair_review"] = json!(pair_review);
-        }
-        for n in &restore {
-            tx.update_node(n)?;
-        }
-        for e in &published {
-            tx.delete_edge(e.id)?;
-        }
-        journal_undo(tx, &op, undo_record, &restore, removed)
     }
+
+    let mut restore: Vec<Node> = Vec::new();
+    let mut replaced: Vec<Value> = Vec::new();
+    if op.kind == OperationKind::OrganizerMerged {
+        for which in ["keep", "retired"] {
+            let before = super::merge::record_node(&record, "before", which);
+            let after = record.get("after").and_then(|a| a.get(which));
+            let (Some(mut before), Some(after)) = (before, after) else {
+                return Err(OrganizerError::DamagedRecord {
+                    op: op_id,
+                    reason: format!("no {which} node values"),
+                }
+                .into());
+            };
+            let current = tx.get_node(before.id)?;
+            let unchanged = match &current {
+                Some(n) => &snapshot(n)? == after,
+                None => false,
+            };
+            if !unchanged {
+                let reason = match later_dependent(ctx, owner, op_id, before.id)? {
+                    Some(later) => format!(
+                        "node {} was changed by the later record {} ({}); undo that first",
+                        before.id, later.id, later.kind
+                    ),
+                    None => format!(
+                        "node {} has changed since the merge (it no longer matches the record's after value)",
+                        before.id
+                    ),
+                };
+                return Err(refused(op_id, reason));
+            }
+            // A merge never changes confidence, and JSON cannot carry
+            // every f64 exactly: the live value is the exact old one.
+            if let Some(n) = &current {
+                before.confidence = n.confidence;
+                replaced.push(snapshot(n)?);
+            }
+            restore.push(before);
+        }
+    }
+
+    // Undoing a merge is the owner's "not the same" for the pair: the
+    // review live now is recorded, so only a later accept reopens it.
+    let pair_review = if op.kind == OperationKind::OrganizerMerged {
+        let pair: Vec<Uuid> = ids_of(record.get("pair"));
+        match pair.as_slice() {
+            [a, b] => {
+                let (id, _, review) = super::live_op(&mut *tx, |g| {
+                    super::review_op_id(super::proposal_op_id(*a, *b), g)
+                })?;
+                review.map(|_| id)
+            }
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let removed: Vec<Uuid> = published.iter().map(|e| e.id).collect();
+    let mut undo_record = undo_record_of(&op, &restore, &removed)?;
+    undo_record["replaced_nodes"] = json!(replaced);
+    undo_record["removed_edges"] = json!(published);
+    if op.kind == OperationKind::OrganizerMerged {
+        undo_record["pair_decision"] = json!("not_same");
+        undo_record["pair_review"] = json!(pair_review);
+    }
+    for n in &restore {
+        tx.update_node(n)?;
+    }
+    for e in &published {
+        tx.delete_edge(e.id)?;
+    }
+    journal_undo(tx, &op, undo_record, &restore, removed)
 }
 
 /// The fields every `UNDO` record has: what was undone, the nodes given
@@ -303,12 +299,12 @@ fn journal_undo(
 /// The first live organizer record after `op_id` in the journal that
 /// names `node`: what an undo of `op_id` would trample.
 fn later_dependent(
-    memory: &Memory,
+    ctx: &Ctx<'_>,
     owner: &OwnerId,
     op_id: Uuid,
     node: Uuid,
 ) -> Result<Option<Operation>, Error> {
-    let mut tx = memory.store_backend().begin(TxMode::Read)?;
+    let mut tx = ctx.store.begin(TxMode::Read)?;
     let ops = tx.list_operations(&OperationQuery {
         owner: owner.clone(),
         kind: None,

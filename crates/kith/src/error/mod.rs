@@ -1,12 +1,14 @@
 //! The facade's error: one type, a `kind()` to act on, and a sentence to show.
 
+mod organizer;
+
+pub use organizer::OrganizerError;
+
 use std::path::PathBuf;
 
 use kith_core::ValidationError;
 use kith_store::{StoreError, StoreErrorKind};
 use thiserror::Error as ThisError;
-
-use crate::organize::OrganizerError;
 
 /// What kind of failure an [`Error`] is, for callers that branch on it
 /// (an HTTP server maps these to status codes).

@@ -1,6 +1,6 @@
 //! The organizer's refusals and conflicts, each a variant a caller can act on.
 
-use super::Decision;
+use kith_identity::aliases::Decision;
 use thiserror::Error as ThisError;
 use uuid::Uuid;
 
