@@ -654,7 +654,7 @@ pub enum BenchCommand {
         /// LongMemEval questions whose id hashes even) or `report` (the rest,
         /// never tuned on). Default: the whole file.
         #[arg(long, value_enum)]
-        split: Option<crate::bench_split::Split>,
+        split: Option<crate::bench::split::Split>,
     },
     /// Extraction against LoCoMo's `observation` annotations: coverage,
     /// matched coverage, claim and binding precision, speaker nodes, junk

@@ -5,16 +5,10 @@
 
 mod args;
 mod bench;
-mod bench_extract;
-mod bench_http;
-mod bench_latency;
-mod bench_recall;
-mod bench_split;
 mod claims;
 mod cmd;
 mod demo;
 mod forget;
-mod locomo;
 mod organize;
 mod render;
 mod retrieve;

@@ -12,6 +12,13 @@
 //! words play the part of English function words — they fill the messages
 //! but, as real stopwords are, are left out of queries.
 
+pub mod extract;
+pub mod http;
+pub mod latency;
+pub mod locomo;
+pub mod recall;
+pub mod split;
+
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -52,8 +59,8 @@ pub fn run(
         detail,
     } = which
     {
-        return crate::bench_extract::run(
-            crate::bench_extract::ExtractOptions {
+        return crate::bench::extract::run(
+            crate::bench::extract::ExtractOptions {
                 data,
                 conversations,
                 identity,
@@ -74,8 +81,8 @@ pub fn run(
         keep,
     } = which
     {
-        return crate::bench_latency::run(
-            &crate::bench_latency::LatencyOptions {
+        return crate::bench::latency::run(
+            &crate::bench::latency::LatencyOptions {
                 sizes: notes,
                 single: *single,
                 queries: *queries,
@@ -96,8 +103,8 @@ pub fn run(
         max_secs,
     } = which
     {
-        return crate::bench_http::run(
-            &crate::bench_http::HttpOptions {
+        return crate::bench::http::run(
+            &crate::bench::http::HttpOptions {
                 requests: *requests,
                 concurrency: *concurrency,
                 notes: *notes,
@@ -121,8 +128,8 @@ pub fn run(
     {
         let mut paths = kith::RetrievePaths::default();
         crate::retrieve::turn_off(&mut paths, without)?;
-        return crate::bench_recall::run(
-            &crate::bench_recall::RecallOptions {
+        return crate::bench::recall::run(
+            &crate::bench::recall::RecallOptions {
                 dataset,
                 data,
                 embeddings,

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use kith::{Embedder, EventInput, Memory, RetrieveRequest};
 use serde::Serialize;
 
-use crate::bench_recall::CachedEmbedder;
+use crate::bench::recall::CachedEmbedder;
 use crate::retrieve::bar;
 
 const PEOPLE: &[&str] = &[

@@ -2,7 +2,7 @@
 //! against LoCoMo's `observation` annotations (issue 14).
 //!
 //! Each conversation is imported exactly as `kith bench recall` imports it
-//! ([`crate::locomo`]: every turn its speaker's `user` turn, session dates
+//! ([`crate::bench::locomo`]: every turn its speaker's `user` turn, session dates
 //! as event times) into a fresh pack, ingested with the configured provider
 //! (the heuristic, or the OpenAI-compatible endpoint `KITH_LLM_BASE_URL`
 //! names, as every other command configures it), and its active entities
@@ -21,7 +21,7 @@ use kith::{EventQuery, IngestOptions, Memory, NodeQuery, NodeType, OwnerId, Work
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::locomo::{Conversation, LocomoError, LocomoFile, Observation};
+use crate::bench::locomo::{Conversation, LocomoError, LocomoFile, Observation};
 use crate::retrieve::bar;
 use score::{Counts, Figures};
 

@@ -29,8 +29,8 @@ use kith::{Embedder, EventInput, IngestOptions, Memory, RetrievePaths, RetrieveR
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bench_split::{locomo_half, longmemeval_half, runs, Split};
-use crate::locomo::{evidence_ids, Conversation, LocomoFile};
+use crate::bench::locomo::{evidence_ids, Conversation, LocomoFile};
+use crate::bench::split::{locomo_half, longmemeval_half, runs, Split};
 use crate::retrieve::bar;
 
 /// How to run.
