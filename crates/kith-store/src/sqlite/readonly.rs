@@ -144,10 +144,11 @@ fn cant_open(err: &StoreError) -> bool {
     err.message().contains("unable to open") || err.message().contains("readonly")
 }
 
-/// Why `path` or its directory cannot be written, if they cannot. Opening
-/// the file for writing changes nothing (no create, no truncate).
+/// Why `path` or its directory cannot be written, if they cannot. Nothing
+/// is opened: closing any descriptor of a SQLite file drops every POSIX
+/// lock this process holds on it, including those of a live connection.
 fn write_cause(path: &Path) -> Option<String> {
-    if let Err(e) = std::fs::OpenOptions::new().write(true).open(path) {
+    if let Err(e) = writable(path) {
         return Some(format!("the file cannot be written: {e}"));
     }
     let dir = path.parent()?;
@@ -162,6 +163,33 @@ fn write_cause(path: &Path) -> Option<String> {
         )),
         Ok(_) => None,
     }
+}
+
+/// Whether this process may write `path`, as the file system answers an
+/// open for writing (missing file, permission bits, read-only mount), asked
+/// with `access(2)`.
+#[cfg(unix)]
+fn writable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c_path` is a NUL-terminated string that outlives the call,
+    // and access(2) only reads it.
+    if unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Whether `path` may be written, from its metadata where `access(2)` is
+/// not available.
+#[cfg(not(unix))]
+fn writable(path: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(path)?.permissions().readonly() {
+        return Err(std::io::ErrorKind::PermissionDenied.into());
+    }
+    Ok(())
 }
 
 fn side_file(path: &Path, suffix: &str) -> PathBuf {
@@ -194,5 +222,19 @@ mod tests {
             immutable_uri(Path::new("/a b/p?#%.kith/kith.sqlite")),
             "file:/a%20b/p%3F%23%25.kith/kith.sqlite?immutable=1"
         );
+    }
+
+    #[test]
+    fn write_causes_name_a_missing_file_and_nothing_for_a_writable_one() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let missing = dir.path().join("missing.sqlite");
+        let cause = write_cause(&missing).expect("a missing file cannot be written");
+        assert!(
+            cause.starts_with("the file cannot be written: ") && cause.contains("No such file"),
+            "{cause}"
+        );
+        let file = dir.path().join("kith.sqlite");
+        std::fs::write(&file, b"").expect("a file");
+        assert_eq!(write_cause(&file), None);
     }
 }
