@@ -14,6 +14,8 @@ use anyhow::{bail, Context, Result};
 use kith::{EventInput, Memory};
 use serde::Serialize;
 
+use crate::bench::percentile::percentile;
+
 /// What to run.
 pub struct HttpOptions {
     /// Requests per endpoint.
@@ -191,13 +193,7 @@ fn phase(
     }
     let seconds = started.elapsed().as_secs_f64();
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| -> f64 {
-        if times.is_empty() {
-            return 0.0;
-        }
-        let i = ((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1;
-        times[i]
-    };
+    let pct = |p: f64| percentile(&times, p);
     Ok(Phase {
         endpoint,
         requests: times.len(),

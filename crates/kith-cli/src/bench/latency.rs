@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 use kith::{Embedder, EventInput, Memory, RetrieveRequest};
 use serde::Serialize;
 
+use crate::bench::percentile::percentile;
 use crate::bench::recall::CachedEmbedder;
 use crate::retrieve::bar;
 
@@ -347,7 +348,7 @@ fn run_size(
         }
     }
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
+    let pct = |p: f64| percentile(&times, p);
     let qn = o.queries.max(1) as f64;
     let backend = memory.store_backend().backend_name().to_string();
     let embedding_model = memory

@@ -16,6 +16,7 @@ pub mod extract;
 pub mod http;
 pub mod latency;
 pub mod locomo;
+pub mod percentile;
 pub mod recall;
 pub mod split;
 
@@ -28,6 +29,7 @@ use kith::{EventInput, IngestOptions, Memory, SearchRequest};
 use serde::Serialize;
 
 use crate::args::BenchCommand;
+use percentile::percentile;
 
 /// Figures for one pack size.
 #[derive(Debug, Serialize)]
@@ -275,13 +277,7 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
         hits_total += hits.len();
     }
     latencies.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| -> f64 {
-        if latencies.is_empty() {
-            return 0.0;
-        }
-        let idx = ((latencies.len() as f64 - 1.0) * p).round() as usize;
-        latencies[idx]
-    };
+    let pct = |p: f64| percentile(&latencies, p);
     let pack_bytes = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .filter_map(|e| e.metadata().ok())

@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::locomo::{evidence_ids, Conversation, LocomoFile};
+use crate::bench::percentile::percentile;
 use crate::bench::split::{locomo_half, longmemeval_half, runs, Split};
 use crate::retrieve::bar;
 
@@ -446,12 +447,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     rows.push(("5 adversarial".into(), traps));
     rows.push(("5 other speaker".into(), wrong_speaker));
     retrieve_ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        retrieve_ms
-            .get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let pct = |p: f64| percentile(&retrieve_ms, p);
     if json {
         let out: Vec<Value> = rows
             .iter()
@@ -707,12 +703,7 @@ fn longmemeval(
     }
     rows.push(("all".into(), all));
     retrieve_ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| {
-        retrieve_ms
-            .get(((retrieve_ms.len() as f64 - 1.0) * p).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
+    let pct = |p: f64| percentile(&retrieve_ms, p);
     if json {
         let out: Vec<Value> = rows.iter().map(|(name, s)| {
             let n = s.questions.max(1) as f64;
