@@ -28,6 +28,10 @@ pub const DUPLICATE_VECTOR_THRESHOLD: f64 = 0.92;
 /// candidates (alone, it only ever proposes).
 pub const ALIAS_VECTOR_THRESHOLD: f64 = 0.85;
 
+/// The alias-merge threshold unless a request sets another: a name match
+/// must score at least this to merge.
+pub const DEFAULT_ALIAS_THRESHOLD: f64 = 0.90;
+
 /// What kind of merge a record is: an exact duplicate, or two names of
 /// one entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]

@@ -29,10 +29,12 @@
 
 pub mod admission;
 pub mod aliases;
+pub mod claim_edits;
 pub mod claims;
 pub mod correction;
 pub mod first_person;
 pub mod groups;
+pub mod linking;
 pub mod options;
 pub mod persons;
 pub mod policy;

@@ -31,6 +31,8 @@ use uuid::Uuid;
 use crate::context::Ctx;
 use crate::error::Error;
 use crate::organize::{live_op, sealed, snapshot, unseal, OrganizerError};
+pub(crate) use kith_identity::claim_edits::is_owner_corrected;
+use kith_identity::claim_edits::{object_of, predicate_of, replace_object};
 
 /// The record format of `CLAIM_RETRACTED` and `CLAIM_CORRECTED`.
 pub const CLAIM_EDIT_FORMAT: &str = "kith.claim_edit.v1";
@@ -171,14 +173,6 @@ fn current_claim(tx: &mut dyn Tx, owner: &OwnerId, id: Uuid) -> Result<Node, Err
     Ok(node)
 }
 
-fn predicate_of(node: &Node) -> Option<&str> {
-    node.metadata.as_ref()?.get("predicate")?.as_str()
-}
-
-fn object_of(node: &Node) -> Option<&str> {
-    node.metadata.as_ref()?.get("object")?.as_str()
-}
-
 fn reason_of(reason: &str) -> Result<&str, Error> {
     let r = reason.trim();
     if r.is_empty() {
@@ -187,22 +181,6 @@ fn reason_of(reason: &str) -> Result<&str, Error> {
         ));
     }
     Ok(r)
-}
-
-/// `text` with the first case-insensitive occurrence of `old` replaced by
-/// `new`; when `old` does not occur, the text with the corrected value
-/// added, so the text a search matches names the new value either way.
-fn replace_object(text: &str, old: &str, new: &str) -> String {
-    if !old.is_empty() {
-        let lower = text.to_lowercase();
-        // Lower-casing can change byte lengths; replace only when it did not.
-        if lower.len() == text.len() {
-            if let Some(at) = lower.find(&old.to_lowercase()) {
-                return format!("{}{new}{}", &text[..at], &text[at + old.len()..]);
-            }
-        }
-    }
-    format!("{text} (corrected: {new})")
 }
 
 /// Retracts `owner`'s claim `claim` (see the module documentation),
@@ -557,15 +535,6 @@ pub(crate) fn undo_claim_edit(
     ))
 }
 
-/// Whether `node` is a claim whose value the owner corrected (a
-/// replacement made by [`Memory::correct_claim`]).
-pub(crate) fn is_owner_corrected(node: &Node) -> bool {
-    node.metadata
-        .as_ref()
-        .and_then(|m| m.get("correction"))
-        .is_some_and(|c| c.get("from_object").is_some())
-}
-
 fn fact_of(entity: &Node, claim: Node) -> ClaimFact {
     let md = claim.metadata.as_ref();
     let text = |key: &str| md.and_then(|m| m.get(key)?.as_str()).map(String::from);
@@ -617,41 +586,4 @@ fn report_of(op: &Operation, replayed: bool) -> Result<ClaimEditReport, Error> {
         replacement: id(&r["replacement"]["id"]),
         replayed,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::replace_object;
-
-    #[test]
-    fn the_object_is_replaced_in_the_text() {
-        for (text, old, new, want) in [
-            (
-                "I work at Northwind.",
-                "Northwind",
-                "Contoso",
-                "I work at Contoso.",
-            ),
-            (
-                "I work at northwind.",
-                "Northwind",
-                "Contoso",
-                "I work at Contoso.",
-            ),
-            (
-                "I work there.",
-                "Northwind",
-                "Contoso",
-                "I work there. (corrected: Contoso)",
-            ),
-            (
-                "Maya likes tea.",
-                "",
-                "coffee",
-                "Maya likes tea. (corrected: coffee)",
-            ),
-        ] {
-            assert_eq!(replace_object(text, old, new), want, "{text}");
-        }
-    }
 }

@@ -19,12 +19,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::admission::{self, Refusal};
+use super::admission;
+/// Reusing an existing entity: the rule lives in [`kith_identity::linking`].
+pub use super::linking::admit_reuse;
 use super::linking::{
     self, DropReason, Dropped, EntityExtractor, LinkContext, LinkParams, ReuseTarget, LINKED_BY,
     LINKING_POLICY, OTHER_KIND,
 };
-use super::{ensure_edge_finite, ensure_node_finite, sealed, snapshot, DEFAULT_ALIAS_THRESHOLD};
+use super::{ensure_edge_finite, ensure_node_finite, sealed, snapshot};
 use crate::context::Ctx;
 use crate::error::Error;
 
@@ -168,52 +170,6 @@ impl LinkReport {
             .iter()
             .any(|d| d.reason == DropReason::OverBudget)
     }
-}
-
-/// Whether an existing identity entity may take the links of `surface`
-/// (entity type `kind`) instead of a minted entity: the organizer's alias
-/// admission rules on names (a match scoring at least the alias threshold)
-/// and an equal entity type; never a personal reference or an inactive node.
-pub fn admit_reuse(existing: &Node, surface: &str, kind: &str) -> Result<(), Refusal> {
-    if existing.node_type != NodeType::Entity {
-        return Err(Refusal::new("not_entities", "links go to entities only"));
-    }
-    if !existing.lifecycle.is_active() {
-        return Err(Refusal::new(
-            "inactive",
-            format!("entity {} is {}", existing.id, existing.lifecycle),
-        ));
-    }
-    if admission::is_personal_reference(existing) {
-        return Err(Refusal::new(
-            "personal_reference",
-            "personal references and the owner's reference entity are never merged or aliased",
-        ));
-    }
-    // Linking reuses an identity only on a name match that could merge; a
-    // given name alone ("Jordan" for "Jordan Lee") is never enough.
-    match admission::name_match(&existing.content, surface, false) {
-        Some(m) if m.may_merge() && m.score() >= DEFAULT_ALIAS_THRESHOLD => {}
-        _ => {
-            return Err(Refusal::new(
-                "different_name",
-                format!("names {:?} and {surface:?} differ", existing.content),
-            ))
-        }
-    }
-    let existing_kind = existing
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get("entity_type"))
-        .and_then(Value::as_str)
-        .unwrap_or(OTHER_KIND);
-    if existing_kind != kind {
-        return Err(Refusal::new(
-            "different_entity_type",
-            format!("entity type {existing_kind} ≠ {kind}"),
-        ));
-    }
-    Ok(())
 }
 
 fn is_linked(node: &Node) -> bool {

@@ -32,7 +32,8 @@ mod ids;
 pub(crate) mod jobs;
 mod journal;
 pub mod link_job;
-pub mod linking;
+/// Entity linking's pure decisions, in [`kith_identity::linking`].
+pub use kith_identity::linking;
 pub mod merge;
 mod report;
 mod request;
@@ -56,9 +57,7 @@ pub use report::{JobReport, MergeApplied, NotApplied, OrganizeReport, ProposalAp
 pub use request::{CandidateHint, Job, JournalQuery, OrganizeRequest};
 pub use undo::UndoReport;
 
-/// The alias-merge threshold unless a request sets another: a name match
-/// must score at least this to merge.
-pub const DEFAULT_ALIAS_THRESHOLD: f64 = 0.90;
+pub use kith_identity::admission::DEFAULT_ALIAS_THRESHOLD;
 
 /// The default budget: candidate pairs examined per job.
 pub const DEFAULT_BUDGET: usize = 1000;

@@ -24,18 +24,22 @@
 //!
 //! Ids are slugs of the surface ([`slug`]), never the raw surface. This
 //! module is pure (data in, decisions out); the organizer job that reads
-//! the store and writes the result lives in [`super::link_job`].
+//! the store and writes the result lives in the engine
+//! (`kith::organize::link_job`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use kith_core::{
     canon, ids, model::base_confidence, Edge, EdgeType, EpistemicType, Lifecycle, Node, NodeType,
-    OwnerId, ScopeId, SourceType, Timestamp,
+    OwnerId, ScopeId, SourceType,
 };
 use kith_extract::heuristic::{HeuristicExtractor, DEFAULT_STOPLIST};
 use serde::Serialize;
 use serde_json::json;
 use uuid::Uuid;
+
+use crate::admission::{is_personal_reference, Refusal, DEFAULT_ALIAS_THRESHOLD};
+use crate::aliases::name_match;
 
 /// The confidence the heuristic extractor gives every mention: under the
 /// default threshold on purpose (spec 004; design §16.0 Q2).
@@ -638,13 +642,13 @@ fn entity_node(
             }
         }
     }
-    // `mentioning` is never empty for a minted surface (its count is at
-    // least 1); the fallbacks only keep this total.
+    // A surface is minted from the records that kept it, so `mentioning`
+    // is never empty; the times come from those records, never the clock.
     let valid_from = mentioning
         .iter()
         .map(|r| r.valid_from)
         .min_by_key(|t| t.unix_millis())
-        .unwrap_or_else(Timestamp::now);
+        .expect("a minted surface is mentioned by at least one record");
     let created_at = mentioning
         .iter()
         .map(|r| r.created_at)
@@ -704,6 +708,52 @@ fn edge(
         metadata: Some(metadata),
         created_at: from.created_at,
     }
+}
+
+/// Whether an existing identity entity may take the links of `surface`
+/// (entity type `kind`) instead of a minted entity: the organizer's alias
+/// admission rules on names (a match scoring at least the alias threshold)
+/// and an equal entity type; never a personal reference or an inactive node.
+pub fn admit_reuse(existing: &Node, surface: &str, kind: &str) -> Result<(), Refusal> {
+    if existing.node_type != NodeType::Entity {
+        return Err(Refusal::new("not_entities", "links go to entities only"));
+    }
+    if !existing.lifecycle.is_active() {
+        return Err(Refusal::new(
+            "inactive",
+            format!("entity {} is {}", existing.id, existing.lifecycle),
+        ));
+    }
+    if is_personal_reference(existing) {
+        return Err(Refusal::new(
+            "personal_reference",
+            "personal references and the owner's reference entity are never merged or aliased",
+        ));
+    }
+    // Linking reuses an identity only on a name match that could merge; a
+    // given name alone ("Jordan" for "Jordan Lee") is never enough.
+    match name_match(&existing.content, surface, false) {
+        Some(m) if m.may_merge() && m.score() >= DEFAULT_ALIAS_THRESHOLD => {}
+        _ => {
+            return Err(Refusal::new(
+                "different_name",
+                format!("names {:?} and {surface:?} differ", existing.content),
+            ))
+        }
+    }
+    let existing_kind = existing
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("entity_type"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(OTHER_KIND);
+    if existing_kind != kind {
+        return Err(Refusal::new(
+            "different_entity_type",
+            format!("entity type {existing_kind} ≠ {kind}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
