@@ -13,9 +13,12 @@ use kith::{
 };
 use uuid::Uuid;
 
-use crate::args::{Cli, Command, ConfigAction, EventsAction, ListShow, StoreArgs};
+use crate::args::{
+    Cli, Command, ConfigAction, EventsAction, IngestArgs, ListShow, SearchArgs, StoreArgs,
+};
 use crate::render;
 use kith::retrieve::retention::{self, ReceiptRetention};
+use std::path::PathBuf;
 
 /// Exit code of `ingest`, `import --extract` and `process` when the
 /// messages were stored but extracting at least one of them failed (the
@@ -43,52 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Init {
             ref dir,
             ref embeddings,
-        } => {
-            // Load the model before creating anything, so a model that
-            // cannot be had leaves no half-made pack behind. MiniLM, the
-            // default, is fetched on first use, as `kith demo` does.
-            let spec = EmbeddingSpec::parse(embeddings)?;
-            if spec == EmbeddingSpec::MiniLm {
-                crate::retrieve::ensure_minilm()?;
-            }
-            let embedder = spec.load()?;
-            if let Some(url) = &cli.database_url {
-                if let Some(dir) = dir {
-                    bail!(
-                        "give either a pack directory ({}) or --database-url, not both",
-                        dir.display()
-                    );
-                }
-                let what = match &embedder {
-                    Some(e) => format!("embeddings: {}", e.model_id()),
-                    None => "no embeddings: lexical and graph retrieval".into(),
-                };
-                let memory = Memory::init_database(url, embedder)?;
-                println!(
-                    "created memory in PostgreSQL database {} ({what})",
-                    memory.database_url().unwrap_or("?")
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
-            match embedder {
-                Some(embedder) => {
-                    let model = embedder.model_id().to_string();
-                    Memory::init_with_embedder(&dir, embedder)?;
-                    println!(
-                        "created memory pack {} (embeddings: {model})",
-                        dir.display()
-                    );
-                }
-                None => {
-                    Memory::init(&dir)?;
-                    println!(
-                        "created memory pack {} (no embeddings: lexical and graph retrieval)",
-                        dir.display()
-                    );
-                }
-            }
-        }
+        } => return init(&cli, dir, embeddings),
         Command::Organize { ref jobs, budget } => crate::organize::organize(&cli, jobs, budget)?,
         Command::Link(ref a) => crate::organize::link(&cli, a)?,
         Command::Aliases { ref action } => crate::organize::aliases(&cli, action)?,
@@ -119,326 +77,31 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             all,
         } => crate::retrieve::rebuild(&cli, model.as_deref(), all)?,
         Command::Model { ref action } => crate::retrieve::model(action)?,
-        Command::Store(ref a) => {
-            let memory = open(&cli)?;
-            let receipt = memory.store(message_input(&cli.owner, a)?)?;
-            if json {
-                render::json(&receipt)?;
-            } else {
-                let state = if receipt.created {
-                    "stored"
-                } else {
-                    "already stored"
-                };
-                println!(
-                    "{state}: event {} note {}",
-                    receipt.event_id, receipt.node_id
-                );
-            }
-        }
-        Command::Ingest(ref a) => {
-            let memory = open_for_ingest(&cli)?;
-            let receipt = memory.ingest(
-                message_input(&cli.owner, &a.message)?,
-                IngestOptions {
-                    defer: a.defer,
-                    first_person_owner: a.first_person_owner,
-                },
-            )?;
-            if json {
-                render::json(&receipt)?;
-            } else {
-                render::ingest_receipt(&receipt);
-            }
-            return Ok(extraction_exit(usize::from(
-                receipt.status == kith::WorkStatus::Failed,
-            )));
-        }
+        Command::Store(ref a) => return store(&cli, a),
+        Command::Ingest(ref a) => return ingest(&cli, a),
         Command::Import(ref a) => return import(&cli, a),
         Command::Process {
             limit,
             reclaim,
             retry_failed,
-        } => {
-            let memory = open_for_ingest(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            let report = process(&memory, Some(&owner), limit, reclaim, retry_failed)?;
-            if json {
-                render::json(&report)?;
-            } else {
-                println!(
-                    "processed {} work items: {} complete, {} failed",
-                    report.taken, report.completed, report.failed
-                );
-            }
-            return Ok(extraction_exit(report.failed));
-        }
+        } => return process_pending(&cli, limit, reclaim, retry_failed),
         Command::Reingest {
             ref event,
             ref session,
-        } => {
-            let memory = open_for_ingest(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            let outcomes = match (event, session) {
-                (Some(id), _) => vec![memory.reingest_event(&owner, parse_id(id)?)?],
-                (None, Some(s)) => memory.reingest_session(&owner, &SessionId::new(s)?)?,
-                (None, None) => bail!("give --event ID or --session ID"),
-            };
-            if json {
-                render::json(&outcomes)?;
-            } else {
-                for o in &outcomes {
-                    println!("{} {}", o.event_id, o.outcome);
-                }
-            }
-        }
-        Command::Search(ref a) => {
-            let memory = open_read(&cli)?;
-            let filters = filters_from(&a.filters)?;
-            let req = SearchRequest {
-                filters,
-                limit: a.limit,
-                ..SearchRequest::new(&cli.owner, &a.query)?
-            };
-            let hits = memory.search(&req)?;
-            if json {
-                render::json(&hits)?;
-            } else if hits.is_empty() {
-                println!("no matches");
-            } else {
-                for hit in &hits {
-                    println!("{}", render::hit_line(hit));
-                }
-            }
-        }
-        Command::Events { ref action } => {
-            let memory = open_read(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            match action {
-                EventsAction::List {
-                    session,
-                    scope,
-                    limit,
-                    after,
-                } => {
-                    let events = memory.events(&EventQuery {
-                        owner: Some(owner),
-                        scope: scope.clone().map(ScopeId::new).transpose()?,
-                        session: session.clone().map(SessionId::new).transpose()?,
-                        after_seq: *after,
-                        limit: *limit,
-                        ..EventQuery::default()
-                    })?;
-                    if json {
-                        render::json(&events)?;
-                    } else {
-                        for e in &events {
-                            println!("{}", render::event_line(e));
-                        }
-                    }
-                }
-                EventsAction::Show { id } => {
-                    let event = memory.event(&owner, parse_id(id)?)?;
-                    if json {
-                        render::json(&event)?;
-                    } else {
-                        render::event_detail(&event);
-                    }
-                }
-                EventsAction::Status { id } => {
-                    let report = memory.work_status(&owner, parse_id(id)?)?;
-                    if json {
-                        render::json(&report)?;
-                    } else {
-                        render::work_report(&report);
-                    }
-                }
-            }
-        }
-        Command::Nodes { ref action } => {
-            let memory = open_read(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            match action {
-                ListShow::List {
-                    scope,
-                    limit,
-                    after,
-                } => {
-                    let nodes = memory.nodes(&NodeQuery {
-                        owner: Some(owner),
-                        scope: scope.clone().map(ScopeId::new).transpose()?,
-                        after_seq: *after,
-                        limit: *limit,
-                        ..NodeQuery::default()
-                    })?;
-                    if json {
-                        render::json(&nodes)?;
-                    } else {
-                        for n in &nodes {
-                            println!("{}", render::node_line(n));
-                        }
-                    }
-                }
-                ListShow::Show { id } => {
-                    let node = memory.node(&owner, parse_id(id)?)?;
-                    let claims = if node.node_type == NodeType::Entity {
-                        memory.entity_claims(&owner, node.id)?
-                    } else {
-                        Vec::new()
-                    };
-                    if json {
-                        let claims: Vec<serde_json::Value> = claims
-                            .iter()
-                            .map(|(c, basis)| serde_json::json!({"claim": c, "basis": basis}))
-                            .collect();
-                        // The node's own fields, plus its claims for an entity.
-                        let mut value = serde_json::to_value(&node)?;
-                        if node.node_type == NodeType::Entity {
-                            value["claims"] = serde_json::Value::Array(claims);
-                        }
-                        render::json(&value)?;
-                    } else {
-                        render::node_detail(&node);
-                        if !claims.is_empty() {
-                            println!("claims");
-                            render::entity_claims(&claims);
-                        }
-                    }
-                }
-            }
-        }
-        Command::Stats { all_owners } => {
-            let memory = open_read(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            let stats = memory.stats((!all_owners).then_some(&owner))?;
-            if json {
-                render::json(&stats)?;
-            } else {
-                let location = match (memory.database_url(), memory.pack_dir()) {
-                    (Some(url), _) => Some(format!("database    {url}")),
-                    (None, Some(dir)) => Some(format!("pack        {}", dir.display())),
-                    (None, None) => None,
-                };
-                render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
-            }
-        }
-        Command::Doctor { deep } => {
-            // Opened for writing, since SQLite issues its full-text check as
-            // a write; a pack kith cannot write (read-only storage) is
-            // checked read-only, without that check, rather than not at all.
-            let memory = match open(&cli) {
-                Ok(m) => m,
-                Err(e) => open_read(&cli).map_err(|_| e)?,
-            };
-            let report = if deep {
-                memory.doctor_deep()?
-            } else {
-                memory.doctor()?
-            };
-            if json {
-                render::json(&report)?;
-            } else if report.healthy() {
-                for what in &report.not_checked {
-                    eprintln!("not checked: {what}");
-                }
-                println!(
-                    "healthy: {} events verified{}, {} journal records verified",
-                    report.events_checked,
-                    if report.tombstones_checked > 0 {
-                        format!(" ({} of them tombstones)", report.tombstones_checked)
-                    } else {
-                        String::new()
-                    },
-                    report.operations_checked
-                );
-            } else {
-                println!(
-                    "DAMAGED: {} problem(s) after checking {} events",
-                    report.problems.len(),
-                    report.events_checked
-                );
-                for p in &report.problems {
-                    println!("  {p}");
-                }
-            }
-            if !report.healthy() {
-                return Ok(ExitCode::FAILURE);
-            }
-        }
+        } => return reingest(&cli, event, session),
+        Command::Search(ref a) => return search(&cli, a),
+        Command::Events { ref action } => return events(&cli, action),
+        Command::Nodes { ref action } => return nodes(&cli, action),
+        Command::Stats { all_owners } => return stats(&cli, all_owners),
+        Command::Doctor { deep } => return doctor(&cli, deep),
         Command::Export {
             ref out,
             all_owners,
-        } => {
-            let memory = open_read(&cli)?;
-            let owner = OwnerId::new(&cli.owner)?;
-            let owner = (!all_owners).then_some(&owner);
-            let lines = match out {
-                Some(path) => {
-                    let file = fs::File::create(path)
-                        .with_context(|| format!("cannot create {}", path.display()))?;
-                    let mut w = BufWriter::new(file);
-                    let n = memory.export_jsonl(owner, &mut w)?;
-                    w.into_inner()
-                        .map_err(|e| e.into_error())
-                        .and_then(|f| f.sync_all())
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    n
-                }
-                None => {
-                    let stdout = io::stdout();
-                    let mut w = BufWriter::new(stdout.lock());
-                    memory.export_jsonl(owner, &mut w)?
-                }
-            };
-            if out.is_some() {
-                eprintln!("exported {lines} events");
-            }
-        }
+        } => return export(&cli, out, all_owners),
         Command::Demo { ref keep } => crate::demo::run(keep.as_deref())?,
         Command::Config {
             action: ConfigAction::Show,
-        } => {
-            let identity = identity_options(&cli)?;
-            let llm = kith::extract::openai::OpenAiCompatible::from_env()?;
-            let rows: Vec<serde_json::Value> = identity
-                .effective()
-                .into_iter()
-                .map(|(name, var, value)| {
-                    serde_json::json!({"option": name, "env": var, "value": value})
-                })
-                .collect();
-            let provider = match &llm {
-                Some(p) => format!("openai-compatible {} at {}", p.config().model, p.endpoint()),
-                None => "heuristic (offline; set KITH_LLM_BASE_URL for an LLM)".to_string(),
-            };
-            let receipts = ReceiptRetention::from_env()?;
-            let keep = receipts.keep.map_or("all".to_string(), |n| n.to_string());
-            let max_age = receipts
-                .max_age
-                .map_or("forever".to_string(), kith::retrieve::retention::format_age);
-            if json {
-                render::json(&serde_json::json!({
-                    "provider": provider,
-                    "identity": rows,
-                    "receipts": {
-                        "keep": {"env": retention::KEEP_ENV, "value": keep},
-                        "max_age": {"env": retention::MAX_AGE_ENV, "value": max_age},
-                    },
-                }))?;
-            } else {
-                println!("{:<22} {:<34} value", "option", "env");
-                println!("{:<22} {:<34} {provider}", "provider", "KITH_LLM_BASE_URL");
-                for (name, var, value) in identity.effective() {
-                    println!("{name:<22} {var:<34} {value}");
-                }
-                println!("{:<22} {:<34} {keep}", "receipts_keep", retention::KEEP_ENV);
-                println!(
-                    "{:<22} {:<34} {max_age}",
-                    "receipts_max_age",
-                    retention::MAX_AGE_ENV
-                );
-            }
-        }
+        } => return config(&cli),
         Command::Bench { ref which } => crate::bench::run(
             which,
             cli.database_url.as_deref(),
@@ -447,6 +110,400 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         )?,
         Command::Serve(ref a) => crate::serve::serve(&cli, a)?,
         Command::Mcp => crate::serve::mcp(&cli)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith init`: a new pack (or PostgreSQL memory) with its embedding model.
+fn init(cli: &Cli, dir: &Option<PathBuf>, embeddings: &str) -> Result<ExitCode> {
+    // Load the model before creating anything, so a model that
+    // cannot be had leaves no half-made pack behind. MiniLM, the
+    // default, is fetched on first use, as `kith demo` does.
+    let spec = EmbeddingSpec::parse(embeddings)?;
+    if spec == EmbeddingSpec::MiniLm {
+        crate::retrieve::ensure_minilm()?;
+    }
+    let embedder = spec.load()?;
+    if let Some(url) = &cli.database_url {
+        if let Some(dir) = dir {
+            bail!(
+                "give either a pack directory ({}) or --database-url, not both",
+                dir.display()
+            );
+        }
+        let what = match &embedder {
+            Some(e) => format!("embeddings: {}", e.model_id()),
+            None => "no embeddings: lexical and graph retrieval".into(),
+        };
+        let memory = Memory::init_database(url, embedder)?;
+        println!(
+            "created memory in PostgreSQL database {} ({what})",
+            memory.database_url().unwrap_or("?")
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = dir.clone().unwrap_or_else(|| cli.pack.clone());
+    match embedder {
+        Some(embedder) => {
+            let model = embedder.model_id().to_string();
+            Memory::init_with_embedder(&dir, embedder)?;
+            println!(
+                "created memory pack {} (embeddings: {model})",
+                dir.display()
+            );
+        }
+        None => {
+            Memory::init(&dir)?;
+            println!(
+                "created memory pack {} (no embeddings: lexical and graph retrieval)",
+                dir.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith store`: one message, stored without extraction.
+fn store(cli: &Cli, a: &StoreArgs) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open(&cli)?;
+    let receipt = memory.store(message_input(&cli.owner, a)?)?;
+    if json {
+        render::json(&receipt)?;
+    } else {
+        let state = if receipt.created {
+            "stored"
+        } else {
+            "already stored"
+        };
+        println!(
+            "{state}: event {} note {}",
+            receipt.event_id, receipt.node_id
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith ingest`: one message, stored and (unless deferred) extracted.
+fn ingest(cli: &Cli, a: &IngestArgs) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_for_ingest(&cli)?;
+    let receipt = memory.ingest(
+        message_input(&cli.owner, &a.message)?,
+        IngestOptions {
+            defer: a.defer,
+            first_person_owner: a.first_person_owner,
+        },
+    )?;
+    if json {
+        render::json(&receipt)?;
+    } else {
+        render::ingest_receipt(&receipt);
+    }
+    Ok(extraction_exit(usize::from(
+        receipt.status == kith::WorkStatus::Failed,
+    )))
+}
+
+/// `kith process`: the owner's pending extraction work.
+fn process_pending(cli: &Cli, limit: usize, reclaim: bool, retry_failed: bool) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_for_ingest(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let report = process(&memory, Some(&owner), limit, reclaim, retry_failed)?;
+    if json {
+        render::json(&report)?;
+    } else {
+        println!(
+            "processed {} work items: {} complete, {} failed",
+            report.taken, report.completed, report.failed
+        );
+    }
+    Ok(extraction_exit(report.failed))
+}
+
+/// `kith reingest`: re-derive an event or a session from saved extractions.
+fn reingest(cli: &Cli, event: &Option<String>, session: &Option<String>) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_for_ingest(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let outcomes = match (event, session) {
+        (Some(id), _) => vec![memory.reingest_event(&owner, parse_id(id)?)?],
+        (None, Some(s)) => memory.reingest_session(&owner, &SessionId::new(s)?)?,
+        (None, None) => bail!("give --event ID or --session ID"),
+    };
+    if json {
+        render::json(&outcomes)?;
+    } else {
+        for o in &outcomes {
+            println!("{} {}", o.event_id, o.outcome);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith search`: BM25 search over the owner's nodes.
+fn search(cli: &Cli, a: &SearchArgs) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_read(&cli)?;
+    let filters = filters_from(&a.filters)?;
+    let req = SearchRequest {
+        filters,
+        limit: a.limit,
+        ..SearchRequest::new(&cli.owner, &a.query)?
+    };
+    let hits = memory.search(&req)?;
+    if json {
+        render::json(&hits)?;
+    } else if hits.is_empty() {
+        println!("no matches");
+    } else {
+        for hit in &hits {
+            println!("{}", render::hit_line(hit));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith events`: list, show or check the work of stored events.
+fn events(cli: &Cli, action: &EventsAction) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_read(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    match action {
+        EventsAction::List {
+            session,
+            scope,
+            limit,
+            after,
+        } => {
+            let events = memory.events(&EventQuery {
+                owner: Some(owner),
+                scope: scope.clone().map(ScopeId::new).transpose()?,
+                session: session.clone().map(SessionId::new).transpose()?,
+                after_seq: *after,
+                limit: *limit,
+                ..EventQuery::default()
+            })?;
+            if json {
+                render::json(&events)?;
+            } else {
+                for e in &events {
+                    println!("{}", render::event_line(e));
+                }
+            }
+        }
+        EventsAction::Show { id } => {
+            let event = memory.event(&owner, parse_id(id)?)?;
+            if json {
+                render::json(&event)?;
+            } else {
+                render::event_detail(&event);
+            }
+        }
+        EventsAction::Status { id } => {
+            let report = memory.work_status(&owner, parse_id(id)?)?;
+            if json {
+                render::json(&report)?;
+            } else {
+                render::work_report(&report);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith nodes`: list or show nodes.
+fn nodes(cli: &Cli, action: &ListShow) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_read(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    match action {
+        ListShow::List {
+            scope,
+            limit,
+            after,
+        } => {
+            let nodes = memory.nodes(&NodeQuery {
+                owner: Some(owner),
+                scope: scope.clone().map(ScopeId::new).transpose()?,
+                after_seq: *after,
+                limit: *limit,
+                ..NodeQuery::default()
+            })?;
+            if json {
+                render::json(&nodes)?;
+            } else {
+                for n in &nodes {
+                    println!("{}", render::node_line(n));
+                }
+            }
+        }
+        ListShow::Show { id } => {
+            let node = memory.node(&owner, parse_id(id)?)?;
+            let claims = if node.node_type == NodeType::Entity {
+                memory.entity_claims(&owner, node.id)?
+            } else {
+                Vec::new()
+            };
+            if json {
+                let claims: Vec<serde_json::Value> = claims
+                    .iter()
+                    .map(|(c, basis)| serde_json::json!({"claim": c, "basis": basis}))
+                    .collect();
+                // The node's own fields, plus its claims for an entity.
+                let mut value = serde_json::to_value(&node)?;
+                if node.node_type == NodeType::Entity {
+                    value["claims"] = serde_json::Value::Array(claims);
+                }
+                render::json(&value)?;
+            } else {
+                render::node_detail(&node);
+                if !claims.is_empty() {
+                    println!("claims");
+                    render::entity_claims(&claims);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith stats`: counts for the owner or the whole store.
+fn stats(cli: &Cli, all_owners: bool) -> Result<ExitCode> {
+    let json = cli.json;
+    let memory = open_read(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let stats = memory.stats((!all_owners).then_some(&owner))?;
+    if json {
+        render::json(&stats)?;
+    } else {
+        let location = match (memory.database_url(), memory.pack_dir()) {
+            (Some(url), _) => Some(format!("database    {url}")),
+            (None, Some(dir)) => Some(format!("pack        {}", dir.display())),
+            (None, None) => None,
+        };
+        render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith doctor`: integrity checks (with `--deep`, of derived rows too).
+fn doctor(cli: &Cli, deep: bool) -> Result<ExitCode> {
+    let json = cli.json;
+    // Opened for writing, since SQLite issues its full-text check as
+    // a write; a pack kith cannot write (read-only storage) is
+    // checked read-only, without that check, rather than not at all.
+    let memory = match open(&cli) {
+        Ok(m) => m,
+        Err(e) => open_read(&cli).map_err(|_| e)?,
+    };
+    let report = if deep {
+        memory.doctor_deep()?
+    } else {
+        memory.doctor()?
+    };
+    if json {
+        render::json(&report)?;
+    } else if report.healthy() {
+        for what in &report.not_checked {
+            eprintln!("not checked: {what}");
+        }
+        println!(
+            "healthy: {} events verified{}, {} journal records verified",
+            report.events_checked,
+            if report.tombstones_checked > 0 {
+                format!(" ({} of them tombstones)", report.tombstones_checked)
+            } else {
+                String::new()
+            },
+            report.operations_checked
+        );
+    } else {
+        println!(
+            "DAMAGED: {} problem(s) after checking {} events",
+            report.problems.len(),
+            report.events_checked
+        );
+        for p in &report.problems {
+            println!("  {p}");
+        }
+    }
+    if !report.healthy() {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith export`: the owner's (or every owner's) events as JSON lines.
+fn export(cli: &Cli, out: &Option<PathBuf>, all_owners: bool) -> Result<ExitCode> {
+    let memory = open_read(&cli)?;
+    let owner = OwnerId::new(&cli.owner)?;
+    let owner = (!all_owners).then_some(&owner);
+    let lines = match out {
+        Some(path) => {
+            let file = fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            let mut w = BufWriter::new(file);
+            let n = memory.export_jsonl(owner, &mut w)?;
+            w.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            n
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut w = BufWriter::new(stdout.lock());
+            memory.export_jsonl(owner, &mut w)?
+        }
+    };
+    if out.is_some() {
+        eprintln!("exported {lines} events");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `kith config show`: the effective configuration and where each value comes from.
+fn config(cli: &Cli) -> Result<ExitCode> {
+    let json = cli.json;
+    let identity = identity_options(&cli)?;
+    let llm = kith::extract::openai::OpenAiCompatible::from_env()?;
+    let rows: Vec<serde_json::Value> = identity
+        .effective()
+        .into_iter()
+        .map(|(name, var, value)| serde_json::json!({"option": name, "env": var, "value": value}))
+        .collect();
+    let provider = match &llm {
+        Some(p) => format!("openai-compatible {} at {}", p.config().model, p.endpoint()),
+        None => "heuristic (offline; set KITH_LLM_BASE_URL for an LLM)".to_string(),
+    };
+    let receipts = ReceiptRetention::from_env()?;
+    let keep = receipts.keep.map_or("all".to_string(), |n| n.to_string());
+    let max_age = receipts
+        .max_age
+        .map_or("forever".to_string(), kith::retrieve::retention::format_age);
+    if json {
+        render::json(&serde_json::json!({
+            "provider": provider,
+            "identity": rows,
+            "receipts": {
+                "keep": {"env": retention::KEEP_ENV, "value": keep},
+                "max_age": {"env": retention::MAX_AGE_ENV, "value": max_age},
+            },
+        }))?;
+    } else {
+        println!("{:<22} {:<34} value", "option", "env");
+        println!("{:<22} {:<34} {provider}", "provider", "KITH_LLM_BASE_URL");
+        for (name, var, value) in identity.effective() {
+            println!("{name:<22} {var:<34} {value}");
+        }
+        println!("{:<22} {:<34} {keep}", "receipts_keep", retention::KEEP_ENV);
+        println!(
+            "{:<22} {:<34} {max_age}",
+            "receipts_max_age",
+            retention::MAX_AGE_ENV
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
