@@ -328,105 +328,108 @@ pub(crate) fn link_entities_with(
         report.dropped = vec![linking::over_budget(total, req.params.max_records)];
         return Ok(report);
     }
-    let mut ctx = LinkContext::default();
-    if !first.surfaces.is_empty() {
-        let entities = scan(
-            tx,
-            owner,
-            scope,
-            vec![NodeType::Entity],
-            |_| true,
-            usize::MAX,
-        )?;
-        for e in entities.iter().filter(|e| is_linked(e)) {
-            if let Some(slug) = e
-                .metadata
-                .as_ref()
-                .and_then(|m| m.get("slug"))
-                .and_then(Value::as_str)
-            {
-                ctx.taken_slugs.insert(slug.to_string(), e.content.clone());
-            }
-        }
-        // Keys computed once: a scope may hold many entities.
-        let identity: Vec<(String, String, &Node)> = entities
-            .iter()
-            .filter(|e| !is_linked(e) && e.lifecycle.is_active())
-            .map(|e| {
-                (
-                    admission::name_key(&e.content),
-                    admission::alias_key(&e.content),
-                    e,
-                )
-            })
-            .collect();
-        let kinds: HashMap<&str, &str> = first
-            .entities
-            .iter()
-            .map(|n| {
-                let kind = n
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.get("entity_type"))
-                    .and_then(Value::as_str)
-                    .unwrap_or(OTHER_KIND);
-                (n.content.as_str(), kind)
-            })
-            .collect();
-        for surface in first.surfaces.keys() {
-            let kind = kinds.get(surface.as_str()).copied().unwrap_or(OTHER_KIND);
-            // Identity entities of the same name key or alias key are
-            // the only ones admission could accept.
-            let key = admission::alias_key(surface);
-            let mut same_name: Vec<&Node> = identity
-                .iter()
-                .filter(|(name, alias, _)| {
-                    *name == admission::name_key(surface) || (!key.is_empty() && *alias == key)
-                })
-                .map(|(_, _, e)| *e)
-                .collect();
-            // Oldest first, then by id: the same store always reuses the
-            // same entity.
-            same_name.sort_by(|a, b| {
-                a.created_at
-                    .unix_millis()
-                    .cmp(&b.created_at.unix_millis())
-                    .then(a.id.cmp(&b.id))
-            });
-            let mut chosen = None;
-            for e in same_name {
-                match admit_reuse(e, surface, kind) {
-                    Ok(()) if chosen.is_none() => chosen = Some(e.id),
-                    Ok(()) => {}
-                    Err(r) => report.kept_apart.push(KeptApart {
-                        surface: surface.clone(),
-                        entity: e.id,
-                        name: e.content.clone(),
-                        reason: r.code.to_string(),
-                        detail: r.detail,
-                    }),
-                }
-            }
-            if let Some(id) = chosen {
-                ctx.reuse.insert(surface.clone(), ReuseTarget { id });
-            }
-        }
-    }
-    let result = linking::link_entities_in(&records, owner, scope, extractor, &req.params, &ctx);
+    let link_ctx = reuse_context(tx, owner, scope, &first, &mut report.kept_apart)?;
+    let result =
+        linking::link_entities_in(&records, owner, scope, extractor, &req.params, &link_ctx);
     report.dropped = result.dropped.clone();
 
+    let (new_nodes, refused_targets) = entity_rows(tx, &result, req.dry_run, &mut report)?;
+    let new_edges = edge_rows(
+        tx,
+        &records,
+        &result,
+        &refused_targets,
+        req.dry_run,
+        &mut report,
+    )?;
+
+    if req.dry_run || (new_nodes.is_empty() && new_edges.is_empty()) {
+        // Nothing new: a repeat pass writes nothing, not even a record.
+        return Ok(report);
+    }
+    let (op_id, written) = publish(tx, req, &report, &new_nodes, &new_edges)?;
+    txn.commit()?;
+    report.op_id = Some(op_id);
+    report.written = written;
+    Ok(report)
+}
+
+/// Reports each edge of the pass (links between entities, then mentions)
+/// in `report`, leaving out those to a refused target; returns the edges
+/// not stored yet.
+fn edge_rows<'r>(
+    tx: &mut dyn Tx,
+    records: &[Node],
+    result: &'r linking::LinkingResult,
+    refused_targets: &[Uuid],
+    dry_run: bool,
+    report: &mut LinkReport,
+) -> Result<Vec<&'r Edge>, Error> {
     // Names of every entity an edge points at, for the report.
     let mut names: HashMap<Uuid, String> = HashMap::new();
     for (surface, id) in &result.surfaces {
         names.insert(*id, surface.clone());
     }
     let texts: HashMap<Uuid, &str> = records.iter().map(|r| (r.id, r.content.as_str())).collect();
-    let status = |exists: bool| match (exists, req.dry_run) {
+    let status = |exists: bool| item_status(exists, dry_run);
+
+    let mut new_edges: Vec<&Edge> = Vec::new();
+    for (edges, out, is_mention) in [
+        (&result.links, &mut report.links, false),
+        (&result.mentions, &mut report.mentions, true),
+    ] {
+        for e in edges.iter() {
+            if refused_targets.contains(&e.target_id) || refused_targets.contains(&e.source_id) {
+                continue;
+            }
+            let exists = tx.get_edge(e.id)?.is_some();
+            if !exists {
+                new_edges.push(e);
+            }
+            let subject_text = if is_mention {
+                texts
+                    .get(&e.source_id)
+                    .copied()
+                    .unwrap_or_default()
+                    .to_string()
+            } else {
+                names.get(&e.source_id).cloned().unwrap_or_default()
+            };
+            out.push(LinkedEdge {
+                id: e.id,
+                subject: e.source_id,
+                object: e.target_id,
+                subject_text,
+                object_name: names.get(&e.target_id).cloned().unwrap_or_default(),
+                relationship: e.edge_type.to_string(),
+                weight: e.confidence,
+                status: status(exists),
+            });
+        }
+    }
+    Ok(new_edges)
+}
+
+/// What a linked or unlinked item is: stored already, or new (written, or
+/// only reported on a dry run).
+fn item_status(exists: bool, dry_run: bool) -> ItemStatus {
+    match (exists, dry_run) {
         (true, _) => ItemStatus::Existing,
         (false, true) => ItemStatus::WouldWrite,
         (false, false) => ItemStatus::New,
-    };
+    }
+}
 
+/// Reports each entity the pass links to (minted or reused) in `report`;
+/// returns the minted entities not stored yet, and the targets refused
+/// because a minted entity was retired since an earlier pass.
+fn entity_rows(
+    tx: &mut dyn Tx,
+    result: &linking::LinkingResult,
+    dry_run: bool,
+    report: &mut LinkReport,
+) -> Result<(Vec<Node>, Vec<Uuid>), Error> {
+    let status = |exists: bool| item_status(exists, dry_run);
     let mut new_nodes: Vec<Node> = Vec::new();
     let mut refused_targets: Vec<Uuid> = Vec::new();
     let minted: HashMap<Uuid, &Node> = result.entities.iter().map(|n| (n.id, n)).collect();
@@ -488,50 +491,122 @@ pub(crate) fn link_entities_with(
             status: status(exists),
         });
     }
+    Ok((new_nodes, refused_targets))
+}
 
-    let mut new_edges: Vec<&Edge> = Vec::new();
-    for (edges, out, is_mention) in [
-        (&result.links, &mut report.links, false),
-        (&result.mentions, &mut report.mentions, true),
-    ] {
-        for e in edges.iter() {
-            if refused_targets.contains(&e.target_id) || refused_targets.contains(&e.source_id) {
-                continue;
-            }
-            let exists = tx.get_edge(e.id)?.is_some();
-            if !exists {
-                new_edges.push(e);
-            }
-            let subject_text = if is_mention {
-                texts
-                    .get(&e.source_id)
-                    .copied()
-                    .unwrap_or_default()
-                    .to_string()
-            } else {
-                names.get(&e.source_id).cloned().unwrap_or_default()
-            };
-            out.push(LinkedEdge {
-                id: e.id,
-                subject: e.source_id,
-                object: e.target_id,
-                subject_text,
-                object_name: names.get(&e.target_id).cloned().unwrap_or_default(),
-                relationship: e.edge_type.to_string(),
-                weight: e.confidence,
-                status: status(exists),
-            });
+/// The entities a pass may reuse instead of minting: the slugs earlier
+/// passes took in `scope`, and for each surface of the `first` pass the
+/// oldest identity entity admission accepts ([`admit_reuse`]); every other
+/// same-name entity goes to `kept_apart` with the refusal.
+fn reuse_context(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    scope: &ScopeId,
+    first: &linking::LinkingResult,
+    kept_apart: &mut Vec<KeptApart>,
+) -> Result<LinkContext, Error> {
+    let mut ctx = LinkContext::default();
+    if first.surfaces.is_empty() {
+        return Ok(ctx);
+    }
+    let entities = scan(
+        tx,
+        owner,
+        scope,
+        vec![NodeType::Entity],
+        |_| true,
+        usize::MAX,
+    )?;
+    for e in entities.iter().filter(|e| is_linked(e)) {
+        if let Some(slug) = e
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("slug"))
+            .and_then(Value::as_str)
+        {
+            ctx.taken_slugs.insert(slug.to_string(), e.content.clone());
         }
     }
-
-    if req.dry_run || (new_nodes.is_empty() && new_edges.is_empty()) {
-        // Nothing new: a repeat pass writes nothing, not even a record.
-        return Ok(report);
+    // Keys computed once: a scope may hold many entities.
+    let identity: Vec<(String, String, &Node)> = entities
+        .iter()
+        .filter(|e| !is_linked(e) && e.lifecycle.is_active())
+        .map(|e| {
+            (
+                admission::name_key(&e.content),
+                admission::alias_key(&e.content),
+                e,
+            )
+        })
+        .collect();
+    let kinds: HashMap<&str, &str> = first
+        .entities
+        .iter()
+        .map(|n| {
+            let kind = n
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("entity_type"))
+                .and_then(Value::as_str)
+                .unwrap_or(OTHER_KIND);
+            (n.content.as_str(), kind)
+        })
+        .collect();
+    for surface in first.surfaces.keys() {
+        let kind = kinds.get(surface.as_str()).copied().unwrap_or(OTHER_KIND);
+        // Identity entities of the same name key or alias key are
+        // the only ones admission could accept.
+        let key = admission::alias_key(surface);
+        let mut same_name: Vec<&Node> = identity
+            .iter()
+            .filter(|(name, alias, _)| {
+                *name == admission::name_key(surface) || (!key.is_empty() && *alias == key)
+            })
+            .map(|(_, _, e)| *e)
+            .collect();
+        // Oldest first, then by id: the same store always reuses the
+        // same entity.
+        same_name.sort_by(|a, b| {
+            a.created_at
+                .unix_millis()
+                .cmp(&b.created_at.unix_millis())
+                .then(a.id.cmp(&b.id))
+        });
+        let mut chosen = None;
+        for e in same_name {
+            match admit_reuse(e, surface, kind) {
+                Ok(()) if chosen.is_none() => chosen = Some(e.id),
+                Ok(()) => {}
+                Err(r) => kept_apart.push(KeptApart {
+                    surface: surface.clone(),
+                    entity: e.id,
+                    name: e.content.clone(),
+                    reason: r.code.to_string(),
+                    detail: r.detail,
+                }),
+            }
+        }
+        if let Some(id) = chosen {
+            ctx.reuse.insert(surface.clone(), ReuseTarget { id });
+        }
     }
-    for n in &new_nodes {
+    Ok(ctx)
+}
+
+/// Writes a pass's new nodes and edges and its sealed `ENTITIES_LINKED`
+/// record inside `tx` (the caller commits); returns the record's id and
+/// how many rows were written.
+fn publish(
+    tx: &mut dyn Tx,
+    req: &LinkRequest,
+    report: &LinkReport,
+    new_nodes: &[Node],
+    new_edges: &[&Edge],
+) -> Result<(Uuid, usize), Error> {
+    for n in new_nodes {
         ensure_node_finite(n)?;
     }
-    for e in &new_edges {
+    for e in new_edges {
         ensure_edge_finite(e)?;
     }
     let written_ids: Vec<Uuid> = new_nodes
@@ -539,6 +614,7 @@ pub(crate) fn link_entities_with(
         .map(|n| n.id)
         .chain(new_edges.iter().map(|e| e.id))
         .collect();
+    let (owner, scope) = (&req.owner, &req.scope);
     let op_id = link_op_id(owner, scope, &written_ids);
     let nodes: Vec<Value> = new_nodes.iter().map(snapshot).collect::<Result<_, _>>()?;
     let reused: BTreeMap<&str, Uuid> = report
@@ -569,15 +645,12 @@ pub(crate) fn link_entities_with(
         sealed(record)?,
         now,
     );
-    for n in &new_nodes {
+    for n in new_nodes {
         tx.insert_node(n)?;
     }
-    for e in &new_edges {
+    for e in new_edges {
         tx.insert_edge(e)?;
     }
     tx.append_operation(&op)?;
-    txn.commit()?;
-    report.op_id = Some(op_id);
-    report.written = written_ids.len();
-    Ok(report)
+    Ok((op_id, written_ids.len()))
 }
