@@ -7,7 +7,7 @@ use kith_core::{Node, OwnerId};
 use kith_store::{NodeQuery, SearchFilters, Tx, VectorQuery};
 use uuid::Uuid;
 
-use super::{ordered, PAGE, VECTOR_NEIGHBOURS};
+use super::{admission, ordered, PAGE, VECTOR_NEIGHBOURS};
 use crate::error::Error;
 
 /// A candidate pair and where it came from.
@@ -144,4 +144,49 @@ pub(super) fn vector_pairs(
         }
     }
     Ok(false)
+}
+
+/// Adds the pairs of entities whose names may be one entity's: the same
+/// alias key in one scope, people with the same given name ("Jordan" and
+/// "Jordan Lee"), and a nickname with the people whose first name it
+/// begins ("Mel" and "Melanie"). Each is a candidate only: the name rules
+/// decide.
+pub(super) fn alias_name_pairs(entities: &[Node], pairs: &mut Pairs) {
+    let mut groups: HashMap<(String, String), Vec<Uuid>> = HashMap::new();
+    for n in entities {
+        let mut keys = vec![admission::alias_key(&n.content)];
+        // People also meet by first name: "Jordan" and "Jordan Lee"
+        // (a proposal at most; the name rule decides).
+        if admission::both_people(n, n) {
+            keys.push(format!("given:{}", admission::given_name_key(&n.content)));
+        }
+        for key in keys {
+            if key.is_empty() || key == "given:" {
+                continue;
+            }
+            let group = groups.entry((n.scope.to_string(), key)).or_default();
+            for &other in group.iter() {
+                pairs.add(other, n.id, None, false);
+            }
+            group.push(n.id);
+        }
+    }
+    // Nicknames meet the people whose first name they begin ("Mel"
+    // and "Melanie"; a proposal at most).
+    let mut people: HashMap<(String, String), Vec<&Node>> = HashMap::new();
+    for n in entities.iter().filter(|n| admission::both_people(n, n)) {
+        let key = admission::short_form_key(&n.content);
+        people
+            .entry((n.scope.to_string(), key))
+            .or_default()
+            .push(n);
+    }
+    for n in entities {
+        let key = (n.scope.to_string(), admission::short_form_key(&n.content));
+        for p in people.get(&key).into_iter().flatten() {
+            if p.id != n.id && admission::is_short_form_of(&n.content, &p.content) {
+                pairs.add(p.id, n.id, None, false);
+            }
+        }
+    }
 }

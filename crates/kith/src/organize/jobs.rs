@@ -8,7 +8,9 @@ use kith_core::{canon, Node, NodeType, Operation, OwnerId};
 use kith_store::{OperationQuery, TxMode};
 use uuid::Uuid;
 
-use super::candidates::{active_nodes, creation_order, vector_pairs, Candidate, Pairs};
+use super::candidates::{
+    active_nodes, alias_name_pairs, creation_order, vector_pairs, Candidate, Pairs,
+};
 use super::{
     admission, alias, idle, linking, merge, Job, JobReport, JournalQuery, LinkRequest, MergeKind,
     NameMatch, OrganizeReport, OrganizeRequest, ProposalStatus, DEFAULT_BUDGET,
@@ -250,43 +252,7 @@ fn alias_resolve(
             .filter(|n| n.node_type == NodeType::Entity && !admission::is_personal_reference(n))
             .collect();
         let mut pairs = Pairs::default();
-        let mut groups: HashMap<(String, String), Vec<Uuid>> = HashMap::new();
-        for n in &entities {
-            let mut keys = vec![admission::alias_key(&n.content)];
-            // People also meet by first name: "Jordan" and "Jordan Lee"
-            // (a proposal at most; the name rule decides).
-            if admission::both_people(n, n) {
-                keys.push(format!("given:{}", admission::given_name_key(&n.content)));
-            }
-            for key in keys {
-                if key.is_empty() || key == "given:" {
-                    continue;
-                }
-                let group = groups.entry((n.scope.to_string(), key)).or_default();
-                for &other in group.iter() {
-                    pairs.add(other, n.id, None, false);
-                }
-                group.push(n.id);
-            }
-        }
-        // Nicknames meet the people whose first name they begin ("Mel"
-        // and "Melanie"; a proposal at most).
-        let mut people: HashMap<(String, String), Vec<&Node>> = HashMap::new();
-        for n in entities.iter().filter(|n| admission::both_people(n, n)) {
-            let key = admission::short_form_key(&n.content);
-            people
-                .entry((n.scope.to_string(), key))
-                .or_default()
-                .push(n);
-        }
-        for n in &entities {
-            let key = (n.scope.to_string(), admission::short_form_key(&n.content));
-            for p in people.get(&key).into_iter().flatten() {
-                if p.id != n.id && admission::is_short_form_of(&n.content, &p.content) {
-                    pairs.add(p.id, n.id, None, false);
-                }
-            }
-        }
+        alias_name_pairs(&entities, &mut pairs);
         let all: Vec<&Node> = entities.iter().rev().collect();
         report.budget_exhausted |= vector_pairs(
             &mut *tx,
@@ -356,72 +322,87 @@ fn alias_resolve(
             // but a similarity may still propose it: accepting that
             // proposal is how the owner reopens the pair.
         }
-        // A given name or a short form is evidence for a proposal, as a
-        // similarity is.
-        let given = names
-            .filter(|m| matches!(m, NameMatch::GivenName | NameMatch::ShortForm))
-            .map(NameMatch::score);
-        let proposal_score = match (c.semantic, given) {
-            (Some(s), Some(g)) => Some(s.max(g)),
-            (s, g) => s.or(g),
-        };
-        if blocked && proposal_score.is_none() {
-            continue;
-        }
-        match proposal_score {
-            Some(score) if score >= admission::ALIAS_VECTOR_THRESHOLD => {
-                match alias::publish_proposal(
-                    ctx.store,
-                    &req.owner,
-                    c.a,
-                    c.b,
-                    score,
-                    None,
-                )? {
-                    alias::ProposalOutcome::Published(p) => report.proposals.push(p),
-                    alias::ProposalOutcome::Exists { .. } if blocked => {}
-                    alias::ProposalOutcome::Exists { op_id, status } => report.refuse(
-                        c.a,
-                        c.b,
-                        match status {
-                            ProposalStatus::Rejected => "proposal_rejected",
-                            _ => "already_proposed",
-                        },
-                        format!("alias proposal {op_id} is {}", status.as_str()),
-                        Some(op_id),
-                    ),
-                    alias::ProposalOutcome::Unrecorded { edge_id } => report.refuse(
-                        c.a,
-                        c.b,
-                        "already_proposed",
-                        format!(
-                            "unverified alias edge {edge_id} already links the pair (written without a record); reused, nothing written"
-                        ),
-                        None,
-                    ),
-                    alias::ProposalOutcome::Refused(r) => {
-                        report.refuse(c.a, c.b, r.code, r.detail, None)
-                    }
-                }
-            }
-            _ => report.refuse(
-                c.a,
-                c.b,
-                "below_threshold",
-                match names {
-                    Some(m) => format!(
-                        "the names match ({:?}, score {}) below the threshold {}",
-                        m,
-                        m.score(),
-                        req.alias_threshold
-                    ),
-                    None => "the names do not match and no semantic score reaches the proposal threshold".into(),
-                },
-                None,
-            ),
-        }
+        propose(ctx, req, c, names, blocked, &mut report)?;
     }
     Ok((report, generation))
+}
+
+/// Proposes the alias `c` when a similarity, a given name or a short form
+/// reaches the proposal threshold (`blocked`: an undone merge of the pair,
+/// which only a proposal may reopen); else records why not in `report`.
+fn propose(
+    ctx: &Ctx<'_>,
+    req: &OrganizeRequest,
+    c: &Candidate,
+    names: Option<NameMatch>,
+    blocked: bool,
+    report: &mut JobReport,
+) -> Result<(), Error> {
+    // A given name or a short form is evidence for a proposal, as a
+    // similarity is.
+    let given = names
+        .filter(|m| matches!(m, NameMatch::GivenName | NameMatch::ShortForm))
+        .map(NameMatch::score);
+    let proposal_score = match (c.semantic, given) {
+        (Some(s), Some(g)) => Some(s.max(g)),
+        (s, g) => s.or(g),
+    };
+    if blocked && proposal_score.is_none() {
+        return Ok(());
+    }
+    match proposal_score {
+        Some(score) if score >= admission::ALIAS_VECTOR_THRESHOLD => {
+            match alias::publish_proposal(
+                ctx.store,
+                &req.owner,
+                c.a,
+                c.b,
+                score,
+                None,
+            )? {
+                alias::ProposalOutcome::Published(p) => report.proposals.push(p),
+                alias::ProposalOutcome::Exists { .. } if blocked => {}
+                alias::ProposalOutcome::Exists { op_id, status } => report.refuse(
+                    c.a,
+                    c.b,
+                    match status {
+                        ProposalStatus::Rejected => "proposal_rejected",
+                        _ => "already_proposed",
+                    },
+                    format!("alias proposal {op_id} is {}", status.as_str()),
+                    Some(op_id),
+                ),
+                alias::ProposalOutcome::Unrecorded { edge_id } => report.refuse(
+                    c.a,
+                    c.b,
+                    "already_proposed",
+                    format!(
+                        "unverified alias edge {edge_id} already links the pair (written without a record); reused, nothing written"
+                    ),
+                    None,
+                ),
+                alias::ProposalOutcome::Refused(r) => {
+                    report.refuse(c.a, c.b, r.code, r.detail, None)
+                }
+            }
+        }
+        _ => report.refuse(
+            c.a,
+            c.b,
+            "below_threshold",
+            match names {
+                Some(m) => format!(
+                    "the names match ({:?}, score {}) below the threshold {}",
+                    m,
+                    m.score(),
+                    req.alias_threshold
+                ),
+                None => "the names do not match and no semantic score reaches the proposal threshold".into(),
+            },
+            None,
+        ),
+    }
+    Ok(())
 }
 
 /// An owner's journal records, oldest first, filtered as `query` says.
