@@ -9,7 +9,7 @@
 //! later change would silently discard it.
 
 use kith_core::{Edge, Node, Operation, OperationKind, OwnerId, Timestamp};
-use kith_store::{OperationQuery, TxMode};
+use kith_store::{OperationQuery, Tx, TxMode};
 use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -118,106 +118,17 @@ fn undo_once(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, 
         return journal_undo(tx, &op, undo_record, &restored, removed);
     }
 
-    // Edges the record published: each must still be there as written.
-    let published: Vec<Edge> = match op.kind {
-        OperationKind::OrganizerMerged => serde_json::from_value(record["published_edges"].clone()),
-        _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
-    }
-    .map_err(|e| OrganizerError::DamagedRecord {
-        op: op_id,
-        reason: format!("published edges: {e}"),
-    })?;
-    for e in &published {
-        match tx.get_edge(e.id)? {
-            Some(now)
-                if now.source_id == e.source_id
-                    && now.target_id == e.target_id
-                    && now.edge_type == e.edge_type => {}
-            _ => {
-                return Err(refused(
-                    op_id,
-                    format!("edge {} it published no longer exists as published", e.id),
-                ))
-            }
-        }
+    let published = published_edges(&mut *tx, &op, &record)?;
+
+    if op.kind == OperationKind::OrganizerMerged {
+        check_copies(&mut *tx, op_id, &record, &published)?;
     }
 
-    // A copy closed since (a correction moved the claim, a reingest
-    // rebound it) whose original is still open: removing the copy and
-    // bringing the retired node back would make the original the live
-    // link again beside whatever replaced the copy. The later record
-    // must be undone first. (When the original was closed with it,
-    // nothing comes back and the undo may go on.)
-    if op.kind == OperationKind::OrganizerMerged {
-        let originals: Vec<Edge> =
-            serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
-        let ids = (
-            record["retired_id"].as_str().and_then(|s| s.parse().ok()),
-            record["keep_id"].as_str().and_then(|s| s.parse().ok()),
-        );
-        if let (Some(retired), Some(keep)) = ids {
-            for original in &originals {
-                let copy = super::transfer_edge_id(original.id, retired, keep);
-                let Some(published) = published.iter().find(|e| e.id == copy) else {
-                    continue;
-                };
-                let copy_closed_since = tx
-                    .get_edge(copy)?
-                    .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
-                let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
-                if copy_closed_since && original_open {
-                    return Err(refused(
-                        op_id,
-                        format!(
-                            "edge {copy} it published was closed since (by a correction or a \
-                             reingest) while the edge it copied is open; undo that first"
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-
-    let mut restore: Vec<Node> = Vec::new();
-    let mut replaced: Vec<Value> = Vec::new();
-    if op.kind == OperationKind::OrganizerMerged {
-        for which in ["keep", "retired"] {
-            let before = super::merge::record_node(&record, "before", which);
-            let after = record.get("after").and_then(|a| a.get(which));
-            let (Some(mut before), Some(after)) = (before, after) else {
-                return Err(OrganizerError::DamagedRecord {
-                    op: op_id,
-                    reason: format!("no {which} node values"),
-                }
-                .into());
-            };
-            let current = tx.get_node(before.id)?;
-            let unchanged = match &current {
-                Some(n) => &snapshot(n)? == after,
-                None => false,
-            };
-            if !unchanged {
-                let reason = match later_dependent(ctx, owner, op_id, before.id)? {
-                    Some(later) => format!(
-                        "node {} was changed by the later record {} ({}); undo that first",
-                        before.id, later.id, later.kind
-                    ),
-                    None => format!(
-                        "node {} has changed since the merge (it no longer matches the record's after value)",
-                        before.id
-                    ),
-                };
-                return Err(refused(op_id, reason));
-            }
-            // A merge never changes confidence, and JSON cannot carry
-            // every f64 exactly: the live value is the exact old one.
-            if let Some(n) = &current {
-                before.confidence = n.confidence;
-                replaced.push(snapshot(n)?);
-            }
-            restore.push(before);
-        }
-    }
+    let (restore, replaced) = if op.kind == OperationKind::OrganizerMerged {
+        merged_nodes(ctx, &mut *tx, owner, op_id, &record)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
 
     // Undoing a merge is the owner's "not the same" for the pair: the
     // review live now is recorded, so only a later accept reopens it.
@@ -250,6 +161,130 @@ fn undo_once(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, 
         tx.delete_edge(e.id)?;
     }
     journal_undo(tx, &op, undo_record, &restore, removed)
+}
+
+/// The edges `op` published, each checked to be still there as written.
+fn published_edges(tx: &mut dyn Tx, op: &Operation, record: &Value) -> Result<Vec<Edge>, Error> {
+    let op_id = op.id;
+    // Edges the record published: each must still be there as written.
+    let published: Vec<Edge> = match op.kind {
+        OperationKind::OrganizerMerged => serde_json::from_value(record["published_edges"].clone()),
+        _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
+    }
+    .map_err(|e| OrganizerError::DamagedRecord {
+        op: op_id,
+        reason: format!("published edges: {e}"),
+    })?;
+    for e in &published {
+        match tx.get_edge(e.id)? {
+            Some(now)
+                if now.source_id == e.source_id
+                    && now.target_id == e.target_id
+                    && now.edge_type == e.edge_type => {}
+            _ => {
+                return Err(refused(
+                    op_id,
+                    format!("edge {} it published no longer exists as published", e.id),
+                ))
+            }
+        }
+    }
+    Ok(published)
+}
+
+/// Refuses to undo a merge one of whose copied edges was closed since (a
+/// correction moved the claim, a reingest rebound it) while the edge it
+/// copied is still open: removing the copy and
+/// bringing the retired node back would make the original the live
+/// link again beside whatever replaced the copy. The later record
+/// must be undone first. (When the original was closed with it,
+/// nothing comes back and the undo may go on.)
+fn check_copies(
+    tx: &mut dyn Tx,
+    op_id: Uuid,
+    record: &Value,
+    published: &[Edge],
+) -> Result<(), Error> {
+    let originals: Vec<Edge> =
+        serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
+    let ids = (
+        record["retired_id"].as_str().and_then(|s| s.parse().ok()),
+        record["keep_id"].as_str().and_then(|s| s.parse().ok()),
+    );
+    if let (Some(retired), Some(keep)) = ids {
+        for original in &originals {
+            let copy = super::transfer_edge_id(original.id, retired, keep);
+            let Some(published) = published.iter().find(|e| e.id == copy) else {
+                continue;
+            };
+            let copy_closed_since = tx
+                .get_edge(copy)?
+                .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
+            let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
+            if copy_closed_since && original_open {
+                return Err(refused(
+                    op_id,
+                    format!(
+                        "edge {copy} it published was closed since (by a correction or a \
+                         reingest) while the edge it copied is open; undo that first"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The keep and retired nodes of a merge as they were before it (with the
+/// live confidence), and their current values, after checking that
+/// neither changed since the merge (naming the later record that changed
+/// one, if any).
+fn merged_nodes(
+    ctx: &Ctx<'_>,
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    op_id: Uuid,
+    record: &Value,
+) -> Result<(Vec<Node>, Vec<Value>), Error> {
+    let mut restore: Vec<Node> = Vec::new();
+    let mut replaced: Vec<Value> = Vec::new();
+    for which in ["keep", "retired"] {
+        let before = super::merge::record_node(record, "before", which);
+        let after = record.get("after").and_then(|a| a.get(which));
+        let (Some(mut before), Some(after)) = (before, after) else {
+            return Err(OrganizerError::DamagedRecord {
+                op: op_id,
+                reason: format!("no {which} node values"),
+            }
+            .into());
+        };
+        let current = tx.get_node(before.id)?;
+        let unchanged = match &current {
+            Some(n) => &snapshot(n)? == after,
+            None => false,
+        };
+        if !unchanged {
+            let reason = match later_dependent(ctx, owner, op_id, before.id)? {
+                Some(later) => format!(
+                    "node {} was changed by the later record {} ({}); undo that first",
+                    before.id, later.id, later.kind
+                ),
+                None => format!(
+                    "node {} has changed since the merge (it no longer matches the record's after value)",
+                    before.id
+                ),
+            };
+            return Err(refused(op_id, reason));
+        }
+        // A merge never changes confidence, and JSON cannot carry
+        // every f64 exactly: the live value is the exact old one.
+        if let Some(n) = &current {
+            before.confidence = n.confidence;
+            replaced.push(snapshot(n)?);
+        }
+        restore.push(before);
+    }
+    Ok((restore, replaced))
 }
 
 /// The fields every `UNDO` record has: what was undone, the nodes given
