@@ -35,6 +35,7 @@ pub mod correction;
 pub mod first_person;
 pub mod groups;
 pub mod linking;
+pub mod merge;
 pub mod options;
 pub mod persons;
 pub mod policy;

@@ -9,7 +9,7 @@
 //! the first write, and nothing is written unless all of it commits.
 
 use kith_core::{Edge, EdgeType, Lifecycle, Node, Operation, OperationKind, OwnerId, Timestamp};
-use kith_store::{Store, TxMode};
+use kith_store::{Store, Tx, TxMode};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -92,36 +92,10 @@ fn publish_merge_once(
     }
     // Re-admitted on what the transaction reads, whatever the caller saw
     // or labelled.
-    let (basis, keep, retired) = match kind {
-        MergeKind::Duplicate => {
-            if let Err(r) = admission::admit_duplicate(&na, &nb) {
-                return Ok(MergeOutcome::Refused(r));
-            }
-            let (k, r) = admission::duplicate_canonical(&na, &nb);
-            ("exact_copy".to_string(), k.clone(), r.clone())
-        }
-        MergeKind::Alias => {
-            if let Err(r) = admission::admit_alias(&na, &nb) {
-                return Ok(MergeOutcome::Refused(r));
-            }
-            let Some(names) = admission::names_of(&na, &nb).filter(|m| m.may_merge()) else {
-                return refused(
-                    "different_name",
-                    format!(
-                        "{:?} and {:?} are not a known abbreviation, case variant or equal normalised name",
-                        na.content, nb.content
-                    ),
-                );
-            };
-            if names.score() < alias_threshold {
-                return refused(
-                    "below_threshold",
-                    format!("name match scores {} < {}", names.score(), alias_threshold),
-                );
-            }
-            let (k, r) = admission::alias_canonical(&na, &nb);
-            (names.as_str().to_string(), k.clone(), r.clone())
-        }
+    let (basis, keep, retired) = match kith_identity::merge::admit(kind, &na, &nb, alias_threshold)
+    {
+        Ok(m) => (m.basis, m.keep.clone(), m.retired.clone()),
+        Err(r) => return Ok(MergeOutcome::Refused(r)),
     };
     // An undone merge of the pair is the owner's "not the same".
     let (undone, review) = super::pair_history(&mut *tx, a, b)?;
@@ -141,17 +115,7 @@ fn publish_merge_once(
     }
 
     let now = Timestamp::now();
-    let mut keep_after = keep.clone();
-    for r in &retired.evidence_refs {
-        if !keep_after.evidence_refs.contains(r) {
-            keep_after.evidence_refs.push(*r);
-        }
-    }
-    keep_after.updated_at = now;
-    let mut retired_after = retired.clone();
-    retired_after.lifecycle = Lifecycle::Superseded;
-    retired_after.superseded_by = Some(keep.id);
-    retired_after.updated_at = now;
+    let (keep_after, retired_after) = kith_identity::merge::merged(&keep, &retired, now);
 
     // Copies keep everything but the retired endpoint and the id; an edge
     // between the two nodes would become a self-loop and is dropped.
@@ -160,37 +124,11 @@ fn publish_merge_once(
         .into_iter()
         .filter(|e| e.edge_type != EdgeType::Supersedes)
         .collect();
-    let mut copies = Vec::new();
-    let mut collapsed = Vec::new();
-    for e in &original {
-        let mut copy = e.clone();
-        copy.id = transfer_edge_id(e.id, retired.id, keep.id);
-        if copy.source_id == retired.id {
-            copy.source_id = keep.id;
-        }
-        if copy.target_id == retired.id {
-            copy.target_id = keep.id;
-        }
-        if copy.source_id == copy.target_id {
-            collapsed.push(e.id);
-        } else {
-            copies.push(copy);
-        }
-    }
-    let supersedes = Edge {
-        id: merge_supersedes_edge_id(keep.id, retired.id),
-        owner_id: owner.clone(),
-        scope: keep.scope.clone(),
-        source_id: keep.id,
-        target_id: retired.id,
-        edge_type: EdgeType::Supersedes,
-        confidence: 1.0,
-        valid_from: now,
-        valid_to: None,
-        provenance_event_id: None,
-        metadata: Some(json!({"merge_kind": kind.as_str()})),
-        created_at: now,
-    };
+    let (copies, collapsed) =
+        kith_identity::merge::copied_edges(&original, retired.id, keep.id, |e| {
+            transfer_edge_id(e.id, retired.id, keep.id)
+        });
+    let supersedes = supersedes_edge(owner, &keep, &retired, kind, now);
 
     // Every number checked before anything is written.
     for n in [&keep, &retired, &keep_after, &retired_after] {
@@ -200,40 +138,7 @@ fn publish_merge_once(
         ensure_edge_finite(e)?;
     }
 
-    // A copy an earlier attempt left behind is recognised when it is
-    // exactly the copy this merge would write; any other value under that
-    // id means someone else's data, and the merge aborts.
-    let mut recognised = Vec::new();
-    for c in &copies {
-        match tx.get_edge(c.id)? {
-            None => {}
-            Some(existing) if &existing == c => recognised.push(c.id),
-            Some(_) => {
-                return Err(OrganizerError::CopyConflict {
-                    op: op_id,
-                    edge: c.id,
-                }
-                .into())
-            }
-        }
-    }
-    let supersedes_exists = match tx.get_edge(supersedes.id)? {
-        None => false,
-        Some(e)
-            if e.source_id == supersedes.source_id
-                && e.target_id == supersedes.target_id
-                && e.edge_type == EdgeType::Supersedes =>
-        {
-            true
-        }
-        Some(_) => {
-            return Err(OrganizerError::CopyConflict {
-                op: op_id,
-                edge: supersedes.id,
-            }
-            .into())
-        }
-    };
+    let (recognised, supersedes_exists) = earlier_copies(&mut *tx, op_id, &copies, &supersedes)?;
 
     let mut published: Vec<&Edge> = copies.iter().collect();
     published.push(&supersedes);
@@ -286,6 +191,75 @@ fn publish_merge_once(
         basis,
         copied_edges: copies.len(),
     }))
+}
+
+/// A copy an earlier attempt left behind is recognised when it is
+/// exactly the copy this merge would write; any other value under that
+/// id means someone else's data, and the merge aborts.
+/// Returns the copies recognised, and whether the SUPERSEDES edge is there.
+fn earlier_copies(
+    tx: &mut dyn Tx,
+    op_id: Uuid,
+    copies: &[Edge],
+    supersedes: &Edge,
+) -> Result<(Vec<Uuid>, bool), Error> {
+    let mut recognised = Vec::new();
+    for c in copies {
+        match tx.get_edge(c.id)? {
+            None => {}
+            Some(existing) if &existing == c => recognised.push(c.id),
+            Some(_) => {
+                return Err(OrganizerError::CopyConflict {
+                    op: op_id,
+                    edge: c.id,
+                }
+                .into())
+            }
+        }
+    }
+    let supersedes_exists = match tx.get_edge(supersedes.id)? {
+        None => false,
+        Some(e)
+            if e.source_id == supersedes.source_id
+                && e.target_id == supersedes.target_id
+                && e.edge_type == EdgeType::Supersedes =>
+        {
+            true
+        }
+        Some(_) => {
+            return Err(OrganizerError::CopyConflict {
+                op: op_id,
+                edge: supersedes.id,
+            }
+            .into())
+        }
+    };
+    Ok((recognised, supersedes_exists))
+}
+
+/// The one SUPERSEDES edge a merge adds, from the kept node to the
+/// retired one.
+fn supersedes_edge(
+    owner: &OwnerId,
+    keep: &Node,
+    retired: &Node,
+    kind: MergeKind,
+    now: Timestamp,
+) -> Edge {
+    Edge {
+        id: merge_supersedes_edge_id(keep.id, retired.id),
+        owner_id: owner.clone(),
+        scope: keep.scope.clone(),
+        source_id: keep.id,
+        target_id: retired.id,
+        edge_type: EdgeType::Supersedes,
+        confidence: 1.0,
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({"merge_kind": kind.as_str()})),
+        created_at: now,
+    }
 }
 
 /// The node values a merge record holds, read back.
