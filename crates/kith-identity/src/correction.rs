@@ -12,7 +12,8 @@
 
 use std::collections::BTreeSet;
 
-use kith_core::{Edge, EdgeType, Node, NodeType};
+use kith_core::{Edge, EdgeType, Lifecycle, Node, NodeType, Timestamp};
+use serde_json::json;
 use uuid::Uuid;
 
 /// Which of the entity's claims the correction is about.
@@ -116,6 +117,77 @@ pub fn moves(
 fn dedup(ids: impl Iterator<Item = Uuid>) -> Vec<Uuid> {
     let mut seen = BTreeSet::new();
     ids.filter(|id| seen.insert(*id)).collect()
+}
+
+/// The person a split creates, named `name`, as a copy of the split
+/// `entity` under `id`: tentative, with no evidence of its own yet, and
+/// metadata saying where it came from.
+pub fn split_person(entity: &Node, id: Uuid, name: &str, op_id: Uuid, now: Timestamp) -> Node {
+    let mut n = entity.clone();
+    n.id = id;
+    n.content = name.to_string();
+    n.metadata = Some(json!({
+        "entity_type": "person",
+        "split_from": entity.id,
+        "correction_op_id": op_id,
+    }));
+    n.lifecycle = Lifecycle::Tentative;
+    n.superseded_by = None;
+    n.valid_to = None;
+    n.evidence_refs = Vec::new();
+    n.created_at = now;
+    n.updated_at = now;
+    n
+}
+
+/// A moved claim after the correction: the identity bindings the rules made
+/// (`speaker_reference`, `owner_reference`) give way to the correction's
+/// record of where it moved from and to.
+pub fn rebound_claim(claim: &Node, op_id: Uuid, from: Uuid, to: Uuid, now: Timestamp) -> Node {
+    let mut after = claim.clone();
+    let md = after.metadata.get_or_insert_with(|| json!({}));
+    if let Some(map) = md.as_object_mut() {
+        map.remove("speaker_reference");
+        map.remove("owner_reference");
+        map.insert(
+            "correction".into(),
+            json!({"op_id": op_id, "from": from, "to": to}),
+        );
+    }
+    after.updated_at = now;
+    after
+}
+
+/// The link that replaces a moved one: `old` under `id` with `to` in the
+/// place of `from`, open from `now`, its metadata saying it is a
+/// correction's and which link it replaces.
+pub fn reopened_edge(
+    old: &Edge,
+    id: Uuid,
+    from: Uuid,
+    to: Uuid,
+    op_id: Uuid,
+    now: Timestamp,
+) -> Edge {
+    let mut new = old.clone();
+    new.id = id;
+    if new.source_id == from {
+        new.source_id = to;
+    }
+    if new.target_id == from {
+        new.target_id = to;
+    }
+    new.valid_from = now;
+    new.valid_to = None;
+    new.created_at = now;
+    let mut md = old.metadata.clone().unwrap_or_else(|| json!({}));
+    if let Some(map) = md.as_object_mut() {
+        map.insert("basis".into(), json!("correction"));
+        map.insert("correction_op_id".into(), json!(op_id));
+        map.insert("replaces_edge".into(), json!(old.id));
+    }
+    new.metadata = Some(md);
+    new
 }
 
 #[cfg(test)]
@@ -223,5 +295,61 @@ mod tests {
                 "{selection:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_split_person_is_a_tentative_copy_without_evidence() {
+        let entity = node(NodeType::Entity, &[Uuid::new_v4()]);
+        let (id, op) = (Uuid::new_v4(), Uuid::new_v4());
+        let now = Timestamp::parse("t", "2026-03-01T00:00:00Z").unwrap();
+        let p = split_person(&entity, id, "Sam", op, now);
+        assert_eq!((p.id, p.content.as_str()), (id, "Sam"));
+        assert_eq!(p.lifecycle, Lifecycle::Tentative);
+        assert!(p.evidence_refs.is_empty());
+        assert_eq!((p.created_at, p.updated_at), (now, now));
+        let md = p.metadata.expect("metadata");
+        assert_eq!(md["entity_type"], "person");
+        assert_eq!(md["split_from"], entity.id.to_string());
+        assert_eq!(md["correction_op_id"], op.to_string());
+    }
+
+    #[test]
+    fn a_rebound_claim_loses_its_identity_bindings_and_names_the_move() {
+        let mut claim = node(NodeType::Fact, &[]);
+        claim.metadata = Some(serde_json::json!({
+            "predicate": "works_at",
+            "speaker_reference": {"basis": "speaker"},
+            "owner_reference": {"basis": "first_person_owner"},
+        }));
+        let (op, from, to) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let now = Timestamp::parse("t", "2026-03-01T00:00:00Z").unwrap();
+        let after = rebound_claim(&claim, op, from, to, now);
+        let md = after.metadata.expect("metadata");
+        assert_eq!(md["predicate"], "works_at");
+        assert!(md.get("speaker_reference").is_none() && md.get("owner_reference").is_none());
+        assert_eq!(md["correction"]["from"], from.to_string());
+        assert_eq!(md["correction"]["to"], to.to_string());
+        assert_eq!(after.updated_at, now);
+    }
+
+    #[test]
+    fn a_reopened_edge_points_at_the_target_from_now() {
+        let (entity, claim, target) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let old = edge(entity, EdgeType::HasFact, claim);
+        let (id, op) = (Uuid::new_v4(), Uuid::new_v4());
+        let now = Timestamp::parse("t", "2026-03-01T00:00:00Z").unwrap();
+        let new = reopened_edge(&old, id, entity, target, op, now);
+        assert_eq!((new.id, new.source_id, new.target_id), (id, target, claim));
+        assert_eq!(
+            (new.valid_from, new.valid_to, new.created_at),
+            (now, None, now)
+        );
+        let md = new.metadata.expect("metadata");
+        assert_eq!(md["basis"], "correction");
+        assert_eq!(md["replaces_edge"], old.id.to_string());
+        // An inbound link moves its target end.
+        let inbound = edge(claim, EdgeType::Mentions, entity);
+        let moved = reopened_edge(&inbound, id, entity, target, op, now);
+        assert_eq!((moved.source_id, moved.target_id), (claim, target));
     }
 }

@@ -129,16 +129,7 @@ fn correct_once(
     if req.reason.trim().is_empty() {
         return Err(Error::request("a correction needs a reason"));
     }
-    let selection = match (req.claims.is_empty(), req.events.is_empty()) {
-        (false, true) => Selection::Claims(req.claims.clone()),
-        (true, false) => Selection::Events(req.events.clone()),
-        (true, true) => {
-            return Err(Error::request(
-                "name the evidence: the claims to move, or the events whose claims move",
-            ))
-        }
-        (false, false) => return Err(Error::request("name claims or events, not both")),
-    };
+    let selection = selection_of(req)?;
     let op_id = correction_op_id(owner, req);
     let mut tx = ctx.store.begin(TxMode::Write)?;
     if let Some(done) = tx.get_operation(op_id)? {
@@ -172,42 +163,7 @@ fn correct_once(
     })?;
 
     let now = Timestamp::now();
-    let (target, created) = match &req.to {
-        CorrectionTarget::Entity { id } => {
-            let t = active_entity(&mut *tx, owner, *id, "to")?;
-            if t.id == entity.id {
-                return Err(Error::request("the claims already link to that entity"));
-            }
-            if t.scope != entity.scope {
-                return Err(Error::request(format!(
-                    "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
-                    t.id, t.scope, entity.id, entity.scope
-                )));
-            }
-            (t, None)
-        }
-        CorrectionTarget::NewPerson { name } => {
-            let name = name.trim();
-            if name.is_empty() {
-                return Err(Error::request("the new person needs a name"));
-            }
-            let mut n = entity.clone();
-            n.id = split_entity_id(op_id);
-            n.content = name.to_string();
-            n.metadata = Some(json!({
-                "entity_type": "person",
-                "split_from": entity.id,
-                "correction_op_id": op_id,
-            }));
-            n.lifecycle = Lifecycle::Tentative;
-            n.superseded_by = None;
-            n.valid_to = None;
-            n.evidence_refs = Vec::new();
-            n.created_at = now;
-            n.updated_at = now;
-            (n.clone(), Some(n))
-        }
-    };
+    let (target, created) = target_of(&mut *tx, owner, req, &entity, op_id, now)?;
 
     // Claims: identity metadata replaced by the correction.
     let mut claims_before = Vec::new();
@@ -217,17 +173,7 @@ fn correct_once(
         let Some(claim) = tx.get_node(*id)? else {
             continue;
         };
-        let mut after = claim.clone();
-        let md = after.metadata.get_or_insert_with(|| json!({}));
-        if let Some(map) = md.as_object_mut() {
-            map.remove("speaker_reference");
-            map.remove("owner_reference");
-            map.insert(
-                "correction".into(),
-                json!({"op_id": op_id, "from": entity.id, "to": target.id}),
-            );
-        }
-        after.updated_at = now;
+        let after = correction::rebound_claim(&claim, op_id, entity.id, target.id, now);
         for e in &claim.evidence_refs {
             if !evidence.contains(e) {
                 evidence.push(*e);
@@ -247,24 +193,14 @@ fn correct_once(
     // Links: closed, and made again with the target in the entity's place.
     let mut opened = Vec::new();
     for old in &moves.edges {
-        let mut new = old.clone();
-        new.id = corrected_edge_id(op_id, old.id);
-        if new.source_id == entity.id {
-            new.source_id = target.id;
-        }
-        if new.target_id == entity.id {
-            new.target_id = target.id;
-        }
-        new.valid_from = now;
-        new.valid_to = None;
-        new.created_at = now;
-        let mut md = old.metadata.clone().unwrap_or_else(|| json!({}));
-        if let Some(map) = md.as_object_mut() {
-            map.insert("basis".into(), json!("correction"));
-            map.insert("correction_op_id".into(), json!(op_id));
-            map.insert("replaces_edge".into(), json!(old.id));
-        }
-        new.metadata = Some(md);
+        let new = correction::reopened_edge(
+            old,
+            corrected_edge_id(op_id, old.id),
+            entity.id,
+            target.id,
+            op_id,
+            now,
+        );
         opened.push(new);
     }
 
@@ -314,6 +250,56 @@ fn correct_once(
         closed_edges: moves.edges.iter().map(|e| e.id).collect(),
         opened_edges: opened.iter().map(|e| e.id).collect(),
         replayed: false,
+    })
+}
+
+/// What the correction names: claims or events, exactly one of them.
+fn selection_of(req: &Correction) -> Result<Selection, Error> {
+    Ok(match (req.claims.is_empty(), req.events.is_empty()) {
+        (false, true) => Selection::Claims(req.claims.clone()),
+        (true, false) => Selection::Events(req.events.clone()),
+        (true, true) => {
+            return Err(Error::request(
+                "name the evidence: the claims to move, or the events whose claims move",
+            ))
+        }
+        (false, false) => return Err(Error::request("name claims or events, not both")),
+    })
+}
+
+/// The entity the claims move to, and the new person when the correction
+/// splits one off: an existing active entity of the same scope, or a
+/// person named in the request.
+fn target_of(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    req: &Correction,
+    entity: &Node,
+    op_id: Uuid,
+    now: Timestamp,
+) -> Result<(Node, Option<Node>), Error> {
+    Ok(match &req.to {
+        CorrectionTarget::Entity { id } => {
+            let t = active_entity(tx, owner, *id, "to")?;
+            if t.id == entity.id {
+                return Err(Error::request("the claims already link to that entity"));
+            }
+            if t.scope != entity.scope {
+                return Err(Error::request(format!(
+                    "entity {} is in scope {}, entity {} in {}: a correction stays in one scope",
+                    t.id, t.scope, entity.id, entity.scope
+                )));
+            }
+            (t, None)
+        }
+        CorrectionTarget::NewPerson { name } => {
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(Error::request("the new person needs a name"));
+            }
+            let n = correction::split_person(entity, split_entity_id(op_id), name, op_id, now);
+            (n.clone(), Some(n))
+        }
     })
 }
 
