@@ -166,7 +166,7 @@ fn init(cli: &Cli, dir: &Option<PathBuf>, embeddings: &str) -> Result<ExitCode> 
 /// `kith store`: one message, stored without extraction.
 fn store(cli: &Cli, a: &StoreArgs) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open(&cli)?;
+    let memory = open(cli)?;
     let receipt = memory.store(message_input(&cli.owner, a)?)?;
     if json {
         render::json(&receipt)?;
@@ -187,7 +187,7 @@ fn store(cli: &Cli, a: &StoreArgs) -> Result<ExitCode> {
 /// `kith ingest`: one message, stored and (unless deferred) extracted.
 fn ingest(cli: &Cli, a: &IngestArgs) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_for_ingest(&cli)?;
+    let memory = open_for_ingest(cli)?;
     let receipt = memory.ingest(
         message_input(&cli.owner, &a.message)?,
         IngestOptions {
@@ -208,7 +208,7 @@ fn ingest(cli: &Cli, a: &IngestArgs) -> Result<ExitCode> {
 /// `kith process`: the owner's pending extraction work.
 fn process_pending(cli: &Cli, limit: usize, reclaim: bool, retry_failed: bool) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_for_ingest(&cli)?;
+    let memory = open_for_ingest(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     let report = process(&memory, Some(&owner), limit, reclaim, retry_failed)?;
     if json {
@@ -225,7 +225,7 @@ fn process_pending(cli: &Cli, limit: usize, reclaim: bool, retry_failed: bool) -
 /// `kith reingest`: re-derive an event or a session from saved extractions.
 fn reingest(cli: &Cli, event: &Option<String>, session: &Option<String>) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_for_ingest(&cli)?;
+    let memory = open_for_ingest(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     let outcomes = match (event, session) {
         (Some(id), _) => vec![memory.reingest_event(&owner, parse_id(id)?)?],
@@ -245,7 +245,7 @@ fn reingest(cli: &Cli, event: &Option<String>, session: &Option<String>) -> Resu
 /// `kith search`: BM25 search over the owner's nodes.
 fn search(cli: &Cli, a: &SearchArgs) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_read(&cli)?;
+    let memory = open_read(cli)?;
     let filters = filters_from(&a.filters)?;
     let req = SearchRequest {
         filters,
@@ -268,7 +268,7 @@ fn search(cli: &Cli, a: &SearchArgs) -> Result<ExitCode> {
 /// `kith events`: list, show or check the work of stored events.
 fn events(cli: &Cli, action: &EventsAction) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_read(&cli)?;
+    let memory = open_read(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     match action {
         EventsAction::List {
@@ -316,7 +316,7 @@ fn events(cli: &Cli, action: &EventsAction) -> Result<ExitCode> {
 /// `kith nodes`: list or show nodes.
 fn nodes(cli: &Cli, action: &ListShow) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_read(&cli)?;
+    let memory = open_read(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     match action {
         ListShow::List {
@@ -372,7 +372,7 @@ fn nodes(cli: &Cli, action: &ListShow) -> Result<ExitCode> {
 /// `kith stats`: counts for the owner or the whole store.
 fn stats(cli: &Cli, all_owners: bool) -> Result<ExitCode> {
     let json = cli.json;
-    let memory = open_read(&cli)?;
+    let memory = open_read(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     let stats = memory.stats((!all_owners).then_some(&owner))?;
     if json {
@@ -394,9 +394,9 @@ fn doctor(cli: &Cli, deep: bool) -> Result<ExitCode> {
     // Opened for writing, since SQLite issues its full-text check as
     // a write; a pack kith cannot write (read-only storage) is
     // checked read-only, without that check, rather than not at all.
-    let memory = match open(&cli) {
+    let memory = match open(cli) {
         Ok(m) => m,
-        Err(e) => open_read(&cli).map_err(|_| e)?,
+        Err(e) => open_read(cli).map_err(|_| e)?,
     };
     let report = if deep {
         memory.doctor_deep()?
@@ -437,7 +437,7 @@ fn doctor(cli: &Cli, deep: bool) -> Result<ExitCode> {
 
 /// `kith export`: the owner's (or every owner's) events as JSON lines.
 fn export(cli: &Cli, out: &Option<PathBuf>, all_owners: bool) -> Result<ExitCode> {
-    let memory = open_read(&cli)?;
+    let memory = open_read(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     let owner = (!all_owners).then_some(&owner);
     let lines = match out {
@@ -467,7 +467,7 @@ fn export(cli: &Cli, out: &Option<PathBuf>, all_owners: bool) -> Result<ExitCode
 /// `kith config show`: the effective configuration and where each value comes from.
 fn config(cli: &Cli) -> Result<ExitCode> {
     let json = cli.json;
-    let identity = identity_options(&cli)?;
+    let identity = identity_options(cli)?;
     let llm = kith::extract::openai::OpenAiCompatible::from_env()?;
     let rows: Vec<serde_json::Value> = identity
         .effective()
