@@ -49,6 +49,7 @@
 //! append-only triggers) are [`StoreErrorKind::Conflict`]; data corruption
 //! (XX001, XX002) is [`StoreErrorKind::Corrupted`].
 
+mod batch;
 mod rows;
 pub mod schema;
 mod search;
@@ -75,8 +76,8 @@ pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
-    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError, StoreErrorKind,
+    StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 use search::PgVector;
 use sql::{refs, Arg, Select};
@@ -141,6 +142,8 @@ pub struct PgStore {
     vectors: Arc<Mutex<VectorCache>>,
     /// Lexical search's average node length and when it was sampled.
     avg_lexemes: Mutex<Option<(std::time::Instant, f64)>>,
+    /// Round trips made, and statements recorded for tests.
+    log: StatementLog,
 }
 
 /// A connection and its prepared statements.
@@ -175,6 +178,7 @@ impl PgStore {
             pool: Mutex::new(Vec::new()),
             vectors: Arc::new(Mutex::new(cache)),
             avg_lexemes: Mutex::new(None),
+            log: StatementLog::default(),
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -481,6 +485,7 @@ impl Store for PgStore {
                 BUSY_TIMEOUT.as_secs()
             ),
         };
+        self.log.sent(&sql);
         if let Err(e) = conn.client.batch_execute(&sql) {
             let err = map_err(e);
             // The connection may sit in an aborted transaction; close it.
@@ -513,6 +518,10 @@ impl Store for PgStore {
             "VACUUM (ANALYZE) of events, nodes, edges, operations, embeddings, work_items".into(),
         ])
     }
+
+    fn statement_log(&self) -> Option<&StatementLog> {
+        Some(&self.log)
+    }
 }
 
 struct PgTx<'a> {
@@ -528,6 +537,7 @@ impl Drop for PgTx<'_> {
         if let Some(mut conn) = self.conn.take() {
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
+            self.store.log.sent("ROLLBACK");
             if conn.client.batch_execute("ROLLBACK").is_ok() {
                 self.store.release(conn);
             }
@@ -583,15 +593,20 @@ impl PgTx<'_> {
             ));
         }
         let conn = self.conn.as_mut().expect("transaction connection is live");
+        let log = &self.store.log;
         let result = (|| {
             let statement = match conn.statements.get(sql) {
                 Some(s) => s.clone(),
                 None => {
+                    // Preparing is a round trip of its own, once per
+                    // connection and statement text.
+                    log.sent(sql);
                     let s = conn.client.prepare(sql)?;
                     conn.statements.insert(sql.to_string(), s.clone());
                     s
                 }
             };
+            log.sent(sql);
             conn.client.query(&statement, args)
         })();
         result.map_err(|e| {
@@ -647,6 +662,27 @@ impl PgTx<'_> {
     }
 }
 
+/// Refuses a vector pgvector cannot hold or kith must not rank: empty,
+/// not finite, or longer than pgvector's 65,535 dimensions.
+fn check_vector(node_id: Uuid, vector: &[f32]) -> Result<(), StoreError> {
+    if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("node {node_id}: an embedding must be non-empty and finite"),
+        ));
+    }
+    if vector.len() > usize::from(u16::MAX) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!(
+                "node {node_id}: an embedding of {} dimensions is more than pgvector holds",
+                vector.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn conflict(what: String) -> StoreError {
     StoreError::new(StoreErrorKind::Conflict, what)
 }
@@ -700,6 +736,41 @@ impl Tx for PgTx<'_> {
             )));
         };
         Ok(row.get(0))
+    }
+
+    fn insert_events(&mut self, events: &[Event]) -> Result<Vec<i64>, StoreError> {
+        self.batch_insert_events(events)
+    }
+
+    fn event_ids_by_sources(
+        &mut self,
+        keys: &[(OwnerId, SourceId)],
+    ) -> Result<Vec<Option<Uuid>>, StoreError> {
+        self.batch_event_ids_by_sources(keys)
+    }
+
+    fn insert_nodes(&mut self, nodes: &[Node]) -> Result<(), StoreError> {
+        self.batch_insert_nodes(nodes)
+    }
+
+    fn insert_edges(&mut self, edges: &[Edge]) -> Result<(), StoreError> {
+        self.batch_insert_edges(edges)
+    }
+
+    fn append_operations(&mut self, ops: &[Operation]) -> Result<(), StoreError> {
+        self.batch_append_operations(ops)
+    }
+
+    fn insert_work_items(&mut self, items: &[WorkItem]) -> Result<(), StoreError> {
+        self.batch_insert_work_items(items)
+    }
+
+    fn get_work_items(&mut self, event_ids: &[Uuid]) -> Result<Vec<WorkItem>, StoreError> {
+        self.batch_get_work_items(event_ids)
+    }
+
+    fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
+        self.batch_put_embeddings(model, rows)
     }
 
     fn event_id_by_source(
@@ -1360,21 +1431,7 @@ impl Tx for PgTx<'_> {
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError> {
-        if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
-            return Err(StoreError::new(
-                StoreErrorKind::Other,
-                format!("node {node_id}: an embedding must be non-empty and finite"),
-            ));
-        }
-        if vector.len() > usize::from(u16::MAX) {
-            return Err(StoreError::new(
-                StoreErrorKind::Other,
-                format!(
-                    "node {node_id}: an embedding of {} dimensions is more than pgvector holds",
-                    vector.len()
-                ),
-            ));
-        }
+        check_vector(node_id, vector)?;
         self.writable()?;
         // One round trip: the owner comes from the node (none: no row, so
         // the node does not exist), and a replacement takes a new seq, as
@@ -1659,20 +1716,22 @@ impl Tx for PgTx<'_> {
         let mut conn = self.conn.take().expect("transaction connection is live");
         // A transaction that changed a row has a transaction id; one that
         // only read (or only took the advisory lock) has none and leaves the
-        // write generation alone.
-        if self.mode == TxMode::Write {
-            let bump = conn.client.batch_execute(&format!(
+        // write generation alone. The bump and COMMIT go in one round trip:
+        // if the bump fails the server skips the COMMIT, and the
+        // transaction is rolled back below.
+        let sql = if self.mode == TxMode::Write {
+            format!(
                 "INSERT INTO kith_meta (key, value)
                  SELECT '{key}', '1' WHERE txid_current_if_assigned() IS NOT NULL
-                 ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text",
+                 ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text;
+                 COMMIT",
                 key = crate::WRITE_GENERATION_KEY
-            ));
-            if let Err(e) = bump {
-                let _ = conn.client.batch_execute("ROLLBACK");
-                return Err(map_err(e).context("commit"));
-            }
-        }
-        match conn.client.batch_execute("COMMIT") {
+            )
+        } else {
+            "COMMIT".to_string()
+        };
+        self.store.log.sent(&sql);
+        match conn.client.batch_execute(&sql) {
             Ok(()) => {
                 self.store.release(conn);
                 Ok(())

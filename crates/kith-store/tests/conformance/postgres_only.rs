@@ -609,3 +609,43 @@ fn postgres_only_common_words_are_left_out_of_queries_with_rarer_ones() {
     let alone = read(&store, |tx| search(tx, &lexical("ana", "harbour")));
     assert!(alone.len() >= 10, "{}", alone.len());
 }
+
+/// On PostgreSQL a batch is one statement whatever its size, and a refused
+/// batch writes none of its rows while the transaction stays usable (the
+/// guard inserts nothing rather than failing the statement).
+#[test]
+fn postgres_only_a_batch_is_one_round_trip_and_a_refused_one_leaves_the_tx_usable() {
+    let (_db, store) = new_store();
+    let log = store
+        .statement_log()
+        .expect("a server store counts round trips");
+    let events: Vec<_> = (0..500)
+        .map(|i| event(input("alice", &format!("m{i}"), &format!("message {i}"))))
+        .collect();
+    let notes: Vec<Node> = events.iter().map(note).collect();
+    let mut tx = store.begin(TxMode::Write).unwrap();
+    // Prepare the statements first, so the count below is the steady state.
+    tx.insert_events(&[]).unwrap();
+    let before = log.round_trips();
+    tx.insert_events(&events[..250]).unwrap();
+    tx.insert_nodes(&notes[..250]).unwrap();
+    let first = log.round_trips() - before;
+    let before = log.round_trips();
+    tx.insert_events(&events[250..]).unwrap();
+    tx.insert_nodes(&notes[250..]).unwrap();
+    // Two statements (and their first preparation) for 250 rows, then two.
+    assert!(first <= 4, "{first} round trips for two batches");
+    assert_eq!(log.round_trips() - before, 2);
+
+    // A batch with one stored source id: refused, none of it written, and
+    // the transaction still commits what came before.
+    let late = event(input("alice", "late", "not written"));
+    let clash = event(input("alice", "m7", "the source id of a stored event"));
+    let err = tx.insert_events(&[late.clone(), clash]).unwrap_err();
+    assert_eq!(err.kind(), StoreErrorKind::Conflict, "{err}");
+    assert!(tx.get_event(late.id).unwrap().is_none());
+    tx.commit()
+        .expect("the refused batch did not abort the transaction");
+    let s = read(&store, |tx| tx.stats(None).unwrap());
+    assert_eq!(s.events, 500);
+}
