@@ -38,7 +38,7 @@ pub use query::{
 pub use statements::StatementLog;
 
 use kith_core::{
-    Edge, Event, Node, Operation, OperationKind, OwnerId, SourceId, Timestamp, Tombstone,
+    Edge, Event, Node, Operation, OperationKind, OwnerId, SessionId, SourceId, Timestamp, Tombstone,
 };
 use uuid::Uuid;
 
@@ -163,6 +163,28 @@ pub trait Tx {
         keys.iter()
             .map(|(o, s)| self.event_id_by_source(o, s))
             .collect()
+    }
+
+    /// The events of several of `owner`'s sessions, each session's in
+    /// ingestion order and at most `limit` of them (the first ones), the
+    /// sessions one after another in the order given (one round trip on a
+    /// server backend).
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut out = Vec::new();
+        for s in sessions {
+            out.extend(self.list_events(&EventQuery {
+                owner: Some(owner.clone()),
+                session: Some(s.clone()),
+                limit,
+                ..EventQuery::default()
+            })?);
+        }
+        Ok(out)
     }
 
     /// Writes a node and its lexical index row.

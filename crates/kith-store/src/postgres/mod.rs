@@ -810,6 +810,32 @@ impl Tx for PgTx<'_> {
             .collect()
     }
 
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[kith_core::SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if sessions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = sessions.iter().map(|s| s.as_str()).collect();
+        // Each session's first `limit` events through the
+        // (owner, session, seq) index, in the order the sessions were given.
+        let sql = format!(
+            "SELECT e.* FROM unnest($2::text[]) WITH ORDINALITY AS s(id, ord)
+             CROSS JOIN LATERAL (
+                 SELECT {} FROM events
+                 WHERE owner_id = $1 AND session_id = s.id ORDER BY seq LIMIT $3
+             ) e
+             ORDER BY s.ord, e.seq",
+            rows::EVENT_COLUMNS
+        );
+        // NULL: no limit.
+        let limit = (limit > 0).then_some(limit as i64);
+        self.query_map(&sql, &[&owner.as_str(), &names, &limit], rows::event)
+    }
+
     fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
         self.writable()?;
         let rows = self.query(

@@ -131,7 +131,29 @@ pub fn candidates(
         if by_alias {
             findings.people.push(name);
         }
-        for edge in tx.edges_of(entity_id)?.into_iter().filter(Edge::is_open) {
+        let edges: Vec<Edge> = tx
+            .edges_of(entity_id)?
+            .into_iter()
+            .filter(Edge::is_open)
+            .collect();
+        // Every node the edges lead to, read in one call (one round trip on
+        // a server) rather than one at a time below.
+        let ends: Vec<Uuid> = edges
+            .iter()
+            .map(|e| {
+                if e.source_id == entity_id {
+                    e.target_id
+                } else {
+                    e.source_id
+                }
+            })
+            .collect();
+        let ends: HashMap<Uuid, kith_core::Node> = tx
+            .get_nodes(&ends)?
+            .into_iter()
+            .map(|n| (n.id, n))
+            .collect();
+        for edge in edges {
             if is_accepted_alias(&edge) {
                 let other = if edge.source_id == entity_id {
                     edge.target_id
@@ -141,7 +163,7 @@ pub fn candidates(
                 if visited.contains(&other) || visited.len() + queue.len() >= MAX_ENTITIES {
                     continue;
                 }
-                if let Some(alias) = tx.get_node(other)? {
+                if let Some(alias) = ends.get(&other) {
                     if alias.owner_id == req.owner && alias.lifecycle.is_active() {
                         let next = format!("{via}, accepted alias of {}", alias.content);
                         let person = is_person(&alias);
@@ -176,7 +198,7 @@ pub fn candidates(
             if !seen.insert(reached) {
                 continue;
             }
-            let Some(claim) = tx.get_node(reached)? else {
+            let Some(claim) = ends.get(&reached).cloned() else {
                 continue;
             };
             if claim.owner_id != req.owner {
