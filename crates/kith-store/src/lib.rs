@@ -141,6 +141,19 @@ pub trait Tx {
     /// One event by id.
     fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError>;
 
+    /// The events of `ids` that exist, each once, in no particular order
+    /// (one round trip on a server backend).
+    fn get_events(&mut self, ids: &[Uuid]) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut events = Vec::new();
+        for id in ids {
+            if seen.insert(*id) {
+                events.extend(self.get_event(*id)?);
+            }
+        }
+        Ok(events)
+    }
+
     /// Events in ingestion order (see [`EventQuery`]).
     fn list_events(&mut self, query: &EventQuery) -> Result<Vec<StoredEvent>, StoreError>;
 
@@ -246,6 +259,25 @@ pub trait Tx {
 
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
+
+    /// [`Tx::edges_of`] for several nodes: each node's edges (incoming and
+    /// outgoing) in creation order, keyed by node; a node with none is
+    /// left out (one round trip on a server backend).
+    fn edges_of_nodes(
+        &mut self,
+        nodes: &[Uuid],
+    ) -> Result<std::collections::HashMap<Uuid, Vec<Edge>>, StoreError> {
+        let mut out = std::collections::HashMap::new();
+        for id in nodes {
+            if !out.contains_key(id) {
+                let edges = self.edges_of(*id)?;
+                if !edges.is_empty() {
+                    out.insert(*id, edges);
+                }
+            }
+        }
+        Ok(out)
+    }
 
     /// One edge by id.
     fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError>;

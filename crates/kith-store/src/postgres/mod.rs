@@ -810,6 +810,17 @@ impl Tx for PgTx<'_> {
             .collect()
     }
 
+    fn get_events(&mut self, ids: &[Uuid]) -> Result<Vec<StoredEvent>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM events WHERE id = ANY($1)",
+            rows::EVENT_COLUMNS
+        );
+        self.query_map(&sql, &[&ids], rows::event)
+    }
+
     fn list_session_events(
         &mut self,
         owner: &OwnerId,
@@ -1031,6 +1042,29 @@ impl Tx for PgTx<'_> {
             rows::EDGE_COLUMNS
         );
         self.query_map(&sql, &[&node], rows::edge)
+    }
+
+    fn edges_of_nodes(&mut self, nodes: &[Uuid]) -> Result<HashMap<Uuid, Vec<Edge>>, StoreError> {
+        if nodes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM edges WHERE source_id = ANY($1) OR target_id = ANY($1) ORDER BY seq",
+            rows::EDGE_COLUMNS
+        );
+        let wanted: std::collections::HashSet<Uuid> = nodes.iter().copied().collect();
+        let mut out: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+        for edge in self.query_map(&sql, &[&nodes], rows::edge)? {
+            // In seq order for each end asked about (both, for an edge
+            // between two of them; once, for a loop).
+            if wanted.contains(&edge.target_id) && edge.target_id != edge.source_id {
+                out.entry(edge.target_id).or_default().push(edge.clone());
+            }
+            if wanted.contains(&edge.source_id) {
+                out.entry(edge.source_id).or_default().push(edge);
+            }
+        }
+        Ok(out)
     }
 
     fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {

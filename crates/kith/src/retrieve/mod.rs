@@ -892,12 +892,24 @@ fn recency_candidates(
         limit: 10,
         ..NodeQuery::default()
     })?;
+    // Their source events in one read.
+    let firsts: Vec<Uuid> = newest
+        .iter()
+        .filter_map(|s| s.node.evidence_refs.first().copied())
+        .collect();
+    let events: HashMap<Uuid, StoredEvent> = tx
+        .get_events(&firsts)?
+        .into_iter()
+        .map(|e| (e.event.id, e))
+        .collect();
     let mut rank = 0;
     for s in newest {
-        let event = match s.node.evidence_refs.first() {
-            Some(id) => tx.get_event(*id)?,
-            None => None,
-        };
+        let event = s
+            .node
+            .evidence_refs
+            .first()
+            .and_then(|id| events.get(id))
+            .cloned();
         if !passes(&s.node, event.as_ref(), &req.filters) {
             continue;
         }
