@@ -141,14 +141,19 @@ pub trait Tx {
     /// One event by id.
     fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError>;
 
-    /// The events of `ids` that exist, each once, in no particular order
-    /// (one round trip on a server backend).
-    fn get_events(&mut self, ids: &[Uuid]) -> Result<Vec<StoredEvent>, StoreError> {
+    /// `owner`'s events of `ids` that exist, each once, in no particular
+    /// order (one round trip on a server backend; the owner keeps it on
+    /// one shard of a sharded database).
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let mut seen = std::collections::HashSet::new();
         let mut events = Vec::new();
         for id in ids {
             if seen.insert(*id) {
-                events.extend(self.get_event(*id)?);
+                events.extend(self.get_event(*id)?.filter(|e| &e.event.owner_id == owner));
             }
         }
         Ok(events)
@@ -260,17 +265,20 @@ pub trait Tx {
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
 
-    /// [`Tx::edges_of`] for several nodes: each node's edges (incoming and
-    /// outgoing) in creation order, keyed by node; a node with none is
-    /// left out (one round trip on a server backend).
+    /// [`Tx::edges_of`] for several of `owner`'s nodes: each node's edges
+    /// (incoming and outgoing, `owner`'s only) in creation order, keyed by
+    /// node; a node with none is left out (one round trip on a server
+    /// backend).
     fn edges_of_nodes(
         &mut self,
+        owner: &OwnerId,
         nodes: &[Uuid],
     ) -> Result<std::collections::HashMap<Uuid, Vec<Edge>>, StoreError> {
         let mut out = std::collections::HashMap::new();
         for id in nodes {
             if !out.contains_key(id) {
-                let edges = self.edges_of(*id)?;
+                let mut edges = self.edges_of(*id)?;
+                edges.retain(|e| &e.owner_id == owner);
                 if !edges.is_empty() {
                     out.insert(*id, edges);
                 }

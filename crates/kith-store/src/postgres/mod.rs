@@ -810,15 +810,19 @@ impl Tx for PgTx<'_> {
             .collect()
     }
 
-    fn get_events(&mut self, ids: &[Uuid]) -> Result<Vec<StoredEvent>, StoreError> {
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let sql = format!(
-            "SELECT {} FROM events WHERE id = ANY($1)",
+            "SELECT {} FROM events WHERE owner_id = $1 AND id = ANY($2)",
             rows::EVENT_COLUMNS
         );
-        self.query_map(&sql, &[&ids], rows::event)
+        self.query_map(&sql, &[&owner.as_str(), &ids], rows::event)
     }
 
     fn list_session_events(
@@ -1044,17 +1048,25 @@ impl Tx for PgTx<'_> {
         self.query_map(&sql, &[&node], rows::edge)
     }
 
-    fn edges_of_nodes(&mut self, nodes: &[Uuid]) -> Result<HashMap<Uuid, Vec<Edge>>, StoreError> {
+    fn edges_of_nodes(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<HashMap<Uuid, Vec<Edge>>, StoreError> {
         if nodes.is_empty() {
             return Ok(HashMap::new());
         }
+        // Two index scans (source, target) rather than one OR over both.
         let sql = format!(
-            "SELECT {} FROM edges WHERE source_id = ANY($1) OR target_id = ANY($1) ORDER BY seq",
-            rows::EDGE_COLUMNS
+            "SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND source_id = ANY($2)
+             UNION
+             SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND target_id = ANY($2)
+             ORDER BY seq",
+            cols = rows::EDGE_COLUMNS
         );
         let wanted: std::collections::HashSet<Uuid> = nodes.iter().copied().collect();
         let mut out: HashMap<Uuid, Vec<Edge>> = HashMap::new();
-        for edge in self.query_map(&sql, &[&nodes], rows::edge)? {
+        for edge in self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)? {
             // In seq order for each end asked about (both, for an edge
             // between two of them; once, for a loop).
             if wanted.contains(&edge.target_id) && edge.target_id != edge.source_id {

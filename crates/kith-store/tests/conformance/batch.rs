@@ -222,3 +222,76 @@ fn a_node_listed_twice_for_vectors_keeps_its_last_one(store: &dyn Store) {
     let got = read(store, |tx| tx.get_embedding(n.id).unwrap());
     assert_eq!(got, Some(("m".into(), vec![0.0, 1.0])));
 }
+
+store_test!(multi_row_reads_answer_like_one_row_at_a_time);
+fn multi_row_reads_answer_like_one_row_at_a_time(store: &dyn Store) {
+    let in_session = |owner: &str, source: &str, session: &str| {
+        event(EventInput {
+            session_id: Some(session.into()),
+            ..input(owner, source, source)
+        })
+    };
+    let events = vec![
+        in_session("alice", "a1", "s1"),
+        in_session("alice", "a2", "s2"),
+        in_session("alice", "a3", "s1"),
+        in_session("alice", "a4", "s1"),
+        in_session("bob", "b1", "s1"),
+    ];
+    let notes: Vec<_> = events.iter().map(note).collect();
+    let edges = vec![
+        edge(&notes[0], &notes[1], EdgeType::RelatesTo),
+        edge(&notes[2], &notes[0], EdgeType::RelatesTo),
+        edge(&notes[1], &notes[3], EdgeType::RelatesTo),
+        edge(&notes[4], &notes[4], EdgeType::RelatesTo),
+    ];
+    write(store, |tx| {
+        tx.insert_events(&events).unwrap();
+        tx.insert_nodes(&notes).unwrap();
+        tx.insert_edges(&edges).unwrap();
+    });
+    read(store, |tx| {
+        // Sessions in the order asked, each in ingestion order, capped.
+        let s1 = session("s1");
+        let s2 = session("s2");
+        let got: Vec<Uuid> = tx
+            .list_session_events(&owner("alice"), &[s2.clone(), s1.clone()], 0)
+            .unwrap()
+            .iter()
+            .map(|e| e.event.id)
+            .collect();
+        assert_eq!(
+            got,
+            vec![events[1].id, events[0].id, events[2].id, events[3].id]
+        );
+        let capped: Vec<Uuid> = tx
+            .list_session_events(&owner("alice"), &[s1, s2], 2)
+            .unwrap()
+            .iter()
+            .map(|e| e.event.id)
+            .collect();
+        assert_eq!(capped, vec![events[0].id, events[2].id, events[1].id]);
+        // Events by id: the owner's only, each once.
+        let ids = [events[0].id, events[4].id, events[0].id, Uuid::new_v4()];
+        let got: Vec<Uuid> = tx
+            .get_events(&owner("alice"), &ids)
+            .unwrap()
+            .iter()
+            .map(|e| e.event.id)
+            .collect();
+        assert_eq!(got, vec![events[0].id]);
+        // Edges per node, as edges_of answers for each.
+        let asked = [notes[0].id, notes[1].id, notes[4].id, Uuid::new_v4()];
+        let by_node = tx.edges_of_nodes(&owner("alice"), &asked).unwrap();
+        for id in &asked[..2] {
+            let one: Vec<Uuid> = tx.edges_of(*id).unwrap().iter().map(|e| e.id).collect();
+            let many: Vec<Uuid> = by_node[id].iter().map(|e| e.id).collect();
+            assert_eq!(many, one, "edges of {id}");
+        }
+        // Another owner's node has none of alice's edges; no edge: no entry.
+        assert!(!by_node.contains_key(&notes[4].id));
+        assert_eq!(by_node.len(), 2);
+        let bobs = tx.edges_of_nodes(&owner("bob"), &[notes[4].id]).unwrap();
+        assert_eq!(bobs[&notes[4].id].len(), 1, "a loop is listed once");
+    });
+}

@@ -187,7 +187,7 @@ pub fn put_current_first(
         .flat_map(|(_, _, s)| s.current_events.iter().rev().take(CURRENT_TURNS).copied())
         .collect();
     let events: HashMap<Uuid, kith_store::StoredEvent> = tx
-        .get_events(&turns)?
+        .get_events(&req.owner, &turns)?
         .into_iter()
         .map(|e| (e.event.id, e))
         .collect();

@@ -145,7 +145,7 @@ pub fn candidates(
                     .map(|q| q.0)
                     .filter(|id| !visited.contains(id) && !edges_of.contains_key(id)),
             );
-            let mut found = tx.edges_of_nodes(&batch)?;
+            let mut found = tx.edges_of_nodes(&req.owner, &batch)?;
             let far: Vec<Uuid> = found
                 .iter()
                 .flat_map(|(id, edges)| {
@@ -239,7 +239,7 @@ pub fn candidates(
         .filter_map(|c| c.2.evidence_refs.first().copied())
         .collect();
     let events: HashMap<Uuid, kith_store::StoredEvent> = tx
-        .get_events(&firsts)?
+        .get_events(&req.owner, &firsts)?
         .into_iter()
         .map(|e| (e.event.id, e))
         .collect();

@@ -898,7 +898,7 @@ fn recency_candidates(
         .filter_map(|s| s.node.evidence_refs.first().copied())
         .collect();
     let events: HashMap<Uuid, StoredEvent> = tx
-        .get_events(&firsts)?
+        .get_events(&req.owner, &firsts)?
         .into_iter()
         .map(|e| (e.event.id, e))
         .collect();
