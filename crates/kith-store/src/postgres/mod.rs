@@ -50,6 +50,7 @@
 //! (XX001, XX002) is [`StoreErrorKind::Corrupted`].
 
 mod batch;
+pub mod hnsw;
 mod rows;
 pub mod schema;
 mod search;
@@ -105,6 +106,9 @@ pub struct PgOptions {
     pub vector_cache: VectorCacheMode,
     /// Cap on the vectors held in memory, in bytes.
     pub vector_cache_bytes: usize,
+    /// Answer vector searches with pgvector's HNSW index ([`hnsw`]) instead
+    /// of the paths `vector_cache` chooses. Opt-in; off by default.
+    pub hnsw: bool,
 }
 
 impl Default for PgOptions {
@@ -112,6 +116,7 @@ impl Default for PgOptions {
         PgOptions {
             vector_cache: VectorCacheMode::Background,
             vector_cache_bytes: vectors::DEFAULT_BUDGET_MB * 1024 * 1024,
+            hnsw: false,
         }
     }
 }
@@ -129,6 +134,7 @@ impl PgOptions {
         Ok(PgOptions {
             vector_cache: VectorCacheMode::from_env()?.unwrap_or(mode),
             vector_cache_bytes: VectorCache::budget_from_env()?,
+            hnsw: hnsw::from_env()?,
         })
     }
 }
@@ -144,6 +150,8 @@ pub struct PgStore {
     avg_lexemes: Mutex<Option<(std::time::Instant, f64)>>,
     /// Round trips made, and statements recorded for tests.
     log: StatementLog,
+    /// Vector searches through pgvector's HNSW index (opt-in).
+    hnsw: bool,
 }
 
 /// A connection and its prepared statements.
@@ -179,6 +187,7 @@ impl PgStore {
             vectors: Arc::new(Mutex::new(cache)),
             avg_lexemes: Mutex::new(None),
             log: StatementLog::default(),
+            hnsw: options.hnsw,
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -610,6 +619,24 @@ impl PgTx<'_> {
             conn.client.query(&statement, args)
         })();
         result.map_err(|e| {
+            let err = map_err(e);
+            self.failed = Some(err.clone());
+            err
+        })
+    }
+
+    /// Runs statements without parameters or rows (settings) in one round
+    /// trip. A failure marks the transaction as aborted.
+    fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        if let Some(err) = &self.failed {
+            return Err(StoreError::new(
+                err.kind(),
+                format!("the transaction was aborted by an earlier error: {err}"),
+            ));
+        }
+        self.store.log.sent(sql);
+        let conn = self.conn.as_mut().expect("transaction connection is live");
+        conn.client.batch_execute(sql).map_err(|e| {
             let err = map_err(e);
             self.failed = Some(err.clone());
             err
@@ -1599,19 +1626,30 @@ impl Tx for PgTx<'_> {
             return Ok(Vec::new());
         };
         let limit = if q.limit == 0 { 10 } else { q.limit };
-        let state = self.query(vectors::STATE_SQL, &[])?;
-        let (generation, max_seq): (Option<String>, i64) = state
-            .first()
-            .map(|r| (r.get(0), r.get(1)))
-            .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?;
+        // The in-process copy's state (the HNSW path needs none).
+        let (generation, max_seq): (Option<String>, i64) = if self.store.hnsw {
+            (None, 0)
+        } else {
+            let state = self.query(vectors::STATE_SQL, &[])?;
+            state
+                .first()
+                .map(|r| (r.get(0), r.get(1)))
+                .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?
+        };
         // Slack for candidates the re-check drops (no longer active, or not
         // of the lifecycle asked for); if it drops too many, the scan is
         // asked for more until it runs out of rows.
         let mut k = limit * 2 + 16;
         loop {
-            let found = match vectors::plan(self, q, generation.clone(), max_seq, k)? {
-                vectors::Plan::Sql => return search::decode_hits(&self.query_args(&sql, &args)?),
-                vectors::Plan::Scanned(found) => found,
+            let found = if self.store.hnsw {
+                hnsw::search(self, q, k)?
+            } else {
+                match vectors::plan(self, q, generation.clone(), max_seq, k)? {
+                    vectors::Plan::Sql => {
+                        return search::decode_hits(&self.query_args(&sql, &args)?)
+                    }
+                    vectors::Plan::Scanned(found) => found,
+                }
             };
             if found.is_empty() {
                 return Ok(Vec::new());
