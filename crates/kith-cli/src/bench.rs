@@ -89,6 +89,28 @@ pub fn run(
             json,
         );
     }
+    if let BenchCommand::Owners {
+        owners,
+        per_owner,
+        queries,
+        embeddings,
+        postgres_only,
+        hnsw,
+    } = which
+    {
+        return crate::bench_owners::run(
+            &crate::bench_owners::OwnersOptions {
+                owners: *owners,
+                per_owner: *per_owner,
+                queries: *queries,
+                embeddings,
+                database_url,
+                postgres_only: *postgres_only,
+                hnsw: *hnsw,
+            },
+            json,
+        );
+    }
     if let BenchCommand::Http {
         requests,
         concurrency,

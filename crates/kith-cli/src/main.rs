@@ -8,6 +8,7 @@ mod bench;
 mod bench_extract;
 mod bench_http;
 mod bench_latency;
+mod bench_owners;
 mod bench_recall;
 mod bench_split;
 mod claims;
