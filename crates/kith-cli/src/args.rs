@@ -618,6 +618,31 @@ pub enum BenchCommand {
         #[arg(long)]
         keep: bool,
     },
+    /// Many owners in one store (SQLite, and PostgreSQL with
+    /// --database-url): import throughput, retrieve p50/p95 and queries/s
+    /// for queries spread over the owners; `--hnsw` adds pgvector's HNSW
+    /// index beside the in-process vector copy.
+    Owners {
+        /// Owners.
+        #[arg(long, default_value_t = 1000)]
+        owners: usize,
+        /// Memories per owner.
+        #[arg(long, default_value_t = 1000)]
+        per_owner: usize,
+        /// Retrievals timed.
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        /// Embedding model for corpus and queries: hashing-384 (default:
+        /// MiniLM's size at any scale), minilm, none, hashing-N.
+        #[arg(long, default_value = "hashing-384")]
+        embeddings: String,
+        /// With --database-url: PostgreSQL only, not SQLite beside it.
+        #[arg(long)]
+        postgres_only: bool,
+        /// Also build pgvector's HNSW index and time the opt-in HNSW path.
+        #[arg(long)]
+        hnsw: bool,
+    },
     /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
     Recall {
         /// locomo or longmemeval.

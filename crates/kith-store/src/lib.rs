@@ -25,6 +25,7 @@ pub mod postgres;
 mod predicates;
 pub mod query;
 pub mod sqlite;
+pub mod statements;
 pub mod vector_scan;
 pub mod words;
 
@@ -34,9 +35,10 @@ pub use query::{
     OperationStamp, SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem,
     WorkQuery, WorkStatus,
 };
+pub use statements::StatementLog;
 
 use kith_core::{
-    Edge, Event, Node, Operation, OperationKind, OwnerId, SourceId, Timestamp, Tombstone,
+    Edge, Event, Node, Operation, OperationKind, OwnerId, SessionId, SourceId, Timestamp, Tombstone,
 };
 use uuid::Uuid;
 
@@ -101,6 +103,13 @@ pub trait Store: Send + Sync {
     /// PostgreSQL: `VACUUM` of kith's tables). Run after a forget commits,
     /// outside any transaction. Returns one line per step done.
     fn compact(&self) -> Result<Vec<String>, StoreError>;
+
+    /// The round trips this store has made to its server and, on request,
+    /// the statements it sent ([`StatementLog`]); `None` for an embedded
+    /// backend, which has no server.
+    fn statement_log(&self) -> Option<&StatementLog> {
+        None
+    }
 }
 
 /// What [`Tx::delete_nodes`] removed.
@@ -132,11 +141,85 @@ pub trait Tx {
     /// One event by id.
     fn get_event(&mut self, id: Uuid) -> Result<Option<StoredEvent>, StoreError>;
 
+    /// `owner`'s events of `ids` that exist, each once, in no particular
+    /// order (one round trip on a server backend; the owner keeps it on
+    /// one shard of a sharded database).
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut events = Vec::new();
+        for id in ids {
+            if seen.insert(*id) {
+                events.extend(self.get_event(*id)?.filter(|e| &e.event.owner_id == owner));
+            }
+        }
+        Ok(events)
+    }
+
     /// Events in ingestion order (see [`EventQuery`]).
     fn list_events(&mut self, query: &EventQuery) -> Result<Vec<StoredEvent>, StoreError>;
 
+    /// Appends several events; returns their sequence numbers in order.
+    /// Fails with [`StoreErrorKind::Conflict`] if an id or
+    /// `(owner, source_id)` exists or repeats within `events`. As with
+    /// [`Tx::insert_event`] one at a time (the default), a failed call is
+    /// undone by dropping the transaction; a server backend writes it in
+    /// one statement and writes none of its rows when it fails.
+    fn insert_events(&mut self, events: &[Event]) -> Result<Vec<i64>, StoreError> {
+        events.iter().map(|e| self.insert_event(e)).collect()
+    }
+
+    /// [`Tx::event_id_by_source`] for several `(owner, source id)` pairs,
+    /// answered in their order (one round trip on a server backend).
+    fn event_ids_by_sources(
+        &mut self,
+        keys: &[(OwnerId, SourceId)],
+    ) -> Result<Vec<Option<Uuid>>, StoreError> {
+        keys.iter()
+            .map(|(o, s)| self.event_id_by_source(o, s))
+            .collect()
+    }
+
+    /// The events of several of `owner`'s sessions, each session's in
+    /// ingestion order and at most `limit` of them (the first ones), the
+    /// sessions one after another in the order given (one round trip on a
+    /// server backend).
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        let mut out = Vec::new();
+        for s in sessions {
+            out.extend(self.list_events(&EventQuery {
+                owner: Some(owner.clone()),
+                session: Some(s.clone()),
+                limit,
+                ..EventQuery::default()
+            })?);
+        }
+        Ok(out)
+    }
+
     /// Writes a node and its lexical index row.
     fn insert_node(&mut self, node: &Node) -> Result<(), StoreError>;
+
+    /// [`Tx::insert_node`] for several nodes (an id that exists or repeats
+    /// is a [`StoreErrorKind::Conflict`]; failure as with
+    /// [`Tx::insert_events`]).
+    fn insert_nodes(&mut self, nodes: &[Node]) -> Result<(), StoreError> {
+        nodes.iter().try_for_each(|n| self.insert_node(n))
+    }
+
+    /// [`Tx::insert_edge`] for several edges (failure as with
+    /// [`Tx::insert_events`]).
+    fn insert_edges(&mut self, edges: &[Edge]) -> Result<(), StoreError> {
+        edges.iter().try_for_each(|e| self.insert_edge(e))
+    }
 
     /// One node by id.
     fn get_node(&mut self, id: Uuid) -> Result<Option<Node>, StoreError>;
@@ -181,6 +264,28 @@ pub trait Tx {
 
     /// Edges that start or end at `node`.
     fn edges_of(&mut self, node: Uuid) -> Result<Vec<Edge>, StoreError>;
+
+    /// [`Tx::edges_of`] for several of `owner`'s nodes: each node's edges
+    /// (incoming and outgoing, `owner`'s only) in creation order, keyed by
+    /// node; a node with none is left out (one round trip on a server
+    /// backend).
+    fn edges_of_nodes(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<std::collections::HashMap<Uuid, Vec<Edge>>, StoreError> {
+        let mut out = std::collections::HashMap::new();
+        for id in nodes {
+            if !out.contains_key(id) {
+                let mut edges = self.edges_of(*id)?;
+                edges.retain(|e| &e.owner_id == owner);
+                if !edges.is_empty() {
+                    out.insert(*id, edges);
+                }
+            }
+        }
+        Ok(out)
+    }
 
     /// One edge by id.
     fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError>;
@@ -240,6 +345,12 @@ pub trait Tx {
     /// its id exists.
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError>;
 
+    /// [`Tx::append_operation`] for several records (failure as with
+    /// [`Tx::insert_events`]).
+    fn append_operations(&mut self, ops: &[Operation]) -> Result<(), StoreError> {
+        ops.iter().try_for_each(|op| self.append_operation(op))
+    }
+
     /// One journal record by id.
     fn get_operation(&mut self, id: Uuid) -> Result<Option<Operation>, StoreError>;
 
@@ -282,8 +393,23 @@ pub trait Tx {
     /// event has one.
     fn insert_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError>;
 
+    /// [`Tx::insert_work_item`] for several items (failure as with
+    /// [`Tx::insert_events`]).
+    fn insert_work_items(&mut self, items: &[WorkItem]) -> Result<(), StoreError> {
+        items.iter().try_for_each(|w| self.insert_work_item(w))
+    }
+
     /// The work item of an event.
     fn get_work_item(&mut self, event_id: Uuid) -> Result<Option<WorkItem>, StoreError>;
+
+    /// The work items of `event_ids` that exist, in no particular order.
+    fn get_work_items(&mut self, event_ids: &[Uuid]) -> Result<Vec<WorkItem>, StoreError> {
+        let mut items = Vec::new();
+        for id in event_ids {
+            items.extend(self.get_work_item(*id)?);
+        }
+        Ok(items)
+    }
 
     /// Saves a work item's new status, attempts, error and lease.
     fn update_work_item(&mut self, item: &WorkItem) -> Result<(), StoreError>;
@@ -302,6 +428,15 @@ pub trait Tx {
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError>;
+
+    /// [`Tx::put_embedding`] for several nodes under one `model`; a node
+    /// listed twice keeps its last vector, as one call at a time would.
+    /// A vector that is empty or not finite, or a node that does not
+    /// exist, fails the call (failure as with [`Tx::insert_events`]).
+    fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
+        rows.iter()
+            .try_for_each(|(id, v)| self.put_embedding(*id, model, v))
+    }
 
     /// A node's embedding: its model and vector.
     fn get_embedding(&mut self, node_id: Uuid) -> Result<Option<(String, Vec<f32>)>, StoreError>;

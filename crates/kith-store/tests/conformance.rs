@@ -20,6 +20,8 @@
 //! The design follows tantivy's `src/directory/tests.rs` and ripgrep's
 //! `rgtest!`.
 
+#[path = "conformance/batch.rs"]
+mod batch;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
 #[path = "conformance/forget.rs"]

@@ -129,6 +129,13 @@ pub(crate) fn record_model(
     })
 }
 
+/// Builds pgvector's HNSW index over the `dim`-dimensional vectors of the
+/// database at `url` (for the opt-in `KITH_PG_VECTOR_INDEX=hnsw` path;
+/// `kith bench owners --hnsw`); returns the build time.
+pub fn create_hnsw_index(url: &str, dim: usize) -> Result<std::time::Duration, Error> {
+    Ok(kith_store::postgres::hnsw::create_index(url, dim)?)
+}
+
 /// Connects, adding what to check to a connection failure.
 fn connect_store(url: &str, shown: &str, options: PgOptions) -> Result<PgStore, Error> {
     PgStore::connect_with(url, options).map_err(|e| {

@@ -62,10 +62,18 @@ pub(crate) fn write_events(
     valid: &[ValidEvent],
     vectors: Option<&NoteVectors>,
 ) -> Result<Vec<StoreReceipt>, Error> {
+    let keys: Vec<_> = valid
+        .iter()
+        .map(|v| (v.event.owner_id.clone(), v.event.source_id.clone()))
+        .collect();
+    let stored = tx.event_ids_by_sources(&keys)?;
+    // The first input of each (owner, source id) in this batch.
+    let mut first: std::collections::HashMap<_, Uuid> = std::collections::HashMap::new();
     let mut receipts = Vec::with_capacity(valid.len());
-    for v in valid {
+    let (mut events, mut nodes, mut embedded) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, (v, existing)) in valid.iter().zip(stored).enumerate() {
         let event = &v.event;
-        if let Some(existing) = tx.event_id_by_source(&event.owner_id, &event.source_id)? {
+        if let Some(existing) = existing.or_else(|| first.get(&keys[i]).copied()) {
             receipts.push(StoreReceipt {
                 event_id: existing,
                 node_id: ids::note_node_id(existing),
@@ -73,17 +81,24 @@ pub(crate) fn write_events(
             });
             continue;
         }
-        tx.insert_event(event)?;
+        first.insert(keys[i].clone(), event.id);
         let node = Node::note_for(event, v.node_type);
-        tx.insert_node(&node)?;
         if let Some(vectors) = vectors {
-            tx.put_embedding(node.id, &vectors.model, &vectors.vectors[receipts.len()])?;
+            // Vectors are in input order, one per input.
+            embedded.push((node.id, vectors.vectors[i].as_slice()));
         }
         receipts.push(StoreReceipt {
             event_id: event.id,
             node_id: node.id,
             created: true,
         });
+        events.push(event.clone());
+        nodes.push(node);
+    }
+    tx.insert_events(&events)?;
+    tx.insert_nodes(&nodes)?;
+    if let Some(vectors) = vectors {
+        tx.put_embeddings(&vectors.model, &embedded)?;
     }
     Ok(receipts)
 }

@@ -114,8 +114,9 @@ const DETAILS: &[&str] = &[
     "",
 ];
 
-/// A seeded generator of English-like turns and questions about them.
-struct Gen(u64);
+/// A seeded generator of English-like turns and questions about them
+/// (also `kith bench owners`').
+pub(crate) struct Gen(pub(crate) u64);
 
 impl Gen {
     fn next(&mut self) -> u64 {
@@ -130,7 +131,7 @@ impl Gen {
     }
 
     /// Message `i` (the index keeps every message distinct).
-    fn message(&mut self, i: usize) -> (String, String) {
+    pub(crate) fn message(&mut self, i: usize) -> (String, String) {
         let who = self.pick(PEOPLE).to_string();
         let text = format!(
             "{} I {} {} {} {} {} (note {i})",
@@ -144,7 +145,8 @@ impl Gen {
         (who, text)
     }
 
-    fn question(&mut self) -> String {
+    /// A question about what the messages say.
+    pub(crate) fn question(&mut self) -> String {
         let person = self.pick(PEOPLE);
         let activity = self.pick(ACTIVITIES);
         match self.next() % 3 {

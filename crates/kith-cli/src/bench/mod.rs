@@ -16,6 +16,7 @@ pub mod extract;
 pub mod http;
 pub mod latency;
 pub mod locomo;
+pub mod owners;
 pub mod percentile;
 pub mod recall;
 pub mod split;
@@ -94,6 +95,28 @@ pub fn run(
                 database_url,
                 postgres_only: *postgres_only,
                 keep: *keep,
+            },
+            json,
+        );
+    }
+    if let BenchCommand::Owners {
+        owners,
+        per_owner,
+        queries,
+        embeddings,
+        postgres_only,
+        hnsw,
+    } = which
+    {
+        return owners::run(
+            &owners::OwnersOptions {
+                owners: *owners,
+                per_owner: *per_owner,
+                queries: *queries,
+                embeddings,
+                database_url,
+                postgres_only: *postgres_only,
+                hnsw: *hnsw,
             },
             json,
         );

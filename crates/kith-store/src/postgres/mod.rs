@@ -49,6 +49,8 @@
 //! append-only triggers) are [`StoreErrorKind::Conflict`]; data corruption
 //! (XX001, XX002) is [`StoreErrorKind::Corrupted`].
 
+mod batch;
+pub mod hnsw;
 mod rows;
 pub mod schema;
 mod search;
@@ -75,8 +77,8 @@ pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
-    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError, StoreErrorKind,
+    StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 use search::PgVector;
 use sql::{refs, Arg, Select};
@@ -104,6 +106,9 @@ pub struct PgOptions {
     pub vector_cache: VectorCacheMode,
     /// Cap on the vectors held in memory, in bytes.
     pub vector_cache_bytes: usize,
+    /// Answer vector searches with pgvector's HNSW index ([`hnsw`]) instead
+    /// of the paths `vector_cache` chooses. Opt-in; off by default.
+    pub hnsw: bool,
 }
 
 impl Default for PgOptions {
@@ -111,6 +116,7 @@ impl Default for PgOptions {
         PgOptions {
             vector_cache: VectorCacheMode::Background,
             vector_cache_bytes: vectors::DEFAULT_BUDGET_MB * 1024 * 1024,
+            hnsw: false,
         }
     }
 }
@@ -128,6 +134,7 @@ impl PgOptions {
         Ok(PgOptions {
             vector_cache: VectorCacheMode::from_env()?.unwrap_or(mode),
             vector_cache_bytes: VectorCache::budget_from_env()?,
+            hnsw: hnsw::from_env()?,
         })
     }
 }
@@ -141,6 +148,10 @@ pub struct PgStore {
     vectors: Arc<Mutex<VectorCache>>,
     /// Lexical search's average node length and when it was sampled.
     avg_lexemes: Mutex<Option<(std::time::Instant, f64)>>,
+    /// Round trips made, and statements recorded for tests.
+    log: StatementLog,
+    /// Vector searches through pgvector's HNSW index (opt-in).
+    hnsw: bool,
 }
 
 /// A connection and its prepared statements.
@@ -175,6 +186,8 @@ impl PgStore {
             pool: Mutex::new(Vec::new()),
             vectors: Arc::new(Mutex::new(cache)),
             avg_lexemes: Mutex::new(None),
+            log: StatementLog::default(),
+            hnsw: options.hnsw,
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -481,6 +494,7 @@ impl Store for PgStore {
                 BUSY_TIMEOUT.as_secs()
             ),
         };
+        self.log.sent(&sql);
         if let Err(e) = conn.client.batch_execute(&sql) {
             let err = map_err(e);
             // The connection may sit in an aborted transaction; close it.
@@ -513,6 +527,10 @@ impl Store for PgStore {
             "VACUUM (ANALYZE) of events, nodes, edges, operations, embeddings, work_items".into(),
         ])
     }
+
+    fn statement_log(&self) -> Option<&StatementLog> {
+        Some(&self.log)
+    }
 }
 
 struct PgTx<'a> {
@@ -528,6 +546,7 @@ impl Drop for PgTx<'_> {
         if let Some(mut conn) = self.conn.take() {
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
+            self.store.log.sent("ROLLBACK");
             if conn.client.batch_execute("ROLLBACK").is_ok() {
                 self.store.release(conn);
             }
@@ -583,18 +602,41 @@ impl PgTx<'_> {
             ));
         }
         let conn = self.conn.as_mut().expect("transaction connection is live");
+        let log = &self.store.log;
         let result = (|| {
             let statement = match conn.statements.get(sql) {
                 Some(s) => s.clone(),
                 None => {
+                    // Preparing is a round trip of its own, once per
+                    // connection and statement text.
+                    log.sent(sql);
                     let s = conn.client.prepare(sql)?;
                     conn.statements.insert(sql.to_string(), s.clone());
                     s
                 }
             };
+            log.sent(sql);
             conn.client.query(&statement, args)
         })();
         result.map_err(|e| {
+            let err = map_err(e);
+            self.failed = Some(err.clone());
+            err
+        })
+    }
+
+    /// Runs statements without parameters or rows (settings) in one round
+    /// trip. A failure marks the transaction as aborted.
+    fn execute_batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        if let Some(err) = &self.failed {
+            return Err(StoreError::new(
+                err.kind(),
+                format!("the transaction was aborted by an earlier error: {err}"),
+            ));
+        }
+        self.store.log.sent(sql);
+        let conn = self.conn.as_mut().expect("transaction connection is live");
+        conn.client.batch_execute(sql).map_err(|e| {
             let err = map_err(e);
             self.failed = Some(err.clone());
             err
@@ -645,6 +687,27 @@ impl PgTx<'_> {
             .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "a count returned no row"))?;
         Ok(n as u64)
     }
+}
+
+/// Refuses a vector pgvector cannot hold or kith must not rank: empty,
+/// not finite, or longer than pgvector's 65,535 dimensions.
+fn check_vector(node_id: Uuid, vector: &[f32]) -> Result<(), StoreError> {
+    if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("node {node_id}: an embedding must be non-empty and finite"),
+        ));
+    }
+    if vector.len() > usize::from(u16::MAX) {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!(
+                "node {node_id}: an embedding of {} dimensions is more than pgvector holds",
+                vector.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn conflict(what: String) -> StoreError {
@@ -702,6 +765,41 @@ impl Tx for PgTx<'_> {
         Ok(row.get(0))
     }
 
+    fn insert_events(&mut self, events: &[Event]) -> Result<Vec<i64>, StoreError> {
+        self.batch_insert_events(events)
+    }
+
+    fn event_ids_by_sources(
+        &mut self,
+        keys: &[(OwnerId, SourceId)],
+    ) -> Result<Vec<Option<Uuid>>, StoreError> {
+        self.batch_event_ids_by_sources(keys)
+    }
+
+    fn insert_nodes(&mut self, nodes: &[Node]) -> Result<(), StoreError> {
+        self.batch_insert_nodes(nodes)
+    }
+
+    fn insert_edges(&mut self, edges: &[Edge]) -> Result<(), StoreError> {
+        self.batch_insert_edges(edges)
+    }
+
+    fn append_operations(&mut self, ops: &[Operation]) -> Result<(), StoreError> {
+        self.batch_append_operations(ops)
+    }
+
+    fn insert_work_items(&mut self, items: &[WorkItem]) -> Result<(), StoreError> {
+        self.batch_insert_work_items(items)
+    }
+
+    fn get_work_items(&mut self, event_ids: &[Uuid]) -> Result<Vec<WorkItem>, StoreError> {
+        self.batch_get_work_items(event_ids)
+    }
+
+    fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
+        self.batch_put_embeddings(model, rows)
+    }
+
     fn event_id_by_source(
         &mut self,
         owner: &OwnerId,
@@ -737,6 +835,47 @@ impl Tx for PgTx<'_> {
             .iter()
             .map(rows::event)
             .collect()
+    }
+
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM events WHERE owner_id = $1 AND id = ANY($2)",
+            rows::EVENT_COLUMNS
+        );
+        self.query_map(&sql, &[&owner.as_str(), &ids], rows::event)
+    }
+
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[kith_core::SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if sessions.is_empty() {
+            return Ok(Vec::new());
+        }
+        let names: Vec<&str> = sessions.iter().map(|s| s.as_str()).collect();
+        // Each session's first `limit` events through the
+        // (owner, session, seq) index, in the order the sessions were given.
+        let sql = format!(
+            "SELECT e.* FROM unnest($2::text[]) WITH ORDINALITY AS s(id, ord)
+             CROSS JOIN LATERAL (
+                 SELECT {} FROM events
+                 WHERE owner_id = $1 AND session_id = s.id ORDER BY seq LIMIT $3
+             ) e
+             ORDER BY s.ord, e.seq",
+            rows::EVENT_COLUMNS
+        );
+        // NULL: no limit.
+        let limit = (limit > 0).then_some(limit as i64);
+        self.query_map(&sql, &[&owner.as_str(), &names, &limit], rows::event)
     }
 
     fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
@@ -934,6 +1073,37 @@ impl Tx for PgTx<'_> {
             rows::EDGE_COLUMNS
         );
         self.query_map(&sql, &[&node], rows::edge)
+    }
+
+    fn edges_of_nodes(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<HashMap<Uuid, Vec<Edge>>, StoreError> {
+        if nodes.is_empty() {
+            return Ok(HashMap::new());
+        }
+        // Two index scans (source, target) rather than one OR over both.
+        let sql = format!(
+            "SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND source_id = ANY($2)
+             UNION
+             SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND target_id = ANY($2)
+             ORDER BY seq",
+            cols = rows::EDGE_COLUMNS
+        );
+        let wanted: std::collections::HashSet<Uuid> = nodes.iter().copied().collect();
+        let mut out: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+        for edge in self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)? {
+            // In seq order for each end asked about (both, for an edge
+            // between two of them; once, for a loop).
+            if wanted.contains(&edge.target_id) && edge.target_id != edge.source_id {
+                out.entry(edge.target_id).or_default().push(edge.clone());
+            }
+            if wanted.contains(&edge.source_id) {
+                out.entry(edge.source_id).or_default().push(edge);
+            }
+        }
+        Ok(out)
     }
 
     fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {
@@ -1360,21 +1530,7 @@ impl Tx for PgTx<'_> {
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError> {
-        if vector.is_empty() || vector.iter().any(|v| !v.is_finite()) {
-            return Err(StoreError::new(
-                StoreErrorKind::Other,
-                format!("node {node_id}: an embedding must be non-empty and finite"),
-            ));
-        }
-        if vector.len() > usize::from(u16::MAX) {
-            return Err(StoreError::new(
-                StoreErrorKind::Other,
-                format!(
-                    "node {node_id}: an embedding of {} dimensions is more than pgvector holds",
-                    vector.len()
-                ),
-            ));
-        }
+        check_vector(node_id, vector)?;
         self.writable()?;
         // One round trip: the owner comes from the node (none: no row, so
         // the node does not exist), and a replacement takes a new seq, as
@@ -1470,19 +1626,30 @@ impl Tx for PgTx<'_> {
             return Ok(Vec::new());
         };
         let limit = if q.limit == 0 { 10 } else { q.limit };
-        let state = self.query(vectors::STATE_SQL, &[])?;
-        let (generation, max_seq): (Option<String>, i64) = state
-            .first()
-            .map(|r| (r.get(0), r.get(1)))
-            .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?;
+        // The in-process copy's state (the HNSW path needs none).
+        let (generation, max_seq): (Option<String>, i64) = if self.store.hnsw {
+            (None, 0)
+        } else {
+            let state = self.query(vectors::STATE_SQL, &[])?;
+            state
+                .first()
+                .map(|r| (r.get(0), r.get(1)))
+                .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?
+        };
         // Slack for candidates the re-check drops (no longer active, or not
         // of the lifecycle asked for); if it drops too many, the scan is
         // asked for more until it runs out of rows.
         let mut k = limit * 2 + 16;
         loop {
-            let found = match vectors::plan(self, q, generation.clone(), max_seq, k)? {
-                vectors::Plan::Sql => return search::decode_hits(&self.query_args(&sql, &args)?),
-                vectors::Plan::Scanned(found) => found,
+            let found = if self.store.hnsw {
+                hnsw::search(self, q, k)?
+            } else {
+                match vectors::plan(self, q, generation.clone(), max_seq, k)? {
+                    vectors::Plan::Sql => {
+                        return search::decode_hits(&self.query_args(&sql, &args)?)
+                    }
+                    vectors::Plan::Scanned(found) => found,
+                }
             };
             if found.is_empty() {
                 return Ok(Vec::new());
@@ -1659,20 +1826,22 @@ impl Tx for PgTx<'_> {
         let mut conn = self.conn.take().expect("transaction connection is live");
         // A transaction that changed a row has a transaction id; one that
         // only read (or only took the advisory lock) has none and leaves the
-        // write generation alone.
-        if self.mode == TxMode::Write {
-            let bump = conn.client.batch_execute(&format!(
+        // write generation alone. The bump and COMMIT go in one round trip:
+        // if the bump fails the server skips the COMMIT, and the
+        // transaction is rolled back below.
+        let sql = if self.mode == TxMode::Write {
+            format!(
                 "INSERT INTO kith_meta (key, value)
                  SELECT '{key}', '1' WHERE txid_current_if_assigned() IS NOT NULL
-                 ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text",
+                 ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text;
+                 COMMIT",
                 key = crate::WRITE_GENERATION_KEY
-            ));
-            if let Err(e) = bump {
-                let _ = conn.client.batch_execute("ROLLBACK");
-                return Err(map_err(e).context("commit"));
-            }
-        }
-        match conn.client.batch_execute("COMMIT") {
+            )
+        } else {
+            "COMMIT".to_string()
+        };
+        self.store.log.sent(&sql);
+        match conn.client.batch_execute(&sql) {
             Ok(()) => {
                 self.store.release(conn);
                 Ok(())

@@ -279,12 +279,21 @@ impl Ingest<'_> {
     ) -> Result<Vec<crate::StoreReceipt>, Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
         let receipts = crate::write::write_events(&mut *tx, valid, vectors)?;
+        // One read and one multi-row write, not two statements a message.
+        let event_ids: Vec<Uuid> = receipts.iter().map(|r| r.event_id).collect();
+        let mut have: std::collections::HashSet<Uuid> = tx
+            .get_work_items(&event_ids)?
+            .into_iter()
+            .map(|w| w.event_id)
+            .collect();
+        let mut items = Vec::new();
         for (v, r) in valid.iter().zip(&receipts) {
-            if tx.get_work_item(r.event_id)?.is_some() {
+            // A message repeated in the batch gets one work item.
+            if !have.insert(r.event_id) {
                 continue;
             }
             let e = &v.event;
-            tx.insert_work_item(&WorkItem {
+            items.push(WorkItem {
                 event_id: r.event_id,
                 owner_id: e.owner_id.clone(),
                 scope: e.scope.clone(),
@@ -296,8 +305,9 @@ impl Ingest<'_> {
                 options: json!({"first_person_owner": options.first_person_owner}),
                 created_at: e.ingested_at,
                 updated_at: e.ingested_at,
-            })?;
+            });
         }
+        tx.insert_work_items(&items)?;
         tx.commit()?;
         Ok(receipts)
     }

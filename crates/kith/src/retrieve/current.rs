@@ -180,12 +180,29 @@ pub fn put_current_first(
             });
         }
     }
+    // Every turn to bring in, with its note, in two reads (two round trips
+    // on a server), not two per turn.
+    let turns: Vec<Uuid> = sources
+        .iter()
+        .flat_map(|(_, _, s)| s.current_events.iter().rev().take(CURRENT_TURNS).copied())
+        .collect();
+    let events: HashMap<Uuid, kith_store::StoredEvent> = tx
+        .get_events(&req.owner, &turns)?
+        .into_iter()
+        .map(|e| (e.event.id, e))
+        .collect();
+    let note_ids: Vec<Uuid> = turns.iter().map(|e| ids::note_node_id(*e)).collect();
+    let notes: HashMap<Uuid, kith_core::Node> = tx
+        .get_nodes(&note_ids)?
+        .into_iter()
+        .map(|n| (n.id, n))
+        .collect();
     for (i, (node_id, score, s)) in sources.iter().enumerate() {
         for event_id in s.current_events.iter().rev().take(CURRENT_TURNS) {
-            let Some(event) = tx.get_event(*event_id)? else {
+            let Some(event) = events.get(event_id).cloned() else {
                 continue;
             };
-            let Some(note) = tx.get_node(ids::note_node_id(*event_id))? else {
+            let Some(note) = notes.get(&ids::note_node_id(*event_id)).cloned() else {
                 continue;
             };
             if note.owner_id != req.owner || !passes(&note, Some(&event), &req.filters) {

@@ -124,6 +124,9 @@ pub fn candidates(
     let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
     let mut seen = HashSet::new();
     let mut visited = HashSet::new();
+    // Entities' edges and the nodes at their ends, read in batches.
+    let mut edges_of: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+    let mut ends: HashMap<Uuid, kith_core::Node> = HashMap::new();
     while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
         if !visited.insert(entity_id) {
             continue;
@@ -131,7 +134,42 @@ pub fn candidates(
         if by_alias {
             findings.people.push(name);
         }
-        for edge in tx.edges_of(entity_id)?.into_iter().filter(Edge::is_open) {
+        if !edges_of.contains_key(&entity_id) {
+            // This entity's edges and those of every entity still queued,
+            // with the nodes at their other ends, in two reads (two round
+            // trips on a server) rather than one per entity and per node.
+            let mut batch = vec![entity_id];
+            batch.extend(
+                queue
+                    .iter()
+                    .map(|q| q.0)
+                    .filter(|id| !visited.contains(id) && !edges_of.contains_key(id)),
+            );
+            let mut found = tx.edges_of_nodes(&req.owner, &batch)?;
+            let far: Vec<Uuid> = found
+                .iter()
+                .flat_map(|(id, edges)| {
+                    edges.iter().map(move |e| {
+                        if e.source_id == *id {
+                            e.target_id
+                        } else {
+                            e.source_id
+                        }
+                    })
+                })
+                .filter(|id| !ends.contains_key(id))
+                .collect();
+            ends.extend(tx.get_nodes(&far)?.into_iter().map(|n| (n.id, n)));
+            for id in batch {
+                edges_of.insert(id, found.remove(&id).unwrap_or_default());
+            }
+        }
+        let edges: Vec<Edge> = edges_of[&entity_id]
+            .iter()
+            .filter(|e| e.is_open())
+            .cloned()
+            .collect();
+        for edge in edges {
             if is_accepted_alias(&edge) {
                 let other = if edge.source_id == entity_id {
                     edge.target_id
@@ -141,7 +179,7 @@ pub fn candidates(
                 if visited.contains(&other) || visited.len() + queue.len() >= MAX_ENTITIES {
                     continue;
                 }
-                if let Some(alias) = tx.get_node(other)? {
+                if let Some(alias) = ends.get(&other) {
                     if alias.owner_id == req.owner && alias.lifecycle.is_active() {
                         let next = format!("{via}, accepted alias of {}", alias.content);
                         let person = is_person(&alias);
@@ -176,7 +214,7 @@ pub fn candidates(
             if !seen.insert(reached) {
                 continue;
             }
-            let Some(claim) = tx.get_node(reached)? else {
+            let Some(claim) = ends.get(&reached).cloned() else {
                 continue;
             };
             if claim.owner_id != req.owner {
@@ -194,11 +232,23 @@ pub fn candidates(
         }
     }
     claims.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (i, (_, _, claim, via)) in claims.into_iter().take(50).enumerate() {
-        let event = match claim.evidence_refs.first() {
-            Some(id) => tx.get_event(*id)?,
-            None => None,
-        };
+    claims.truncate(50);
+    // Every claim's source event in one read.
+    let firsts: Vec<Uuid> = claims
+        .iter()
+        .filter_map(|c| c.2.evidence_refs.first().copied())
+        .collect();
+    let events: HashMap<Uuid, kith_store::StoredEvent> = tx
+        .get_events(&req.owner, &firsts)?
+        .into_iter()
+        .map(|e| (e.event.id, e))
+        .collect();
+    for (i, (_, _, claim, via)) in claims.into_iter().enumerate() {
+        let event = claim
+            .evidence_refs
+            .first()
+            .and_then(|id| events.get(id))
+            .cloned();
         if !passes(&claim, event.as_ref(), &req.filters) {
             continue;
         }

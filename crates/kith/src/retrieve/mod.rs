@@ -48,8 +48,7 @@ use kith_core::{
     ids, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId, Timestamp,
 };
 use kith_store::{
-    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode,
-    VectorQuery,
+    LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode, VectorQuery,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -794,22 +793,33 @@ fn neighbour_candidates(
     sources: &[Source],
     pool: &mut Pool,
 ) -> Result<(), Error> {
-    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> = HashMap::new();
+    // Every source's session in one call (one round trip on a server).
+    let mut names: Vec<SessionId> = Vec::new();
+    for s in sources.iter().filter(|s| s.event_id.is_some()) {
+        if let Some(session) = &s.session {
+            if !names.contains(session) {
+                names.push(session.clone());
+            }
+        }
+    }
+    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
+        names.iter().map(|s| (s.clone(), Vec::new())).collect();
+    for e in tx.list_session_events(&req.owner, &names, 5_000)? {
+        if let Some(list) = e
+            .event
+            .session_id
+            .as_ref()
+            .and_then(|s| sessions.get_mut(s))
+        {
+            list.push(e);
+        }
+    }
     // (source index, session, position of the neighbour, share)
     let mut wanted: Vec<(usize, SessionId, usize, f64)> = Vec::new();
     for (i, source) in sources.iter().enumerate() {
         let (Some(event_id), Some(session)) = (&source.event_id, &source.session) else {
             continue;
         };
-        if !sessions.contains_key(session) {
-            let events = tx.list_events(&EventQuery {
-                owner: Some(req.owner.clone()),
-                session: Some(session.clone()),
-                limit: 5_000,
-                ..EventQuery::default()
-            })?;
-            sessions.insert(session.clone(), events);
-        }
         let events = &sessions[session];
         let Some(at) = events.iter().position(|e| e.event.id == *event_id) else {
             continue;
@@ -882,12 +892,24 @@ fn recency_candidates(
         limit: 10,
         ..NodeQuery::default()
     })?;
+    // Their source events in one read.
+    let firsts: Vec<Uuid> = newest
+        .iter()
+        .filter_map(|s| s.node.evidence_refs.first().copied())
+        .collect();
+    let events: HashMap<Uuid, StoredEvent> = tx
+        .get_events(&req.owner, &firsts)?
+        .into_iter()
+        .map(|e| (e.event.id, e))
+        .collect();
     let mut rank = 0;
     for s in newest {
-        let event = match s.node.evidence_refs.first() {
-            Some(id) => tx.get_event(*id)?,
-            None => None,
-        };
+        let event = s
+            .node
+            .evidence_refs
+            .first()
+            .and_then(|id| events.get(id))
+            .cloned();
         if !passes(&s.node, event.as_ref(), &req.filters) {
             continue;
         }

@@ -1,0 +1,292 @@
+//! `kith bench owners`: many owners in one store. `owners` × `per_owner`
+//! generated memories (each owner's imported with `store_batch` of 500, as
+//! a bulk import per user would), then `queries` retrievals, each for an
+//! owner drawn at random, on SQLite and on PostgreSQL side by side:
+//! import throughput, retrieve p50/p95/p99 and queries per second (one
+//! client, so 1,000 / mean ms).
+//!
+//! With `--hnsw` (PostgreSQL), pgvector's HNSW index is built after the
+//! import (build time reported) and the same queries run again through
+//! the opt-in HNSW path, beside the in-process copy; the vector path alone
+//! is compared for recall@10 of HNSW against the exact copy.
+//!
+//! Embeddings: one model for corpus and queries (vectors of two models are
+//! never compared). At a million memories MiniLM would take hours on two
+//! cores, so runs of that size use `--embeddings hashing-384` (a
+//! deterministic hashing embedder of MiniLM's dimension: the same vector
+//! sizes and scan costs, not its quality); the query's MiniLM embedding
+//! time is in `kith bench latency`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use kith::database::{PgOptions, VectorCacheMode};
+use kith::embedding::EmbeddingSpec;
+use kith::{EventInput, Memory, RetrieveRequest};
+use serde::Serialize;
+
+use super::latency::Gen;
+use crate::retrieve::bar;
+
+/// Options.
+pub struct OwnersOptions<'a> {
+    /// Owners.
+    pub owners: usize,
+    /// Memories per owner.
+    pub per_owner: usize,
+    /// Retrievals timed (after 20 warm-up calls).
+    pub queries: usize,
+    /// The embedding model (`hashing-384`, `minilm`, `none`, …).
+    pub embeddings: &'a str,
+    /// A PostgreSQL server: a fresh database `kith_bench_owners` is made
+    /// through it (CREATEDB) and dropped afterwards.
+    pub database_url: Option<&'a str>,
+    /// PostgreSQL only.
+    pub postgres_only: bool,
+    /// Also measure pgvector's HNSW index (PostgreSQL).
+    pub hnsw: bool,
+}
+
+/// Figures for one backend (and vector path).
+#[derive(Debug, Serialize)]
+struct Figures {
+    backend: String,
+    vector_path: String,
+    owners: usize,
+    per_owner: usize,
+    embedding_model: String,
+    import_per_sec: f64,
+    import_secs: f64,
+    queries: usize,
+    retrieve_p50_ms: f64,
+    retrieve_p95_ms: f64,
+    retrieve_p99_ms: f64,
+    queries_per_sec: f64,
+    mean_search_ms: f64,
+    /// HNSW only: index build time and the vector path's recall@10 against
+    /// the exact in-process copy.
+    index_build_secs: Option<f64>,
+    vector_recall_at_10: Option<f64>,
+}
+
+const DB: &str = "kith_bench_owners";
+const SEED: u64 = 0x5EED_0000_0BE5;
+
+/// Runs the benchmark.
+pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
+    let backends: &[Option<&str>] = match (o.database_url, o.postgres_only) {
+        (Some(url), true) => &[Some(url)],
+        (Some(url), false) => &[None, Some(url)],
+        (None, true) => anyhow::bail!("--postgres-only needs --database-url"),
+        (None, false) => &[None],
+    };
+    if o.hnsw && o.database_url.is_none() {
+        anyhow::bail!("--hnsw needs --database-url (it is pgvector's index)");
+    }
+    let mut all = Vec::new();
+    for url in backends {
+        let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
+        let (memory, db) = open(*url, &tmp.path().join("owners.kith"), o)?;
+        let import = import(&memory, o)?;
+        if let Some(url) = url {
+            // The steady state autovacuum reaches a minute after a load.
+            kith::database::analyze_database(url, DB)?;
+        }
+        let f = measure(&memory, o, import, "exact", None)?;
+        print(&f, json);
+        all.push(f);
+        if let (true, Some(db)) = (o.hnsw, &db) {
+            let dim = memory.embedder().map_or(0, |e| e.dimension());
+            let built = kith::database::create_hnsw_index(db, dim)?;
+            let hnsw = Memory::connect_with(
+                db,
+                PgOptions {
+                    hnsw: true,
+                    ..PgOptions::default()
+                },
+            )?;
+            let recall = recall_at_10(&memory, &hnsw, o)?;
+            let mut f = measure(&hnsw, o, import, "pgvector hnsw", Some(recall))?;
+            f.index_build_secs = Some(built.as_secs_f64());
+            print(&f, json);
+            all.push(f);
+            drop(hnsw);
+        }
+        drop(memory);
+        if let Some(url) = url {
+            kith::database::drop_database(url, DB)?;
+        }
+    }
+    if json {
+        crate::render::json(&all)?;
+    }
+    Ok(())
+}
+
+/// A fresh memory: a pack in `dir`, or the database `DB` on `url`.
+fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory, Option<String>)> {
+    let embedder = EmbeddingSpec::parse(o.embeddings)?.load()?;
+    Ok(match url {
+        Some(url) => {
+            let db = kith::database::create_database(url, DB, true)?;
+            // The server's default: an owner's first search is pgvector's
+            // exact scan while its copy loads in the background. With many
+            // owners most searches meet an owner not yet copied.
+            let options = PgOptions {
+                vector_cache: VectorCacheMode::Background,
+                ..PgOptions::from_env()?
+            };
+            (
+                Memory::init_database_with(&db, embedder, options)?,
+                Some(db),
+            )
+        }
+        None => (
+            match embedder {
+                Some(e) => Memory::init_with_embedder(dir, e)?,
+                None => Memory::init(dir)?,
+            },
+            None,
+        ),
+    })
+}
+
+/// Imports every owner's memories; returns (memories/s, seconds).
+fn import(memory: &Memory, o: &OwnersOptions<'_>) -> Result<(f64, f64)> {
+    let total = o.owners * o.per_owner;
+    let progress = bar(total as u64, "memories imported");
+    let mut gen = Gen(SEED);
+    let started = Instant::now();
+    for owner in 0..o.owners {
+        let mut i = 0;
+        while i < o.per_owner {
+            let end = (i + 500).min(o.per_owner);
+            let batch: Vec<EventInput> = (i..end)
+                .map(|j| {
+                    let (who, text) = gen.message(j);
+                    EventInput {
+                        owner_id: Some(format!("u{owner}")),
+                        session_id: Some(format!("s{}", j / 20)),
+                        speaker: Some(who),
+                        source_id: Some(format!("m{j}")),
+                        ..EventInput::new("user", &text)
+                    }
+                })
+                .collect();
+            memory.store_batch(batch)?;
+            progress.inc((end - i) as u64);
+            i = end;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    Ok((total as f64 / secs.max(1e-9), secs))
+}
+
+/// The `n`th timed question and its owner (the same sequence for every
+/// backend and path).
+fn questions(o: &OwnersOptions<'_>, n: usize) -> Vec<(String, String)> {
+    let mut gen = Gen(SEED ^ 0xA5A5);
+    let mut pick = kith::rng::Rng::new(SEED);
+    (0..n)
+        .map(|_| {
+            let owner = format!("u{}", pick.below(o.owners.max(1)));
+            (owner, gen.question())
+        })
+        .collect()
+}
+
+/// Times `queries` retrievals after 20 warm-up ones.
+fn measure(
+    memory: &Memory,
+    o: &OwnersOptions<'_>,
+    (import_per_sec, import_secs): (f64, f64),
+    path: &str,
+    recall: Option<f64>,
+) -> Result<Figures> {
+    let mut times = Vec::with_capacity(o.queries);
+    let mut search = 0.0;
+    for (q, (owner, question)) in questions(o, o.queries + 20).into_iter().enumerate() {
+        let req = RetrieveRequest::new(&owner, &question)?;
+        let started = Instant::now();
+        let r = memory.retrieve(&req)?;
+        if q >= 20 {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+            search += r.timings.search_ms;
+        }
+    }
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| super::percentile::percentile(&times, p);
+    Ok(Figures {
+        backend: memory.store_backend().backend_name().to_string(),
+        vector_path: path.to_string(),
+        owners: o.owners,
+        per_owner: o.per_owner,
+        embedding_model: memory
+            .embedder()
+            .map_or_else(|| "none".into(), |e| e.model_id().to_string()),
+        import_per_sec,
+        import_secs,
+        queries: o.queries,
+        retrieve_p50_ms: pct(0.50),
+        retrieve_p95_ms: pct(0.95),
+        retrieve_p99_ms: pct(0.99),
+        queries_per_sec: 1000.0 / mean.max(1e-9),
+        mean_search_ms: search / o.queries.max(1) as f64,
+        index_build_secs: None,
+        vector_recall_at_10: recall,
+    })
+}
+
+/// The vector path alone, top 10, through `approx` against `exact`: the
+/// share of exact's nodes that `approx` finds, over 100 questions.
+fn recall_at_10(exact: &Memory, approx: &Memory, o: &OwnersOptions<'_>) -> Result<f64> {
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (owner, question) in questions(o, 100) {
+        let mut req = RetrieveRequest::new(&owner, &question)?;
+        req.paths = kith::RetrievePaths {
+            lexical: false,
+            vector: true,
+            graph: false,
+            neighbours: false,
+            recency: false,
+            speaker_boost: false,
+            dated: false,
+        };
+        req.limit = 10;
+        req.record = false;
+        let ids = |m: &Memory| -> Result<Vec<uuid::Uuid>> {
+            Ok(m.retrieve(&req)?
+                .results
+                .iter()
+                .map(|h| h.node_id)
+                .collect())
+        };
+        let want = ids(exact)?;
+        let got = ids(approx)?;
+        wanted += want.len();
+        found += want.iter().filter(|id| got.contains(id)).count();
+    }
+    Ok(found as f64 / wanted.max(1) as f64)
+}
+
+fn print(f: &Figures, json: bool) {
+    if json {
+        return;
+    }
+    let build = f
+        .index_build_secs
+        .map(|s| format!("; index built in {s:.1} s"))
+        .unwrap_or_default();
+    let recall = f
+        .vector_recall_at_10
+        .map(|r| format!("; vector recall@10 {r:.3} vs exact"))
+        .unwrap_or_default();
+    println!(
+        "{:>8} {} owners × {} ({}, {}): import {:.0}/s ({:.0} s); retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.1} queries/s (mean search {:.2} ms){build}{recall}",
+        f.backend, f.owners, f.per_owner, f.embedding_model, f.vector_path, f.import_per_sec, f.import_secs,
+        f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms, f.queries_per_sec, f.mean_search_ms
+    );
+}
