@@ -72,6 +72,10 @@ pub fn run(
         embedding_cache,
         postgres_only,
         keep,
+        concurrency,
+        derived_vectors,
+        reuse,
+        recall,
     } = which
     {
         return crate::bench_latency::run(
@@ -85,6 +89,10 @@ pub fn run(
                 database_url,
                 postgres_only: *postgres_only,
                 keep: *keep,
+                concurrency: *concurrency,
+                derived_vectors: *derived_vectors,
+                reuse: *reuse,
+                recall_queries: *recall,
             },
             json,
         );

@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod bench_extract;
 mod bench_http;
+mod bench_derived;
 mod bench_latency;
 mod bench_recall;
 mod bench_split;
