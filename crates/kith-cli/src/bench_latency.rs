@@ -321,9 +321,9 @@ fn run_size(
 ) -> Result<Figures> {
     let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
     let embedder = match (embedder, o.derived_vectors) {
-        (Some(e), base) if base > 0 && base < n => Some(Arc::new(
-            crate::bench_derived::DerivedEmbedder::new(e, base),
-        ) as Arc<dyn Embedder>),
+        (Some(e), base) if base > 0 && base < n => {
+            Some(Arc::new(crate::bench_derived::DerivedEmbedder::new(e, base)) as Arc<dyn Embedder>)
+        }
         (e, _) => e,
     };
     let scratch = format!("kith_bench_latency_{n}");

@@ -5,9 +5,9 @@
 
 mod args;
 mod bench;
+mod bench_derived;
 mod bench_extract;
 mod bench_http;
-mod bench_derived;
 mod bench_latency;
 mod bench_recall;
 mod bench_split;

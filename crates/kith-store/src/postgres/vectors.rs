@@ -388,7 +388,10 @@ pub(super) fn plan(
             // A copy that stopped half way would answer from half the rows.
             drop(w);
             let mut c = lock()?;
-            if c.owners.get(owner).is_some_and(|o| Arc::ptr_eq(&o.writer, &writer)) {
+            if c.owners
+                .get(owner)
+                .is_some_and(|o| Arc::ptr_eq(&o.writer, &writer))
+            {
                 c.owners.remove(owner);
             }
             return Err(e);

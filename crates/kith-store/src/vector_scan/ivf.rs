@@ -37,9 +37,7 @@ const SAMPLE_PER_LIST: usize = 40;
 /// False when `KITH_VECTOR_INDEX=off` (every search is the exact scan).
 pub fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        std::env::var("KITH_VECTOR_INDEX").map_or(true, |v| v.trim() != "off")
-    })
+    *ON.get_or_init(|| std::env::var("KITH_VECTOR_INDEX").map_or(true, |v| v.trim() != "off"))
 }
 
 /// Lists probed at least (`KITH_VECTOR_PROBE`, default: a sixteenth of

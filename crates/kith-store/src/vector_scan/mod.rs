@@ -23,8 +23,8 @@
 //! asking the database; lifecycle can change, so callers re-check the best
 //! candidates in their transaction.
 
-mod kernels;
 pub mod ivf;
+mod kernels;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -294,7 +294,7 @@ impl Matrix {
             Some(&slot) => slot,
             None => {
                 let slot = self.view.slots;
-                if slot % SEGMENT_ROWS == 0 {
+                if slot.is_multiple_of(SEGMENT_ROWS) {
                     self.view.segments.push(Arc::new(Segment::default()));
                 }
                 let s = Arc::make_mut(self.view.segments.last_mut().expect("pushed above"));
@@ -359,29 +359,26 @@ impl Matrix {
         gone.len()
     }
 
-    /// Puts `slot` in its nearest list when there is an index, or builds
-    /// the index once the matrix is big enough.
+    /// Puts `slot` in its nearest list when there is an index (without
+    /// one, `maintain_index` builds it once a batch is absorbed).
     fn place(&mut self, slot: usize, vector: &[f32]) {
-        match self.view.index.as_mut() {
-            Some(index) => {
-                let index = Arc::make_mut(index);
-                let to = index.nearest(vector);
-                if slot < self.list_of.len() {
-                    let from = self.list_of[slot];
-                    if from != to {
-                        index.unlist(from, slot);
-                        index.list(to, slot);
-                    } else if !index.contains(to, slot) {
-                        index.list(to, slot);
-                    }
-                    self.list_of[slot] = to;
-                } else {
-                    index.list(to, slot);
-                    self.list_of.push(to);
-                }
+        let Some(index) = self.view.index.as_mut() else {
+            return;
+        };
+        let index = Arc::make_mut(index);
+        let to = index.nearest(vector);
+        if slot < self.list_of.len() {
+            let from = self.list_of[slot];
+            if from != to {
+                index.unlist(from, slot);
+                index.list(to, slot);
+            } else if !index.contains(to, slot) {
+                index.list(to, slot);
             }
-            // Built later, by `maintain_index`, once a batch is absorbed.
-            None => {}
+            self.list_of[slot] = to;
+        } else {
+            index.list(to, slot);
+            self.list_of.push(to);
         }
     }
 
@@ -520,10 +517,18 @@ mod tests {
         assert_eq!(before.len(), SEGMENT_ROWS + 3);
         assert_eq!(m.len(), SEGMENT_ROWS + 3);
         let q = query(vec![1.0, 0.0]);
-        let old: Vec<Uuid> = before.scan(&q, i64::MAX, 2000).into_iter().map(|h| h.0).collect();
+        let old: Vec<Uuid> = before
+            .scan(&q, i64::MAX, 2000)
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
         assert!(old.contains(&meta(7).node_id));
         assert!(old.contains(&meta(SEGMENT_ROWS + 1).node_id));
-        let new: Vec<Uuid> = m.scan(&q, i64::MAX, 2000).into_iter().map(|h| h.0).collect();
+        let new: Vec<Uuid> = m
+            .scan(&q, i64::MAX, 2000)
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
         assert!(!new.contains(&meta(SEGMENT_ROWS + 1).node_id));
         assert_eq!(new.last(), Some(&meta(7).node_id));
         let slot = SEGMENT_ROWS + 1;

@@ -76,13 +76,18 @@ type State = HashMap<usize, u8>;
 
 /// The hits as (node index, score).
 fn search(store: &dyn Store, owner_id: &str, ids: &[Uuid]) -> Vec<(usize, f32)> {
-    read(store, |tx| tx.search_vector(&query(owner_id)).expect("search_vector"))
-        .into_iter()
-        .map(|h| {
-            let node = ids.iter().position(|id| *id == h.node_id);
-            (node.expect("a hit is one of the owner's nodes"), h.score as f32)
-        })
-        .collect()
+    read(store, |tx| {
+        tx.search_vector(&query(owner_id)).expect("search_vector")
+    })
+    .into_iter()
+    .map(|h| {
+        let node = ids.iter().position(|id| *id == h.node_id);
+        (
+            node.expect("a hit is one of the owner's nodes"),
+            h.score as f32,
+        )
+    })
+    .collect()
 }
 
 /// True when every hit is its node's vector in `state`.
@@ -99,7 +104,8 @@ fn apply(tx: &mut dyn Tx, op: &Op, events: &[Event], nodes: &[Node], state: &Sta
         Op::PutPair(a, b, v) => {
             for n in [a, b] {
                 if !state.contains_key(&n) && tx.get_node(nodes[n].id).unwrap().is_none() {
-                    tx.insert_node(&note(&events[n])).expect("recreate the node");
+                    tx.insert_node(&note(&events[n]))
+                        .expect("recreate the node");
                 }
                 tx.put_embedding(nodes[n].id, MODEL, &vector_of(n, v))
                     .expect("put_embedding");
@@ -144,9 +150,9 @@ fn concurrent_searches_see_one_snapshot_and_every_acknowledged_write(store: &dyn
                         let states = states.lock().unwrap();
                         let to = (end + 1).min(states.len() - 1);
                         if !states[start..=to].iter().any(|st| hits_fit(&hits, st)) {
-                            torn.lock().unwrap().push(format!(
-                                "hits {hits:?} match no state in {start}..={to}"
-                            ));
+                            torn.lock()
+                                .unwrap()
+                                .push(format!("hits {hits:?} match no state in {start}..={to}"));
                         }
                     }
                 });
