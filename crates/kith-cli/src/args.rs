@@ -617,6 +617,24 @@ pub enum BenchCommand {
         /// query plans; by default PostgreSQL databases are dropped.
         #[arg(long)]
         keep: bool,
+        /// After the timed retrieves, run as many again with this many in
+        /// flight at once (threads sharing one store), reporting throughput
+        /// and p50/p95; 1 skips that phase.
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize,
+        /// Embed only the first N messages; derive the rest's vectors from
+        /// theirs (mixes of two with noise: for packs too big to embed
+        /// here). 0: embed every message.
+        #[arg(long, default_value_t = 0)]
+        derived_vectors: usize,
+        /// Reuse a pack a run with `--keep --dir` left (SQLite), skipping
+        /// the store phase.
+        #[arg(long)]
+        reuse: bool,
+        /// Compare the vector path's top 10 with the exact scan's on this
+        /// many held-out questions.
+        #[arg(long, default_value_t = 0)]
+        recall: usize,
     },
     /// Many owners in one store (SQLite, and PostgreSQL with
     /// --database-url): import throughput, retrieve p50/p95 and queries/s

@@ -110,6 +110,32 @@ pub trait Store: Send + Sync {
     fn statement_log(&self) -> Option<&StatementLog> {
         None
     }
+
+    /// For benchmarks of the vector index: `q`'s best `k` nodes as
+    /// searches find them (through the index where there is one) and by
+    /// the exact scan of every row, both from the in-process copy and with
+    /// no re-check. `None` when the backend keeps no such copy of `q`'s
+    /// owner and model.
+    fn vector_probe(&self, _q: &VectorQuery, _k: usize) -> Result<Option<VectorProbe>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// What [`Store::vector_probe`] found.
+#[derive(Debug, Clone, Default)]
+pub struct VectorProbe {
+    /// Node ids as searches rank them, best first.
+    pub searched: Vec<Uuid>,
+    /// Node ids as the exact scan ranks them, best first.
+    pub exact: Vec<Uuid>,
+    /// True when searches went through an index.
+    pub indexed: bool,
+    /// Vectors held for the owner and model.
+    pub rows: usize,
+    /// Time of the search, in ms.
+    pub searched_ms: f64,
+    /// Time of the exact scan, in ms.
+    pub exact_ms: f64,
 }
 
 /// What [`Tx::delete_nodes`] removed.

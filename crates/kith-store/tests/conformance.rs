@@ -28,6 +28,8 @@ mod fixtures;
 mod forget;
 #[path = "conformance/postgres_only.rs"]
 mod postgres_only;
+#[path = "conformance/snapshots.rs"]
+mod snapshots;
 #[path = "conformance/sqlite_only.rs"]
 mod sqlite_only;
 #[path = "conformance/vectors.rs"]

@@ -72,6 +72,7 @@ pub use kith_extract::{ExtractError, Provider};
 pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
 pub use kith_store::{StoreError, StoreErrorKind};
+pub use kith_store::{VectorProbe, VectorQuery};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::Memory;
 pub use neighbourhood::{NodeView, PathReport, PathRequest, PathStep};

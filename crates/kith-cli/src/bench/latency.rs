@@ -178,6 +178,27 @@ struct Figures {
     mean_search_ms: f64,
     mean_pack_ms: f64,
     mean_record_ms: f64,
+    /// The first retrieve after the store phase: it loads the owner's
+    /// vectors into memory and builds the index (ms).
+    first_retrieve_ms: f64,
+    /// Resident memory after the timed retrieves, and its peak (MiB).
+    rss_mib: f64,
+    peak_rss_mib: f64,
+    /// Mean share of the exact scan's top 10 found by the vector path
+    /// (with `--recall`), the queries measured, and whether an index
+    /// answered.
+    recall_at_10: Option<f64>,
+    recall_queries: usize,
+    indexed: bool,
+    /// Mean ms of the vector path and of the exact scan on those queries.
+    recall_search_ms: f64,
+    recall_exact_ms: f64,
+    /// Retrieves run at once in the concurrent phase (1: none ran).
+    concurrency: usize,
+    /// Retrieves a second in the concurrent phase.
+    concurrent_per_sec: f64,
+    concurrent_p50_ms: f64,
+    concurrent_p95_ms: f64,
 }
 
 /// Options.
@@ -202,6 +223,18 @@ pub struct LatencyOptions<'a> {
     pub postgres_only: bool,
     /// Leave packs and databases in place afterwards.
     pub keep: bool,
+    /// Retrieves in flight at once in a second, concurrent phase (1: no
+    /// such phase).
+    pub concurrency: usize,
+    /// Corpus vectors past this many messages are derived from the first
+    /// ones' (see [`super::derived`]); 0: every message is embedded.
+    pub derived_vectors: usize,
+    /// Reuse a pack left by an earlier run with `--keep` (same `--dir` and
+    /// size) instead of storing the corpus again.
+    pub reuse: bool,
+    /// Queries whose vector-path top 10 is compared with the exact scan's
+    /// (0: none).
+    pub recall_queries: usize,
 }
 
 /// Runs the benchmark.
@@ -254,6 +287,25 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
                 f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms,
                 f.mean_embed_ms, f.mean_search_ms, f.mean_pack_ms, f.mean_record_ms
             );
+            println!(
+                "{:>8} {:>7} memories: first retrieve {:.0} ms (loads the vectors, builds the index); RSS {:.0} MiB (peak {:.0} MiB)",
+                f.backend, f.memories, f.first_retrieve_ms, f.rss_mib, f.peak_rss_mib
+            );
+            if let Some(r) = f.recall_at_10 {
+                println!(
+                    "{:>8} {:>7} memories: vector path recall@10 vs the exact scan {:.4} on {} queries ({}; {:.2} ms vs exact {:.2} ms)",
+                    f.backend, f.memories, r, f.recall_queries,
+                    if f.indexed { "IVF index" } else { "exact scan" },
+                    f.recall_search_ms, f.recall_exact_ms
+                );
+            }
+            if f.concurrency > 1 {
+                println!(
+                    "{:>8} {:>7} memories, {} retrieves at once: {:.1} retrieves/s, p50 {:.2} ms, p95 {:.2} ms",
+                    f.backend, f.memories, f.concurrency, f.concurrent_per_sec,
+                    f.concurrent_p50_ms, f.concurrent_p95_ms
+                );
+            }
         }
         all.push(f);
     }
@@ -271,6 +323,12 @@ fn run_size(
     cached: Option<Arc<CachedEmbedder>>,
 ) -> Result<Figures> {
     let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
+    let embedder = match (embedder, o.derived_vectors) {
+        (Some(e), base) if base > 0 && base < n => {
+            Some(Arc::new(super::derived::DerivedEmbedder::new(e, base)) as Arc<dyn Embedder>)
+        }
+        (e, _) => e,
+    };
     let scratch = format!("kith_bench_latency_{n}");
     let memory = match database_url {
         Some(url) => {
@@ -281,6 +339,10 @@ fn run_size(
                 kith::database::PgOptions::from_env_or(kith::database::VectorCacheMode::Eager)?;
             Memory::init_database_with(&db, embedder, options)?
         }
+        None if o.reuse && dir.exists() => match embedder {
+            Some(e) => Memory::open(dir)?.with_embedder(e),
+            None => Memory::open(dir)?,
+        },
         None => {
             let _ = std::fs::remove_dir_all(dir);
             match embedder {
@@ -289,6 +351,7 @@ fn run_size(
             }
         }
     };
+    let reused = o.reuse && database_url.is_none() && memory.stats(None)?.events >= n as u64;
     let embedded_before = cached
         .as_ref()
         .map_or(0, |c| c.embedded.load(Ordering::Relaxed));
@@ -307,7 +370,7 @@ fn run_size(
         }
     };
     let progress = bar(n as u64, &format!("memories stored ({n})"));
-    let single = o.single.min(n);
+    let single = if reused { 0 } else { o.single.min(n) };
     let started = Instant::now();
     for i in 0..single {
         memory.store(input(&mut gen, i))?;
@@ -316,6 +379,14 @@ fn run_size(
     let single_secs = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let mut i = single;
+    if reused {
+        // The corpus is in the pack: only advance the generator, so the
+        // questions are the ones a fresh run asks.
+        for j in 0..n {
+            let _ = input(&mut gen, j);
+        }
+        i = n;
+    }
     while i < n {
         let end = (i + 500).min(n);
         let batch: Vec<EventInput> = (i..end).map(|j| input(&mut gen, j)).collect();
@@ -336,11 +407,15 @@ fn run_size(
     }
     let mut times = Vec::with_capacity(o.queries);
     let mut stages = [0f64; 4];
+    let mut first_retrieve_ms = 0.0;
     for q in 0..(o.queries + 20) {
         let req = RetrieveRequest::new("bench", &gen.question())?;
         let started = Instant::now();
         let r = memory.retrieve(&req)?;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if q == 0 {
+            first_retrieve_ms = ms;
+        }
         if q >= 20 {
             times.push(ms);
             stages[0] += r.timings.embed_ms;
@@ -351,6 +426,18 @@ fn run_size(
     }
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&times, p);
+    let recall = if o.recall_queries > 0 {
+        let questions: Vec<String> = (0..o.recall_queries).map(|_| gen.question()).collect();
+        vector_recall(&memory, &questions)?
+    } else {
+        None
+    };
+    let concurrent = if o.concurrency > 1 {
+        let questions: Vec<String> = (0..o.queries).map(|_| gen.question()).collect();
+        Some(concurrent_retrieves(&memory, &questions, o.concurrency)?)
+    } else {
+        None
+    };
     let qn = o.queries.max(1) as f64;
     let backend = memory.store_backend().backend_name().to_string();
     let embedding_model = memory
@@ -385,5 +472,118 @@ fn run_size(
         mean_search_ms: stages[1] / qn,
         mean_pack_ms: stages[2] / qn,
         mean_record_ms: stages[3] / qn,
+        first_retrieve_ms,
+        rss_mib: rss_mib("VmRSS"),
+        peak_rss_mib: rss_mib("VmHWM"),
+        recall_at_10: recall.as_ref().map(|r| r.recall),
+        recall_queries: recall.as_ref().map_or(0, |r| r.queries),
+        indexed: recall.as_ref().is_some_and(|r| r.indexed),
+        recall_search_ms: recall.as_ref().map_or(0.0, |r| r.search_ms),
+        recall_exact_ms: recall.as_ref().map_or(0.0, |r| r.exact_ms),
+        concurrency: o.concurrency.max(1),
+        concurrent_per_sec: concurrent.as_ref().map_or(0.0, |c| c.0),
+        concurrent_p50_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.50)),
+        concurrent_p95_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.95)),
     })
+}
+
+/// This process's resident memory (`VmRSS`) or its peak (`VmHWM`), MiB;
+/// 0 where /proc is missing.
+fn rss_mib(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// What `--recall` measured.
+struct Recall {
+    recall: f64,
+    queries: usize,
+    indexed: bool,
+    search_ms: f64,
+    exact_ms: f64,
+}
+
+/// The vector path's top 10 against the exact scan's, on held-out questions
+/// embedded live (never corpus texts).
+fn vector_recall(memory: &Memory, questions: &[String]) -> Result<Option<Recall>> {
+    let Some(embedder) = memory.embedder() else {
+        return Ok(None);
+    };
+    let texts: Vec<&str> = questions.iter().map(String::as_str).collect();
+    let vectors = embedder.embed(&texts)?;
+    let (mut found, mut asked, mut search_ms, mut exact_ms) = (0usize, 0usize, 0.0, 0.0);
+    let mut indexed = false;
+    for vector in vectors {
+        let q = kith::VectorQuery {
+            owner: kith::OwnerId::new("bench")?,
+            model: embedder.model_id().to_string(),
+            vector,
+            filters: kith::SearchFilters::default(),
+            limit: 10,
+        };
+        let Some(p) = memory.store_backend().vector_probe(&q, 10)? else {
+            return Ok(None);
+        };
+        indexed |= p.indexed;
+        found += p.searched.iter().filter(|id| p.exact.contains(id)).count();
+        asked += p.exact.len();
+        search_ms += p.searched_ms;
+        exact_ms += p.exact_ms;
+    }
+    let n = questions.len().max(1) as f64;
+    Ok(Some(Recall {
+        recall: found as f64 / asked.max(1) as f64,
+        queries: questions.len(),
+        indexed,
+        search_ms: search_ms / n,
+        exact_ms: exact_ms / n,
+    }))
+}
+
+/// Runs `questions` with `threads` retrieves in flight at once, as a server
+/// answering several agents would; returns retrieves a second and each
+/// retrieve's time in ms, sorted.
+fn concurrent_retrieves(
+    memory: &Memory,
+    questions: &[String],
+    threads: usize,
+) -> Result<(f64, Vec<f64>)> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let started = Instant::now();
+    let per_thread: Vec<Result<Vec<f64>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| -> Result<Vec<f64>> {
+                    let mut times = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(question) = questions.get(i) else {
+                            return Ok(times);
+                        };
+                        let req = RetrieveRequest::new("bench", question)?;
+                        let t = Instant::now();
+                        memory.retrieve(&req)?;
+                        times.push(t.elapsed().as_secs_f64() * 1000.0);
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a retrieve thread does not panic"))
+            .collect()
+    });
+    let secs = started.elapsed().as_secs_f64();
+    let mut times = Vec::with_capacity(questions.len());
+    for t in per_thread {
+        times.extend(t?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times.len() as f64 / secs.max(1e-9), times))
 }

@@ -12,6 +12,7 @@
 //! words play the part of English function words — they fill the messages
 //! but, as real stopwords are, are left out of queries.
 
+pub mod derived;
 pub mod extract;
 pub mod http;
 pub mod latency;
@@ -82,6 +83,10 @@ pub fn run(
         embedding_cache,
         postgres_only,
         keep,
+        concurrency,
+        derived_vectors,
+        reuse,
+        recall,
     } = which
     {
         return crate::bench::latency::run(
@@ -95,6 +100,10 @@ pub fn run(
                 database_url,
                 postgres_only: *postgres_only,
                 keep: *keep,
+                concurrency: *concurrency,
+                derived_vectors: *derived_vectors,
+                reuse: *reuse,
+                recall_queries: *recall,
             },
             json,
         );

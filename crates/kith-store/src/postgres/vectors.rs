@@ -39,7 +39,7 @@ use postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::search::PgVector;
-use crate::vector_scan::{Matrix, RowMeta};
+use crate::vector_scan::{Matrix, MatrixView, RowMeta};
 use crate::{StoreError, StoreErrorKind, VectorQuery};
 
 /// How a [`super::PgStore`] answers vector searches.
@@ -85,24 +85,50 @@ impl VectorCacheMode {
 /// Default cap on the vectors held, in MiB (`KITH_VECTOR_CACHE_MB`).
 pub const DEFAULT_BUDGET_MB: usize = 2048;
 
-/// One owner's copied vectors, by model.
+/// One owner's copied vectors, by model: the snapshot searches scan, and
+/// the writer's copy it is taken from.
 #[derive(Debug, Default)]
 struct OwnerVectors {
     generation: Option<String>,
+    /// Every row of the owner up to this `seq` is in `views`.
     last_seq: i64,
-    matrices: HashMap<String, Matrix>,
+    views: Arc<HashMap<String, Arc<MatrixView>>>,
+    /// The writer's copy: locked by a search that grows it (one owner's
+    /// growers wait for each other; nobody else does).
+    writer: Arc<Mutex<OwnerWriter>>,
+    bytes: usize,
     last_used: u64,
 }
 
-impl OwnerVectors {
+/// The matrices a search grows, and the last `seq` copied into them.
+#[derive(Debug, Default)]
+struct OwnerWriter {
+    last_seq: i64,
+    matrices: HashMap<String, Matrix>,
+}
+
+impl OwnerWriter {
     fn bytes(&self) -> usize {
         self.matrices.values().map(Matrix::bytes).sum()
     }
 
-    /// Copies rows of [`ROWS_SQL`] in `seq` order.
+    fn views(&self) -> Arc<HashMap<String, Arc<MatrixView>>> {
+        Arc::new(
+            self.matrices
+                .iter()
+                .map(|(model, m)| (model.clone(), m.view()))
+                .collect(),
+        )
+    }
+
+    /// Copies rows of [`ROWS_SQL`] in `seq` order (rows at or below
+    /// `last_seq`, copied by another search meanwhile, are skipped).
     fn absorb(&mut self, row: &Row) -> Result<(), StoreError> {
         let damaged = |what: String| StoreError::corrupted(format!("embedding row: {what}"));
         let seq: i64 = get(row, 0)?;
+        if seq <= self.last_seq {
+            return Ok(());
+        }
         let node_id: Uuid = get(row, 1)?;
         let model: String = get(row, 2)?;
         let vector: PgVector = get(row, 3)?;
@@ -127,6 +153,29 @@ impl OwnerVectors {
             .or_default()
             .upsert(meta, &vector.0)
             .map_err(damaged)
+    }
+
+    /// Builds or retrains indexes after a batch.
+    fn maintain(&mut self) {
+        self.matrices.values_mut().for_each(Matrix::maintain_index);
+    }
+}
+
+impl OwnerVectors {
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// A copy publishing `w`'s rows.
+    fn of(generation: Option<String>, w: OwnerWriter) -> Self {
+        OwnerVectors {
+            generation,
+            last_seq: w.last_seq,
+            views: w.views(),
+            bytes: w.bytes(),
+            writer: Arc::new(Mutex::new(w)),
+            last_used: 0,
+        }
     }
 }
 
@@ -226,7 +275,7 @@ impl VectorCache {
     pub fn cached_rows(&self, owner: &str) -> usize {
         self.owners
             .get(owner)
-            .map_or(0, |o| o.matrices.values().map(Matrix::len).sum())
+            .map_or(0, |o| o.views.values().map(|v| v.len()).sum())
     }
 
     fn touch(&mut self, owner: &str) {
@@ -266,6 +315,10 @@ impl VectorCache {
 /// Answers `q` from the cache when it can, bringing the owner's copy up to
 /// the transaction's snapshot first. `generation` and `max_seq` come from
 /// [`STATE_SQL`] in the same transaction.
+///
+/// The cache's mutex is held only to look the owner up and to publish: the
+/// rows are read from the database and absorbed under the owner's own
+/// writer lock, and the scan reads an immutable snapshot with no lock held.
 pub(super) fn plan(
     tx: &mut super::PgTx<'_>,
     q: &VectorQuery,
@@ -275,71 +328,97 @@ pub(super) fn plan(
 ) -> Result<Plan, StoreError> {
     let owner = q.owner.as_str();
     let cache = Arc::clone(&tx.store.vectors);
-    let mut c = cache
+    let lock = || {
+        cache
+            .lock()
+            .map_err(|_| StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned"))
+    };
+    let (views, last_seq, writer) = {
+        let mut c = lock()?;
+        if c.mode == VectorCacheMode::Off || c.oversized.contains(owner) {
+            return Ok(Plan::Sql);
+        }
+        if c.owners
+            .get(owner)
+            .is_some_and(|o| o.generation != generation)
+        {
+            c.owners.remove(owner);
+        }
+        if !c.owners.contains_key(owner) {
+            match c.mode {
+                VectorCacheMode::Eager => {
+                    let fresh = OwnerVectors::of(generation.clone(), OwnerWriter::default());
+                    c.owners.insert(owner.to_string(), fresh);
+                }
+                VectorCacheMode::Background => {
+                    if c.loading.insert(owner.to_string()) {
+                        spawn_loader(
+                            Arc::clone(&cache),
+                            tx.store.config.clone(),
+                            owner.to_string(),
+                        );
+                    }
+                    return Ok(Plan::Sql);
+                }
+                VectorCacheMode::Off => return Ok(Plan::Sql),
+            }
+        }
+        c.touch(owner);
+        let o = &c.owners[owner];
+        (Arc::clone(&o.views), o.last_seq, Arc::clone(&o.writer))
+    };
+    let scan = |views: &HashMap<String, Arc<MatrixView>>| {
+        views
+            .get(&q.model)
+            .map_or_else(Vec::new, |m| m.scan(q, max_seq, k))
+    };
+    if last_seq >= max_seq {
+        return Ok(Plan::Scanned(scan(&views)));
+    }
+    // Behind this transaction: grow the owner's copy.
+    let mut w = writer
         .lock()
         .map_err(|_| StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned"))?;
-    if c.mode == VectorCacheMode::Off || c.oversized.contains(owner) {
-        return Ok(Plan::Sql);
-    }
-    if c.owners
-        .get(owner)
-        .is_some_and(|o| o.generation != generation)
-    {
-        c.owners.remove(owner);
-    }
-    if !c.owners.contains_key(owner) {
-        match c.mode {
-            VectorCacheMode::Eager => {
-                c.owners.insert(
-                    owner.to_string(),
-                    OwnerVectors {
-                        generation: generation.clone(),
-                        ..OwnerVectors::default()
-                    },
-                );
-            }
-            VectorCacheMode::Background => {
-                if c.loading.insert(owner.to_string()) {
-                    spawn_loader(
-                        Arc::clone(&cache),
-                        tx.store.config.clone(),
-                        owner.to_string(),
-                    );
-                }
-                return Ok(Plan::Sql);
-            }
-            VectorCacheMode::Off => return Ok(Plan::Sql),
-        }
-    }
-    let o = c
-        .owners
-        .get_mut(owner)
-        .expect("present: checked or inserted");
-    let grown = tx
-        .query(ROWS_SQL, &[&owner as &(dyn ToSql + Sync), &o.last_seq])
-        .and_then(|rows| {
-            for row in &rows {
-                o.absorb(row)?;
-            }
-            Ok(rows.len())
-        });
-    let grown = match grown {
-        Ok(n) => n,
-        Err(e) => {
+    if w.last_seq < max_seq {
+        let from = w.last_seq;
+        let grown = tx
+            .query(ROWS_SQL, &[&owner as &(dyn ToSql + Sync), &from])
+            .and_then(|rows| rows.iter().try_for_each(|row| w.absorb(row)));
+        if let Err(e) = grown {
             // A copy that stopped half way would answer from half the rows.
-            c.owners.remove(owner);
+            drop(w);
+            let mut c = lock()?;
+            if c.owners
+                .get(owner)
+                .is_some_and(|o| Arc::ptr_eq(&o.writer, &writer))
+            {
+                c.owners.remove(owner);
+            }
             return Err(e);
         }
-    };
-    c.touch(owner);
-    if grown > 0 && !c.fit(owner) {
+        // This transaction sees every row up to `max_seq` (writers commit
+        // in `seq` order), so the copy is whole up to there even when the
+        // newest rows belong to other owners.
+        w.last_seq = w.last_seq.max(max_seq);
+        w.maintain();
+    }
+    let views = w.views();
+    let (last_seq, bytes) = (w.last_seq, w.bytes());
+    drop(w);
+    let mut c = lock()?;
+    if let Some(o) = c.owners.get_mut(owner) {
+        // Unless the copy was dropped (generation, budget) meanwhile.
+        if Arc::ptr_eq(&o.writer, &writer) && o.last_seq < last_seq {
+            o.views = Arc::clone(&views);
+            o.last_seq = last_seq;
+            o.bytes = bytes;
+        }
+    }
+    if !c.fit(owner) {
         return Ok(Plan::Sql);
     }
-    let found = c.owners[owner]
-        .matrices
-        .get(&q.model)
-        .map_or_else(Vec::new, |m| m.scan(q, max_seq, k));
-    Ok(Plan::Scanned(found))
+    drop(c);
+    Ok(Plan::Scanned(scan(&views)))
 }
 
 /// Copies `owner`'s vectors on a connection of its own, then hands them to
@@ -377,10 +456,7 @@ fn load(config: &postgres::Config, owner: &str) -> Result<OwnerVectors, StoreErr
         .start()
         .map_err(super::map_err)?;
     let state = tx.query_one(STATE_SQL, &[]).map_err(super::map_err)?;
-    let mut o = OwnerVectors {
-        generation: state.get(0),
-        ..OwnerVectors::default()
-    };
+    let mut w = OwnerWriter::default();
     let start: i64 = 0;
     let params: [&(dyn ToSql + Sync); 2] = [&owner, &start];
     let mut rows = tx
@@ -388,11 +464,12 @@ fn load(config: &postgres::Config, owner: &str) -> Result<OwnerVectors, StoreErr
         .map_err(super::map_err)?;
     use postgres::fallible_iterator::FallibleIterator;
     while let Some(row) = rows.next().map_err(super::map_err)? {
-        o.absorb(&row)?;
+        w.absorb(&row)?;
     }
     drop(rows);
     tx.commit().map_err(super::map_err)?;
-    Ok(o)
+    w.maintain();
+    Ok(OwnerVectors::of(state.get(0), w))
 }
 
 #[cfg(test)]
@@ -415,10 +492,13 @@ mod tests {
             };
             m.upsert(meta, &[0.5, 0.5, 0.5, 0.5]).unwrap();
         }
-        OwnerVectors {
+        let w = OwnerWriter {
+            last_seq: rows as i64,
             matrices: HashMap::from([("m".to_string(), m)]),
+        };
+        OwnerVectors {
             last_used,
-            ..OwnerVectors::default()
+            ..OwnerVectors::of(None, w)
         }
     }
 

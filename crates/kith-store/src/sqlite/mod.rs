@@ -54,7 +54,7 @@ pub struct SqliteStore {
     path: PathBuf,
     access: readonly::Access,
     pool: Mutex<Vec<Connection>>,
-    vectors: Mutex<vector::VectorCache>,
+    vectors: vector::VectorCache,
 }
 
 impl SqliteStore {
@@ -74,14 +74,14 @@ impl SqliteStore {
                 path: path.to_path_buf(),
                 access,
                 pool: Mutex::new(Vec::new()),
-                vectors: Mutex::new(vector::VectorCache::default()),
+                vectors: vector::VectorCache::default(),
             });
         }
         let store = SqliteStore {
             path: path.to_path_buf(),
             access: readonly::Access::ReadWrite,
             pool: Mutex::new(Vec::new()),
-            vectors: Mutex::new(vector::VectorCache::default()),
+            vectors: vector::VectorCache::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -251,6 +251,17 @@ fn too_new(found: i64) -> StoreError {
 impl Store for SqliteStore {
     fn backend_name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn vector_probe(
+        &self,
+        q: &VectorQuery,
+        k: usize,
+    ) -> Result<Option<crate::VectorProbe>, StoreError> {
+        let conn = self.take()?;
+        let probe = self.vectors.probe(&conn, q, k);
+        self.release(conn);
+        probe
     }
 
     fn is_read_only(&self) -> bool {
