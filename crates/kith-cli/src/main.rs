@@ -5,6 +5,7 @@
 
 mod args;
 mod bench;
+mod bench_embed;
 mod bench_extract;
 mod bench_http;
 mod bench_latency;

@@ -33,7 +33,7 @@ pub struct StoreReceipt {
 /// Long-term memory over one store: a pack directory, a PostgreSQL
 /// database ([`Memory::connect`]), or any [`Store`].
 pub struct Memory {
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
     pack: Option<(PathBuf, Manifest)>,
     /// The PostgreSQL URL (password hidden) when this memory is a server
     /// database.
@@ -49,6 +49,9 @@ pub struct Memory {
     model_checked: std::sync::OnceLock<()>,
     /// How long retrieval receipts are kept (applied as each is written).
     pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
+    /// The background embedding worker, when notes are acknowledged before
+    /// their vectors exist ([`Memory::with_background_embedding`]).
+    pub(crate) background: Option<crate::embedding::BackgroundEmbedder>,
 }
 
 impl Memory {
@@ -114,6 +117,8 @@ impl Memory {
         embedder: Option<Arc<dyn Embedder>>,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<crate::RebuildReport, Error> {
+        // The worker would keep embedding with the old model.
+        self.background = None;
         self.embedder = embedder;
         self.model_checked = std::sync::OnceLock::new();
         if let Some((dir, manifest)) = &mut self.pack {
@@ -154,7 +159,7 @@ impl Memory {
 
     fn assemble(store: Box<dyn Store>, pack: Option<(PathBuf, Manifest)>) -> Memory {
         Memory {
-            store,
+            store: Arc::from(store),
             pack,
             database: None,
             provider: Arc::new(HeuristicExtractor::default()),
@@ -163,6 +168,7 @@ impl Memory {
             embedder: None,
             model_checked: std::sync::OnceLock::new(),
             retention: crate::retrieve::retention::ReceiptRetention::default(),
+            background: None,
         }
     }
 
@@ -190,6 +196,8 @@ impl Memory {
     /// `retrieve` search by vector. Vectors of one model only: see
     /// [`Memory::rebuild_embeddings`] to change models.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
+        // A background worker embeds with the embedder it started with.
+        self.background = None;
         self.embedder = Some(embedder);
         self.model_checked = std::sync::OnceLock::new();
         self
@@ -198,6 +206,11 @@ impl Memory {
     /// The embedder, when vectors are on.
     pub fn embedder(&self) -> Option<&dyn Embedder> {
         self.embedder.as_deref()
+    }
+
+    /// A shared handle on the embedder, for the background worker.
+    pub(crate) fn embedder_shared(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.clone()
     }
 
     /// The embedder, after checking (once) that the store holds no vectors
@@ -266,6 +279,12 @@ impl Memory {
         self.store.as_ref()
     }
 
+    /// A shared handle on the store, for work that outlives a call (the
+    /// background embedding worker).
+    pub(crate) fn store_shared(&self) -> Arc<dyn Store> {
+        Arc::clone(&self.store)
+    }
+
     /// Stores one message: the event and its note node (with its lexical
     /// row) in one transaction. `input.owner_id` is required. The same
     /// `(owner, source_id)` again returns the first ids and writes nothing.
@@ -287,12 +306,14 @@ impl Memory {
         // vector at once, and a crash leaves no note half-indexed.
         let vectors = self.embed_events(valid)?;
         // Idempotent on retry: events are keyed by (owner, source_id).
-        crate::retry::on_busy("store", || {
+        let receipts = crate::retry::on_busy("store", || {
             let mut tx = self.store.begin(TxMode::Write)?;
             let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
             tx.commit()?;
             Ok(receipts)
-        })
+        })?;
+        self.notes_committed();
+        Ok(receipts)
     }
 
     /// One event by id, only if it belongs to `owner`.
