@@ -254,8 +254,8 @@ mod vnni {
             _mm_storeu_si128(o.add(i) as *mut __m128i, bytes);
         }
         let inv = 1.0 / scale;
-        for i in n..row.len() {
-            out[i] = (row[i] * inv + zero).round().clamp(0.0, 255.0) as u8;
+        for (o, v) in out[n..row.len()].iter_mut().zip(&row[n..]) {
+            *o = (v * inv + zero).round().clamp(0.0, 255.0) as u8;
         }
         (scale, zero as i32)
     }
