@@ -22,7 +22,7 @@ fn exp(x: f32) -> f32 {
     p = p * r + 8.333_452e-3;
     p = p * r + 4.166_579_6e-2;
     p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
+    p = p * r + 0.5;
     let e = p * r * r + r + 1.0;
     // n is in −126..=127 after the clamp: a valid biased exponent.
     let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
@@ -142,7 +142,7 @@ pub(crate) mod avx512 {
             8.333_452e-3,
             4.166_579_6e-2,
             1.666_666_5e-1,
-            5.000_000_1e-1,
+            0.5,
         ] {
             p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
         }

@@ -45,14 +45,28 @@ pub enum Precision {
     #[default]
     F32,
     /// 8-bit integer weights (per output row) and activations (per token),
-    /// rescaled to f32 after each product: about 2.5× faster on CPUs with
-    /// AVX-512 VNNI, vectors within a cosine of 0.99 of f32's (attention,
+    /// rescaled to f32 after each product: about 3.5× the throughput on
+    /// CPUs with AVX-512 VNNI, vectors within a cosine of 0.99 of f32's (attention,
     /// layer norms and pooling stay f32). The model id does not change:
     /// int8 and f32 vectors are close enough to be compared.
     Int8,
 }
 
 impl Precision {
+    /// What [`MiniLm::open`] runs in unless told otherwise: int8 where the
+    /// CPU has the instructions that make it fast (AVX-512 VNNI), f32
+    /// elsewhere (int8's portable path is correct but slower than f32).
+    /// int8 is the default because it keeps both of its bars: vectors
+    /// within a cosine of 0.99 of f32's and LoCoMo recall within 0.005
+    /// (BENCHMARKS.md).
+    pub fn preferred() -> Precision {
+        if crate::quant::fast_on_this_cpu() {
+            Precision::Int8
+        } else {
+            Precision::F32
+        }
+    }
+
     /// Parses `f32` or `int8`.
     pub fn parse(text: &str) -> Option<Precision> {
         match text.trim().to_ascii_lowercase().as_str() {
@@ -134,7 +148,8 @@ impl MiniLm {
 
     /// [`MiniLm::locate`] then [`MiniLm::load`], with the precision and
     /// thread count the environment asks for: `$KITH_EMBEDDING_PRECISION`
-    /// (`f32`, the default, or `int8`: [`Precision`]) and
+    /// (`f32` or `int8`, see [`Precision`]; default
+    /// [`Precision::preferred`]) and
     /// `$KITH_EMBEDDING_THREADS` (default: every core). A value that does
     /// not parse is an error, not a silent default.
     pub fn open(explicit: Option<&Path>) -> Result<Self, EmbedError> {
@@ -142,7 +157,7 @@ impl MiniLm {
             Ok(v) if !v.trim().is_empty() => Precision::parse(&v).ok_or_else(|| {
                 EmbedError::Config(format!("{PRECISION_ENV}={v:?}: use f32 or int8"))
             })?,
-            _ => Precision::F32,
+            _ => Precision::preferred(),
         };
         let threads = match env::var(THREADS_ENV) {
             Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {

@@ -17,6 +17,19 @@
 //! for each run of 4 inputs, 16 × 4 bytes (64 bytes, one register), so one
 //! instruction adds 4 products to each of 16 outputs.
 
+/// Whether int8 products run on the fast kernel here (else one product
+/// at a time).
+pub(crate) fn fast_on_this_cpu() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vnni::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Outputs per packed group (one 512-bit register of `i32` sums).
 const GROUP: usize = 16;
 /// Inputs per packed step (bytes one `i32` lane multiplies at a time).
@@ -415,8 +428,10 @@ mod tests {
             let mut fast = vec![0.0; rows * n];
             q.forward(&x, rows, &mut fast, &mut QuantScratch::default());
             // The portable kernel does the same integer arithmetic.
-            let mut s = QuantScratch::default();
-            s.x = vec![0; rows * k];
+            let mut s = QuantScratch {
+                x: vec![0; rows * k],
+                ..QuantScratch::default()
+            };
             for (r, row) in x.chunks_exact(k).enumerate() {
                 let (scale, zero) = quantise_activations_plain(row, &mut s.x[r * k..(r + 1) * k]);
                 s.scale.push(scale);
