@@ -410,6 +410,12 @@ pub struct ImportArgs {
     /// another owner than --owner fails the import and nothing is written.
     #[arg(long)]
     pub all_owners: bool,
+    /// Acknowledge each batch once it is durable and embed its notes in the
+    /// background (the command still waits for the vectors before it
+    /// exits; if stopped, the next process opened with background
+    /// embedding finishes them). Also `KITH_EMBEDDING_BACKGROUND=1`.
+    #[arg(long)]
+    pub background_embeddings: bool,
 }
 
 /// `search` arguments.
@@ -757,6 +763,11 @@ pub enum BenchCommand {
         /// questions are the queries). Default: synthetic text.
         #[arg(long)]
         data: Option<PathBuf>,
+        /// Embedding set-ups to compare, each a row per size: none (the
+        /// default), hashing-N, or minilm[:f32|:int8][:tN][:bg] (precision,
+        /// embedding threads, background embedding), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "none")]
+        embeddings: Vec<String>,
     },
 }
 

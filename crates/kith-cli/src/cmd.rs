@@ -375,8 +375,13 @@ fn stats(cli: &Cli, all_owners: bool) -> Result<ExitCode> {
     let memory = open_read(cli)?;
     let owner = OwnerId::new(&cli.owner)?;
     let stats = memory.stats((!all_owners).then_some(&owner))?;
+    // Notes stored with background embedding whose vector is not made yet
+    // (found by every path but the vector path meanwhile).
+    let backlog = memory.embedding_backlog((!all_owners).then_some(&owner))?;
     if json {
-        render::json(&stats)?;
+        let mut value = serde_json::to_value(&stats)?;
+        value["embedding_backlog"] = backlog.into();
+        render::json(&value)?;
     } else {
         let location = match (memory.database_url(), memory.pack_dir()) {
             (Some(url), _) => Some(format!("database    {url}")),
@@ -384,6 +389,7 @@ fn stats(cli: &Cli, all_owners: bool) -> Result<ExitCode> {
             (None, None) => None,
         };
         render::stats(&stats, location.as_deref(), (!all_owners).then_some(&owner));
+        println!("embedding backlog {backlog} notes without a vector");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -586,6 +592,7 @@ pub fn configure(mut memory: Memory) -> Result<Memory> {
     if let Some(llm) = kith::extract::openai::OpenAiCompatible::from_env()? {
         memory = memory.with_provider(std::sync::Arc::new(llm));
     }
+    memory = background_embedding(memory, false)?;
     if let Ok(secs) = std::env::var("KITH_LEASE_SECS") {
         let secs: u64 = secs.parse().with_context(|| {
             format!("KITH_LEASE_SECS={secs:?} is not a whole number of seconds")
@@ -593,6 +600,29 @@ pub fn configure(mut memory: Memory) -> Result<Memory> {
         memory = memory.with_lease(std::time::Duration::from_secs(secs));
     }
     Ok(memory)
+}
+
+/// Environment variable: acknowledge stores before their vectors exist.
+pub const BACKGROUND_ENV: &str = "KITH_EMBEDDING_BACKGROUND";
+
+/// Turns background embedding on when `flag` is set or
+/// `KITH_EMBEDDING_BACKGROUND` is `1`/`true`/`on`/`yes` (`0`, `false`,
+/// `off`, `no` or empty: off; anything else is an error). The worker starts
+/// with the backlog a previous process left.
+pub fn background_embedding(memory: Memory, flag: bool) -> Result<Memory> {
+    let from_env = match std::env::var(BACKGROUND_ENV) {
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "on" | "yes" => true,
+            "" | "0" | "false" | "off" | "no" => false,
+            _ => bail!("{BACKGROUND_ENV}={v:?}: use 1 or 0"),
+        },
+        Err(_) => false,
+    };
+    if flag || from_env {
+        Ok(memory.with_background_embedding()?)
+    } else {
+        Ok(memory)
+    }
 }
 
 /// The message a `store` or `ingest` command describes.
@@ -646,6 +676,7 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<ExitCode> {
     } else {
         open(cli)?
     };
+    let memory = background_embedding(memory, a.background_embeddings)?;
     let text = if a.file.as_os_str() == "-" {
         let mut s = String::new();
         io::stdin()
@@ -694,6 +725,16 @@ fn import(cli: &Cli, a: &crate::args::ImportArgs) -> Result<ExitCode> {
     bar.finish_and_clear();
     if let Some(e) = failure {
         return Err(e).context("cannot write acknowledgements");
+    }
+    if memory.background_embedding().is_some() {
+        // Every message is durable and acknowledged; the vectors follow.
+        // Waiting here finishes them; a process stopped meanwhile leaves
+        // the rest to the next one opened with background embedding.
+        let spinner = ProgressBar::new_spinner();
+        spinner.set_message("embedding in the background");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
+        memory.wait_for_embeddings()?;
+        spinner.finish_and_clear();
     }
     let owner = OwnerId::new(&cli.owner)?;
     let processed = if a.extract && !a.defer {

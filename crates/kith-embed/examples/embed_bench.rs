@@ -1,6 +1,6 @@
 //! Prints MiniLM's throughput and single-query latency.
 //!
-//! `cargo run --release -p kith-embed --example embed_bench [THREADS]`
+//! `cargo run --release -p kith-embed --example embed_bench [THREADS] [f32|int8]`
 //!
 //! Embeds 1,000 generated sentences of realistic length (8–30 words, like
 //! the facts and messages kith stores) in one call, and times one ~10-word
@@ -24,7 +24,7 @@ fn cpu_seconds() -> f64 {
     ticks / 100.0
 }
 
-use kith_embed::{install, Embedder, MiniLm};
+use kith_embed::{install, Embedder, MiniLm, Precision};
 
 fn sentences(n: usize) -> Vec<String> {
     let subjects = [
@@ -97,6 +97,10 @@ fn main() {
     if let Some(t) = threads {
         model = model.with_threads(t);
     }
+    if let Some(p) = std::env::args().nth(2) {
+        model = model.with_precision(Precision::parse(&p).expect("f32 or int8"));
+    }
+    println!("{model:?}");
 
     let texts = sentences(1000);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

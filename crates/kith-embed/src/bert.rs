@@ -11,6 +11,8 @@ use std::path::Path;
 
 use matrixmultiply::sgemm;
 
+use crate::activation;
+use crate::quant::{QuantLinear, QuantScratch};
 use crate::safetensors::SafeTensors;
 use crate::EmbedError;
 
@@ -265,6 +267,32 @@ mod small {
     }
 }
 
+/// A dense layer in either precision.
+enum Dense {
+    F32(Linear),
+    Int8(QuantLinear),
+}
+
+impl Dense {
+    fn forward(&self, x: &[f32], rows: usize, y: &mut [f32], q: &mut QuantScratch) {
+        match self {
+            Dense::F32(l) => l.forward(x, rows, y),
+            Dense::Int8(l) => l.forward(x, rows, y, q),
+        }
+    }
+
+    /// The int8 version of an f32 layer (a layer whose shape does not pack
+    /// stays f32).
+    fn quantised(self) -> Dense {
+        match self {
+            Dense::F32(l) if QuantLinear::fits(l.inputs, l.outputs) => {
+                Dense::Int8(QuantLinear::new(&l.weight, &l.bias, l.inputs, l.outputs))
+            }
+            other => other,
+        }
+    }
+}
+
 struct LayerNorm {
     gamma: Vec<f32>,
     beta: Vec<f32>,
@@ -295,11 +323,11 @@ impl LayerNorm {
 }
 
 struct EncoderLayer {
-    qkv: Linear,
-    attention_out: Linear,
+    qkv: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
 }
 
@@ -323,6 +351,7 @@ pub(crate) struct Scratch {
     tmp: Vec<f32>,
     inner: Vec<f32>,
     scores: Vec<f32>,
+    quant: QuantScratch,
 }
 
 impl Bert {
@@ -339,20 +368,30 @@ impl Bert {
         for l in 0..config.layers {
             let lp = format!("{p}encoder.layer.{l}");
             layers.push(EncoderLayer {
-                qkv: Linear::concat(vec![
+                qkv: Dense::F32(Linear::concat(vec![
                     Linear::load(st, &format!("{lp}.attention.self.query"), h, h)?,
                     Linear::load(st, &format!("{lp}.attention.self.key"), h, h)?,
                     Linear::load(st, &format!("{lp}.attention.self.value"), h, h)?,
-                ]),
-                attention_out: Linear::load(st, &format!("{lp}.attention.output.dense"), h, h)?,
+                ])),
+                attention_out: Dense::F32(Linear::load(
+                    st,
+                    &format!("{lp}.attention.output.dense"),
+                    h,
+                    h,
+                )?),
                 attention_norm: LayerNorm::load(
                     st,
                     &format!("{lp}.attention.output.LayerNorm"),
                     h,
                     eps,
                 )?,
-                intermediate: Linear::load(st, &format!("{lp}.intermediate.dense"), i, h)?,
-                output: Linear::load(st, &format!("{lp}.output.dense"), h, i)?,
+                intermediate: Dense::F32(Linear::load(
+                    st,
+                    &format!("{lp}.intermediate.dense"),
+                    i,
+                    h,
+                )?),
+                output: Dense::F32(Linear::load(st, &format!("{lp}.output.dense"), h, i)?),
                 output_norm: LayerNorm::load(st, &format!("{lp}.output.LayerNorm"), h, eps)?,
             });
         }
@@ -379,6 +418,30 @@ impl Bert {
             layers,
             config,
         })
+    }
+
+    /// Replaces every dense layer of the encoder by its int8 version
+    /// (embeddings, layer norms and attention stay f32).
+    pub fn quantise(&mut self) {
+        for layer in &mut self.layers {
+            for dense in [
+                &mut layer.qkv,
+                &mut layer.attention_out,
+                &mut layer.intermediate,
+                &mut layer.output,
+            ] {
+                let f32_layer = std::mem::replace(
+                    dense,
+                    Dense::F32(Linear {
+                        weight: Vec::new(),
+                        bias: Vec::new(),
+                        inputs: 0,
+                        outputs: 0,
+                    }),
+                );
+                *dense = f32_layer.quantised();
+            }
+        }
     }
 
     /// The hidden size (the dimension of the pooled vectors).
@@ -476,7 +539,7 @@ impl Bert {
                 && sequences.iter().map(Vec::len).sum::<usize>() == total,
             "attention scratch smaller than the batch"
         );
-        layer.qkv.forward(&s.x, total, &mut s.qkv);
+        layer.qkv.forward(&s.x, total, &mut s.qkv, &mut s.quant);
 
         let mut r0 = 0;
         for seq in sequences {
@@ -509,7 +572,7 @@ impl Bert {
                     );
                 }
                 for row in scores.chunks_exact_mut(len) {
-                    softmax(row);
+                    activation::softmax_in_place(row);
                 }
                 unsafe {
                     // context = softmax(scores) V
@@ -534,14 +597,16 @@ impl Bert {
             r0 += len;
         }
 
-        layer.attention_out.forward(&s.context, total, &mut s.tmp);
+        layer
+            .attention_out
+            .forward(&s.context, total, &mut s.tmp, &mut s.quant);
         add_assign(&mut s.x[..total * h], &s.tmp[..total * h]);
         layer.attention_norm.apply(&mut s.x[..total * h]);
 
         let inner = &mut s.inner[..total * self.config.intermediate];
-        layer.intermediate.forward(&s.x, total, inner);
-        inner.iter_mut().for_each(|v| *v = gelu(*v));
-        layer.output.forward(inner, total, &mut s.tmp);
+        layer.intermediate.forward(&s.x, total, inner, &mut s.quant);
+        activation::gelu_in_place(inner);
+        layer.output.forward(inner, total, &mut s.tmp, &mut s.quant);
         add_assign(&mut s.x[..total * h], &s.tmp[..total * h]);
         layer.output_norm.apply(&mut s.x[..total * h]);
     }
@@ -553,6 +618,8 @@ fn add_assign(x: &mut [f32], y: &[f32]) {
     }
 }
 
+/// The plain softmax, kept as the reference for [`activation`]'s.
+#[cfg(test)]
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0;
@@ -564,13 +631,16 @@ fn softmax(row: &mut [f32]) {
     row.iter_mut().for_each(|v| *v *= inv);
 }
 
-/// GELU in its exact erf form, as HuggingFace's "gelu".
+/// GELU in its exact erf form, as HuggingFace's "gelu": the reference for
+/// [`activation`]'s vectorised one.
+#[cfg(test)]
 fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7, under
 /// f32's resolution near 1), since std has no erf.
+#[cfg(test)]
 fn erf(x: f32) -> f32 {
     const P: f32 = 0.327_591_1;
     const A: [f32; 5] = [
@@ -609,6 +679,23 @@ mod tests {
             );
         }
         assert!((gelu(1.0) - 0.841_344_7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn vectorised_activations_match_the_plain_ones() {
+        let mut xs: Vec<f32> = (-800..=800).map(|i| i as f32 / 100.0).collect();
+        let want: Vec<f32> = xs.iter().map(|&x| gelu(x)).collect();
+        activation::gelu_in_place(&mut xs);
+        for (g, w) in xs.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+        }
+        let mut a = [0.1f32, -3.0, 2.5, 0.0, 7.0];
+        let mut b = a;
+        softmax(&mut a);
+        activation::softmax_in_place(&mut b);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-6);
+        }
     }
 
     #[test]

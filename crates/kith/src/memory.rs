@@ -49,7 +49,7 @@ use crate::{database, doctor_deep, overview, reads, RebuildReport};
 /// Long-term memory over one store: a pack directory, a PostgreSQL
 /// database ([`Memory::connect`]), or any [`Store`].
 pub struct Memory {
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
     pack: Option<(PathBuf, Manifest)>,
     /// The PostgreSQL URL (password hidden) when this memory is a server
     /// database.
@@ -65,6 +65,9 @@ pub struct Memory {
     model_checked: std::sync::OnceLock<()>,
     /// How long retrieval receipts are kept (applied as each is written).
     pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
+    /// The background embedding worker, when notes are acknowledged before
+    /// their vectors exist ([`Memory::with_background_embedding`]).
+    pub(crate) background: Option<crate::embedding::BackgroundEmbedder>,
 }
 
 // ---- opening and configuring -------------------------------------------
@@ -163,6 +166,8 @@ impl Memory {
         embedder: Option<Arc<dyn Embedder>>,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<RebuildReport, Error> {
+        // The worker would keep embedding with the old model.
+        self.background = None;
         self.embedder = embedder;
         self.model_checked = std::sync::OnceLock::new();
         if let Some((dir, manifest)) = &mut self.pack {
@@ -184,7 +189,7 @@ impl Memory {
 
     fn assemble(store: Box<dyn Store>, pack: Option<(PathBuf, Manifest)>) -> Memory {
         Memory {
-            store,
+            store: Arc::from(store),
             pack,
             database: None,
             provider: Arc::new(HeuristicExtractor::default()),
@@ -193,6 +198,7 @@ impl Memory {
             embedder: None,
             model_checked: std::sync::OnceLock::new(),
             retention: crate::retrieve::retention::ReceiptRetention::default(),
+            background: None,
         }
     }
 
@@ -220,6 +226,8 @@ impl Memory {
     /// `retrieve` search by vector. Vectors of one model only: see
     /// [`Memory::rebuild_embeddings`] to change models.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Memory {
+        // A background worker embeds with the embedder it started with.
+        self.background = None;
         self.embedder = Some(embedder);
         self.model_checked = std::sync::OnceLock::new();
         self
@@ -252,6 +260,11 @@ impl Memory {
     /// The embedder, when vectors are on.
     pub fn embedder(&self) -> Option<&dyn Embedder> {
         self.embedder.as_deref()
+    }
+
+    /// A shared handle on the embedder, for the background worker.
+    pub(crate) fn embedder_shared(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.clone()
     }
 
     /// The embedder, after checking (once) that the store holds no vectors
@@ -321,11 +334,21 @@ impl Vectors for Memory {
     fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
         Memory::embed_entities(self, owner, limit)
     }
+
+    fn notes_committed(&self) {
+        Memory::notes_committed(self)
+    }
 }
 
 // ---- storing and reading ------------------------------------------------
 
 impl Memory {
+    /// A shared handle on the store, for work that outlives a call (the
+    /// background embedding worker).
+    pub(crate) fn store_shared(&self) -> Arc<dyn Store> {
+        Arc::clone(&self.store)
+    }
+
     /// Stores one message: the event and its note node (with its lexical
     /// row) in one transaction. `input.owner_id` is required. The same
     /// `(owner, source_id)` again returns the first ids and writes nothing.

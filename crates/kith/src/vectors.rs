@@ -22,4 +22,7 @@ pub(crate) trait Vectors {
     /// Embeds up to `limit` of `owner`'s entities without a vector of the
     /// model, and returns how many.
     fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error>;
+    /// Tells a background embedding worker, if any, that a commit added
+    /// notes (whose vectors it is to make).
+    fn notes_committed(&self);
 }

@@ -44,14 +44,16 @@ pub(crate) fn write_valid(
     // Embedding happens before the write lock is taken, and the vectors
     // commit with their notes: an acknowledged note is searchable by
     // vector at once, and a crash leaves no note half-indexed.
-    let vectors = vectors.embed_notes(valid)?;
+    let notes = vectors.embed_notes(valid)?;
     // Idempotent on retry: events are keyed by (owner, source_id).
-    crate::retry::on_busy("store", || {
+    let receipts = crate::retry::on_busy("store", || {
         let mut tx = ctx.store.begin(TxMode::Write)?;
-        let receipts = write_events(&mut *tx, valid, vectors.as_ref())?;
+        let receipts = write_events(&mut *tx, valid, notes.as_ref())?;
         tx.commit()?;
         Ok(receipts)
-    })
+    })?;
+    vectors.notes_committed();
+    Ok(receipts)
 }
 
 /// Writes events and their note nodes inside `tx`; an event whose

@@ -13,6 +13,7 @@
 //! but, as real stopwords are, are left out of queries.
 
 pub mod derived;
+pub mod embed;
 pub mod extract;
 pub mod http;
 pub mod latency;
@@ -37,10 +38,18 @@ use percentile::percentile;
 #[derive(Debug, Serialize)]
 struct IngestFigures {
     notes: usize,
+    /// The embedding set-up (`--embeddings`).
+    embeddings: String,
     extract: bool,
     single_calls: usize,
     single_per_sec: f64,
     batched_per_sec: f64,
+    /// Every message stored and embedded, per second of the whole run
+    /// (single and batched stores, then waiting for background vectors).
+    embedded_per_sec: f64,
+    /// The same per CPU-second of this process (all its threads): on a
+    /// shared machine, wall-clock rates mostly measure the other processes.
+    embedded_per_cpu_sec: f64,
     search_queries: usize,
     search_p50_ms: f64,
     search_p95_ms: f64,
@@ -187,6 +196,7 @@ pub fn run(
         dir,
         data,
         extract,
+        embeddings,
     } = which
     else {
         unreachable!("every other benchmark returned above");
@@ -203,26 +213,34 @@ pub fn run(
             tmp.path().to_path_buf()
         }
     };
+    let variants = embeddings
+        .iter()
+        .map(|e| embed::Variant::parse(e))
+        .collect::<Result<Vec<_>>>()?;
     let mut all = Vec::new();
     for &n in notes {
-        let mut source = match &corpus {
-            Some(c) => Source::Corpus(c),
-            None => Source::Synthetic(Box::new(TextGen::new(0x5eed ^ n as u64))),
-        };
-        let figures = run_size(
-            &root.join(format!("bench-{n}.kith")),
-            Workload {
-                n,
-                single: *single,
-                queries: *queries,
-                extract: *extract,
-            },
-            &mut source,
-        )?;
-        if !json {
-            print_row(&figures);
+        // Variants side by side at each size, in the order given.
+        for variant in &variants {
+            let mut source = match &corpus {
+                Some(c) => Source::Corpus(c),
+                None => Source::Synthetic(Box::new(TextGen::new(0x5eed ^ n as u64))),
+            };
+            let figures = run_size(
+                &root.join(format!("bench-{n}.kith")),
+                Workload {
+                    n,
+                    single: *single,
+                    queries: *queries,
+                    extract: *extract,
+                    variant,
+                },
+                &mut source,
+            )?;
+            if !json {
+                print_row(&figures);
+            }
+            all.push(figures);
         }
-        all.push(figures);
     }
     if json {
         crate::render::json(&all)?;
@@ -232,13 +250,17 @@ pub fn run(
 
 fn print_row(f: &IngestFigures) {
     println!(
-        "notes {:>7}: {} {:>7.0}/s single ({} calls), {:>7.0}/s batched; \
-         search p50 {:.2} ms p95 {:.2} ms ({} queries, {:.1} hits avg); pack {:.1} MB",
+        "notes {:>7} [{}]: {} {:>7.0}/s single ({} calls), {:>7.0}/s batched, \
+         {:>7.0}/s embedded ({:.0} per CPU-s); search p50 {:.2} ms p95 {:.2} ms ({} queries, {:.1} hits avg); \
+         pack {:.1} MB",
         f.notes,
+        f.embeddings,
         if f.extract { "ingest()" } else { "store() " },
         f.single_per_sec,
         f.single_calls,
         f.batched_per_sec,
+        f.embedded_per_sec,
+        f.embedded_per_cpu_sec,
         f.search_p50_ms,
         f.search_p95_ms,
         f.search_queries,
@@ -247,12 +269,31 @@ fn print_row(f: &IngestFigures) {
     );
 }
 
+/// CPU seconds this process has used (user + system, every thread), from
+/// `/proc/self/stat`; 0 where that does not exist.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // utime and stime are fields 14 and 15, in ticks of 1/100 s (Linux's
+    // USER_HZ); the command name before them is in parentheses and may
+    // hold spaces, so count from the closing one.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    match (tick(11), tick(12)) {
+        (Some(user), Some(system)) => (user + system) / 100.0,
+        _ => 0.0,
+    }
+}
+
 /// What one pack size runs.
-struct Workload {
+struct Workload<'a> {
     n: usize,
     single: usize,
     queries: usize,
     extract: bool,
+    variant: &'a embed::Variant,
 }
 
 fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result<IngestFigures> {
@@ -261,11 +302,20 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
         single,
         queries,
         extract,
+        variant,
     } = w;
     if dir.exists() {
         std::fs::remove_dir_all(dir).with_context(|| format!("cannot clear {}", dir.display()))?;
     }
-    let memory = crate::cmd::configure(Memory::init(dir)?)?;
+    let memory = match variant.load()? {
+        Some(embedder) => Memory::init_with_embedder(dir, embedder)?,
+        None => Memory::init(dir)?,
+    };
+    let mut memory = crate::cmd::configure(memory)?;
+    if variant.background {
+        memory = memory.with_background_embedding()?;
+    }
+    let (whole, cpu) = (Instant::now(), cpu_seconds());
     let bar = ProgressBar::new(n as u64);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec}")
@@ -297,6 +347,9 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
         i = end;
     }
     let batched_secs = started.elapsed().as_secs_f64();
+    memory.wait_for_embeddings()?;
+    let whole_secs = whole.elapsed().as_secs_f64();
+    let whole_cpu = cpu_seconds() - cpu;
     bar.finish_and_clear();
 
     let mut latencies = Vec::with_capacity(queries);
@@ -317,6 +370,7 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
         .sum();
     Ok(IngestFigures {
         notes: n,
+        embeddings: variant.label.clone(),
         extract,
         single_calls: single,
         single_per_sec: if single_secs > 0.0 {
@@ -326,6 +380,12 @@ fn run_size(dir: &std::path::Path, w: Workload, text: &mut Source<'_>) -> Result
         },
         batched_per_sec: if batched_secs > 0.0 {
             (n - single) as f64 / batched_secs
+        } else {
+            0.0
+        },
+        embedded_per_sec: n as f64 / whole_secs.max(1e-9),
+        embedded_per_cpu_sec: if whole_cpu > 0.0 {
+            n as f64 / whole_cpu
         } else {
             0.0
         },

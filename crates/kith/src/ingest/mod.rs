@@ -266,9 +266,11 @@ impl Ingest<'_> {
         let vectors = self.embed_events(valid)?;
         // Idempotent on retry: events are keyed by (owner, source_id) and a
         // work item by its event.
-        crate::retry::on_busy("admit", || {
+        let receipts = crate::retry::on_busy("admit", || {
             self.admit_once(valid, options, vectors.as_ref())
-        })
+        })?;
+        self.notes_committed();
+        Ok(receipts)
     }
 
     fn admit_once(

@@ -45,6 +45,10 @@ impl Ingest<'_> {
         self.vectors.embed_notes(valid)
     }
 
+    pub(super) fn notes_committed(&self) {
+        self.vectors.notes_committed()
+    }
+
     pub(super) fn event(&self, owner: &OwnerId, id: Uuid) -> Result<StoredEvent, Error> {
         crate::reads::event(&self.ctx, owner, id)
     }
