@@ -182,7 +182,7 @@ pub fn candidates(
                 if let Some(alias) = ends.get(&other) {
                     if alias.owner_id == req.owner && alias.lifecycle.is_active() {
                         let next = format!("{via}, accepted alias of {}", alias.content);
-                        let person = is_person(&alias);
+                        let person = is_person(alias);
                         queue.push_back((other, alias.content.clone(), next, person));
                     }
                 }
