@@ -26,6 +26,11 @@
 //!   new `seq`, which overwrites the node's slot. `delete_embeddings` bumps
 //!   `kith_meta.embeddings_generation`; a copy of another generation is
 //!   dropped.
+//! - **No lock during a scan.** The cache's mutex guards the map of owners
+//!   and is held only to look an owner up and to publish; an owner that is
+//!   behind the searching transaction is grown under that owner's own lock
+//!   (the rows fetched and absorbed outside the cache's mutex), and every
+//!   scan reads an immutable snapshot ([`MatrixView`]) with no lock held.
 //! - **Bounded memory.** Copies are capped at `KITH_VECTOR_CACHE_MB`
 //!   (default 2048) in total; the least recently searched owners are dropped
 //!   first, and an owner too big for the cap alone is searched in SQL.
