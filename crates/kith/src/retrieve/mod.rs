@@ -36,7 +36,9 @@ pub mod fusion;
 mod graph;
 mod names;
 pub mod retention;
+mod spans;
 mod speakers;
+mod when;
 
 pub use dates::month_number;
 pub mod pack;
@@ -325,20 +327,7 @@ impl Memory {
                 limit: pool_size,
             })?)
         };
-        // Entities have vectors for the organizer's alias proposals; a
-        // question's vector hits are memories unless entities are asked
-        // for, so entity vectors never take a note's place in the pool.
-        let vector_filters = {
-            let mut f = req.filters.clone();
-            if f.node_types.is_empty() {
-                f.node_types = NodeType::ALL
-                    .iter()
-                    .copied()
-                    .filter(|t| *t != NodeType::Entity)
-                    .collect();
-            }
-            f
-        };
+        let vector_filters = vector_filters(&req.filters);
         let vector_hits = match &embedded {
             Some((model, vector)) => tx.search_vector(&VectorQuery {
                 owner: req.owner.clone(),
@@ -382,43 +371,8 @@ impl Memory {
         };
         let named_dates = dates::mentioned_dates(&req.query);
         if req.paths.dated {
-            for date in named_dates.iter().take(2) {
-                // A day before to two days after: event times carry their
-                // speaker's offset, and "on 3 June" may be told the day after.
-                let day = 86_400_000;
-                let from = Timestamp::from_unix_millis(date.unix_millis() - day);
-                let to = Timestamp::from_unix_millis(date.unix_millis() + 2 * day);
-                let mut filters = req.filters.clone();
-                filters.time_from = max_time(filters.time_from, from);
-                filters.time_to = min_time(filters.time_to, to);
-                let lexical_around = tx.search_lexical(&LexicalQuery {
-                    owner: req.owner.clone(),
-                    text: lexical_text.clone(),
-                    filters: filters.clone(),
-                    limit: 20,
-                })?;
-                let vector_around = match &embedded {
-                    Some((model, vector)) => tx.search_vector(&VectorQuery {
-                        owner: req.owner.clone(),
-                        model: model.clone(),
-                        vector: vector.clone(),
-                        filters: SearchFilters {
-                            node_types: vector_filters.node_types.clone(),
-                            ..filters
-                        },
-                        limit: 20,
-                    })?,
-                    None => Vec::new(),
-                };
-                // Each list keeps its own order; a hit in both keeps its
-                // better rank.
-                for list in [lexical_around, vector_around] {
-                    for (r, h) in list.into_iter().filter(keep).enumerate() {
-                        let via = Some(format!("date {}", date.short()));
-                        pool.add(h, path(PathKind::Dated, r, None, via));
-                    }
-                }
-            }
+            let asked = when::question_spans(&mut *tx, req)?;
+            when::dated_candidates(&mut *tx, req, &asked, &lexical_text, &embedded, &mut pool)?;
         }
         for (i, h) in lexical_hits.into_iter().filter(keep).enumerate() {
             let score = Some(h.score);
@@ -676,6 +630,22 @@ fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error>
         .filter(|n| crate::claims::is_owner_corrected(n))
         .map(|n| n.id)
         .collect())
+}
+
+/// The filters of a vector search. Entities have vectors for the
+/// organizer's alias proposals; a question's vector hits are memories
+/// unless entities are asked for, so entity vectors never take a note's
+/// place in the pool.
+fn vector_filters(filters: &SearchFilters) -> SearchFilters {
+    let mut f = filters.clone();
+    if f.node_types.is_empty() {
+        f.node_types = NodeType::ALL
+            .iter()
+            .copied()
+            .filter(|t| *t != NodeType::Entity)
+            .collect();
+    }
+    f
 }
 
 fn max_time(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {
