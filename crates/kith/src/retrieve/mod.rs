@@ -10,14 +10,17 @@
 //!    the active claims they have (HAS_FACT), and the memories the linking
 //!    pass linked to them (MENTIONS with basis `entity_linking`), ranked by
 //!    how many query words each shares.
-//! 4. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
-//! 5. **Neighbours**: the turns just before and after each of the best
+//! 4. **Dated**: what was said about the times the query names, relative
+//!    dates resolved on both sides ([`when`], [`spans`]); a question that
+//!    asks when favours turns that state a time.
+//! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
+//! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
-//! 6. **Recency**: the newest notes, only when the query asks about what is
+//! 7. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
-//! 7. **Current facts**: for a present-tense question, turns whose claim
+//! 8. **Current facts**: for a present-tense question, turns whose claim
 //!    was superseded rank below the turn in force ([`current`]).
-//! 8. **Speaker boost**: when the query names someone who speaks in the
+//! 9. **Speaker boost**: when the query names someone who speaks in the
 //!    candidates (as people say names: [`names`]), their turns are
 //!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
 //!    and strong evidence by someone else keeps its place ([`speakers`]).
@@ -414,6 +417,9 @@ impl Memory {
             && current::asks_about_present(&req.query, !named_dates.is_empty())
         {
             current::put_current_first(&mut *tx, req, &superseded, &mut pool)?;
+        }
+        if req.paths.dated {
+            when::boost_stated_times(&req.query, &mut pool);
         }
         if !named.is_empty() {
             speakers::boost(&named, &mut pool, &req.weights);
