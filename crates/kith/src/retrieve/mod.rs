@@ -10,14 +10,17 @@
 //!    the active claims they have (HAS_FACT), and the memories the linking
 //!    pass linked to them (MENTIONS with basis `entity_linking`), ranked by
 //!    how many query words each shares.
-//! 4. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
-//! 5. **Neighbours**: the turns just before and after each of the best
+//! 4. **Dated**: what was said about the times the query names, relative
+//!    dates resolved on both sides ([`when`], [`spans`]); a question that
+//!    asks when favours turns that state a time.
+//! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
+//! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
-//! 6. **Recency**: the newest notes, only when the query asks about what is
+//! 7. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
-//! 7. **Current facts**: for a present-tense question, turns whose claim
+//! 8. **Current facts**: for a present-tense question, turns whose claim
 //!    was superseded rank below the turn in force ([`current`]).
-//! 8. **Speaker boost**: when the query names someone who speaks in the
+//! 9. **Speaker boost**: when the query names someone who speaks in the
 //!    candidates (as people say names: [`names`]), their turns are
 //!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
 //!    and strong evidence by someone else keeps its place ([`speakers`]).
@@ -36,7 +39,9 @@ pub mod fusion;
 mod graph;
 mod names;
 pub mod retention;
+mod spans;
 mod speakers;
+mod when;
 
 pub use dates::month_number;
 pub mod pack;
@@ -324,20 +329,7 @@ impl Memory {
                 limit: pool_size,
             })?)
         };
-        // Entities have vectors for the organizer's alias proposals; a
-        // question's vector hits are memories unless entities are asked
-        // for, so entity vectors never take a note's place in the pool.
-        let vector_filters = {
-            let mut f = req.filters.clone();
-            if f.node_types.is_empty() {
-                f.node_types = NodeType::ALL
-                    .iter()
-                    .copied()
-                    .filter(|t| *t != NodeType::Entity)
-                    .collect();
-            }
-            f
-        };
+        let vector_filters = vector_filters(&req.filters);
         let vector_hits = match &embedded {
             Some((model, vector)) => tx.search_vector(&VectorQuery {
                 owner: req.owner.clone(),
@@ -381,43 +373,8 @@ impl Memory {
         };
         let named_dates = dates::mentioned_dates(&req.query);
         if req.paths.dated {
-            for date in named_dates.iter().take(2) {
-                // A day before to two days after: event times carry their
-                // speaker's offset, and "on 3 June" may be told the day after.
-                let day = 86_400_000;
-                let from = Timestamp::from_unix_millis(date.unix_millis() - day);
-                let to = Timestamp::from_unix_millis(date.unix_millis() + 2 * day);
-                let mut filters = req.filters.clone();
-                filters.time_from = max_time(filters.time_from, from);
-                filters.time_to = min_time(filters.time_to, to);
-                let lexical_around = tx.search_lexical(&LexicalQuery {
-                    owner: req.owner.clone(),
-                    text: lexical_text.clone(),
-                    filters: filters.clone(),
-                    limit: 20,
-                })?;
-                let vector_around = match &embedded {
-                    Some((model, vector)) => tx.search_vector(&VectorQuery {
-                        owner: req.owner.clone(),
-                        model: model.clone(),
-                        vector: vector.clone(),
-                        filters: SearchFilters {
-                            node_types: vector_filters.node_types.clone(),
-                            ..filters
-                        },
-                        limit: 20,
-                    })?,
-                    None => Vec::new(),
-                };
-                // Each list keeps its own order; a hit in both keeps its
-                // better rank.
-                for list in [lexical_around, vector_around] {
-                    for (r, h) in list.into_iter().filter(keep).enumerate() {
-                        let via = Some(format!("date {}", date.short()));
-                        pool.add(h, path(PathKind::Dated, r, None, via));
-                    }
-                }
-            }
+            let asked = when::question_spans(&mut *tx, req)?;
+            when::dated_candidates(&mut *tx, req, &asked, &lexical_text, &embedded, &mut pool)?;
         }
         for (i, h) in lexical_hits.into_iter().filter(keep).enumerate() {
             let score = Some(h.score);
@@ -459,6 +416,9 @@ impl Memory {
             && current::asks_about_present(&req.query, !named_dates.is_empty())
         {
             current::put_current_first(&mut *tx, req, &superseded, &mut pool)?;
+        }
+        if req.paths.dated {
+            when::boost_stated_times(&req.query, &mut pool);
         }
         if !named.is_empty() {
             speakers::boost(&named, &mut pool, &req.weights);
@@ -675,6 +635,22 @@ fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error>
         .filter(|n| crate::claims::is_owner_corrected(n))
         .map(|n| n.id)
         .collect())
+}
+
+/// The filters of a vector search. Entities have vectors for the
+/// organizer's alias proposals; a question's vector hits are memories
+/// unless entities are asked for, so entity vectors never take a note's
+/// place in the pool.
+fn vector_filters(filters: &SearchFilters) -> SearchFilters {
+    let mut f = filters.clone();
+    if f.node_types.is_empty() {
+        f.node_types = NodeType::ALL
+            .iter()
+            .copied()
+            .filter(|t| *t != NodeType::Entity)
+            .collect();
+    }
+    f
 }
 
 fn max_time(a: Option<Timestamp>, b: Option<Timestamp>) -> Option<Timestamp> {

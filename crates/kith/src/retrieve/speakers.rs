@@ -23,9 +23,9 @@ use kith_core::Role;
 use kith_store::LexicalHit;
 use uuid::Uuid;
 
-use super::fusion::Boost;
+use super::fusion::{Boost, PathKind};
 use super::names::{best_named, QueryWords};
-use super::{PathWeights, Pool, NAMED_SPEAKER_BOOST};
+use super::{Candidate, PathWeights, Pool, NAMED_SPEAKER_BOOST};
 
 /// How many of the best candidates before the speaker boost keep their
 /// place when another speaker said them.
@@ -113,11 +113,18 @@ pub fn add_reached(named: &mut Vec<NamedSpeaker>, people: &[String], pool: &Pool
 /// level with them when, before the boost, it is among the
 /// [`KEPT_STRONG`] best candidates and scores above every turn of the
 /// named speakers by more than [`KEPT_MARGIN`] (a tie goes to the named
-/// speaker).
+/// speaker). A reply's share of a named speaker's statement it follows
+/// (the neighbour path) does not count towards that: an acknowledgement
+/// ("Noted! Enjoy Lisbon." after Maya's "I moved to Lisbon in September.")
+/// says nothing the statement did not, while an answer to a named
+/// speaker's question (which asks, `?`) carries what was asked and keeps
+/// its share.
 pub fn boost(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights) {
     let is_named = |speaker: Option<&str>| named.iter().find(|n| Some(n.name.as_str()) == speaker);
     let strong: Vec<Uuid> = {
-        let ranked = pool.ranked(weights);
+        let order: Vec<Uuid> = pool.ranked(weights).iter().map(|c| c.hit.node_id).collect();
+        let pool: &Pool = pool;
+        let ranked: Vec<&Candidate> = order.iter().filter_map(|id| pool.by_id.get(id)).collect();
         let best_named = ranked
             .iter()
             .find(|c| is_named(c.hit.speaker.as_deref()).is_some())
@@ -128,7 +135,7 @@ pub fn boost(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights) {
             .take(KEPT_STRONG)
             .filter(|c| {
                 is_named(c.hit.speaker.as_deref()).is_none()
-                    && c.trace.rrf > best_named * KEPT_MARGIN
+                    && standing(c, pool, named, weights) > best_named * KEPT_MARGIN
             })
             .map(|c| c.hit.node_id)
             .collect()
@@ -156,5 +163,110 @@ pub fn boost(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights) {
                 ),
             });
         }
+    }
+}
+
+/// A candidate's fused score less what it inherited as the reply to a
+/// named speaker's statement (see [`boost`]).
+fn standing(c: &Candidate, pool: &Pool, named: &[NamedSpeaker], weights: &PathWeights) -> f64 {
+    let is_named = |speaker: Option<&str>| named.iter().any(|n| Some(n.name.as_str()) == speaker);
+    let mut score = c.trace.rrf;
+    for p in c
+        .trace
+        .paths
+        .iter()
+        .filter(|p| p.path == PathKind::Neighbour)
+    {
+        let source = p
+            .via
+            .as_deref()
+            .and_then(|v| v.strip_prefix("node "))
+            .and_then(|id| Uuid::parse_str(id).ok())
+            .and_then(|id| pool.by_id.get(&id));
+        if let (Some(source), Some(inherited)) = (source, p.score) {
+            if is_named(source.hit.speaker.as_deref()) && !source.hit.content.contains('?') {
+                score -= weights.neighbour * inherited;
+            }
+        }
+    }
+    score
+}
+
+#[cfg(test)]
+mod tests {
+    use kith_core::{NodeType, ScopeId};
+
+    use super::*;
+    use crate::retrieve::fusion::PathRank;
+
+    type Found<'a> = (PathKind, usize, Option<f64>, Option<&'a str>);
+
+    fn turn(pool: &mut Pool, speaker: &str, text: &str, paths: &[Found<'_>]) -> Uuid {
+        let id = Uuid::new_v4();
+        for (path, rank, score, via) in paths {
+            pool.add(
+                LexicalHit {
+                    node_id: id,
+                    score: 0.0,
+                    node_type: NodeType::Note,
+                    content: text.into(),
+                    scope: ScopeId::personal(),
+                    event_id: Some(Uuid::new_v4()),
+                    session_id: None,
+                    role: Some(Role::User),
+                    speaker: Some(speaker.into()),
+                    event_time: None,
+                    ingested_at: None,
+                },
+                PathRank {
+                    path: *path,
+                    rank: *rank,
+                    score: *score,
+                    via: via.map(str::to_string),
+                },
+            );
+        }
+        id
+    }
+
+    fn top(pool: &mut Pool) -> Uuid {
+        pool.ranked(&PathWeights::default())[0].hit.node_id
+    }
+
+    fn maya() -> [NamedSpeaker; 1] {
+        [NamedSpeaker {
+            name: "Maya".into(),
+            how: "by full name".into(),
+        }]
+    }
+
+    /// Maya's turn found by the graph; the reply after it by vectors and
+    /// as her turn's neighbour, which lifts it above her turn before the
+    /// boost. Which one leads after it?
+    fn after_boost(said: &str) -> (Uuid, Uuid, Uuid) {
+        let mut pool = Pool::default();
+        let m = turn(&mut pool, "Maya", said, &[(PathKind::Graph, 1, None, None)]);
+        let via = format!("node {m}");
+        let reply = turn(
+            &mut pool,
+            "assistant",
+            "Noted! Enjoy Lisbon.",
+            &[
+                (PathKind::Vector, 2, None, None),
+                (PathKind::Neighbour, 1, Some(0.026), Some(via.as_str())),
+            ],
+        );
+        assert_eq!(top(&mut pool), reply);
+        boost(&maya(), &mut pool, &PathWeights::default());
+        (m, reply, top(&mut pool))
+    }
+
+    #[test]
+    fn an_acknowledgement_of_the_named_speakers_statement_is_not_kept_level() {
+        let (m, _, top) = after_boost("I moved to Lisbon in September.");
+        assert_eq!(top, m);
+        // The answer to her question keeps its share, and its place.
+        let (_, reply, top) = after_boost("Where should I move to?");
+        assert_eq!(top, reply);
     }
 }
