@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::hashing;
+
 use common::i_fact;
 use kith::{
     ClaimEdit, ClaimHistory, EventInput, IngestOptions, Lifecycle, Memory, OperationKind,
@@ -404,14 +406,6 @@ fn forgetting_the_message_takes_the_correction_with_it() {
     );
     assert!(!records[0].payload.to_string().contains("Northwind"));
     assert!(m.doctor().unwrap().healthy());
-}
-
-fn hashing() -> std::sync::Arc<dyn kith::Embedder> {
-    kith::embedding::EmbeddingSpec::parse("hashing-64")
-        .unwrap()
-        .load()
-        .unwrap()
-        .expect("an embedder")
 }
 
 /// Retrieval with every path on (vectors too): a retracted claim is never

@@ -5,9 +5,11 @@
 //! receipts; other owners keep every id and checksum; an export taken after
 //! a forget imports into an identical log; bad requests change nothing.
 
+mod common;
+
 use std::sync::Arc;
 
-use kith::embedding::EmbeddingSpec;
+use common::hashing;
 use kith::{
     ErrorKind, EventInput, ForgetRequest, ForgetSelector, ImportOptions, IngestOptions, Memory,
     NodeQuery, OwnerId, RetrieveRequest, SessionId, StoredEvent,
@@ -17,14 +19,6 @@ use kith_store::postgres::testing::{pg_dump, test_database};
 /// A marker no other text contains; capitalised, so the heuristic extractor
 /// makes an entity of it as well as notes and claims.
 const MARKER: &str = "Zorvexquill";
-
-fn hashing() -> Arc<dyn kith::Embedder> {
-    EmbeddingSpec::parse("hashing-64")
-        .unwrap()
-        .load()
-        .unwrap()
-        .expect("an embedder")
-}
 
 fn said(owner: &str, session: &str, source: &str, text: &str) -> EventInput {
     EventInput {

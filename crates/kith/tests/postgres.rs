@@ -8,33 +8,16 @@
 
 mod common;
 
+use common::{hashing, maya_said as said};
+
 use std::sync::Arc;
 
-use kith::embedding::EmbeddingSpec;
 use kith::{
     ErrorKind, EventInput, IngestOptions, Job, Memory, OwnerId, RetrieveRequest, SearchRequest,
     WorkStatus,
 };
 use kith_store::postgres::testing::test_database;
 use kith_store::TxMode;
-
-fn hashing() -> Arc<dyn kith::Embedder> {
-    EmbeddingSpec::parse("hashing-64")
-        .unwrap()
-        .load()
-        .unwrap()
-        .expect("an embedder")
-}
-
-fn said(owner: &str, session: &str, text: &str) -> EventInput {
-    EventInput {
-        owner_id: Some(owner.into()),
-        session_id: Some(session.into()),
-        speaker: Some("Maya".into()),
-        event_time: Some("2025-03-01T10:00:00+00:00".into()),
-        ..EventInput::new("user", text)
-    }
-}
 
 #[test]
 fn init_connect_and_refusals() {

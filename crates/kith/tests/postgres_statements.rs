@@ -5,30 +5,11 @@
 
 mod common;
 
-use std::sync::Arc;
+use common::{hashing, maya_said as said};
 
-use kith::embedding::EmbeddingSpec;
-use kith::{EventInput, IngestOptions, Memory, OwnerId, RetrieveRequest};
+use kith::{IngestOptions, Memory, OwnerId, RetrieveRequest};
 use kith_store::postgres::testing::test_database;
 use kith_store::postgres::{PgOptions, VectorCacheMode};
-
-fn hashing() -> Arc<dyn kith::Embedder> {
-    EmbeddingSpec::parse("hashing-64")
-        .unwrap()
-        .load()
-        .unwrap()
-        .expect("an embedder")
-}
-
-fn said(owner: &str, session: &str, text: &str) -> EventInput {
-    EventInput {
-        owner_id: Some(owner.into()),
-        session_id: Some(session.into()),
-        speaker: Some("Maya".into()),
-        event_time: Some("2025-03-01T10:00:00+00:00".into()),
-        ..EventInput::new("user", text)
-    }
-}
 
 const MESSAGES: [&str; 6] = [
     "I adopted a rescue dog called Biscuit.",

@@ -5,6 +5,27 @@ use std::path::{Path, PathBuf};
 
 use kith::{EventInput, Memory, OwnerId};
 
+/// The 64-dimension hashing embedder: vectors on every path, no model
+/// to download.
+pub fn hashing() -> std::sync::Arc<dyn kith::Embedder> {
+    kith::embedding::EmbeddingSpec::parse("hashing-64")
+        .unwrap()
+        .load()
+        .unwrap()
+        .expect("an embedder")
+}
+
+/// Maya's user message in `owner`'s `session`, at a fixed time.
+pub fn maya_said(owner: &str, session: &str, text: &str) -> EventInput {
+    EventInput {
+        owner_id: Some(owner.into()),
+        session_id: Some(session.into()),
+        speaker: Some("Maya".into()),
+        event_time: Some("2025-03-01T10:00:00+00:00".into()),
+        ..EventInput::new("user", text)
+    }
+}
+
 /// A fresh pack in a temporary directory (kept alive by the returned guard).
 pub fn pack() -> (tempfile::TempDir, PathBuf, Memory) {
     let tmp = tempfile::tempdir().expect("temp dir");
