@@ -584,8 +584,8 @@ pub fn identity_options(cli: &Cli) -> Result<kith::identity::IdentityOptions> {
     Ok(options)
 }
 
-/// Applies the environment's extraction settings to `memory`
-/// (`KITH_LLM_*`, `KITH_LEASE_SECS`).
+/// Applies the environment's extraction and embedding settings to `memory`
+/// (`KITH_LLM_*`, `KITH_EMBEDDING_BACKGROUND`, `KITH_LEASE_SECS`).
 pub fn configure(mut memory: Memory) -> Result<Memory> {
     let identity = kith::identity::IdentityOptions::from_env().map_err(anyhow::Error::msg)?;
     memory = memory.with_identity(identity);
@@ -618,7 +618,10 @@ pub fn background_embedding(memory: Memory, flag: bool) -> Result<Memory> {
         },
         Err(_) => false,
     };
-    if flag || from_env {
+    // A worker already running (`configure` started it from the
+    // environment) is kept: starting another would stop it and re-read the
+    // backlog.
+    if (flag || from_env) && memory.background_embedding().is_none() {
         Ok(memory.with_background_embedding()?)
     } else {
         Ok(memory)
