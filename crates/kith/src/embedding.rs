@@ -5,10 +5,10 @@
 //! recorded in the pack manifest when the pack is made; opening a pack with
 //! another embedder is refused (`kith rebuild --embeddings` re-embeds every
 //! note with the new one). Notes (the stored turns) are embedded as they are
-//! written (or, with [`Memory::with_background_embedding`], right after by
+//! written (or, with [`crate::Memory::with_background_embedding`], right after by
 //! a worker thread: [`backlog`]); claims quote their note's sentence, and reach retrieval through
 //! the lexical and graph paths. Entities are embedded by the organizer's
-//! `alias_resolve` job ([`Memory::embed_entities`]) from their name, type
+//! `alias_resolve` job ([`crate::Memory::embed_entities`]) from their name, type
 //! and a short context, so look-alike names can be proposed as aliases;
 //! retrieval's vector path leaves entities out unless a caller asks for
 //! them.
@@ -26,7 +26,6 @@ use kith_store::{Store, TxMode};
 use serde::Serialize;
 
 use crate::error::Error;
-use crate::memory::Memory;
 
 pub use backlog::{BackgroundEmbedder, BacklogStatus};
 
@@ -46,7 +45,7 @@ pub const EMBED_BATCH: usize = 32;
 /// texts' working memory at once.
 const STORE_EMBED_CHUNK: usize = 256;
 
-/// What [`Memory::rebuild_embeddings`] did.
+/// What [`crate::Memory::rebuild_embeddings`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RebuildReport {
     /// The model now in use.
@@ -57,111 +56,63 @@ pub struct RebuildReport {
     pub embedded: u64,
 }
 
-impl Memory {
-    /// Embeds the contents of `valid` (the notes `write_events` will make);
-    /// `None` without an embedder or when vectors follow in the background.
-    pub(crate) fn embed_events(&self, valid: &[ValidEvent]) -> Result<Option<NoteVectors>, Error> {
-        if self.background.is_some() {
-            return Ok(None);
-        }
-        embed_valid(self.checked_embedder()?, valid)
+/// Notes (of `owner`, or of every owner) without a vector of `embedder`'s
+/// model: the embedding backlog (0 without an embedder).
+pub(crate) fn backlog(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+    owner: Option<&OwnerId>,
+) -> Result<u64, Error> {
+    match embedder {
+        Some(e) => notes::count_missing(store, owner, e.model_id()),
+        None => Ok(0),
     }
+}
 
-    /// Tells the background worker, if any, that a commit added notes.
-    pub(crate) fn notes_committed(&self) {
-        if let Some(worker) = &self.background {
-            worker.notify();
-        }
+/// [`crate::Memory::rebuild_embeddings`]: refused without an embedder.
+pub(crate) fn rebuild_embeddings(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+    all: bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RebuildReport, Error> {
+    let embedder = embedder.ok_or_else(|| {
+        Error::embedding(
+            "this memory has no embedding model; open the pack with one (kith rebuild --embeddings --model minilm)",
+        )
+    })?;
+    rebuild(store, embedder, all, progress)
+}
+
+/// [`crate::Memory::check_embedding_model`]: nothing to check without an
+/// embedder.
+pub(crate) fn check_embedding_model(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), Error> {
+    match embedder {
+        Some(embedder) => check_model(store, embedder),
+        None => Ok(()),
     }
+}
 
-    /// Acknowledges `store()` after the durable write, without the note's
-    /// vector: a worker thread embeds notes in the background, starting
-    /// with every note already stored without a vector (the backlog of a
-    /// process that stopped before it finished). Until embedded, a note is
-    /// found by every retrieval path but the vector path. Without an
-    /// embedder, or on a read-only store, nothing changes. Call it after
-    /// choosing the embedder ([`Memory::with_embedder`] stops the worker).
-    pub fn with_background_embedding(mut self) -> Result<Memory, Error> {
-        self.background = None;
-        if self.store_backend().is_read_only() {
-            return Ok(self);
-        }
-        if let Some(embedder) = self.embedder_shared() {
-            self.checked_embedder()?;
-            self.background = Some(BackgroundEmbedder::start(self.store_shared(), embedder)?);
-        }
-        Ok(self)
-    }
-
-    /// The background worker's progress and last failure, when background
-    /// embedding is on.
-    pub fn background_embedding(&self) -> Option<BacklogStatus> {
-        self.background.as_ref().map(BackgroundEmbedder::status)
-    }
-
-    /// Blocks until the background worker has embedded every note committed
-    /// before the call (at once without background embedding); returns the
-    /// embedder's error if it fails meanwhile.
-    pub fn wait_for_embeddings(&self) -> Result<(), Error> {
-        match &self.background {
-            Some(worker) => worker.wait_idle(),
-            None => Ok(()),
-        }
-    }
-
-    /// Notes (of `owner`, or of every owner) without a vector of this
-    /// memory's model: the embedding backlog (0 without an embedder).
-    pub fn embedding_backlog(&self, owner: Option<&OwnerId>) -> Result<u64, Error> {
-        match self.embedder() {
-            Some(e) => notes::count_missing(self.store_backend(), owner, e.model_id()),
-            None => Ok(0),
-        }
-    }
-
-    /// Re-embeds notes with this memory's embedder: every note when `all`
-    /// (removing every stored vector first), else only notes without a
-    /// vector of the current model. `progress(done, total)` is called after
-    /// each batch.
-    pub fn rebuild_embeddings(
-        &self,
-        all: bool,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<RebuildReport, Error> {
-        let embedder = self.embedder().ok_or_else(|| {
-            Error::embedding(
-                "this memory has no embedding model; open the pack with one (kith rebuild --embeddings --model minilm)",
-            )
-        })?;
-        rebuild(self.store_backend(), embedder, all, progress)
-    }
-
-    /// Refuses when the store holds vectors of another model than this
-    /// memory's embedder (mixing models makes scores meaningless).
-    pub fn check_embedding_model(&self) -> Result<(), Error> {
-        match self.embedder() {
-            Some(embedder) => check_model(self.store_backend(), embedder),
-            None => Ok(()),
-        }
-    }
-
-    /// Embeds up to `limit` of `owner`'s active entities that have no
-    /// vector of this memory's model (oldest first; each run embeds the
-    /// next `limit`), and returns how many.
-    /// Personal references are left out (they are never aliased). Without
-    /// an embedder nothing happens. The vectors are derived data, like a
-    /// note's: `rebuild --embeddings` may drop them and the next run makes
-    /// them again.
-    pub fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
-        match self.checked_embedder()? {
-            Some(embedder) => entities::embed(self.store_backend(), embedder, owner, limit),
-            None => Ok(0),
-        }
+/// [`crate::Memory::embed_entities`] with an embedder whose model was
+/// checked (nothing happens without one).
+pub(crate) fn embed_entities(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+    owner: &OwnerId,
+    limit: usize,
+) -> Result<usize, Error> {
+    match embedder {
+        Some(embedder) => entities::embed(store, embedder, owner, limit),
+        None => Ok(0),
     }
 }
 
 /// Vectors for the notes `valid` will make, in batches of [`EMBED_BATCH`]
 /// texts (`None` without an embedder).
-fn embed_valid(
+pub(crate) fn embed_valid(
     embedder: Option<&dyn Embedder>,
     valid: &[ValidEvent],
 ) -> Result<Option<NoteVectors>, Error> {
@@ -188,7 +139,7 @@ fn embed_valid(
     }))
 }
 
-/// [`Memory::rebuild_embeddings`] over a store and an embedder.
+/// [`crate::Memory::rebuild_embeddings`] over a store and an embedder.
 fn rebuild(
     store: &dyn Store,
     embedder: &dyn Embedder,
@@ -231,7 +182,7 @@ fn rebuild(
     Ok(report)
 }
 
-/// [`Memory::check_embedding_model`] over a store and an embedder.
+/// [`crate::Memory::check_embedding_model`] over a store and an embedder.
 fn check_model(store: &dyn Store, embedder: &dyn Embedder) -> Result<(), Error> {
     let mut tx = store.begin(TxMode::Read)?;
     for m in tx.embedding_models()? {

@@ -28,7 +28,7 @@ use crate::claims::{self, ClaimEditReport, ClaimFact, ClaimHistory};
 use crate::context::Ctx;
 use crate::correct::{self, Correction, CorrectionReport};
 use crate::doctor::{self, DoctorReport};
-use crate::embedding::NoteVectors;
+use crate::embedding::{self, BackgroundEmbedder, BacklogStatus, NoteVectors};
 use crate::error::Error;
 use crate::forget::{self, ForgetReport, ForgetRequest};
 use crate::ingest::{
@@ -67,7 +67,7 @@ pub struct Memory {
     pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
     /// The background embedding worker, when notes are acknowledged before
     /// their vectors exist ([`Memory::with_background_embedding`]).
-    pub(crate) background: Option<crate::embedding::BackgroundEmbedder>,
+    background: Option<BackgroundEmbedder>,
 }
 
 // ---- opening and configuring -------------------------------------------
@@ -262,11 +262,6 @@ impl Memory {
         self.embedder.as_deref()
     }
 
-    /// A shared handle on the embedder, for the background worker.
-    pub(crate) fn embedder_shared(&self) -> Option<Arc<dyn Embedder>> {
-        self.embedder.clone()
-    }
-
     /// The embedder, after checking (once) that the store holds no vectors
     /// of another model: they would never be compared (searches are per
     /// model), but a pack half on one model and half on another finds
@@ -324,7 +319,11 @@ impl Memory {
 /// What stages that embed ask of the memory (its embedder, checked once).
 impl Vectors for Memory {
     fn embed_notes(&self, valid: &[ValidEvent]) -> Result<Option<NoteVectors>, Error> {
-        self.embed_events(valid)
+        // The worker makes the vectors after the commit.
+        if self.background.is_some() {
+            return Ok(None);
+        }
+        embedding::embed_valid(self.checked_embedder()?, valid)
     }
 
     fn checked_model(&self) -> Result<Option<String>, Error> {
@@ -336,19 +335,90 @@ impl Vectors for Memory {
     }
 
     fn notes_committed(&self) {
-        Memory::notes_committed(self)
+        if let Some(worker) = &self.background {
+            worker.notify();
+        }
+    }
+}
+
+// ---- embeddings -----------------------------------------------------------
+
+impl Memory {
+    /// Acknowledges `store()` after the durable write, without the note's
+    /// vector: a worker thread embeds notes in the background, starting
+    /// with every note already stored without a vector (the backlog of a
+    /// process that stopped before it finished). Until embedded, a note is
+    /// found by every retrieval path but the vector path. Without an
+    /// embedder, or on a read-only store, nothing changes. Call it after
+    /// choosing the embedder ([`Memory::with_embedder`] stops the worker).
+    pub fn with_background_embedding(mut self) -> Result<Memory, Error> {
+        self.background = None;
+        if self.store.is_read_only() {
+            return Ok(self);
+        }
+        if let Some(embedder) = self.embedder.clone() {
+            self.checked_embedder()?;
+            let store = Arc::clone(&self.store);
+            self.background = Some(BackgroundEmbedder::start(store, embedder)?);
+        }
+        Ok(self)
+    }
+
+    /// The background worker's progress and last failure, when background
+    /// embedding is on.
+    pub fn background_embedding(&self) -> Option<BacklogStatus> {
+        self.background.as_ref().map(BackgroundEmbedder::status)
+    }
+
+    /// Blocks until the background worker has embedded every note committed
+    /// before the call (at once without background embedding); returns the
+    /// embedder's error if it fails meanwhile.
+    pub fn wait_for_embeddings(&self) -> Result<(), Error> {
+        match &self.background {
+            Some(worker) => worker.wait_idle(),
+            None => Ok(()),
+        }
+    }
+
+    /// Notes (of `owner`, or of every owner) without a vector of this
+    /// memory's model: the embedding backlog (0 without an embedder).
+    pub fn embedding_backlog(&self, owner: Option<&OwnerId>) -> Result<u64, Error> {
+        embedding::backlog(self.store.as_ref(), self.embedder(), owner)
+    }
+
+    /// Re-embeds notes with this memory's embedder: every note when `all`
+    /// (removing every stored vector first), else only notes without a
+    /// vector of the current model. `progress(done, total)` is called after
+    /// each batch.
+    pub fn rebuild_embeddings(
+        &self,
+        all: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<RebuildReport, Error> {
+        embedding::rebuild_embeddings(self.store.as_ref(), self.embedder(), all, progress)
+    }
+
+    /// Refuses when the store holds vectors of another model than this
+    /// memory's embedder (mixing models makes scores meaningless).
+    pub fn check_embedding_model(&self) -> Result<(), Error> {
+        embedding::check_embedding_model(self.store.as_ref(), self.embedder())
+    }
+
+    /// Embeds up to `limit` of `owner`'s active entities that have no
+    /// vector of this memory's model (oldest first; each run embeds the
+    /// next `limit`), and returns how many.
+    /// Personal references are left out (they are never aliased). Without
+    /// an embedder nothing happens. The vectors are derived data, like a
+    /// note's: `rebuild --embeddings` may drop them and the next run makes
+    /// them again.
+    pub fn embed_entities(&self, owner: &OwnerId, limit: usize) -> Result<usize, Error> {
+        embedding::embed_entities(self.store.as_ref(), self.checked_embedder()?, owner, limit)
     }
 }
 
 // ---- storing and reading ------------------------------------------------
 
 impl Memory {
-    /// A shared handle on the store, for work that outlives a call (the
-    /// background embedding worker).
-    pub(crate) fn store_shared(&self) -> Arc<dyn Store> {
-        Arc::clone(&self.store)
-    }
-
     /// Stores one message: the event and its note node (with its lexical
     /// row) in one transaction. `input.owner_id` is required. The same
     /// `(owner, source_id)` again returns the first ids and writes nothing.
