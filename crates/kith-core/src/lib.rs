@@ -7,6 +7,7 @@
 //! - [`ids`]: identifier newtypes and the UUIDv5 formulas behind every
 //!   deterministic id.
 //! - [`canon`]: canonical JSON and SHA-256 checksums.
+//! - [`percentile`]: the one percentile rule benchmarks report with.
 //! - [`rng`]: the one deterministic random generator of tests and benchmarks.
 //! - [`text`]: the text keys claims are compared by (predicates).
 //! - [`timestamp`]: RFC 3339 timestamps that always carry an offset.
@@ -22,6 +23,7 @@ pub mod ids;
 pub mod model;
 pub mod node;
 pub mod operation;
+pub mod percentile;
 pub mod rng;
 pub mod text;
 pub mod timestamp;

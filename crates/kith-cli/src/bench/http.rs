@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use kith::{EventInput, Memory};
 use serde::Serialize;
 
-use crate::bench::percentile::percentile;
+use kith_core::percentile::percentile;
 
 /// What to run.
 pub struct HttpOptions {

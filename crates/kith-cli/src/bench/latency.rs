@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use kith::{Embedder, EventInput, Memory, RetrieveRequest};
 use serde::Serialize;
 
-use crate::bench::percentile::percentile;
+use kith_core::percentile::percentile;
 use crate::bench::recall::CachedEmbedder;
 use crate::retrieve::bar;
 

@@ -19,7 +19,6 @@ pub mod http;
 pub mod latency;
 pub mod locomo;
 pub mod owners;
-pub mod percentile;
 pub mod recall;
 pub mod split;
 
@@ -32,7 +31,7 @@ use kith::{EventInput, IngestOptions, Memory, SearchRequest};
 use serde::Serialize;
 
 use crate::args::BenchCommand;
-use percentile::percentile;
+use kith_core::percentile::percentile;
 
 /// Figures for one pack size.
 #[derive(Debug, Serialize)]

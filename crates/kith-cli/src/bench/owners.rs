@@ -218,7 +218,7 @@ fn measure(
     }
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
     times.sort_by(f64::total_cmp);
-    let pct = |p: f64| super::percentile::percentile(&times, p);
+    let pct = |p: f64| kith_core::percentile::percentile(&times, p);
     Ok(Figures {
         backend: memory.store_backend().backend_name().to_string(),
         vector_path: path.to_string(),

@@ -30,7 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::locomo::{evidence_ids, Conversation, LocomoFile};
-use crate::bench::percentile::percentile;
+use kith_core::percentile::percentile;
 use crate::bench::split::{locomo_half, longmemeval_half, runs, Split};
 use crate::retrieve::bar;
 

@@ -1,4 +1,6 @@
-//! The one percentile rule every benchmark reports its latencies with.
+//! The one percentile rule every benchmark reports its latencies with (the
+//! CLI's `kith bench` and the store's examples), so two figures of one
+//! name are always the same statistic.
 
 /// The `p` quantile (`0 ≤ p ≤ 1`) of `sorted`, which is in ascending order:
 /// the sample at rank `round((n − 1) · p)` (p50 of 1‥100 is 51, p95 is 95),
