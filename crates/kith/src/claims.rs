@@ -30,7 +30,8 @@ use uuid::Uuid;
 
 use crate::context::Ctx;
 use crate::error::Error;
-use crate::organize::{live_op, sealed, snapshot, unseal, OrganizerError};
+use crate::organize::undo_record::{restore, stored_as_written, Inverse, Undoing};
+use crate::organize::{live_op, sealed, snapshot, unseal};
 pub(crate) use kith_identity::claim_edits::is_owner_corrected;
 use kith_identity::claim_edits::{object_of, predicate_of, replace_object};
 
@@ -300,75 +301,20 @@ fn correct_claim_once(
     }
     let now = Timestamp::now();
     let new_id = corrected_claim_id(op_id);
-
-    let mut new = old.clone();
-    new.id = new_id;
-    new.content = replace_object(&old.content, &old_object, new_object);
-    new.lifecycle = Lifecycle::Stable;
-    new.superseded_by = None;
-    new.valid_to = None;
-    new.created_at = now;
-    new.updated_at = now;
-    let md = new.metadata.get_or_insert_with(|| json!({}));
-    if let Some(map) = md.as_object_mut() {
-        map.insert("object".into(), json!(new_object));
-        map.insert("supersedes".into(), json!([old.id]));
-        // The old claim's merges and replacements are its history, not
-        // this one's.
-        map.remove("merged_claim_ids");
-        map.insert(
-            "correction".into(),
-            json!({
-                "op_id": op_id,
-                "by": "owner",
-                "from_object": old_object,
-                "corrects": old.id,
-                "reason": reason,
-            }),
-        );
-    }
-
+    let correction = json!({
+        "op_id": op_id,
+        "by": "owner",
+        "from_object": old_object,
+        "corrects": old.id,
+        "reason": reason,
+    });
+    let new = corrected_claim(&old, new_id, &old_object, new_object, correction, now);
     let mut retired = old.clone();
     retired.lifecycle = Lifecycle::Superseded;
     retired.superseded_by = Some(new_id);
     retired.valid_to = Some(now);
     retired.updated_at = now;
-
-    // The new claim's subject links: each open HAS_FACT edge to the old
-    // claim, made again to the new one. Its object link is not copied:
-    // the object is what changed.
-    let mut opened = Vec::new();
-    for e in tx.edges_of(old.id)? {
-        if e.is_open() && e.edge_type == EdgeType::HasFact && e.target_id == old.id {
-            let mut copy = e.clone();
-            copy.id = correction_edge_id(op_id, &e.id.to_string());
-            copy.target_id = new_id;
-            copy.valid_from = now;
-            copy.created_at = now;
-            let mut m = e.metadata.clone().unwrap_or_else(|| json!({}));
-            if let Some(map) = m.as_object_mut() {
-                map.insert("basis".into(), json!("claim_correction"));
-                map.insert("claim_correction_op_id".into(), json!(op_id));
-                map.insert("copied_from_edge".into(), json!(e.id));
-            }
-            copy.metadata = Some(m);
-            opened.push(copy);
-        }
-    }
-    opened.push(Edge {
-        id: correction_edge_id(op_id, "supersedes"),
-        owner_id: owner.clone(),
-        scope: old.scope.clone(),
-        source_id: new_id,
-        target_id: old.id,
-        edge_type: EdgeType::Supersedes,
-        confidence: 1.0,
-        valid_from: now,
-        valid_to: None,
-        provenance_event_id: old.evidence_refs.last().copied(),
-        metadata: Some(json!({"basis": "claim_correction", "claim_correction_op_id": op_id})),
-        created_at: now,
-    });
+    let opened = correction_edges(&mut *tx, owner, &old, op_id, new_id, now)?;
 
     let record = json!({
         "format": CLAIM_EDIT_FORMAT,
@@ -401,6 +347,81 @@ fn correct_claim_once(
         replacement: Some(new_id),
         replayed: false,
     })
+}
+
+/// The claim that replaces `old` with `new_object`: a new stable claim
+/// whose metadata records the `correction` (the old claim's merges and
+/// replacements are its history, not this one's).
+fn corrected_claim(
+    old: &Node,
+    new_id: Uuid,
+    old_object: &str,
+    new_object: &str,
+    correction: Value,
+    now: Timestamp,
+) -> Node {
+    let mut new = old.clone();
+    new.id = new_id;
+    new.content = replace_object(&old.content, old_object, new_object);
+    new.lifecycle = Lifecycle::Stable;
+    new.superseded_by = None;
+    new.valid_to = None;
+    new.created_at = now;
+    new.updated_at = now;
+    let md = new.metadata.get_or_insert_with(|| json!({}));
+    if let Some(map) = md.as_object_mut() {
+        map.insert("object".into(), json!(new_object));
+        map.insert("supersedes".into(), json!([old.id]));
+        map.remove("merged_claim_ids");
+        map.insert("correction".into(), correction);
+    }
+    new
+}
+
+/// The edges a claim correction opens: each open HAS_FACT edge to the old
+/// claim, made again to the new one (its object link is not copied: the
+/// object is what changed), and the new claim's SUPERSEDES edge.
+fn correction_edges(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    old: &Node,
+    op_id: Uuid,
+    new_id: Uuid,
+    now: Timestamp,
+) -> Result<Vec<Edge>, Error> {
+    let mut opened = Vec::new();
+    for e in tx.edges_of(old.id)? {
+        if e.is_open() && e.edge_type == EdgeType::HasFact && e.target_id == old.id {
+            let mut copy = e.clone();
+            copy.id = correction_edge_id(op_id, &e.id.to_string());
+            copy.target_id = new_id;
+            copy.valid_from = now;
+            copy.created_at = now;
+            let mut m = e.metadata.clone().unwrap_or_else(|| json!({}));
+            if let Some(map) = m.as_object_mut() {
+                map.insert("basis".into(), json!("claim_correction"));
+                map.insert("claim_correction_op_id".into(), json!(op_id));
+                map.insert("copied_from_edge".into(), json!(e.id));
+            }
+            copy.metadata = Some(m);
+            opened.push(copy);
+        }
+    }
+    opened.push(Edge {
+        id: correction_edge_id(op_id, "supersedes"),
+        owner_id: owner.clone(),
+        scope: old.scope.clone(),
+        source_id: new_id,
+        target_id: old.id,
+        edge_type: EdgeType::Supersedes,
+        confidence: 1.0,
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: old.evidence_refs.last().copied(),
+        metadata: Some(json!({"basis": "claim_correction", "claim_correction_op_id": op_id})),
+        created_at: now,
+    });
+    Ok(opened)
 }
 
 /// The facts view (like mem0's `get_all`): the claims of `owner`'s
@@ -464,61 +485,26 @@ pub(crate) fn claims(
 /// refused (nothing written) unless every node and link it wrote is as
 /// it left them. Returns the restored nodes, the removed edge ids and
 /// what else the undo did.
-pub(crate) fn undo_claim_edit(
-    tx: &mut dyn Tx,
-    op: &Operation,
-) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
-    let record = unseal(op)?.clone();
-    let damaged = |what: &str| -> Error {
-        OrganizerError::DamagedRecord {
-            op: op.id,
-            reason: format!("no readable {what}"),
-        }
-        .into()
-    };
-    let refused =
-        |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
-    let node = |key: &str| -> Result<Node, Error> {
-        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-    };
-    let before = node("claim_before")?;
-    let after = node("claim_after")?;
-    let replacement = match op.kind {
-        OperationKind::ClaimCorrected => Some(node("replacement")?),
+pub(crate) fn undo_claim_edit(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<Inverse, Error> {
+    let before: Node = undoing.field("claim_before", "claim_before")?;
+    let after: Node = undoing.field("claim_after", "claim_after")?;
+    let replacement: Option<Node> = match undoing.op.kind {
+        OperationKind::ClaimCorrected => Some(undoing.field("replacement", "replacement")?),
         _ => None,
     };
-    let opened: Vec<Edge> = match record.get("opened_edges") {
-        Some(v) => serde_json::from_value(v.clone()).map_err(|_| damaged("opened_edges"))?,
-        None => Vec::new(),
-    };
+    let opened: Vec<Edge> = undoing.optional_field("opened_edges")?;
 
-    // Everything it wrote must be as it left it: undoing on top of a
-    // later change would silently discard that change.
     for n in std::iter::once(&after).chain(replacement.as_ref()) {
-        let same = match tx.get_node(n.id)? {
-            Some(now) => snapshot(&now)? == snapshot(n)?,
-            None => false,
-        };
-        if !same {
-            return Err(refused(format!(
+        if !stored_as_written(tx, n)? {
+            return Err(undoing.refused(format!(
                 "claim {} has changed since (corrected, retracted, merged or forgotten); undo that first",
                 n.id
             )));
         }
     }
-    for e in &opened {
-        if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
-            return Err(refused(format!(
-                "link {} it made was closed or removed since",
-                e.id
-            )));
-        }
-    }
+    undoing.check_still_open(tx, &opened)?;
 
-    let mut restored = before;
-    // JSON cannot carry every f64 exactly: keep the live value.
-    restored.confidence = after.confidence;
-    tx.update_node(&restored)?;
+    let restored = restore(tx, before, &after)?;
     // The replacement goes with its lexical row, vector and links.
     let removed_node = match &replacement {
         Some(r) => {
@@ -527,12 +513,13 @@ pub(crate) fn undo_claim_edit(
         }
         None => Value::Null,
     };
-    let detail = json!({"removed_node": removed_node});
-    Ok((
-        vec![restored],
-        opened.iter().map(|e| e.id).collect(),
+    let mut detail = serde_json::Map::new();
+    detail.insert("correction".into(), json!({"removed_node": removed_node}));
+    Ok(Inverse {
+        restored: vec![restored],
+        removed: opened.iter().map(|e| e.id).collect(),
         detail,
-    ))
+    })
 }
 
 fn fact_of(entity: &Node, claim: Node) -> ClaimFact {

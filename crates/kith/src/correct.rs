@@ -30,7 +30,8 @@ use uuid::Uuid;
 
 use crate::context::Ctx;
 use crate::error::Error;
-use crate::organize::{sealed, snapshot, unseal, OrganizerError};
+use crate::organize::undo_record::{restore, stored_as_written, Inverse, Undoing};
+use crate::organize::{sealed, snapshot, unseal};
 
 /// The record format of `IDENTITY_CORRECTED`.
 pub const CORRECTION_FORMAT: &str = "kith.correction.v1";
@@ -136,31 +137,7 @@ fn correct_once(
         return report_of(&done, true);
     }
     let entity = active_entity(&mut *tx, owner, req.entity, "entity")?;
-    let edges = tx.edges_of(entity.id)?;
-    let mut others = Vec::new();
-    for e in &edges {
-        let other = if e.source_id == entity.id {
-            e.target_id
-        } else {
-            e.source_id
-        };
-        if let Some(n) = tx.get_node(other)? {
-            others.push(n);
-        }
-    }
-    let moves = correction::moves(entity.id, &edges, &others, &selection).map_err(|r| {
-        Error::request(match r {
-            Refusal::NothingNamed => "nothing named to move".to_string(),
-            Refusal::NotLinked(c) => format!(
-                "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
-                entity.id
-            ),
-            Refusal::NoClaimInEvents => format!(
-                "none of the named events has an active claim linked to entity {}",
-                entity.id
-            ),
-        })
-    })?;
+    let moves = moves_of(&mut *tx, &entity, &selection)?;
 
     let now = Timestamp::now();
     let (target, created) = target_of(&mut *tx, owner, req, &entity, op_id, now)?;
@@ -191,18 +168,14 @@ fn correct_once(
     target_after.updated_at = now;
 
     // Links: closed, and made again with the target in the entity's place.
-    let mut opened = Vec::new();
-    for old in &moves.edges {
-        let new = correction::reopened_edge(
-            old,
-            corrected_edge_id(op_id, old.id),
-            entity.id,
-            target.id,
-            op_id,
-            now,
-        );
-        opened.push(new);
-    }
+    let opened: Vec<Edge> = moves
+        .edges
+        .iter()
+        .map(|old| {
+            let id = corrected_edge_id(op_id, old.id);
+            correction::reopened_edge(old, id, entity.id, target.id, op_id, now)
+        })
+        .collect();
 
     let record = json!({
         "format": CORRECTION_FORMAT,
@@ -250,6 +223,40 @@ fn correct_once(
         closed_edges: moves.edges.iter().map(|e| e.id).collect(),
         opened_edges: opened.iter().map(|e| e.id).collect(),
         replayed: false,
+    })
+}
+
+/// The claims and links of `entity` that `selection` moves (refused, as
+/// the caller's error, when it names nothing that can move).
+fn moves_of(
+    tx: &mut dyn Tx,
+    entity: &Node,
+    selection: &Selection,
+) -> Result<correction::Moves, Error> {
+    let edges = tx.edges_of(entity.id)?;
+    let mut others = Vec::new();
+    for e in &edges {
+        let other = if e.source_id == entity.id {
+            e.target_id
+        } else {
+            e.source_id
+        };
+        if let Some(n) = tx.get_node(other)? {
+            others.push(n);
+        }
+    }
+    correction::moves(entity.id, &edges, &others, selection).map_err(|r| {
+        Error::request(match r {
+            Refusal::NothingNamed => "nothing named to move".to_string(),
+            Refusal::NotLinked(c) => format!(
+                "claim {c} is not an active claim linked to entity {} (no open subject or object link)",
+                entity.id
+            ),
+            Refusal::NoClaimInEvents => format!(
+                "none of the named events has an active claim linked to entity {}",
+                entity.id
+            ),
+        })
     })
 }
 
@@ -305,87 +312,22 @@ fn target_of(
 
 /// Reverses an `IDENTITY_CORRECTED` record in `tx`: refused (nothing
 /// written) unless every node and link it wrote is still as it left
-/// them. Returns the restored node ids and removed edge ids.
-pub(crate) fn undo_correction(
-    tx: &mut dyn Tx,
-    op: &Operation,
-) -> Result<(Vec<Node>, Vec<Uuid>, Value), Error> {
-    let record = unseal(op)?.clone();
-    let damaged = |what: &str| -> Error {
-        OrganizerError::DamagedRecord {
-            op: op.id,
-            reason: format!("no readable {what}"),
-        }
-        .into()
-    };
-    let refused =
-        |reason: String| -> Error { OrganizerError::UndoRefused { op: op.id, reason }.into() };
-    let nodes = |key: &str| -> Result<Vec<Node>, Error> {
-        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-    };
-    let edges = |key: &str| -> Result<Vec<Edge>, Error> {
-        serde_json::from_value(record[key].clone()).map_err(|_| damaged(key))
-    };
-    let claims_before = nodes("claims_before")?;
-    let claims_after = nodes("claims_after")?;
-    let closed = edges("closed_edges")?;
-    let opened = edges("opened_edges")?;
-    let target_after: Node =
-        serde_json::from_value(record["target_after"].clone()).map_err(|_| damaged("target"))?;
-    let created = record["created_target"] == json!(true);
+/// them. Returns the inverse for the `UNDO` record.
+pub(crate) fn undo_correction(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<Inverse, Error> {
+    let claims_before: Vec<Node> = undoing.field("claims_before", "claims_before")?;
+    let claims_after: Vec<Node> = undoing.field("claims_after", "claims_after")?;
+    let closed: Vec<Edge> = undoing.field("closed_edges", "closed_edges")?;
+    let opened: Vec<Edge> = undoing.field("opened_edges", "opened_edges")?;
+    let target_after: Node = undoing.field("target_after", "target")?;
+    let created = undoing.record["created_target"] == json!(true);
 
-    // Everything it wrote must be as it left it.
-    for after in claims_after.iter().chain(std::iter::once(&target_after)) {
-        let now = tx.get_node(after.id)?;
-        let same = match &now {
-            Some(n) => snapshot(n)? == snapshot(after)?,
-            None => false,
-        };
-        if !same {
-            return Err(refused(format!(
-                "node {} has changed since the correction",
-                after.id
-            )));
-        }
-    }
-    // The links go back to the entity they were moved from: it must
-    // still be live, or they would link a node a merge retired since
-    // (and the claim would have no live subject).
-    let from: Node =
-        serde_json::from_value(record["entity"].clone()).map_err(|_| damaged("entity"))?;
-    if !tx
-        .get_node(from.id)?
-        .is_some_and(|n| n.lifecycle.is_active())
-    {
-        return Err(refused(format!(
-            "entity {} the claims were moved from is no longer active (merged or retired since); undo that first",
-            from.id
-        )));
-    }
-    for e in &opened {
-        if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
-            return Err(refused(format!(
-                "link {} it made was closed or removed since",
-                e.id
-            )));
-        }
-    }
-    for e in &closed {
-        if tx.get_edge(e.id)?.is_none_or(|now| now.is_open()) {
-            return Err(refused(format!(
-                "link {} it closed was reopened or removed since",
-                e.id
-            )));
-        }
-    }
+    check_correction_undoable(tx, undoing, &claims_after, &target_after)?;
+    undoing.check_still_open(tx, &opened)?;
+    undoing.check_still_closed(tx, &closed)?;
 
     let mut restored = Vec::new();
     for (before, after) in claims_before.into_iter().zip(&claims_after) {
-        let mut before = before;
-        // JSON cannot carry every f64 exactly: keep the live value.
-        before.confidence = after.confidence;
-        tx.update_node(&before)?;
-        restored.push(before);
+        restored.push(restore(tx, before, after)?);
     }
     if created {
         let mut retired = target_after.clone();
@@ -394,11 +336,8 @@ pub(crate) fn undo_correction(
         tx.update_node(&retired)?;
         restored.push(retired);
     } else {
-        let mut before: Node = serde_json::from_value(record["target_before"].clone())
-            .map_err(|_| damaged("target_before"))?;
-        before.confidence = target_after.confidence;
-        tx.update_node(&before)?;
-        restored.push(before);
+        let before: Node = undoing.field("target_before", "target_before")?;
+        restored.push(restore(tx, before, &target_after)?);
     }
     for e in &opened {
         tx.delete_edge(e.id)?;
@@ -406,11 +345,51 @@ pub(crate) fn undo_correction(
     for e in &closed {
         tx.reopen_edge(e.id)?;
     }
-    let detail = json!({
-        "reopened_edge_ids": closed.iter().map(|e| e.id).collect::<Vec<_>>(),
-        "archived_entity": if created { json!(target_after.id) } else { Value::Null },
-    });
-    Ok((restored, opened.iter().map(|e| e.id).collect(), detail))
+    let mut detail = serde_json::Map::new();
+    detail.insert(
+        "correction".into(),
+        json!({
+            "reopened_edge_ids": closed.iter().map(|e| e.id).collect::<Vec<_>>(),
+            "archived_entity": if created { json!(target_after.id) } else { Value::Null },
+        }),
+    );
+    Ok(Inverse {
+        restored,
+        removed: opened.iter().map(|e| e.id).collect(),
+        detail,
+    })
+}
+
+/// Refuses to undo a correction when a node it wrote changed since, or
+/// the entity the claims were moved from is no longer active.
+fn check_correction_undoable(
+    tx: &mut dyn Tx,
+    undoing: &Undoing<'_>,
+    claims_after: &[Node],
+    target_after: &Node,
+) -> Result<(), Error> {
+    for after in claims_after.iter().chain(std::iter::once(target_after)) {
+        if !stored_as_written(tx, after)? {
+            return Err(undoing.refused(format!(
+                "node {} has changed since the correction",
+                after.id
+            )));
+        }
+    }
+    // The links go back to the entity they were moved from: it must
+    // still be live, or they would link a node a merge retired since
+    // (and the claim would have no live subject).
+    let from: Node = undoing.field("entity", "entity")?;
+    if !tx
+        .get_node(from.id)?
+        .is_some_and(|n| n.lifecycle.is_active())
+    {
+        return Err(undoing.refused(format!(
+            "entity {} the claims were moved from is no longer active (merged or retired since); undo that first",
+            from.id
+        )));
+    }
+    Ok(())
 }
 
 /// The report of a committed correction record.

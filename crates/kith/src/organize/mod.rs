@@ -18,7 +18,10 @@
 //! - [`merge`]: publishing a merge (evidence union, copied relationships,
 //!   retirement, one SUPERSEDES edge, the `ORGANIZER_MERGED` record).
 //! - [`alias`]: unverified alias proposals, the inbox and its decisions.
-//! - [`undo`]: reversing a merge or an accepted alias from its record.
+//! - [`undo`]: reversing a merge or an accepted alias from its record (and
+//!   sealing every kind's `UNDO` record); `undo_record`: what every undo
+//!   reads and checks of the record it reverses (corrections and claim
+//!   edits write their own inverse with it).
 //!
 //! Every record this module writes has the payload
 //! `{"record": …, "sha256": SHA-256 of the record's canonical JSON}`;
@@ -38,6 +41,7 @@ pub mod merge;
 mod report;
 mod request;
 pub mod undo;
+pub(crate) mod undo_record;
 
 pub use crate::error::OrganizerError;
 pub use admission::{MergeKind, NameMatch, Refusal, ALIAS_POLICY, DUPLICATE_POLICY};

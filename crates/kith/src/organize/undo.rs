@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use super::undo_record::{Inverse, Undoing};
 use super::{sealed, snapshot, undo_op_id, unseal, OrganizerError};
 use crate::context::Ctx;
 use crate::error::Error;
@@ -38,14 +39,6 @@ pub struct UndoReport {
     pub replayed: bool,
 }
 
-fn refused(op: Uuid, reason: impl Into<String>) -> Error {
-    OrganizerError::UndoRefused {
-        op,
-        reason: reason.into(),
-    }
-    .into()
-}
-
 fn ids_of(v: Option<&Value>) -> Vec<Uuid> {
     v.and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|x| x.as_str()?.parse().ok()).collect())
@@ -62,6 +55,8 @@ pub(crate) fn undo(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoRe
     crate::retry::on_busy("undo", || undo_once(ctx, owner, op_id))
 }
 
+/// One undo: find the record, check it can be undone, have its kind write
+/// the inverse, and seal the `UNDO` record (all in one transaction).
 fn undo_once(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
     let mut tx = ctx.store.begin(TxMode::Write)?;
     let op = match tx.get_operation(op_id)? {
@@ -80,101 +75,96 @@ fn undo_once(ctx: &Ctx<'_>, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, 
             | OperationKind::ClaimRetracted
             | OperationKind::ClaimCorrected
     ) {
-        return Err(refused(
-            op_id,
-            format!(
+        return Err(OrganizerError::UndoRefused {
+            op: op_id,
+            reason: format!(
                 "it is a {} record; only ORGANIZER_MERGED, ALIAS_PROPOSAL_ACCEPTED, IDENTITY_CORRECTED, CLAIM_RETRACTED and CLAIM_CORRECTED records can be undone",
                 op.kind
             ),
-        ));
+        }
+        .into());
     }
-    let record = unseal(&op)?.clone();
-    let undo_id = undo_op_id(op_id);
-    if let Some(done) = tx.get_operation(undo_id)? {
-        let r = unseal(&done)?;
-        return Ok(UndoReport {
-            undo_op_id: undo_id,
-            undone_op_id: op_id,
-            undone_kind: op.kind,
-            restored_nodes: ids_of(r.get("restored_node_ids")),
-            removed_edges: ids_of(r.get("removed_edge_ids")),
-            replayed: true,
-        });
+    let undoing = Undoing::new(&op)?;
+    if let Some(done) = tx.get_operation(undo_op_id(op_id))? {
+        return replayed(&op, &done);
     }
-
-    if matches!(
-        op.kind,
-        OperationKind::IdentityCorrected
-            | OperationKind::ClaimRetracted
-            | OperationKind::ClaimCorrected
-    ) {
-        let (restored, removed, detail) = if op.kind == OperationKind::IdentityCorrected {
-            crate::correct::undo_correction(&mut *tx, &op)?
-        } else {
-            crate::claims::undo_claim_edit(&mut *tx, &op)?
-        };
-        let mut undo_record = undo_record_of(&op, &restored, &removed)?;
-        undo_record["correction"] = detail;
-        return journal_undo(tx, &op, undo_record, &restored, removed);
-    }
-
-    let published = published_edges(&mut *tx, &op, &record)?;
-
-    if op.kind == OperationKind::OrganizerMerged {
-        check_copies(&mut *tx, op_id, &record, &published)?;
-    }
-
-    let (restore, replaced) = if op.kind == OperationKind::OrganizerMerged {
-        merged_nodes(ctx, &mut *tx, owner, op_id, &record)?
-    } else {
-        (Vec::new(), Vec::new())
+    let inverse = match op.kind {
+        OperationKind::IdentityCorrected => crate::correct::undo_correction(&mut *tx, &undoing)?,
+        OperationKind::ClaimRetracted | OperationKind::ClaimCorrected => {
+            crate::claims::undo_claim_edit(&mut *tx, &undoing)?
+        }
+        _ => undo_published(ctx, &mut *tx, owner, &undoing)?,
     };
+    journal_undo(tx, &op, inverse)
+}
 
-    // Undoing a merge is the owner's "not the same" for the pair: the
-    // review live now is recorded, so only a later accept reopens it.
-    let pair_review = if op.kind == OperationKind::OrganizerMerged {
-        let pair: Vec<Uuid> = ids_of(record.get("pair"));
-        match pair.as_slice() {
+/// The report of an undo made before (`done` is its `UNDO` record).
+fn replayed(op: &Operation, done: &Operation) -> Result<UndoReport, Error> {
+    let r = unseal(done)?;
+    Ok(UndoReport {
+        undo_op_id: done.id,
+        undone_op_id: op.id,
+        undone_kind: op.kind,
+        restored_nodes: ids_of(r.get("restored_node_ids")),
+        removed_edges: ids_of(r.get("removed_edge_ids")),
+        replayed: true,
+    })
+}
+
+/// Reverses a merge or an accepted alias: removes the edges it published
+/// and, for a merge, gives both nodes their earlier values back and
+/// records the owner's "not the same" for the pair.
+fn undo_published(
+    ctx: &Ctx<'_>,
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    undoing: &Undoing<'_>,
+) -> Result<Inverse, Error> {
+    let (op, record) = (undoing.op, &undoing.record);
+    let merged = op.kind == OperationKind::OrganizerMerged;
+    let published = published_edges(tx, undoing)?;
+    let mut inverse = Inverse {
+        removed: published.iter().map(|e| e.id).collect(),
+        ..Inverse::default()
+    };
+    let mut replaced = Vec::new();
+    if merged {
+        check_copies(tx, undoing, &published)?;
+        (inverse.restored, replaced) = merged_nodes(ctx, tx, owner, undoing)?;
+        // Undoing a merge is the owner's "not the same" for the pair: the
+        // review live now is recorded, so only a later accept reopens it.
+        let pair_review = match ids_of(record.get("pair")).as_slice() {
             [a, b] => {
-                let (id, _, review) = super::live_op(&mut *tx, |g| {
+                let (id, _, review) = super::live_op(tx, |g| {
                     super::review_op_id(super::proposal_op_id(*a, *b), g)
                 })?;
                 review.map(|_| id)
             }
             _ => None,
-        }
-    } else {
-        None
-    };
-    let removed: Vec<Uuid> = published.iter().map(|e| e.id).collect();
-    let mut undo_record = undo_record_of(&op, &restore, &removed)?;
-    undo_record["replaced_nodes"] = json!(replaced);
-    undo_record["removed_edges"] = json!(published);
-    if op.kind == OperationKind::OrganizerMerged {
-        undo_record["pair_decision"] = json!("not_same");
-        undo_record["pair_review"] = json!(pair_review);
+        };
+        inverse.detail.insert("pair_decision".into(), json!("not_same"));
+        inverse.detail.insert("pair_review".into(), json!(pair_review));
     }
-    for n in &restore {
+    inverse.detail.insert("replaced_nodes".into(), json!(replaced));
+    inverse.detail.insert("removed_edges".into(), json!(published));
+    for n in &inverse.restored {
         tx.update_node(n)?;
     }
     for e in &published {
         tx.delete_edge(e.id)?;
     }
-    journal_undo(tx, &op, undo_record, &restore, removed)
+    Ok(inverse)
 }
 
-/// The edges `op` published, each checked to be still there as written.
-fn published_edges(tx: &mut dyn Tx, op: &Operation, record: &Value) -> Result<Vec<Edge>, Error> {
-    let op_id = op.id;
-    // Edges the record published: each must still be there as written.
-    let published: Vec<Edge> = match op.kind {
+/// The edges the record published, each checked to be still there as
+/// written.
+fn published_edges(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<Vec<Edge>, Error> {
+    let record = &undoing.record;
+    let published: Vec<Edge> = match undoing.op.kind {
         OperationKind::OrganizerMerged => serde_json::from_value(record["published_edges"].clone()),
         _ => serde_json::from_value(record["edge"].clone()).map(|e: Edge| vec![e]),
     }
-    .map_err(|e| OrganizerError::DamagedRecord {
-        op: op_id,
-        reason: format!("published edges: {e}"),
-    })?;
+    .map_err(|e| undoing.damaged(format!("published edges: {e}")))?;
     for e in &published {
         match tx.get_edge(e.id)? {
             Some(now)
@@ -182,10 +172,10 @@ fn published_edges(tx: &mut dyn Tx, op: &Operation, record: &Value) -> Result<Ve
                     && now.target_id == e.target_id
                     && now.edge_type == e.edge_type => {}
             _ => {
-                return Err(refused(
-                    op_id,
-                    format!("edge {} it published no longer exists as published", e.id),
-                ))
+                return Err(undoing.refused(format!(
+                    "edge {} it published no longer exists as published",
+                    e.id
+                )))
             }
         }
     }
@@ -199,12 +189,8 @@ fn published_edges(tx: &mut dyn Tx, op: &Operation, record: &Value) -> Result<Ve
 /// link again beside whatever replaced the copy. The later record
 /// must be undone first. (When the original was closed with it,
 /// nothing comes back and the undo may go on.)
-fn check_copies(
-    tx: &mut dyn Tx,
-    op_id: Uuid,
-    record: &Value,
-    published: &[Edge],
-) -> Result<(), Error> {
+fn check_copies(tx: &mut dyn Tx, undoing: &Undoing<'_>, published: &[Edge]) -> Result<(), Error> {
+    let record = &undoing.record;
     let originals: Vec<Edge> =
         serde_json::from_value(record["original_edges"].clone()).unwrap_or_default();
     let ids = (
@@ -222,13 +208,10 @@ fn check_copies(
                 .is_some_and(|now| now.valid_to.is_some() && published.valid_to.is_none());
             let original_open = tx.get_edge(original.id)?.is_some_and(|e| e.is_open());
             if copy_closed_since && original_open {
-                return Err(refused(
-                    op_id,
-                    format!(
-                        "edge {copy} it published was closed since (by a correction or a \
-                         reingest) while the edge it copied is open; undo that first"
-                    ),
-                ));
+                return Err(undoing.refused(format!(
+                    "edge {copy} it published was closed since (by a correction or a \
+                     reingest) while the edge it copied is open; undo that first"
+                )));
             }
         }
     }
@@ -243,20 +226,16 @@ fn merged_nodes(
     ctx: &Ctx<'_>,
     tx: &mut dyn Tx,
     owner: &OwnerId,
-    op_id: Uuid,
-    record: &Value,
+    undoing: &Undoing<'_>,
 ) -> Result<(Vec<Node>, Vec<Value>), Error> {
+    let (op_id, record) = (undoing.op.id, &undoing.record);
     let mut restore: Vec<Node> = Vec::new();
     let mut replaced: Vec<Value> = Vec::new();
     for which in ["keep", "retired"] {
         let before = super::merge::record_node(record, "before", which);
         let after = record.get("after").and_then(|a| a.get(which));
         let (Some(mut before), Some(after)) = (before, after) else {
-            return Err(OrganizerError::DamagedRecord {
-                op: op_id,
-                reason: format!("no {which} node values"),
-            }
-            .into());
+            return Err(undoing.damaged(format!("no {which} node values")));
         };
         let current = tx.get_node(before.id)?;
         let unchanged = match &current {
@@ -274,7 +253,7 @@ fn merged_nodes(
                     before.id
                 ),
             };
-            return Err(refused(op_id, reason));
+            return Err(undoing.refused(reason));
         }
         // A merge never changes confidence, and JSON cannot carry
         // every f64 exactly: the live value is the exact old one.
@@ -302,14 +281,16 @@ fn undo_record_of(op: &Operation, restored: &[Node], removed: &[Uuid]) -> Result
 }
 
 /// Seals and appends the `UNDO` record of `op` in `tx`, after the undo's
-/// own writes, commits, and reports it.
+/// own writes (`inverse`), commits, and reports it.
 fn journal_undo(
     mut tx: Box<dyn kith_store::Tx + '_>,
     op: &Operation,
-    record: Value,
-    restored: &[Node],
-    removed: Vec<Uuid>,
+    inverse: Inverse,
 ) -> Result<UndoReport, Error> {
+    let mut record = undo_record_of(op, &inverse.restored, &inverse.removed)?;
+    for (key, value) in inverse.detail {
+        record[key] = value;
+    }
     let undo = Operation::new(
         undo_op_id(op.id),
         OperationKind::Undo,
@@ -325,8 +306,8 @@ fn journal_undo(
         undo_op_id: undo.id,
         undone_op_id: op.id,
         undone_kind: op.kind,
-        restored_nodes: restored.iter().map(|n| n.id).collect(),
-        removed_edges: removed,
+        restored_nodes: inverse.restored.iter().map(|n| n.id).collect(),
+        removed_edges: inverse.removed,
         replayed: false,
     })
 }
