@@ -54,10 +54,38 @@ pub(super) fn plan(
             update: Vec::new(),
         });
     }
+    let (mut gone, entities) = gone_claims(tx, &nodes, erased)?;
+    let mentions = entity_mentions(tx, &entities, erased, &mut gone)?;
+    let now = Timestamp::now();
+    let mut update = Vec::new();
+    for n in nodes.iter().filter(|n| !gone.contains(&n.id)) {
+        let mut after = kept(n, erased, &gone, mentions.get(&n.id));
+        if after != *n {
+            after.updated_at = now;
+            update.push(after);
+        }
+    }
+    // In creation order, for a stable report.
+    let delete = nodes
+        .iter()
+        .filter(|n| gone.contains(&n.id))
+        .map(|n| n.id)
+        .collect();
+    Ok(Plan { delete, update })
+}
+
+/// The claims and notes that go with `erased` (their evidence was only
+/// erased events, or no remaining event says their quote), and the
+/// entities `erased` events mentioned (decided by [`entity_mentions`]).
+fn gone_claims<'n>(
+    tx: &mut dyn Tx,
+    nodes: &'n [Node],
+    erased: &HashSet<Uuid>,
+) -> Result<(HashSet<Uuid>, Vec<&'n Node>), Error> {
     let mut gone: HashSet<Uuid> = HashSet::new();
     let mut entities: Vec<&Node> = Vec::new();
     let mut texts: HashMap<Uuid, String> = HashMap::new();
-    for n in &nodes {
+    for n in nodes {
         if !n.evidence_refs.iter().any(|r| erased.contains(r)) {
             continue;
         }
@@ -87,10 +115,20 @@ pub(super) fn plan(
             gone.insert(n.id);
         }
     }
-    // Entities: mentioned by an event that stays, directly or through an
-    // edge to a node that stays?
+    Ok((gone, entities))
+}
+
+/// The events that still mention each of `entities`: directly, or through
+/// an edge to a node that stays. An entity no remaining event mentions
+/// joins `gone`.
+fn entity_mentions(
+    tx: &mut dyn Tx,
+    entities: &[&Node],
+    erased: &HashSet<Uuid>,
+    gone: &mut HashSet<Uuid>,
+) -> Result<HashMap<Uuid, Vec<Uuid>>, Error> {
     let mut mentions: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
-    for n in &entities {
+    for n in entities {
         let mut events: Vec<Uuid> = n
             .evidence_refs
             .iter()
@@ -115,56 +153,51 @@ pub(super) fn plan(
             mentions.insert(n.id, events);
         }
     }
-    let now = Timestamp::now();
-    let mut update = Vec::new();
-    for n in &nodes {
-        if gone.contains(&n.id) {
-            continue;
-        }
-        let mut after = n.clone();
-        if let Some(events) = mentions.get(&n.id) {
-            if n.evidence_refs.first().is_some_and(|r| erased.contains(r)) {
-                if let Some(Value::Object(m)) = &mut after.metadata {
-                    m.remove("description");
-                }
-            }
-            after.evidence_refs = events.clone();
-        } else {
-            after.evidence_refs.retain(|r| !erased.contains(r));
-        }
-        if after.superseded_by.is_some_and(|s| gone.contains(&s)) {
-            after.superseded_by = None;
-            after.valid_to = None;
-            if !after.lifecycle.is_active() {
-                after.lifecycle = Lifecycle::Tentative;
+    Ok(mentions)
+}
+
+/// A node that stays, without what came from `erased` events or pointed
+/// at `gone` nodes (its updated time left to the caller). `mentions`: the
+/// events that still mention it, when it is an entity.
+fn kept(
+    n: &Node,
+    erased: &HashSet<Uuid>,
+    gone: &HashSet<Uuid>,
+    mentions: Option<&Vec<Uuid>>,
+) -> Node {
+    let mut after = n.clone();
+    if let Some(events) = mentions {
+        if n.evidence_refs.first().is_some_and(|r| erased.contains(r)) {
+            if let Some(Value::Object(m)) = &mut after.metadata {
+                m.remove("description");
             }
         }
-        if let Some(Value::Object(m)) = &mut after.metadata {
-            for key in ["merged_claim_ids", "supersedes"] {
-                if let Some(Value::Array(ids)) = m.get_mut(key) {
-                    ids.retain(|v| {
-                        v.as_str()
-                            .and_then(|s| Uuid::parse_str(s).ok())
-                            .is_none_or(|id| !gone.contains(&id))
-                    });
-                    if ids.is_empty() {
-                        m.remove(key);
-                    }
-                }
-            }
-        }
-        if after != *n {
-            after.updated_at = now;
-            update.push(after);
+        after.evidence_refs = events.clone();
+    } else {
+        after.evidence_refs.retain(|r| !erased.contains(r));
+    }
+    if after.superseded_by.is_some_and(|s| gone.contains(&s)) {
+        after.superseded_by = None;
+        after.valid_to = None;
+        if !after.lifecycle.is_active() {
+            after.lifecycle = Lifecycle::Tentative;
         }
     }
-    // In creation order, for a stable report.
-    let delete = nodes
-        .iter()
-        .filter(|n| gone.contains(&n.id))
-        .map(|n| n.id)
-        .collect();
-    Ok(Plan { delete, update })
+    if let Some(Value::Object(m)) = &mut after.metadata {
+        for key in ["merged_claim_ids", "supersedes"] {
+            if let Some(Value::Array(ids)) = m.get_mut(key) {
+                ids.retain(|v| {
+                    v.as_str()
+                        .and_then(|s| Uuid::parse_str(s).ok())
+                        .is_none_or(|id| !gone.contains(&id))
+                });
+                if ids.is_empty() {
+                    m.remove(key);
+                }
+            }
+        }
+    }
+    after
 }
 
 /// Whether one of `events` (remaining, so live) says `quote` word for word.

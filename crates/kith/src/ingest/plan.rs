@@ -13,7 +13,7 @@ use kith_core::{
     canon, ids, Edge, EdgeType, EpistemicType, Event, Lifecycle, Node, NodeType, OwnerId, ScopeId,
     SourceType,
 };
-use kith_extract::grounding::{Dropped, EndpointRef, Grounded};
+use kith_extract::grounding::{Dropped, EndpointRef, Grounded, GroundedFact, GroundedRelationship};
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
 use kith_identity::persons::{self, PersonNode};
@@ -328,186 +328,21 @@ pub fn build(
         nodes: Vec::new(),
         edges: Vec::new(),
     };
-
     // Entities first: named ones by their deterministic id.
-    let mut entity_ids: Vec<Option<Uuid>> = Vec::with_capacity(grounded.entities.len());
-    for entity in &grounded.entities {
-        let entity_type = entity.entity_type.trim().to_lowercase();
-        if personal_family(&entity.name, Some(&entity_type)).is_some() {
-            // A listed pronoun is a reference, not a name: claims that use
-            // it resolve through the first-person rules instead.
-            entity_ids.push(None);
-            continue;
-        }
-        let id = b.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
-        entity_ids.push(Some(id));
-    }
-
+    let entity_ids = b.entities(grounded)?;
     // Claims: facts, then relationships a fact does not already cover.
     let mut seen_digests: Vec<String> = Vec::new();
     for (index, f) in grounded.facts.iter().enumerate() {
-        let sentence = f.evidence.sentence.as_str();
-        let (mut subject, subject_basis) =
-            b.endpoint(&f.subject, &f.fact.subject, &entity_ids, sentence)?;
-        let (mut object, object_basis) =
-            b.endpoint(&f.object, &f.fact.object, &entity_ids, sentence)?;
-        // Pronoun repair: one name rebinds the field to that person; several
-        // keep the pronoun entity and each becomes an entity the claim
-        // mentions. The claim's text names them; its quote stays verbatim.
-        // (`kith_ingest_v2` kept the text and only rebound a single name.)
-        let v3 = identity.policy.has_v3_rules();
-        let mut repaired = Repaired::new(&f.evidence.sentence, v3);
-        for repair in identity.repairs.iter().filter(|r| r.index == index) {
-            let (slot, pronoun) = match repair.field.as_str() {
-                "subject" => (&mut subject, &f.fact.subject),
-                "object" => (&mut object, &f.fact.object),
-                _ => continue,
-            };
-            if v3 {
-                let Some(text) =
-                    kith_extract::pronoun::replace_pronoun(&repaired.text, pronoun, &repair.names)
-                else {
-                    continue;
-                };
-                repaired.text = text;
-            }
-            if let [name] = repair.names.as_slice() {
-                *slot = Some(b.named_entity(name, "person", None)?);
-            } else if v3 {
-                for name in &repair.names {
-                    let id = b.named_entity(name, "person", None)?;
-                    repaired.mentions.push(id);
-                }
-            }
-            repaired.record(&repair.field, pronoun, &repair.names, &repair.found_in);
-        }
-        let fact = &f.fact;
-        let mut metadata = claim_metadata(
-            "fact",
-            [&fact.subject, &fact.predicate, &fact.object],
-            fact.polarity,
-            &f.evidence,
-            fact.confidence,
-        );
-        metadata.insert("subject_link_status".into(), json!(link_status(&f.subject)));
-        metadata.insert("object_link_status".into(), json!(link_status(&f.object)));
-        put_opt(
-            &mut metadata,
-            "subject_entity_type",
-            fact.subject_entity_type.as_deref(),
-        );
-        put_opt(
-            &mut metadata,
-            "object_entity_type",
-            fact.object_entity_type.as_deref(),
-        );
-        if let Some(intent) = fact.temporal_intent {
-            metadata.insert("temporal_intent".into(), json!(intent));
-        }
-        put_opt(
-            &mut metadata,
-            "replaces_object",
-            fact.replaces_object.as_deref(),
-        );
-        if let Some(condition) = fact.condition.as_deref() {
-            metadata.insert("condition".into(), json!(condition));
-            metadata.insert("condition_state".into(), json!("unknown"));
-        }
-        speaker_reference(
-            &mut metadata,
-            subject_basis,
-            object_basis,
-            identity,
-            &event.owner_id,
-        );
-        repaired.write(&mut metadata);
-        let node_type = match fact.fact_type {
-            FactType::Fact => NodeType::Fact,
-            FactType::Preference => NodeType::Preference,
-            FactType::Decision => NodeType::Decision,
-        };
-        let spec = ClaimSpec {
-            kind: "fact",
-            subject: &fact.subject,
-            predicate: &fact.predicate,
-            object: &fact.object,
-            polarity: fact.polarity,
-            start: f.evidence.start,
-            end: f.evidence.end,
-            node_type,
-            content: &repaired.text,
-            metadata,
-            epistemic: fact.epistemic_type,
-            update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update),
-            replaces_object: fact.replaces_object.as_deref(),
-        };
-        let id = b.claim(spec, subject, &mut seen_digests)?;
-        b.link(subject, EdgeType::HasFact, Some(id), fact.confidence);
-        b.link(Some(id), EdgeType::Mentions, object, fact.confidence);
-        for person in repaired.mentions {
-            b.link(Some(id), EdgeType::Mentions, Some(person), fact.confidence);
-        }
+        b.fact(index, f, &entity_ids, &mut seen_digests)?;
     }
-
     for r in &grounded.relationships {
         let covered = grounded.facts.iter().any(|f| {
             f.subject == r.source && f.object == r.target && f.evidence.start == r.evidence.start
         });
-        if covered {
-            continue;
+        if !covered {
+            b.relationship(r, &entity_ids, &mut seen_digests)?;
         }
-        let sentence = r.evidence.sentence.as_str();
-        let (source, source_basis) = b.endpoint(
-            &r.source,
-            &r.relationship.source_entity,
-            &entity_ids,
-            sentence,
-        )?;
-        let (target, target_basis) = b.endpoint(
-            &r.target,
-            &r.relationship.target_entity,
-            &entity_ids,
-            sentence,
-        )?;
-        let rel = &r.relationship;
-        let mut metadata = claim_metadata(
-            "relationship",
-            [
-                &rel.source_entity,
-                &rel.relationship_type,
-                &rel.target_entity,
-            ],
-            rel.polarity,
-            &r.evidence,
-            rel.confidence,
-        );
-        speaker_reference(
-            &mut metadata,
-            source_basis,
-            target_basis,
-            identity,
-            &event.owner_id,
-        );
-        let spec = ClaimSpec {
-            kind: "relationship",
-            subject: &rel.source_entity,
-            predicate: &rel.relationship_type,
-            object: &rel.target_entity,
-            polarity: rel.polarity,
-            start: r.evidence.start,
-            end: r.evidence.end,
-            node_type: NodeType::Fact,
-            content: &r.evidence.sentence,
-            metadata,
-            epistemic: rel.epistemic_type,
-            update: false,
-            replaces_object: None,
-        };
-        let id = b.claim(spec, source, &mut seen_digests)?;
-        b.link(source, EdgeType::HasFact, Some(id), rel.confidence);
-        b.link(Some(id), EdgeType::Mentions, target, rel.confidence);
     }
-
     Ok(DerivationPlan {
         policy: identity.policy.name().to_string(),
         revision,
@@ -521,6 +356,53 @@ pub fn build(
         dropped: grounded.dropped.clone(),
         identity: identity.options,
     })
+}
+
+/// The metadata of a fact's claim: its triple and evidence, how its ends
+/// were linked, its typed extras, who "I" is, and what pronoun repair
+/// changed.
+fn fact_metadata(
+    f: &GroundedFact,
+    bases: (Option<Basis>, Option<Basis>),
+    identity: &Identity,
+    owner_id: &OwnerId,
+    repaired: &Repaired,
+) -> Map<String, Value> {
+    let fact = &f.fact;
+    let mut metadata = claim_metadata(
+        "fact",
+        [&fact.subject, &fact.predicate, &fact.object],
+        fact.polarity,
+        &f.evidence,
+        fact.confidence,
+    );
+    metadata.insert("subject_link_status".into(), json!(link_status(&f.subject)));
+    metadata.insert("object_link_status".into(), json!(link_status(&f.object)));
+    put_opt(
+        &mut metadata,
+        "subject_entity_type",
+        fact.subject_entity_type.as_deref(),
+    );
+    put_opt(
+        &mut metadata,
+        "object_entity_type",
+        fact.object_entity_type.as_deref(),
+    );
+    if let Some(intent) = fact.temporal_intent {
+        metadata.insert("temporal_intent".into(), json!(intent));
+    }
+    put_opt(
+        &mut metadata,
+        "replaces_object",
+        fact.replaces_object.as_deref(),
+    );
+    if let Some(condition) = fact.condition.as_deref() {
+        metadata.insert("condition".into(), json!(condition));
+        metadata.insert("condition_state".into(), json!("unknown"));
+    }
+    speaker_reference(&mut metadata, bases.0, bases.1, identity, owner_id);
+    repaired.write(&mut metadata);
+    metadata
 }
 
 /// What pronoun repair changed in one claim (spec: pronoun repair).
@@ -678,6 +560,170 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The plan's entity for each grounded entity, in order; `None` for a
+    /// listed pronoun (a reference, not a name: claims that use it resolve
+    /// through the first-person rules instead).
+    fn entities(&mut self, grounded: &Grounded) -> Result<Vec<Option<Uuid>>, StoreError> {
+        let mut entity_ids = Vec::with_capacity(grounded.entities.len());
+        for entity in &grounded.entities {
+            let entity_type = entity.entity_type.trim().to_lowercase();
+            if personal_family(&entity.name, Some(&entity_type)).is_some() {
+                entity_ids.push(None);
+                continue;
+            }
+            let id = self.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
+            entity_ids.push(Some(id));
+        }
+        Ok(entity_ids)
+    }
+
+    /// Plans the claim of grounded fact `index` and its links.
+    fn fact(
+        &mut self,
+        index: usize,
+        f: &GroundedFact,
+        entity_ids: &[Option<Uuid>],
+        seen_digests: &mut Vec<String>,
+    ) -> Result<(), StoreError> {
+        let sentence = f.evidence.sentence.as_str();
+        let (mut subject, subject_basis) =
+            self.endpoint(&f.subject, &f.fact.subject, entity_ids, sentence)?;
+        let (mut object, object_basis) =
+            self.endpoint(&f.object, &f.fact.object, entity_ids, sentence)?;
+        let repaired = self.repair_pronouns(index, f, &mut subject, &mut object)?;
+        let fact = &f.fact;
+        let identity = self.identity;
+        let metadata = fact_metadata(
+            f,
+            (subject_basis, object_basis),
+            identity,
+            &self.event.owner_id,
+            &repaired,
+        );
+        let node_type = match fact.fact_type {
+            FactType::Fact => NodeType::Fact,
+            FactType::Preference => NodeType::Preference,
+            FactType::Decision => NodeType::Decision,
+        };
+        let spec = ClaimSpec {
+            kind: "fact",
+            subject: &fact.subject,
+            predicate: &fact.predicate,
+            object: &fact.object,
+            polarity: fact.polarity,
+            start: f.evidence.start,
+            end: f.evidence.end,
+            node_type,
+            content: &repaired.text,
+            metadata,
+            epistemic: fact.epistemic_type,
+            update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update),
+            replaces_object: fact.replaces_object.as_deref(),
+        };
+        let id = self.claim(spec, subject, seen_digests)?;
+        self.link(subject, EdgeType::HasFact, Some(id), fact.confidence);
+        self.link(Some(id), EdgeType::Mentions, object, fact.confidence);
+        for person in repaired.mentions {
+            self.link(Some(id), EdgeType::Mentions, Some(person), fact.confidence);
+        }
+        Ok(())
+    }
+
+    /// Applies the pronoun-repair answers of fact `index`: one name
+    /// rebinds the field to that person; several keep the pronoun entity
+    /// and each becomes an entity the claim mentions. The claim's text
+    /// names them; its quote stays verbatim. (`kith_ingest_v2` kept the
+    /// text and only rebound a single name.)
+    fn repair_pronouns(
+        &mut self,
+        index: usize,
+        f: &GroundedFact,
+        subject: &mut Option<Uuid>,
+        object: &mut Option<Uuid>,
+    ) -> Result<Repaired, StoreError> {
+        let identity = self.identity;
+        let v3 = identity.policy.has_v3_rules();
+        let mut repaired = Repaired::new(&f.evidence.sentence, v3);
+        for repair in identity.repairs.iter().filter(|r| r.index == index) {
+            let (slot, pronoun) = match repair.field.as_str() {
+                "subject" => (&mut *subject, &f.fact.subject),
+                "object" => (&mut *object, &f.fact.object),
+                _ => continue,
+            };
+            if v3 {
+                let Some(text) =
+                    kith_extract::pronoun::replace_pronoun(&repaired.text, pronoun, &repair.names)
+                else {
+                    continue;
+                };
+                repaired.text = text;
+            }
+            if let [name] = repair.names.as_slice() {
+                *slot = Some(self.named_entity(name, "person", None)?);
+            } else if v3 {
+                for name in &repair.names {
+                    let id = self.named_entity(name, "person", None)?;
+                    repaired.mentions.push(id);
+                }
+            }
+            repaired.record(&repair.field, pronoun, &repair.names, &repair.found_in);
+        }
+        Ok(repaired)
+    }
+
+    /// Plans the claim of a grounded relationship no fact covers, and its
+    /// links.
+    fn relationship(
+        &mut self,
+        r: &GroundedRelationship,
+        entity_ids: &[Option<Uuid>],
+        seen_digests: &mut Vec<String>,
+    ) -> Result<(), StoreError> {
+        let sentence = r.evidence.sentence.as_str();
+        let rel = &r.relationship;
+        let (source, source_basis) =
+            self.endpoint(&r.source, &rel.source_entity, entity_ids, sentence)?;
+        let (target, target_basis) =
+            self.endpoint(&r.target, &rel.target_entity, entity_ids, sentence)?;
+        let mut metadata = claim_metadata(
+            "relationship",
+            [
+                &rel.source_entity,
+                &rel.relationship_type,
+                &rel.target_entity,
+            ],
+            rel.polarity,
+            &r.evidence,
+            rel.confidence,
+        );
+        speaker_reference(
+            &mut metadata,
+            source_basis,
+            target_basis,
+            self.identity,
+            &self.event.owner_id,
+        );
+        let spec = ClaimSpec {
+            kind: "relationship",
+            subject: &rel.source_entity,
+            predicate: &rel.relationship_type,
+            object: &rel.target_entity,
+            polarity: rel.polarity,
+            start: r.evidence.start,
+            end: r.evidence.end,
+            node_type: NodeType::Fact,
+            content: &r.evidence.sentence,
+            metadata,
+            epistemic: rel.epistemic_type,
+            update: false,
+            replaces_object: None,
+        };
+        let id = self.claim(spec, source, seen_digests)?;
+        self.link(source, EdgeType::HasFact, Some(id), rel.confidence);
+        self.link(Some(id), EdgeType::Mentions, target, rel.confidence);
+        Ok(())
+    }
+
     fn push_node(&mut self, planned: PlannedNode) {
         if !self.nodes.iter().any(|p| p.node.id == planned.node.id) {
             self.nodes.push(planned);

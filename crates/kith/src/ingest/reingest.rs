@@ -2,6 +2,8 @@
 //! policy each extraction was saved under and the current options, without
 //! calling the provider.
 
+use std::collections::HashSet;
+
 use kith_core::Timestamp;
 use kith_store::{StoreErrorKind, TxMode, WorkStatus};
 use uuid::Uuid;
@@ -68,26 +70,8 @@ impl Ingest<'_> {
                 revision,
             });
         };
-        let fresh = {
-            let mut tx = self.store_backend().begin(TxMode::Read)?;
-            let first_person_owner = tx
-                .get_work_item(event.id)?
-                .is_some_and(|w| super::declared_first_person_owner(&event, &w.options));
-            let identity =
-                self.identity_for(&mut *tx, &event, &mut grounded, first_person_owner, policy)?;
-            let mut fresh = plan::build(
-                &event,
-                &grounded,
-                plan::extraction_op_id(event.id),
-                old.revision + 1,
-                &identity,
-                &mut plan::TxLookup(&mut *tx),
-            )?;
-            let retired = retired_claims(&mut *tx, &fresh)?;
-            leave_history(&mut fresh, &retired);
-            (fresh, identity, first_person_owner, retired)
-        };
-        let (fresh, identity, first_person_owner, retired) = fresh;
+        let (fresh, identity, first_person_owner, retired) =
+            self.replan(&event, &mut grounded, old.revision + 1, policy)?;
         let mut old = old;
         leave_history(&mut old, &retired);
         if derived_ids(&fresh) == derived_ids(&old) {
@@ -129,32 +113,42 @@ impl Ingest<'_> {
         )?;
         let now = Timestamp::now();
         rebind_claims(&mut *tx, &old, &fresh, now)?;
-        let keep = derived_ids(&fresh).0;
-        for planned in &old.nodes {
-            let n = &planned.node;
-            // Only what this event made: a claim the old plan merged or
-            // replaced is another event's, and stays as history (archiving
-            // it would leave that event's own reingest unable to proceed).
-            if n.node_type == kith_core::NodeType::Entity
-                || keep.contains(&n.id)
-                || planned.action != NodeAction::Create
-            {
-                continue;
-            }
-            if let Some(mut current) = tx.get_node(n.id)? {
-                if current.lifecycle.can_become(kith_core::Lifecycle::Archived) {
-                    current.lifecycle = kith_core::Lifecycle::Archived;
-                    current.updated_at = now;
-                    tx.update_node(&current)?;
-                }
-            }
-        }
+        archive_dropped(&mut *tx, &old, &fresh, now)?;
         tx.commit()?;
         Ok(ReingestOutcome {
             event_id,
             outcome: "rederived".into(),
             revision: Some(fresh.revision),
         })
+    }
+
+    /// Plans revision `revision` of `event` from its grounded extraction
+    /// (in one read snapshot), leaving out the claims retired since
+    /// ([`retired_claims`]). Returns the plan, the identity it was made under, whether
+    /// the owner declared the first person, and the retired claims.
+    fn replan(
+        &self,
+        event: &kith_core::Event,
+        grounded: &mut kith_extract::grounding::Grounded,
+        revision: u32,
+        policy: kith_identity::Policy,
+    ) -> Result<(DerivationPlan, plan::Identity, bool, HashSet<Uuid>), Error> {
+        let mut tx = self.store_backend().begin(TxMode::Read)?;
+        let first_person_owner = tx
+            .get_work_item(event.id)?
+            .is_some_and(|w| super::declared_first_person_owner(event, &w.options));
+        let identity = self.identity_for(&mut *tx, event, grounded, first_person_owner, policy)?;
+        let mut fresh = plan::build(
+            event,
+            grounded,
+            plan::extraction_op_id(event.id),
+            revision,
+            &identity,
+            &mut plan::TxLookup(&mut *tx),
+        )?;
+        let retired = retired_claims(&mut *tx, &fresh)?;
+        leave_history(&mut fresh, &retired);
+        Ok((fresh, identity, first_person_owner, retired))
     }
 
     /// [`Memory::reingest_event`] for every ingested event of a session, in
@@ -208,6 +202,36 @@ impl Ingest<'_> {
             })
             .transpose()
     }
+}
+
+/// Archives the claims the old revision created that the new one no
+/// longer makes. Only what this event made: a claim the old plan merged or
+/// replaced is another event's, and stays as history (archiving it would
+/// leave that event's own reingest unable to proceed).
+fn archive_dropped(
+    tx: &mut dyn kith_store::Tx,
+    old: &DerivationPlan,
+    fresh: &DerivationPlan,
+    now: Timestamp,
+) -> Result<(), Error> {
+    let keep = derived_ids(fresh).0;
+    for planned in &old.nodes {
+        let n = &planned.node;
+        if n.node_type == kith_core::NodeType::Entity
+            || keep.contains(&n.id)
+            || planned.action != NodeAction::Create
+        {
+            continue;
+        }
+        if let Some(mut current) = tx.get_node(n.id)? {
+            if current.lifecycle.can_become(kith_core::Lifecycle::Archived) {
+                current.lifecycle = kith_core::Lifecycle::Archived;
+                current.updated_at = now;
+                tx.update_node(&current)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Makes the claims of `fresh` say what it says about who they are about,

@@ -7,7 +7,7 @@
 //! rejects (no traversable edge; the pair is never proposed again, since
 //! its proposal id is taken for good).
 
-use kith_core::{Edge, EdgeType, Operation, OperationKind, OwnerId, Timestamp};
+use kith_core::{Edge, EdgeType, Node, Operation, OperationKind, OwnerId, ScopeId, Timestamp};
 use kith_store::{OperationQuery, Store, TxMode};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -229,48 +229,9 @@ fn publish_proposal_once(
     } else {
         "semantic"
     };
-    let edge = Edge {
-        id: proposal_edge_id(op_id),
-        owner_id: owner.clone(),
-        scope: na.scope.clone(),
-        source_id: a,
-        target_id: b,
-        edge_type: EdgeType::RelatesTo,
-        confidence: score.clamp(0.0, 1.0),
-        valid_from: now,
-        valid_to: None,
-        provenance_event_id: None,
-        metadata: Some(json!({
-            "relation": "alias",
-            "alias_type": alias_type,
-            "identity_verified": false,
-            "alias_operation_id": op_id,
-        })),
-        created_at: now,
-    };
+    let edge = proposal_edge(owner, &na.scope, op_id, (a, b), score, alias_type, now);
     ensure_edge_finite(&edge)?;
-    let checksums = json!({"a": snapshot_checksum(&na)?, "b": snapshot_checksum(&nb)?});
-    let mut record = json!({
-        "format": PROPOSAL_FORMAT,
-        "policy": admission::ALIAS_POLICY,
-        "pair": [a, b],
-        "alias_type": alias_type,
-        "score": score,
-        "nodes": {"a": snapshot(&na)?, "b": snapshot(&nb)?},
-        "node_checksums": checksums,
-        "edge": edge,
-    });
-    if let Some(assessment) = assessment {
-        // Version 2: the assessment is bound to the exact node values it
-        // judged, the same checksums an accept re-checks.
-        record["format"] = json!(PROPOSAL_FORMAT_V2);
-        record["assessment"] = json!({
-            "assessor": assessment.assessor,
-            "verdict": assessment.verdict,
-            "reasons": assessment.reasons,
-            "node_checksums": checksums,
-        });
-    }
+    let record = proposal_record((&na, &nb), alias_type, score, &edge, assessment)?;
     let op = Operation::new(
         op_id,
         OperationKind::AliasProposed,
@@ -290,6 +251,138 @@ fn publish_proposal_once(
         b,
         score,
     }))
+}
+
+/// The answer to a review of a proposal that was decided before (`first`):
+/// the same decision with the same input replays it, any other is a
+/// conflict.
+fn replayed_review(
+    first: &Operation,
+    proposal: Uuid,
+    decision: Decision,
+    reason: Option<&str>,
+    reviewer: Option<&str>,
+) -> Result<ReviewOutcome, Error> {
+    let first_record = unseal(first)?;
+    let first_decision = match first.kind {
+        OperationKind::AliasProposalAccepted => Decision::Accept,
+        _ => Decision::Reject,
+    };
+    let same = first_decision == decision
+        && str_at(first_record, &["reason"]) == reason
+        && str_at(first_record, &["reviewer_id"]) == reviewer;
+    if !same {
+        return Err(OrganizerError::ReviewConflict {
+            proposal,
+            review: first.id,
+            first: first_decision,
+        }
+        .into());
+    }
+    Ok(ReviewOutcome {
+        review_op_id: first.id,
+        decision,
+        edge_id: uuid_at(first_record, &["edge", "id"]),
+        replayed: true,
+    })
+}
+
+/// The verified RELATES_TO edge an accepted proposal `prop` publishes
+/// between `a` and `b`.
+fn verified_edge(
+    prop: &Operation,
+    review_id: Uuid,
+    (a, b): (Uuid, Uuid),
+    alias_type: Value,
+    reviewer: Option<&str>,
+    now: Timestamp,
+) -> Edge {
+    Edge {
+        id: verified_edge_id(review_id),
+        owner_id: prop.owner_id.clone(),
+        scope: prop.scope.clone(),
+        source_id: a,
+        target_id: b,
+        edge_type: EdgeType::RelatesTo,
+        confidence: 1.0,
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({
+            "relation": "alias",
+            "alias_type": alias_type,
+            "identity_verified": true,
+            "alias_operation_id": prop.id,
+            "review_operation_id": review_id,
+            "reviewer_id": reviewer,
+        })),
+        created_at: now,
+    }
+}
+
+/// The unverified RELATES_TO edge proposal `op_id` publishes between `a`
+/// and `b` (its confidence the score, clamped to 0‥1).
+fn proposal_edge(
+    owner: &OwnerId,
+    scope: &ScopeId,
+    op_id: Uuid,
+    (a, b): (Uuid, Uuid),
+    score: f64,
+    alias_type: &str,
+    now: Timestamp,
+) -> Edge {
+    Edge {
+        id: proposal_edge_id(op_id),
+        owner_id: owner.clone(),
+        scope: scope.clone(),
+        source_id: a,
+        target_id: b,
+        edge_type: EdgeType::RelatesTo,
+        confidence: score.clamp(0.0, 1.0),
+        valid_from: now,
+        valid_to: None,
+        provenance_event_id: None,
+        metadata: Some(json!({
+            "relation": "alias",
+            "alias_type": alias_type,
+            "identity_verified": false,
+            "alias_operation_id": op_id,
+        })),
+        created_at: now,
+    }
+}
+
+/// The `ALIAS_PROPOSED` record of the pair `na`, `nb`: version 2 when an
+/// assessment comes with it, bound to the exact node values it judged (the
+/// same checksums an accept re-checks).
+fn proposal_record(
+    (na, nb): (&Node, &Node),
+    alias_type: &str,
+    score: f64,
+    edge: &Edge,
+    assessment: Option<&Assessment>,
+) -> Result<Value, Error> {
+    let checksums = json!({"a": snapshot_checksum(na)?, "b": snapshot_checksum(nb)?});
+    let mut record = json!({
+        "format": PROPOSAL_FORMAT,
+        "policy": admission::ALIAS_POLICY,
+        "pair": [na.id, nb.id],
+        "alias_type": alias_type,
+        "score": score,
+        "nodes": {"a": snapshot(na)?, "b": snapshot(nb)?},
+        "node_checksums": checksums,
+        "edge": edge,
+    });
+    if let Some(assessment) = assessment {
+        record["format"] = json!(PROPOSAL_FORMAT_V2);
+        record["assessment"] = json!({
+            "assessor": assessment.assessor,
+            "verdict": assessment.verdict,
+            "reasons": assessment.reasons,
+            "node_checksums": checksums,
+        });
+    }
+    Ok(record)
 }
 
 /// Whether `edge` is an unverified alias link between `a` and `b`, in
@@ -506,28 +599,7 @@ fn review_alias_once(
     let record = unseal(&prop)?.clone();
     let (review_id, generation, existing) = live_op(&mut *tx, |g| review_op_id(proposal, g))?;
     if let Some(first) = existing {
-        let first_record = unseal(&first)?;
-        let first_decision = match first.kind {
-            OperationKind::AliasProposalAccepted => Decision::Accept,
-            _ => Decision::Reject,
-        };
-        let same = first_decision == decision
-            && str_at(first_record, &["reason"]) == reason
-            && str_at(first_record, &["reviewer_id"]) == reviewer;
-        if !same {
-            return Err(OrganizerError::ReviewConflict {
-                proposal,
-                review: review_id,
-                first: first_decision,
-            }
-            .into());
-        }
-        return Ok(ReviewOutcome {
-            review_op_id: review_id,
-            decision,
-            edge_id: uuid_at(first_record, &["edge", "id"]),
-            replayed: true,
-        });
+        return replayed_review(&first, proposal, decision, reason, reviewer);
     }
     let damaged = |what: &str| OrganizerError::DamagedRecord {
         op: proposal,
@@ -539,43 +611,25 @@ fn review_alias_once(
         return Err(damaged("pair").into());
     };
     let now = Timestamp::now();
-    let mut edge = None;
-    if decision == Decision::Accept {
-        for (key, id) in [("a", a), ("b", b)] {
-            let recorded = str_at(&record, &["node_checksums", key])
-                .ok_or_else(|| damaged("node checksums"))?;
-            let current = tx.get_node(id)?;
-            let unchanged = match &current {
-                Some(n) => n.lifecycle.is_active() && snapshot_checksum(n)? == recorded,
-                None => false,
-            };
-            if !unchanged {
-                return Err(OrganizerError::StaleProposal { proposal, node: id }.into());
+    let edge = match decision {
+        Decision::Accept => {
+            for (key, id) in [("a", a), ("b", b)] {
+                let recorded = str_at(&record, &["node_checksums", key])
+                    .ok_or_else(|| damaged("node checksums"))?;
+                let current = tx.get_node(id)?;
+                let unchanged = match &current {
+                    Some(n) => n.lifecycle.is_active() && snapshot_checksum(n)? == recorded,
+                    None => false,
+                };
+                if !unchanged {
+                    return Err(OrganizerError::StaleProposal { proposal, node: id }.into());
+                }
             }
+            let alias_type = record.get("alias_type").cloned().unwrap_or(Value::Null);
+            Some(verified_edge(&prop, review_id, (a, b), alias_type, reviewer, now))
         }
-        let verified = Edge {
-            id: verified_edge_id(review_id),
-            owner_id: owner.clone(),
-            scope: prop.scope.clone(),
-            source_id: a,
-            target_id: b,
-            edge_type: EdgeType::RelatesTo,
-            confidence: 1.0,
-            valid_from: now,
-            valid_to: None,
-            provenance_event_id: None,
-            metadata: Some(json!({
-                "relation": "alias",
-                "alias_type": record.get("alias_type").cloned().unwrap_or(Value::Null),
-                "identity_verified": true,
-                "alias_operation_id": proposal,
-                "review_operation_id": review_id,
-                "reviewer_id": reviewer,
-            })),
-            created_at: now,
-        };
-        edge = Some(verified);
-    }
+        Decision::Reject => None,
+    };
     let review = json!({
         "format": REVIEW_FORMAT,
         "proposal_operation_id": proposal,

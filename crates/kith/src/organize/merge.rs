@@ -71,48 +71,21 @@ fn publish_merge_once(
     alias_threshold: f64,
 ) -> Result<MergeOutcome, Error> {
     let (a, b) = ordered(x, y);
-    let refused = |code, detail: String| Ok(MergeOutcome::Refused(Refusal::new(code, detail)));
     if a == b {
-        return refused("same_node", "a node cannot merge with itself".into());
+        let refusal = Refusal::new("same_node", "a node cannot merge with itself");
+        return Ok(MergeOutcome::Refused(refusal));
     }
     let mut tx = store.begin(TxMode::Write)?;
-    let (op_id, generation, existing) = live_op(&mut *tx, |g| merge_op_id(a, b, kind, g))?;
-    if let Some(op) = existing {
-        if &op.owner_id != owner {
-            // Another owner's record is not this caller's to see.
-            return refused("not_found", "a node does not exist".into());
-        }
-        return Ok(MergeOutcome::Exists { op_id });
-    }
-    let (Some(na), Some(nb)) = (tx.get_node(a)?, tx.get_node(b)?) else {
-        return refused("not_found", "a node does not exist".into());
+    let Pair {
+        op_id,
+        generation,
+        basis,
+        keep,
+        retired,
+    } = match admit_pair(&mut *tx, owner, (a, b), kind, alias_threshold)? {
+        Ok(pair) => pair,
+        Err(outcome) => return Ok(outcome),
     };
-    if &na.owner_id != owner || &nb.owner_id != owner {
-        return refused("not_found", "a node does not exist".into());
-    }
-    // Re-admitted on what the transaction reads, whatever the caller saw
-    // or labelled.
-    let (basis, keep, retired) = match kith_identity::merge::admit(kind, &na, &nb, alias_threshold)
-    {
-        Ok(m) => (m.basis, m.keep.clone(), m.retired.clone()),
-        Err(r) => return Ok(MergeOutcome::Refused(r)),
-    };
-    // An undone merge of the pair is the owner's "not the same".
-    let (undone, review) = super::pair_history(&mut *tx, a, b)?;
-    if let kith_identity::aliases::MergeGate::Blocked { undo_op } =
-        kith_identity::aliases::merge_gate(undone.as_ref(), review, (&na.content, &nb.content))
-    {
-        return Ok(MergeOutcome::Blocked { undo_op });
-    }
-    if !retired.lifecycle.can_become(Lifecycle::Superseded) {
-        return refused(
-            "inactive",
-            format!(
-                "node {} is {} and cannot be superseded",
-                retired.id, retired.lifecycle
-            ),
-        );
-    }
 
     let now = Timestamp::now();
     let (keep_after, retired_after) = kith_identity::merge::merged(&keep, &retired, now);
@@ -190,6 +163,75 @@ fn publish_merge_once(
         retired_id: retired.id,
         basis,
         copied_edges: copies.len(),
+    }))
+}
+
+/// A pair admitted for merging, as read in the merge's transaction.
+struct Pair {
+    /// The merge record's id, of the pair's live generation.
+    op_id: Uuid,
+    generation: u32,
+    /// Why it may merge.
+    basis: String,
+    /// The node that stays.
+    keep: Node,
+    /// The node superseded by it.
+    retired: Node,
+}
+
+/// Re-reads and re-admits the ordered pair `(a, b)` in `tx`, whatever the
+/// caller saw or labelled; `Err` holds the answer when it does not merge
+/// now (merged before, refused, blocked by the owner's undo). Another
+/// owner's node or record answers like a missing one.
+fn admit_pair(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    (a, b): (Uuid, Uuid),
+    kind: MergeKind,
+    alias_threshold: f64,
+) -> Result<Result<Pair, MergeOutcome>, Error> {
+    let refused = |code, detail: String| Ok(Err(MergeOutcome::Refused(Refusal::new(code, detail))));
+    let (op_id, generation, existing) = live_op(tx, |g| merge_op_id(a, b, kind, g))?;
+    if let Some(op) = existing {
+        if &op.owner_id != owner {
+            // Another owner's record is not this caller's to see.
+            return refused("not_found", "a node does not exist".into());
+        }
+        return Ok(Err(MergeOutcome::Exists { op_id }));
+    }
+    let (Some(na), Some(nb)) = (tx.get_node(a)?, tx.get_node(b)?) else {
+        return refused("not_found", "a node does not exist".into());
+    };
+    if &na.owner_id != owner || &nb.owner_id != owner {
+        return refused("not_found", "a node does not exist".into());
+    }
+    let (basis, keep, retired) = match kith_identity::merge::admit(kind, &na, &nb, alias_threshold)
+    {
+        Ok(m) => (m.basis, m.keep.clone(), m.retired.clone()),
+        Err(r) => return Ok(Err(MergeOutcome::Refused(r))),
+    };
+    // An undone merge of the pair is the owner's "not the same".
+    let (undone, review) = super::pair_history(tx, a, b)?;
+    if let kith_identity::aliases::MergeGate::Blocked { undo_op } =
+        kith_identity::aliases::merge_gate(undone.as_ref(), review, (&na.content, &nb.content))
+    {
+        return Ok(Err(MergeOutcome::Blocked { undo_op }));
+    }
+    if !retired.lifecycle.can_become(Lifecycle::Superseded) {
+        return refused(
+            "inactive",
+            format!(
+                "node {} is {} and cannot be superseded",
+                retired.id, retired.lifecycle
+            ),
+        );
+    }
+    Ok(Ok(Pair {
+        op_id,
+        generation,
+        basis,
+        keep,
+        retired,
     }))
 }
 
