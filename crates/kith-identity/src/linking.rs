@@ -482,11 +482,39 @@ pub fn link_entities_in(
     }
     let default_reader = HeuristicEntityExtractor::new();
     let reader: &dyn EntityExtractor = extractor.unwrap_or(&default_reader);
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut kinds: HashMap<String, String> = HashMap::new();
-    let mut per_record: Vec<Vec<String>> = Vec::new();
-    let mut dropped = Vec::new();
+    let mut read = read_mentions(records, reader, params);
+    let (surfaces, entities) = mint(records, &mut read, owner, scope, params, ctx);
+    let (mentions, links) = link(records, &read.per_record, &surfaces, owner, scope);
+    LinkingResult {
+        entities,
+        links,
+        mentions,
+        surfaces,
+        dropped: read.dropped,
+    }
+}
 
+/// The surfaces a linking pass read, before any entity is minted.
+struct Read {
+    /// Memories naming each surface that cleared the confidence bar.
+    counts: BTreeMap<String, usize>,
+    /// Each surface's kind, as first read.
+    kinds: HashMap<String, String>,
+    /// The surfaces each memory names, in the records' order.
+    per_record: Vec<Vec<String>>,
+    /// What was left out, and why.
+    dropped: Vec<Dropped>,
+}
+
+/// Reads every record's mentions with `reader`, keeping those at or above
+/// the confidence bar (one count per memory).
+fn read_mentions(records: &[Node], reader: &dyn EntityExtractor, params: &LinkParams) -> Read {
+    let mut read = Read {
+        counts: BTreeMap::new(),
+        kinds: HashMap::new(),
+        per_record: Vec::new(),
+        dropped: Vec::new(),
+    };
     for record in records {
         let mut kept: Vec<String> = Vec::new();
         for mention in reader.extract(&record.content) {
@@ -498,7 +526,7 @@ pub fn link_entities_in(
             let clears =
                 mention.confidence.is_finite() && mention.confidence >= params.confidence_threshold;
             if !clears {
-                dropped.push(Dropped {
+                read.dropped.push(Dropped {
                     detail: format!(
                         "confidence {} is below the {} threshold",
                         mention.confidence, params.confidence_threshold
@@ -508,23 +536,37 @@ pub fn link_entities_in(
                 });
                 continue;
             }
-            *counts.entry(mention.surface.clone()).or_default() += 1;
-            kinds
+            *read.counts.entry(mention.surface.clone()).or_default() += 1;
+            read.kinds
                 .entry(mention.surface.clone())
                 .or_insert_with(|| mention.kind.clone());
             kept.push(mention.surface);
         }
-        per_record.push(kept);
+        read.per_record.push(kept);
     }
+    read
+}
 
-    let minted: BTreeSet<&str> = counts
+/// The surfaces named often enough, each bound to an entity: an existing
+/// one the context reuses, or one minted now. Surfaces below the mention
+/// floor join `read.dropped`.
+fn mint(
+    records: &[Node],
+    read: &mut Read,
+    owner: &OwnerId,
+    scope: &ScopeId,
+    params: &LinkParams,
+    ctx: &LinkContext,
+) -> (BTreeMap<String, Uuid>, Vec<Node>) {
+    let minted: BTreeSet<&str> = read
+        .counts
         .iter()
         .filter(|(_, &n)| n >= params.min_mention_count)
         .map(|(s, _)| s.as_str())
         .collect();
-    for (surface, &count) in &counts {
+    for (surface, &count) in &read.counts {
         if !minted.contains(surface.as_str()) {
-            dropped.push(Dropped {
+            read.dropped.push(Dropped {
                 surface: surface.clone(),
                 reason: DropReason::BelowMentionFloor,
                 detail: format!(
@@ -554,7 +596,7 @@ pub fn link_entities_in(
         let slug = &slugs[surface];
         let mentioning: Vec<&Node> = records
             .iter()
-            .zip(&per_record)
+            .zip(&read.per_record)
             .filter(|(_, kept)| kept.iter().any(|s| s == surface))
             .map(|(r, _)| r)
             .collect();
@@ -563,17 +605,29 @@ pub fn link_entities_in(
             scope,
             surface,
             slug,
-            kinds.get(surface).map_or(OTHER_KIND, String::as_str),
-            counts[surface],
+            read.kinds.get(surface).map_or(OTHER_KIND, String::as_str),
+            read.counts[surface],
             &mentioning,
         );
         surfaces.insert(surface.to_string(), entity.id);
         entities.push(entity);
     }
+    (surfaces, entities)
+}
 
+/// The MENTIONS edge from each memory to each entity it names, and one
+/// co-mention link per pair of entities named together (dated by the
+/// first memory that names both).
+fn link(
+    records: &[Node],
+    per_record: &[Vec<String>],
+    surfaces: &BTreeMap<String, Uuid>,
+    owner: &OwnerId,
+    scope: &ScopeId,
+) -> (Vec<Edge>, Vec<Edge>) {
     let mut mentions = Vec::new();
     let mut links: BTreeMap<(Uuid, Uuid), Edge> = BTreeMap::new();
-    for (record, kept) in records.iter().zip(&per_record) {
+    for (record, kept) in records.iter().zip(per_record) {
         let named: Vec<(&str, Uuid)> = kept
             .iter()
             .filter_map(|s| surfaces.get(s).map(|id| (s.as_str(), *id)))
@@ -597,7 +651,6 @@ pub fn link_entities_in(
                     // Two surfaces reused onto one entity: no self-loop.
                     continue;
                 }
-                // The first memory that names both dates the link.
                 links.entry((*a, *b)).or_insert_with(|| {
                     edge(
                         co_mention_edge_id(*a, *b),
@@ -612,14 +665,7 @@ pub fn link_entities_in(
             }
         }
     }
-
-    LinkingResult {
-        entities,
-        links: links.into_values().collect(),
-        mentions,
-        surfaces,
-        dropped,
-    }
+    (mentions, links.into_values().collect())
 }
 
 /// A minted entity: a tentative, inferred semantic memory of the scope.
