@@ -571,7 +571,8 @@ impl Builder<'_> {
                 entity_ids.push(None);
                 continue;
             }
-            let id = self.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
+            let id =
+                self.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
             entity_ids.push(Some(id));
         }
         Ok(entity_ids)

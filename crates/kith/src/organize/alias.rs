@@ -626,7 +626,14 @@ fn review_alias_once(
                 }
             }
             let alias_type = record.get("alias_type").cloned().unwrap_or(Value::Null);
-            Some(verified_edge(&prop, review_id, (a, b), alias_type, reviewer, now))
+            Some(verified_edge(
+                &prop,
+                review_id,
+                (a, b),
+                alias_type,
+                reviewer,
+                now,
+            ))
         }
         Decision::Reject => None,
     };

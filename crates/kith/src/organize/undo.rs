@@ -142,11 +142,19 @@ fn undo_published(
             }
             _ => None,
         };
-        inverse.detail.insert("pair_decision".into(), json!("not_same"));
-        inverse.detail.insert("pair_review".into(), json!(pair_review));
+        inverse
+            .detail
+            .insert("pair_decision".into(), json!("not_same"));
+        inverse
+            .detail
+            .insert("pair_review".into(), json!(pair_review));
     }
-    inverse.detail.insert("replaced_nodes".into(), json!(replaced));
-    inverse.detail.insert("removed_edges".into(), json!(published));
+    inverse
+        .detail
+        .insert("replaced_nodes".into(), json!(replaced));
+    inverse
+        .detail
+        .insert("removed_edges".into(), json!(published));
     for n in &inverse.restored {
         tx.update_node(n)?;
     }

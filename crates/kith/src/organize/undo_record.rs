@@ -85,10 +85,9 @@ impl<'a> Undoing<'a> {
     pub fn check_still_open(&self, tx: &mut dyn Tx, opened: &[Edge]) -> Result<(), Error> {
         for e in opened {
             if !tx.get_edge(e.id)?.is_some_and(|now| now.is_open()) {
-                return Err(self.refused(format!(
-                    "link {} it made was closed or removed since",
-                    e.id
-                )));
+                return Err(
+                    self.refused(format!("link {} it made was closed or removed since", e.id))
+                );
             }
         }
         Ok(())
