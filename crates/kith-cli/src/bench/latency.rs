@@ -20,9 +20,9 @@ use anyhow::{Context, Result};
 use kith::{Embedder, EventInput, Memory, RetrieveRequest};
 use serde::Serialize;
 
-use kith_core::percentile::percentile;
 use crate::bench::recall::CachedEmbedder;
 use crate::retrieve::bar;
+use kith_core::percentile::percentile;
 
 const PEOPLE: &[&str] = &[
     "Maya", "Jordan", "Sam", "Priya", "Tomás", "Aiko", "Lena", "Omar", "Grace", "Felix", "Nadia",
@@ -330,27 +330,7 @@ fn run_size(
         (e, _) => e,
     };
     let scratch = format!("kith_bench_latency_{n}");
-    let memory = match database_url {
-        Some(url) => {
-            let db = kith::database::create_database(url, &scratch, true)?;
-            // Steady state: the first warm-up query copies the owner's
-            // vectors (a long-running process does that in the background).
-            let options =
-                kith::database::PgOptions::from_env_or(kith::database::VectorCacheMode::Eager)?;
-            Memory::init_database_with(&db, embedder, options)?
-        }
-        None if o.reuse && dir.exists() => match embedder {
-            Some(e) => Memory::open(dir)?.with_embedder(e),
-            None => Memory::open(dir)?,
-        },
-        None => {
-            let _ = std::fs::remove_dir_all(dir);
-            match embedder {
-                Some(e) => Memory::init_with_embedder(dir, e)?,
-                None => Memory::init(dir)?,
-            }
-        }
-    };
+    let memory = open_memory(dir, database_url, &scratch, o.reuse, embedder)?;
     let reused = o.reuse && database_url.is_none() && memory.stats(None)?.events >= n as u64;
     let embedded_before = cached
         .as_ref()
@@ -405,25 +385,7 @@ fn run_size(
     if let Some(c) = &cached {
         c.bypass.store(true, Ordering::Relaxed);
     }
-    let mut times = Vec::with_capacity(o.queries);
-    let mut stages = [0f64; 4];
-    let mut first_retrieve_ms = 0.0;
-    for q in 0..(o.queries + 20) {
-        let req = RetrieveRequest::new("bench", &gen.question())?;
-        let started = Instant::now();
-        let r = memory.retrieve(&req)?;
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        if q == 0 {
-            first_retrieve_ms = ms;
-        }
-        if q >= 20 {
-            times.push(ms);
-            stages[0] += r.timings.embed_ms;
-            stages[1] += r.timings.search_ms;
-            stages[2] += r.timings.pack_ms;
-            stages[3] += r.timings.record_ms;
-        }
-    }
+    let (mut times, stages, first_retrieve_ms) = timed_retrieves(&memory, &mut gen, o.queries)?;
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&times, p);
     let recall = if o.recall_queries > 0 {
@@ -485,6 +447,69 @@ fn run_size(
         concurrent_p50_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.50)),
         concurrent_p95_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.95)),
     })
+}
+
+/// The memory a size runs on: a fresh scratch database `scratch` with
+/// `database_url`, else the pack at `dir` (kept when `reuse` and there,
+/// else made anew).
+fn open_memory(
+    dir: &Path,
+    database_url: Option<&str>,
+    scratch: &str,
+    reuse: bool,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<Memory> {
+    Ok(match database_url {
+        Some(url) => {
+            let db = kith::database::create_database(url, scratch, true)?;
+            // Steady state: the first warm-up query copies the owner's
+            // vectors (a long-running process does that in the background).
+            let options =
+                kith::database::PgOptions::from_env_or(kith::database::VectorCacheMode::Eager)?;
+            Memory::init_database_with(&db, embedder, options)?
+        }
+        None if reuse && dir.exists() => match embedder {
+            Some(e) => Memory::open(dir)?.with_embedder(e),
+            None => Memory::open(dir)?,
+        },
+        None => {
+            let _ = std::fs::remove_dir_all(dir);
+            match embedder {
+                Some(e) => Memory::init_with_embedder(dir, e)?,
+                None => Memory::init(dir)?,
+            }
+        }
+    })
+}
+
+/// Times `queries` retrieves after 20 warm-up ones: each time (ms, in
+/// order), the summed stage times (embed, search, pack, record) and the
+/// first warm-up's time.
+fn timed_retrieves(
+    memory: &Memory,
+    gen: &mut Gen,
+    queries: usize,
+) -> Result<(Vec<f64>, [f64; 4], f64)> {
+    let mut times = Vec::with_capacity(queries);
+    let mut stages = [0f64; 4];
+    let mut first_retrieve_ms = 0.0;
+    for q in 0..(queries + 20) {
+        let req = RetrieveRequest::new("bench", &gen.question())?;
+        let started = Instant::now();
+        let r = memory.retrieve(&req)?;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if q == 0 {
+            first_retrieve_ms = ms;
+        }
+        if q >= 20 {
+            times.push(ms);
+            stages[0] += r.timings.embed_ms;
+            stages[1] += r.timings.search_ms;
+            stages[2] += r.timings.pack_ms;
+            stages[3] += r.timings.record_ms;
+        }
+    }
+    Ok((times, stages, first_retrieve_ms))
 }
 
 /// This process's resident memory (`VmRSS`) or its peak (`VmHWM`), MiB;

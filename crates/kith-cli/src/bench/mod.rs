@@ -22,7 +22,7 @@ pub mod owners;
 pub mod recall;
 pub mod split;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -65,13 +65,12 @@ pub fn run(
     identity: kith::identity::IdentityOptions,
     json: bool,
 ) -> Result<()> {
-    if let BenchCommand::Extract {
-        data,
-        conversations,
-        detail,
-    } = which
-    {
-        return crate::bench::extract::run(
+    match which {
+        BenchCommand::Extract {
+            data,
+            conversations,
+            detail,
+        } => crate::bench::extract::run(
             crate::bench::extract::ExtractOptions {
                 data,
                 conversations,
@@ -80,24 +79,21 @@ pub fn run(
                 detail: detail.as_deref(),
             },
             json,
-        );
-    }
-    if let BenchCommand::Latency {
-        notes,
-        single,
-        queries,
-        embeddings,
-        dir,
-        embedding_cache,
-        postgres_only,
-        keep,
-        concurrency,
-        derived_vectors,
-        reuse,
-        recall,
-    } = which
-    {
-        return crate::bench::latency::run(
+        ),
+        BenchCommand::Latency {
+            notes,
+            single,
+            queries,
+            embeddings,
+            dir,
+            embedding_cache,
+            postgres_only,
+            keep,
+            concurrency,
+            derived_vectors,
+            reuse,
+            recall,
+        } => crate::bench::latency::run(
             &crate::bench::latency::LatencyOptions {
                 sizes: notes,
                 single: *single,
@@ -114,18 +110,15 @@ pub fn run(
                 recall_queries: *recall,
             },
             json,
-        );
-    }
-    if let BenchCommand::Owners {
-        owners,
-        per_owner,
-        queries,
-        embeddings,
-        postgres_only,
-        hnsw,
-    } = which
-    {
-        return owners::run(
+        ),
+        BenchCommand::Owners {
+            owners,
+            per_owner,
+            queries,
+            embeddings,
+            postgres_only,
+            hnsw,
+        } => owners::run(
             &owners::OwnersOptions {
                 owners: *owners,
                 per_owner: *per_owner,
@@ -136,16 +129,13 @@ pub fn run(
                 hnsw: *hnsw,
             },
             json,
-        );
-    }
-    if let BenchCommand::Http {
-        requests,
-        concurrency,
-        notes,
-        max_secs,
-    } = which
-    {
-        return crate::bench::http::run(
+        ),
+        BenchCommand::Http {
+            requests,
+            concurrency,
+            notes,
+            max_secs,
+        } => crate::bench::http::run(
             &crate::bench::http::HttpOptions {
                 requests: *requests,
                 concurrency: *concurrency,
@@ -153,42 +143,77 @@ pub fn run(
                 max_secs: *max_secs,
             },
             json,
-        );
-    }
-    if let BenchCommand::Recall {
-        dataset,
-        data,
-        embeddings,
-        without,
-        questions,
-        extract,
-        weights,
-        embedding_cache,
-        misses,
-        split,
-    } = which
-    {
-        let mut paths = kith::RetrievePaths::default();
-        crate::retrieve::turn_off(&mut paths, without)?;
-        return crate::bench::recall::run(
-            &crate::bench::recall::RecallOptions {
-                dataset,
-                data,
-                embeddings,
-                paths,
-                questions: *questions,
+        ),
+        BenchCommand::Recall {
+            dataset,
+            data,
+            embeddings,
+            without,
+            questions,
+            extract,
+            weights,
+            embedding_cache,
+            misses,
+            split,
+        } => {
+            let mut paths = kith::RetrievePaths::default();
+            crate::retrieve::turn_off(&mut paths, without)?;
+            crate::bench::recall::run(
+                &crate::bench::recall::RecallOptions {
+                    dataset,
+                    data,
+                    embeddings,
+                    paths,
+                    questions: *questions,
+                    extract: *extract,
+                    weights: kith::retrieve::fusion::PathWeights::parse(weights)
+                        .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
+                    embedding_cache: embedding_cache.as_deref(),
+                    misses: misses.as_deref(),
+                    database_url,
+                    split: *split,
+                },
+                json,
+            )
+        }
+        BenchCommand::Ingest {
+            notes,
+            single,
+            queries,
+            dir,
+            data,
+            extract,
+            embeddings,
+        } => ingest(
+            IngestBench {
+                notes,
+                single: *single,
+                queries: *queries,
+                dir: dir.as_deref(),
+                data: data.as_deref(),
                 extract: *extract,
-                weights: kith::retrieve::fusion::PathWeights::parse(weights)
-                    .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
-                embedding_cache: embedding_cache.as_deref(),
-                misses: misses.as_deref(),
-                database_url,
-                split: *split,
+                embeddings,
             },
             json,
-        );
+        ),
     }
-    let BenchCommand::Ingest {
+}
+
+/// What `kith bench ingest` was asked.
+struct IngestBench<'a> {
+    notes: &'a [usize],
+    single: usize,
+    queries: usize,
+    dir: Option<&'a Path>,
+    data: Option<&'a Path>,
+    extract: bool,
+    embeddings: &'a [String],
+}
+
+/// `kith bench ingest`: each size with each embedding variant, side by
+/// side, in the order given.
+fn ingest(o: IngestBench<'_>, json: bool) -> Result<()> {
+    let IngestBench {
         notes,
         single,
         queries,
@@ -196,17 +221,14 @@ pub fn run(
         data,
         extract,
         embeddings,
-    } = which
-    else {
-        unreachable!("every other benchmark returned above");
-    };
+    } = o;
     let corpus = match data {
         Some(path) => Some(Corpus::load(path)?),
         None => None,
     };
     let tmp;
     let root: PathBuf = match dir {
-        Some(d) => d.clone(),
+        Some(d) => d.to_path_buf(),
         None => {
             tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
             tmp.path().to_path_buf()
@@ -228,9 +250,9 @@ pub fn run(
                 &root.join(format!("bench-{n}.kith")),
                 Workload {
                     n,
-                    single: *single,
-                    queries: *queries,
-                    extract: *extract,
+                    single,
+                    queries,
+                    extract,
                     variant,
                 },
                 &mut source,

@@ -30,9 +30,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bench::locomo::{evidence_ids, Conversation, LocomoFile};
-use kith_core::percentile::percentile;
 use crate::bench::split::{locomo_half, longmemeval_half, runs, Split};
 use crate::retrieve::bar;
+use kith_core::percentile::percentile;
 
 /// How to run.
 pub struct RecallOptions<'a> {
@@ -405,12 +405,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
                     for id in ranked.iter().take(3) {
                         line.push_str(&format!("   got  {id}: {}\n", text_of(id)));
                     }
-                    std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(out)
-                        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
-                        .with_context(|| format!("cannot write {}", out.display()))?;
+                    append_miss(out, &line)?;
                 }
             }
             // Category 5 (adversarial: the question's premise is false,
@@ -431,6 +426,16 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
         }
     }
     progress.finish_and_clear();
+    let rows = locomo_rows(per_cat, traps, wrong_speaker);
+    report_locomo(o, &rows, turns_stored, retrieve_ms, started, json)
+}
+
+/// LoCoMo's rows: categories 1–4, their total, then the adversarial ones.
+fn locomo_rows(
+    per_cat: HashMap<u64, Sums>,
+    traps: Sums,
+    wrong_speaker: Sums,
+) -> Vec<(String, Sums)> {
     let mut all = Sums::default();
     let mut rows = Vec::new();
     let names = ["", "multi-hop", "temporal", "open-domain", "single-hop"];
@@ -446,6 +451,18 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     rows.push(("all (1-4)".into(), all));
     rows.push(("5 adversarial".into(), traps));
     rows.push(("5 other speaker".into(), wrong_speaker));
+    rows
+}
+
+/// Prints LoCoMo's figures (as JSON with `json`).
+fn report_locomo(
+    o: &RecallOptions<'_>,
+    rows: &[(String, Sums)],
+    turns_stored: usize,
+    mut retrieve_ms: Vec<f64>,
+    started: Instant,
+    json: bool,
+) -> Result<()> {
     retrieve_ms.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&retrieve_ms, p);
     if json {
@@ -478,7 +495,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
         "{:<16} {:>5} {:>8} {:>8} {:>8} {:>8}",
         "category", "n", "R@5", "R@10", "R@25", "R@50"
     );
-    for (name, s) in &rows {
+    for (name, s) in rows {
         let n = s.questions.max(1) as f64;
         println!(
             "{:<16} {:>5} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
@@ -492,6 +509,16 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
     }
     println!("retrieve p50 {:.1} ms, p95 {:.1} ms", pct(0.5), pct(0.95));
     Ok(())
+}
+
+/// Appends `line` to the misses file `out`.
+fn append_miss(out: &Path, line: &str) -> Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+        .with_context(|| format!("cannot write {}", out.display()))
 }
 
 /// The first 200 characters of a text, on one line.
@@ -522,6 +549,46 @@ struct LmeSums {
     v: [[[f64; 3]; 2]; 2],
 }
 
+impl LmeSums {
+    /// Counts one question: `ranked` turns (`session_turn` ids) against
+    /// the gold turns, and the sessions they rank against the gold ones.
+    fn add(
+        &mut self,
+        ranked: &[String],
+        gold_turns: &HashSet<String>,
+        gold_sessions: &HashSet<String>,
+    ) {
+        let session_of = |id: &str| {
+            id.rsplit_once('_')
+                .map(|(s, _)| s.to_string())
+                .unwrap_or_default()
+        };
+        let mut sessions_ranked: Vec<String> = Vec::new();
+        for id in ranked {
+            let s = session_of(id);
+            if !sessions_ranked.contains(&s) {
+                sessions_ranked.push(s);
+            }
+        }
+        self.questions += 1;
+        for (level, (list, gold)) in [
+            (ranked.to_vec(), gold_turns),
+            (sessions_ranked, gold_sessions),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for (ki, k) in [5usize, 10].iter().enumerate() {
+                let top: Vec<bool> = list.iter().take(*k).map(|id| gold.contains(id)).collect();
+                let found = top.iter().filter(|g| **g).count();
+                self.v[level][ki][0] += f64::from(u8::from(found > 0));
+                self.v[level][ki][1] += f64::from(u8::from(found == gold.len()));
+                self.v[level][ki][2] += ndcg(&top, gold.len(), *k);
+            }
+        }
+    }
+}
+
 fn ndcg(ranked: &[bool], gold: usize, k: usize) -> f64 {
     let dcg: f64 = ranked
         .iter()
@@ -545,14 +612,7 @@ fn longmemeval(
     embedder: Option<Arc<dyn Embedder>>,
     json: bool,
 ) -> Result<()> {
-    let file =
-        std::fs::File::open(o.data).with_context(|| format!("cannot read {}", o.data.display()))?;
-    let data: Value = if o.data.extension().is_some_and(|e| e == "gz") {
-        serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
-    } else {
-        serde_json::from_reader(std::io::BufReader::new(file))
-    }
-    .with_context(|| format!("{} is not LongMemEval JSON", o.data.display()))?;
+    let data = load_longmemeval(o.data)?;
     let questions = data
         .as_array()
         .context("LongMemEval data is a list of questions")?;
@@ -572,13 +632,6 @@ fn longmemeval(
         {
             continue;
         }
-        let sids = q["haystack_session_ids"]
-            .as_array()
-            .context("haystack_session_ids")?;
-        let dates = q["haystack_dates"].as_array().context("haystack_dates")?;
-        let sessions = q["haystack_sessions"]
-            .as_array()
-            .context("haystack_sessions")?;
         let owner = format!(
             "q{asked}-{}",
             qid.chars()
@@ -586,38 +639,8 @@ fn longmemeval(
                 .take(40)
                 .collect::<String>()
         );
-        let mut inputs = Vec::new();
-        let mut gold_turns = HashSet::new();
-        let mut texts: HashMap<String, String> = HashMap::new();
-        for ((sid, date), turns) in sids.iter().zip(dates).zip(sessions) {
-            let sid = sid.as_str().unwrap_or("");
-            let when = date.as_str().and_then(lme_time);
-            for (ti, t) in turns.as_array().into_iter().flatten().enumerate() {
-                if t["role"].as_str() != Some("user") {
-                    continue;
-                }
-                let id = format!("{sid}_{ti}");
-                if t["has_answer"].as_bool() == Some(true) {
-                    gold_turns.insert(id.clone());
-                }
-                let content = t["content"].as_str().unwrap_or("");
-                if content.trim().is_empty() {
-                    continue;
-                }
-                let content: String = content.chars().take(60_000).collect();
-                if o.misses.is_some() {
-                    texts.insert(id.clone(), content.clone());
-                }
-                inputs.push(EventInput {
-                    owner_id: Some(owner.clone()),
-                    session_id: Some(sid.to_string()),
-                    event_time: when.clone(),
-                    source_id: Some(id),
-                    ..EventInput::new("user", &content)
-                });
-            }
-        }
-        if gold_turns.is_empty() {
+        let haystack = lme_haystack(q, &owner, o.misses.is_some())?;
+        if haystack.gold_turns.is_empty() {
             continue;
         }
         let gold_sessions: HashSet<String> = q["answer_session_ids"]
@@ -626,68 +649,130 @@ fn longmemeval(
             .flatten()
             .filter_map(|s| s.as_str().map(String::from))
             .collect();
-        store_all(&memory, inputs, o.extract)?;
+        store_all(&memory, haystack.inputs, o.extract)?;
         memory.settle()?;
         let t = Instant::now();
         let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         asked += 1;
         if let Some(out) = o.misses {
-            let top: Vec<&String> = ranked.iter().take(5).collect();
-            if !gold_turns.iter().all(|g| top.contains(&g)) {
-                let mut line = format!(
-                    "Q [{}] {}\n",
-                    q["question_type"].as_str().unwrap_or("?"),
-                    q["question"].as_str().unwrap_or("")
-                );
-                for g in &gold_turns {
-                    let mark = if top.contains(&g) { "+" } else { "-" };
-                    line.push_str(&format!("   gold{mark} {g}: {}\n", clip(texts.get(g))));
-                }
-                for id in &top {
-                    line.push_str(&format!("   got   {id}: {}\n", clip(texts.get(*id))));
-                }
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(out)
-                    .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
-                    .with_context(|| format!("cannot write {}", out.display()))?;
-            }
-        }
-        let session_of = |id: &str| {
-            id.rsplit_once('_')
-                .map(|(s, _)| s.to_string())
-                .unwrap_or_default()
-        };
-        let mut sessions_ranked: Vec<String> = Vec::new();
-        for id in &ranked {
-            let s = session_of(id);
-            if !sessions_ranked.contains(&s) {
-                sessions_ranked.push(s);
+            if let Some(line) = lme_miss(q, &haystack.gold_turns, &ranked, &haystack.texts) {
+                append_miss(out, &line)?;
             }
         }
         let s = per_type
             .entry(q["question_type"].as_str().unwrap_or("?").to_string())
             .or_default();
-        s.questions += 1;
-        for (level, (list, gold)) in [
-            (ranked.clone(), &gold_turns),
-            (sessions_ranked, &gold_sessions),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            for (ki, k) in [5usize, 10].iter().enumerate() {
-                let top: Vec<bool> = list.iter().take(*k).map(|id| gold.contains(id)).collect();
-                let found = top.iter().filter(|g| **g).count();
-                s.v[level][ki][0] += f64::from(u8::from(found > 0));
-                s.v[level][ki][1] += f64::from(u8::from(found == gold.len()));
-                s.v[level][ki][2] += ndcg(&top, gold.len(), *k);
-            }
-        }
+        s.add(&ranked, &haystack.gold_turns, &gold_sessions);
     }
     progress.finish_and_clear();
+    report_longmemeval(o, per_type, retrieve_ms, started, json)
+}
+
+/// LongMemEval's data: JSON, gzipped when the file ends in `.gz`.
+fn load_longmemeval(path: &Path) -> Result<Value> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
+    } else {
+        serde_json::from_reader(std::io::BufReader::new(file))
+    }
+    .with_context(|| format!("{} is not LongMemEval JSON", path.display()))
+}
+
+/// One LongMemEval question's haystack, as `owner`'s messages.
+struct LmeHaystack {
+    /// The user turns to store.
+    inputs: Vec<EventInput>,
+    /// The turns that hold the answer (`session_turn` ids).
+    gold_turns: HashSet<String>,
+    /// Each stored turn's text, when misses are written.
+    texts: HashMap<String, String>,
+}
+
+/// The user turns of question `q`'s haystack sessions, each with its
+/// session and date; `keep_texts` keeps their texts for the misses file.
+fn lme_haystack(q: &Value, owner: &str, keep_texts: bool) -> Result<LmeHaystack> {
+    let sids = q["haystack_session_ids"]
+        .as_array()
+        .context("haystack_session_ids")?;
+    let dates = q["haystack_dates"].as_array().context("haystack_dates")?;
+    let sessions = q["haystack_sessions"]
+        .as_array()
+        .context("haystack_sessions")?;
+    let mut haystack = LmeHaystack {
+        inputs: Vec::new(),
+        gold_turns: HashSet::new(),
+        texts: HashMap::new(),
+    };
+    for ((sid, date), turns) in sids.iter().zip(dates).zip(sessions) {
+        let sid = sid.as_str().unwrap_or("");
+        let when = date.as_str().and_then(lme_time);
+        for (ti, t) in turns.as_array().into_iter().flatten().enumerate() {
+            if t["role"].as_str() != Some("user") {
+                continue;
+            }
+            let id = format!("{sid}_{ti}");
+            if t["has_answer"].as_bool() == Some(true) {
+                haystack.gold_turns.insert(id.clone());
+            }
+            let content = t["content"].as_str().unwrap_or("");
+            if content.trim().is_empty() {
+                continue;
+            }
+            let content: String = content.chars().take(60_000).collect();
+            if keep_texts {
+                haystack.texts.insert(id.clone(), content.clone());
+            }
+            haystack.inputs.push(EventInput {
+                owner_id: Some(owner.to_string()),
+                session_id: Some(sid.to_string()),
+                event_time: when.clone(),
+                source_id: Some(id),
+                ..EventInput::new("user", &content)
+            });
+        }
+    }
+    Ok(haystack)
+}
+
+/// The misses-file entry of question `q`: `None` when every gold turn is
+/// in the top 5.
+fn lme_miss(
+    q: &Value,
+    gold_turns: &HashSet<String>,
+    ranked: &[String],
+    texts: &HashMap<String, String>,
+) -> Option<String> {
+    let top: Vec<&String> = ranked.iter().take(5).collect();
+    if gold_turns.iter().all(|g| top.contains(&g)) {
+        return None;
+    }
+    let mut line = format!(
+        "Q [{}] {}\n",
+        q["question_type"].as_str().unwrap_or("?"),
+        q["question"].as_str().unwrap_or("")
+    );
+    for g in gold_turns {
+        let mark = if top.contains(&g) { "+" } else { "-" };
+        line.push_str(&format!("   gold{mark} {g}: {}\n", clip(texts.get(g))));
+    }
+    for id in &top {
+        line.push_str(&format!("   got   {id}: {}\n", clip(texts.get(*id))));
+    }
+    Some(line)
+}
+
+/// Prints LongMemEval's figures per question type and in all (as JSON
+/// with `json`).
+fn report_longmemeval(
+    o: &RecallOptions<'_>,
+    per_type: HashMap<String, LmeSums>,
+    mut retrieve_ms: Vec<f64>,
+    started: Instant,
+    json: bool,
+) -> Result<()> {
     let mut rows: Vec<(String, LmeSums)> = per_type.into_iter().collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     let mut all = LmeSums::default();
