@@ -72,6 +72,26 @@ const FACADE: &str = "memory.rs";
 /// folder.
 const NOT_YET_BEHIND_THE_FACADE: &[&str] = &["retrieve/"];
 
+/// The most lines a function of `crates/*/src` may span (signature to
+/// closing brace, as rustfmt lays it out) without a reason in [`LONG_FNS`]:
+/// past it a function holds several named steps that want their own names.
+const LONGEST_FN: usize = 150;
+
+/// Functions allowed over [`LONGEST_FN`] lines: (path under `crates/`,
+/// function name or `*` for any in a path ending in `/`, why).
+const LONG_FNS: &[(&str, &str, &str)] = &[
+    (
+        "kith-server/src/apidoc/responses.rs",
+        "components",
+        "one declarative list of every OpenAPI schema and example",
+    ),
+    (
+        "kith/src/retrieve/",
+        "*",
+        "being split into named stages by issue 19's retrieval work",
+    ),
+];
+
 /// Paths of `std` that do I/O or read the process's surroundings.
 const OUTSIDE_WORLD: &[&str] = &["fs", "net", "process", "env"];
 
@@ -108,6 +128,11 @@ fn every_source_file_says_its_job() {
 #[test]
 fn only_the_facade_names_memory() {
     assert_rules(check_facade(&root()));
+}
+
+#[test]
+fn no_function_runs_past_the_longest_without_a_reason() {
+    assert_rules(check_fn_lengths(&root(), LONG_FNS));
 }
 
 // ---- the checks -------------------------------------------------------
@@ -317,6 +342,51 @@ fn check_facade(root: &Path) -> Vec<String> {
             broken.push(format!(
                 "{} names Memory in `{item}`; only the facade ({FACADE}) does: take a Ctx or what the function needs",
                 file.display()
+            ));
+        }
+    }
+    broken
+}
+
+/// No function of a crate's non-test sources spans more than
+/// [`LONGEST_FN`] lines unless `allowed` (shaped like [`LONG_FNS`]) gives
+/// the reason; every entry of `allowed` still names a long function (a
+/// stale reason is broken too).
+fn check_fn_lengths(root: &Path, allowed: &[(&str, &str, &str)]) -> Vec<String> {
+    let mut broken = Vec::new();
+    let crates_dir = root.join("crates");
+    let mut used = BTreeSet::new();
+    for krate in read_crates(root, &mut broken).values() {
+        for file in rust_files(&krate.dir.join("src")) {
+            let relative = file.strip_prefix(&crates_dir).unwrap_or(&file);
+            let relative = relative.to_string_lossy().replace('\\', "/");
+            let text = read(&file, &mut broken);
+            for (name, line, length) in functions(&text) {
+                if length <= LONGEST_FN {
+                    continue;
+                }
+                let reason = allowed.iter().position(|(path, f, _)| {
+                    let file_matches =
+                        relative == *path || (path.ends_with('/') && relative.starts_with(path));
+                    file_matches && (*f == "*" || *f == name)
+                });
+                match reason {
+                    Some(at) => {
+                        used.insert(at);
+                    }
+                    None => broken.push(format!(
+                        "{}:{line}: fn {name} spans {length} lines (over {LONGEST_FN}): \
+                         extract its steps into named functions, or give the reason in LONG_FNS",
+                        file.display()
+                    )),
+                }
+            }
+        }
+    }
+    for (at, (path, name, _)) in allowed.iter().enumerate() {
+        if !used.contains(&at) {
+            broken.push(format!(
+                "LONG_FNS allows {path} {name}, which is no longer over {LONGEST_FN} lines: remove the entry"
             ));
         }
     }
@@ -635,6 +705,65 @@ fn memory_items(text: &str) -> Vec<String> {
     found
 }
 
+/// The functions with a body in `text`'s non-test code (before its first
+/// `#[cfg(test)]`), as (name, first line, lines spanned), measured on
+/// rustfmt's layout: from the `fn` line to the first later line that is
+/// the `}` at the `fn`'s indentation.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let lines: Vec<&str> = code.lines().collect();
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = fn_name(line) else {
+            continue;
+        };
+        // The signature ends at the line that opens the body, or at the
+        // `;` of a declaration without one.
+        let Some(open) = lines[i..].iter().position(|l| {
+            let l = l.split("//").next().unwrap_or("").trim_end();
+            l.ends_with('{') || l.ends_with(';') || l.ends_with('}')
+        }) else {
+            continue;
+        };
+        let opening = lines[i + open].split("//").next().unwrap_or("").trim_end();
+        if !opening.ends_with('{') {
+            // A declaration, or a body on one line.
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + open + 1..].iter().position(|l| *l == close) {
+            found.push((name, i + 1, open + end + 2));
+        }
+    }
+    found
+}
+
+/// The name of the function `line` declares (after `pub`, `const`,
+/// `async`, `unsafe`, `extern "C"`), if it declares one.
+fn fn_name(line: &str) -> Option<String> {
+    let mut rest = line.trim_start();
+    if let Some(r) = rest.strip_prefix("pub") {
+        rest = match r.strip_prefix('(') {
+            Some(r) => r.split_once(')')?.1,
+            None => r,
+        }
+        .trim_start();
+    }
+    for qualifier in ["const ", "async ", "unsafe ", "extern \"C\" "] {
+        if let Some(r) = rest.strip_prefix(qualifier) {
+            rest = r.trim_start();
+        }
+    }
+    let name: String = rest
+        .strip_prefix("fn ")?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let starts_well = name.starts_with(|c: char| c.is_alphabetic() || c == '_');
+    starts_well.then_some(name)
+}
+
 /// True when `line` starts the item `keyword` (after `pub`, `pub(crate)`…).
 fn starts_item(line: &str, keyword: &str) -> bool {
     let rest = match line.strip_prefix("pub") {
@@ -743,6 +872,7 @@ fn checks_pass_on_a_tree_that_keeps_the_rules() {
     ] {
         assert_eq!(check(tree.path()), Vec::<String>::new());
     }
+    assert_eq!(check_fn_lengths(tree.path(), &[]), Vec::<String>::new());
 }
 
 #[test]
@@ -932,4 +1062,61 @@ fn checks_catch_an_engine_module_that_names_the_facade() {
             "{file}: {broken:?}"
         );
     }
+}
+
+#[test]
+fn checks_catch_a_long_function_and_a_stale_reason() {
+    let tree = good_tree();
+    // `lines` lines from `fn` to its closing brace, at `indent`.
+    let function = |indent: &str, head: &str, lines: usize| -> String {
+        let mut text = format!("{indent}{head} {{\n");
+        for _ in 0..lines - 2 {
+            text.push_str(&format!("{indent}    step();\n"));
+        }
+        text.push_str(&format!("{indent}}}\n"));
+        text
+    };
+    let mut code = String::from("//! Steps.\n");
+    code.push_str(&function("", "pub(crate) fn at_the_limit()", LONGEST_FN));
+    code.push_str(&function("", "async fn one_too_many()", LONGEST_FN + 1));
+    // A declaration, then a long method: measured from its own line.
+    code.push_str("trait Steps {\n    fn declared(\n        &self,\n    ) -> u8;\n");
+    code.push_str(&function("    ", "fn method(&self)", LONGEST_FN + 2));
+    code.push_str("}\n");
+    code.push_str(&function(
+        "",
+        "pub fn signed(\n    a: u8,\n) -> u8\nwhere\n    u8: Copy,",
+        LONGEST_FN - 3,
+    ));
+    code.push_str("#[cfg(test)]\nmod tests {\n");
+    code.push_str(&function("    ", "fn a_long_test()", LONGEST_FN + 10));
+    code.push_str("}\n");
+    write(&tree.path().join("crates/kith-store/src/steps.rs"), &code);
+
+    let broken = check_fn_lengths(tree.path(), &[]);
+    assert_eq!(broken.len(), 3, "{broken:?}");
+    for (name, lines) in [
+        ("one_too_many", LONGEST_FN + 1),
+        ("method", LONGEST_FN + 2),
+        // The signature's lines count.
+        ("signed", LONGEST_FN + 1),
+    ] {
+        let says = format!("fn {name} spans {lines} lines");
+        assert!(
+            broken.iter().any(|b| b.contains(&says)),
+            "{name}: {broken:?}"
+        );
+    }
+
+    let allowed = [
+        ("kith-store/src/steps.rs", "one_too_many", "a reason"),
+        ("kith-store/src/", "*", "a reason for the folder"),
+        ("kith-store/src/steps.rs", "at_the_limit", "not long"),
+    ];
+    let broken = check_fn_lengths(tree.path(), &allowed);
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(
+        broken[0].contains("allows kith-store/src/steps.rs at_the_limit"),
+        "{broken:?}"
+    );
 }
