@@ -486,10 +486,10 @@ pub(crate) fn claims(
 /// it left them. Returns the restored nodes, the removed edge ids and
 /// what else the undo did.
 pub(crate) fn undo_claim_edit(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<Inverse, Error> {
-    let before: Node = undoing.field("claim_before", "claim_before")?;
-    let after: Node = undoing.field("claim_after", "claim_after")?;
+    let before: Node = undoing.field("claim_before")?;
+    let after: Node = undoing.field("claim_after")?;
     let replacement: Option<Node> = match undoing.op.kind {
-        OperationKind::ClaimCorrected => Some(undoing.field("replacement", "replacement")?),
+        OperationKind::ClaimCorrected => Some(undoing.field("replacement")?),
         _ => None,
     };
     let opened: Vec<Edge> = undoing.optional_field("opened_edges")?;

@@ -314,11 +314,11 @@ fn target_of(
 /// written) unless every node and link it wrote is still as it left
 /// them. Returns the inverse for the `UNDO` record.
 pub(crate) fn undo_correction(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<Inverse, Error> {
-    let claims_before: Vec<Node> = undoing.field("claims_before", "claims_before")?;
-    let claims_after: Vec<Node> = undoing.field("claims_after", "claims_after")?;
-    let closed: Vec<Edge> = undoing.field("closed_edges", "closed_edges")?;
-    let opened: Vec<Edge> = undoing.field("opened_edges", "opened_edges")?;
-    let target_after: Node = undoing.field("target_after", "target")?;
+    let claims_before: Vec<Node> = undoing.field("claims_before")?;
+    let claims_after: Vec<Node> = undoing.field("claims_after")?;
+    let closed: Vec<Edge> = undoing.field("closed_edges")?;
+    let opened: Vec<Edge> = undoing.field("opened_edges")?;
+    let target_after: Node = undoing.field_named("target_after", "target")?;
     let created = undoing.record["created_target"] == json!(true);
 
     check_correction_undoable(tx, undoing, &claims_after, &target_after)?;
@@ -336,7 +336,7 @@ pub(crate) fn undo_correction(tx: &mut dyn Tx, undoing: &Undoing<'_>) -> Result<
         tx.update_node(&retired)?;
         restored.push(retired);
     } else {
-        let before: Node = undoing.field("target_before", "target_before")?;
+        let before: Node = undoing.field("target_before")?;
         restored.push(restore(tx, before, &target_after)?);
     }
     for e in &opened {
@@ -379,7 +379,7 @@ fn check_correction_undoable(
     // The links go back to the entity they were moved from: it must
     // still be live, or they would link a node a merge retired since
     // (and the claim would have no live subject).
-    let from: Node = undoing.field("entity", "entity")?;
+    let from: Node = undoing.field("entity")?;
     if !tx
         .get_node(from.id)?
         .is_some_and(|n| n.lifecycle.is_active())

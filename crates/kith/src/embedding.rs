@@ -5,13 +5,16 @@
 //! recorded in the pack manifest when the pack is made; opening a pack with
 //! another embedder is refused (`kith rebuild --embeddings` re-embeds every
 //! note with the new one). Notes (the stored turns) are embedded as they are
-//! written (or, with [`crate::Memory::with_background_embedding`], right after by
-//! a worker thread: [`backlog`]); claims quote their note's sentence, and reach retrieval through
-//! the lexical and graph paths. Entities are embedded by the organizer's
-//! `alias_resolve` job ([`crate::Memory::embed_entities`]) from their name, type
-//! and a short context, so look-alike names can be proposed as aliases;
-//! retrieval's vector path leaves entities out unless a caller asks for
-//! them.
+//! written (or, with [`crate::Memory::with_background_embedding`], right
+//! after by a worker thread: [`backlog`]); claims quote their note's
+//! sentence, and reach retrieval through the lexical and graph paths.
+//! Entities are embedded by the organizer's `alias_resolve` job
+//! ([`crate::Memory::embed_entities`]) from their name, type and a short
+//! context, so look-alike names can be proposed as aliases; retrieval's
+//! vector path leaves entities out unless a caller asks for them.
+//!
+//! The functions here take the store and the embedder, never the memory:
+//! the facade (`memory.rs`) hands them over.
 
 mod backlog;
 mod entities;

@@ -2,8 +2,8 @@
 //!
 //! Every public method of `Memory` is here, each a short delegation to the
 //! module that does the work, handing it a [`Ctx`] (the store, provider,
-//! identity rules, lease) and, where it embeds, the memory as
-//! [`Vectors`]: never `&Memory`. No module of the engine names `Memory`
+//! identity rules, lease), the store and embedder (`embedding`), or, where a
+//! stage embeds, the memory as [`Vectors`]: never `&Memory`. No module of the engine names `Memory`
 //! (`crates/kith-cli/tests/architecture.rs` checks it), so this file is the
 //! one place to read the API, and no import runs back to it.
 

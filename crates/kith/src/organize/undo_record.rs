@@ -66,8 +66,13 @@ impl<'a> Undoing<'a> {
     }
 
     /// The record's field `key`, typed; a missing or unreadable one is a
-    /// damaged record ("no readable `what`").
-    pub fn field<T: DeserializeOwned>(&self, key: &str, what: &str) -> Result<T, Error> {
+    /// damaged record ("no readable `key`").
+    pub fn field<T: DeserializeOwned>(&self, key: &str) -> Result<T, Error> {
+        self.field_named(key, key)
+    }
+
+    /// [`Undoing::field`], naming the field `what` when it is damaged.
+    pub fn field_named<T: DeserializeOwned>(&self, key: &str, what: &str) -> Result<T, Error> {
         serde_json::from_value(self.record[key].clone())
             .map_err(|_| self.damaged(format!("no readable {what}")))
     }
@@ -76,7 +81,7 @@ impl<'a> Undoing<'a> {
     /// default when absent.
     pub fn optional_field<T: DeserializeOwned + Default>(&self, key: &str) -> Result<T, Error> {
         match self.record.get(key) {
-            Some(_) => self.field(key, key),
+            Some(_) => self.field(key),
             None => Ok(T::default()),
         }
     }
