@@ -38,6 +38,7 @@ mod dates;
 pub mod fusion;
 mod graph;
 mod names;
+pub(crate) mod receipt;
 pub mod retention;
 mod spans;
 mod speakers;
@@ -49,21 +50,20 @@ pub mod pack;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use kith_core::{
-    ids, NodeType, Operation, OperationKind, OwnerId, Role, ScopeId, SessionId, Timestamp,
-};
+use kith_core::{ids, NodeType, OwnerId, Role, ScopeId, SessionId, Timestamp};
 use kith_store::{
     LexicalHit, LexicalQuery, NodeQuery, SearchFilters, StoredEvent, Tx, TxMode, VectorQuery,
 };
 use serde::Serialize;
-use serde_json::json;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 use crate::search::Provenance;
+use crate::vectors::Vectors;
 use fusion::{PathKind, PathRank, PathWeights, Trace};
 use pack::{PackItem, PackedLine};
+use retention::ReceiptRetention;
 
 /// The factor for turns by a speaker the query names.
 pub const NAMED_SPEAKER_BOOST: f64 = 2.0;
@@ -287,334 +287,238 @@ impl Pool {
     }
 }
 
-impl Memory {
-    /// Finds the evidence for `req.query` and packs it into the budget.
-    pub fn retrieve(&self, req: &RetrieveRequest) -> Result<Retrieval, Error> {
-        let started = Instant::now();
-        if req.token_budget == 0 {
-            return Err(Error::Request("token_budget must be at least 1".into()));
+/// Finds the evidence for `req.query` and packs it into the budget
+/// ([`crate::Memory::retrieve`]); journals a receipt under `retention`
+/// unless the request says not to.
+pub(crate) fn retrieve(
+    ctx: &Ctx<'_>,
+    vectors: &dyn Vectors,
+    retention: &ReceiptRetention,
+    req: &RetrieveRequest,
+) -> Result<Retrieval, Error> {
+    let started = Instant::now();
+    if req.token_budget == 0 {
+        return Err(Error::Request("token_budget must be at least 1".into()));
+    }
+    let limit = if req.limit == 0 { 10 } else { req.limit };
+    let pool_size = (limit * 2).max(50);
+    let mut timings = Timings::default();
+
+    // The query's embedding, before the transaction.
+    let t = Instant::now();
+    let embedded = embed_query(ctx, vectors, req)?;
+    timings.embed_ms = ms(t);
+
+    let t = Instant::now();
+    let mut tx = ctx.store.begin(TxMode::Read)?;
+    let mut pool = Pool::default();
+    let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
+    let keep = |h: &LexicalHit| wants_entities || h.node_type != NodeType::Entity;
+
+    let lexical = |tx: &mut dyn Tx, text: &str| -> Result<Vec<LexicalHit>, Error> {
+        if !req.paths.lexical {
+            return Ok(Vec::new());
         }
-        let limit = if req.limit == 0 { 10 } else { req.limit };
-        let pool_size = (limit * 2).max(50);
-        let mut timings = Timings::default();
-
-        // The query's embedding, before the transaction.
-        let t = Instant::now();
-        let embedded = match (self.checked_embedder()?, req.paths.vector) {
-            (Some(e), true) if !req.query.trim().is_empty() => {
-                let v = crate::embedding::embed_checked(e, &[req.query.as_str()])?;
-                Some((
-                    e.model_id().to_string(),
-                    v.into_iter().next().unwrap_or_default(),
-                ))
-            }
-            _ => None,
-        };
-        timings.embed_ms = ms(t);
-
-        let t = Instant::now();
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        let mut pool = Pool::default();
-        let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
-        let keep = |h: &LexicalHit| wants_entities || h.node_type != NodeType::Entity;
-
-        let lexical = |tx: &mut dyn Tx, text: &str| -> Result<Vec<LexicalHit>, Error> {
-            if !req.paths.lexical {
-                return Ok(Vec::new());
-            }
-            Ok(tx.search_lexical(&LexicalQuery {
-                owner: req.owner.clone(),
-                text: text.to_string(),
-                filters: req.filters.clone(),
-                limit: pool_size,
-            })?)
-        };
-        let vector_filters = vector_filters(&req.filters);
-        let vector_hits = match &embedded {
-            Some((model, vector)) => tx.search_vector(&VectorQuery {
-                owner: req.owner.clone(),
-                model: model.clone(),
-                vector: vector.clone(),
-                filters: vector_filters.clone(),
-                limit: pool_size,
-            })?,
-            None => Vec::new(),
-        };
-        // A speaker's name in the question says whose turns to favour (the
-        // boost below); as a search word it mostly finds the other side
-        // greeting them ("Hey Caroline!"), so BM25 runs without it. The
-        // speakers come from the vector hits (a second BM25 query costs
-        // more), or from a first BM25 pass when there are none.
-        let mut first_pass = None;
-        let named = if !req.paths.speaker_boost {
-            Vec::new()
-        } else if vector_hits.is_empty() {
-            let hits = lexical(&mut *tx, &req.query)?;
-            let named = speakers::named_speakers(&req.query, hits.iter());
-            first_pass = Some(hits);
-            named
-        } else {
-            speakers::named_speakers(&req.query, vector_hits.iter())
-        };
-        let query_words = words(&req.query);
-        let name_words = speakers::name_words(&named, &query_words);
-        let rest: Vec<String> = query_words
+        Ok(tx.search_lexical(&LexicalQuery {
+            owner: req.owner.clone(),
+            text: text.to_string(),
+            filters: req.filters.clone(),
+            limit: pool_size,
+        })?)
+    };
+    let vector_filters = vector_filters(&req.filters);
+    let vector_hits = match &embedded {
+        Some((model, vector)) => tx.search_vector(&VectorQuery {
+            owner: req.owner.clone(),
+            model: model.clone(),
+            vector: vector.clone(),
+            filters: vector_filters.clone(),
+            limit: pool_size,
+        })?,
+        None => Vec::new(),
+    };
+    // A speaker's name in the question says whose turns to favour (the
+    // boost below); as a search word it mostly finds the other side
+    // greeting them ("Hey Caroline!"), so BM25 runs without it. The
+    // speakers come from the vector hits (a second BM25 query costs
+    // more), or from a first BM25 pass when there are none.
+    let mut first_pass = None;
+    let named = if !req.paths.speaker_boost {
+        Vec::new()
+    } else if vector_hits.is_empty() {
+        let hits = lexical(&mut *tx, &req.query)?;
+        let named = speakers::named_speakers(&req.query, hits.iter());
+        first_pass = Some(hits);
+        named
+    } else {
+        speakers::named_speakers(&req.query, vector_hits.iter())
+    };
+    let query_words = words(&req.query);
+    let name_words = speakers::name_words(&named, &query_words);
+    let rest: Vec<String> = query_words
+        .into_iter()
+        .filter(|w| !name_words.contains(w))
+        .collect();
+    let lexical_text = if named.is_empty() || rest.is_empty() {
+        req.query.clone()
+    } else {
+        rest.join(" ")
+    };
+    let lexical_hits = match first_pass {
+        Some(hits) if named.is_empty() => hits,
+        _ => lexical(&mut *tx, &lexical_text)?,
+    };
+    let named_dates = dates::mentioned_dates(&req.query);
+    if req.paths.dated {
+        let asked = when::question_spans(&mut *tx, req)?;
+        when::dated_candidates(&mut *tx, req, &asked, &lexical_text, &embedded, &mut pool)?;
+    }
+    for (i, h) in lexical_hits.into_iter().filter(keep).enumerate() {
+        let score = Some(h.score);
+        pool.add(h, path(PathKind::Lexical, i, score, None));
+    }
+    for (i, h) in vector_hits.into_iter().filter(keep).enumerate() {
+        let score = Some(h.score);
+        pool.add(h, path(PathKind::Vector, i, score, None));
+    }
+    let mut named = named;
+    let mut superseded = current::SupersededEvidence::default();
+    if req.paths.graph {
+        let found = graph::candidates(&mut *tx, req, &named, &mut pool)?;
+        if req.paths.speaker_boost {
+            speakers::add_reached(&mut named, &found.people, &pool);
+        }
+        superseded = found.superseded;
+    }
+    if req.paths.neighbours {
+        let sources: Vec<Source> = pool
+            .ranked(&req.weights)
             .into_iter()
-            .filter(|w| !name_words.contains(w))
+            .take(NEIGHBOUR_SOURCES)
+            .map(|c| Source {
+                node_id: c.hit.node_id,
+                event_id: c.hit.event_id,
+                session: c.hit.session_id.clone(),
+                score: c.trace.rrf,
+                asks: c.hit.content.contains('?'),
+                voice: (c.hit.speaker.clone(), c.hit.role),
+            })
             .collect();
-        let lexical_text = if named.is_empty() || rest.is_empty() {
-            req.query.clone()
-        } else {
-            rest.join(" ")
-        };
-        let lexical_hits = match first_pass {
-            Some(hits) if named.is_empty() => hits,
-            _ => lexical(&mut *tx, &lexical_text)?,
-        };
-        let named_dates = dates::mentioned_dates(&req.query);
-        if req.paths.dated {
-            let asked = when::question_spans(&mut *tx, req)?;
-            when::dated_candidates(&mut *tx, req, &asked, &lexical_text, &embedded, &mut pool)?;
-        }
-        for (i, h) in lexical_hits.into_iter().filter(keep).enumerate() {
-            let score = Some(h.score);
-            pool.add(h, path(PathKind::Lexical, i, score, None));
-        }
-        for (i, h) in vector_hits.into_iter().filter(keep).enumerate() {
-            let score = Some(h.score);
-            pool.add(h, path(PathKind::Vector, i, score, None));
-        }
-        let mut named = named;
-        let mut superseded = current::SupersededEvidence::default();
-        if req.paths.graph {
-            let found = graph::candidates(&mut *tx, req, &named, &mut pool)?;
-            if req.paths.speaker_boost {
-                speakers::add_reached(&mut named, &found.people, &pool);
-            }
-            superseded = found.superseded;
-        }
-        if req.paths.neighbours {
-            let sources: Vec<Source> = pool
-                .ranked(&req.weights)
-                .into_iter()
-                .take(NEIGHBOUR_SOURCES)
-                .map(|c| Source {
-                    node_id: c.hit.node_id,
-                    event_id: c.hit.event_id,
-                    session: c.hit.session_id.clone(),
-                    score: c.trace.rrf,
-                    asks: c.hit.content.contains('?'),
-                    voice: (c.hit.speaker.clone(), c.hit.role),
-                })
-                .collect();
-            neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
-        }
-        if req.paths.recency && asks_about_recent(&req.query) {
-            recency_candidates(&mut *tx, req, &mut pool)?;
-        }
-        if !superseded.is_empty()
-            && current::asks_about_present(&req.query, !named_dates.is_empty())
-        {
-            current::put_current_first(&mut *tx, req, &superseded, &mut pool)?;
-        }
-        if req.paths.dated {
-            when::boost_stated_times(&req.query, &mut pool);
-        }
-        if !named.is_empty() {
-            speakers::boost(&named, &mut pool, &req.weights);
-        }
-        // A claim the owner corrected says what its message does not: it
-        // gets a packed line of its own instead of folding into the
-        // message's (which would show the old value only).
-        let corrected = owner_corrected(&mut *tx, &pool)?;
-        drop(tx);
+        neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
+    }
+    if req.paths.recency && asks_about_recent(&req.query) {
+        recency_candidates(&mut *tx, req, &mut pool)?;
+    }
+    if !superseded.is_empty() && current::asks_about_present(&req.query, !named_dates.is_empty()) {
+        current::put_current_first(&mut *tx, req, &superseded, &mut pool)?;
+    }
+    if req.paths.dated {
+        when::boost_stated_times(&req.query, &mut pool);
+    }
+    if !named.is_empty() {
+        speakers::boost(&named, &mut pool, &req.weights);
+    }
+    // A claim the owner corrected says what its message does not: it
+    // gets a packed line of its own instead of folding into the
+    // message's (which would show the old value only).
+    let corrected = owner_corrected(&mut *tx, &pool)?;
+    drop(tx);
 
-        // One result per source event.
-        let ranked = pool.ranked(&req.weights);
-        let mut results: Vec<RetrievedItem> = Vec::new();
-        let mut by_event: HashMap<Uuid, usize> = HashMap::new();
-        let mut items: Vec<PackItem> = Vec::new();
-        for c in &ranked {
-            let h = &c.hit;
-            if items.len() < pool_size {
-                items.push(PackItem {
-                    node_id: h.node_id,
-                    event_id: h.event_id.filter(|_| !corrected.contains(&h.node_id)),
-                    when: h.event_time.or(h.ingested_at),
-                    speaker: h.speaker.clone(),
-                    role: h.role,
-                    text: h.content.clone(),
-                    mark: superseded.mark(h.event_id),
-                });
-            }
-            let (Some(event_id), Some(role), Some(ingested_at)) =
-                (h.event_id, h.role, h.ingested_at)
-            else {
-                continue;
-            };
-            if let Some(&i) = by_event.get(&event_id) {
-                results[i].also.push(h.node_id);
-                continue;
-            }
-            if results.len() >= limit {
-                continue;
-            }
-            by_event.insert(event_id, results.len());
-            results.push(RetrievedItem {
-                rank: results.len() + 1,
+    // One result per source event.
+    let ranked = pool.ranked(&req.weights);
+    let mut results: Vec<RetrievedItem> = Vec::new();
+    let mut by_event: HashMap<Uuid, usize> = HashMap::new();
+    let mut items: Vec<PackItem> = Vec::new();
+    for c in &ranked {
+        let h = &c.hit;
+        if items.len() < pool_size {
+            items.push(PackItem {
                 node_id: h.node_id,
-                node_type: h.node_type,
-                scope: h.scope.clone(),
-                content: h.content.clone(),
-                provenance: Provenance {
-                    event_id,
-                    session_id: h.session_id.clone(),
-                    role,
-                    speaker: h.speaker.clone(),
-                    event_time: h.event_time,
-                    ingested_at,
-                },
-                also: Vec::new(),
-                trace: c.trace.clone(),
+                event_id: h.event_id.filter(|_| !corrected.contains(&h.node_id)),
+                when: h.event_time.or(h.ingested_at),
+                speaker: h.speaker.clone(),
+                role: h.role,
+                text: h.content.clone(),
+                mark: superseded.mark(h.event_id),
             });
         }
-        timings.search_ms = ms(t);
-
-        let t = Instant::now();
-        let packed = pack::pack(&items, req.token_budget);
-        timings.pack_ms = ms(t);
-
-        let mut out = Retrieval {
-            // v7: the id carries its time, so a receipt that expired can
-            // be told from one never recorded.
-            request_id: Uuid::now_v7(),
-            recorded: false,
-            query: req.query.clone(),
-            results,
-            context: packed.context,
-            tokens: packed.tokens,
-            token_budget: req.token_budget,
-            tokenizer: pack::TOKENIZER,
-            packed: packed.lines,
-            left_out: packed.left_out,
-            embedding_model: embedded.map(|(m, _)| m),
-            timings,
+        let (Some(event_id), Some(role), Some(ingested_at)) = (h.event_id, h.role, h.ingested_at)
+        else {
+            continue;
         };
-        if req.record {
-            let t = Instant::now();
-            self.record_receipt(req, &out)?;
-            out.recorded = true;
-            out.timings.record_ms = ms(t);
+        if let Some(&i) = by_event.get(&event_id) {
+            results[i].also.push(h.node_id);
+            continue;
         }
-        out.timings.total_ms = ms(started);
-        Ok(out)
-    }
-
-    fn record_receipt(&self, req: &RetrieveRequest, r: &Retrieval) -> Result<(), Error> {
-        let f = &req.filters;
-        let payload = json!({
-            "query": req.query,
-            "filters": {
-                "scope": f.scope.as_ref().map(|s| s.as_str()),
-                "session": f.session.as_ref().map(|s| s.as_str()),
-                "roles": f.roles.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-                "node_types": f.node_types.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-                "lifecycles": f.lifecycles.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
-                "time_from": f.time_from.map(|t| t.to_rfc3339()),
-                "time_to": f.time_to.map(|t| t.to_rfc3339()),
-                "as_of": f.as_of.map(|t| t.to_rfc3339()),
+        if results.len() >= limit {
+            continue;
+        }
+        by_event.insert(event_id, results.len());
+        results.push(RetrievedItem {
+            rank: results.len() + 1,
+            node_id: h.node_id,
+            node_type: h.node_type,
+            scope: h.scope.clone(),
+            content: h.content.clone(),
+            provenance: Provenance {
+                event_id,
+                session_id: h.session_id.clone(),
+                role,
+                speaker: h.speaker.clone(),
+                event_time: h.event_time,
+                ingested_at,
             },
-            "paths": req.paths,
-            "weights": req.weights,
-            "limit": req.limit,
-            "token_budget": r.token_budget,
-            "tokenizer": r.tokenizer,
-            "tokens": r.tokens,
-            "embedding_model": r.embedding_model,
-            "results": r.results.iter().map(|i| json!({
-                "rank": i.rank,
-                "node_id": i.node_id,
-                "event_id": i.provenance.event_id,
-                "speaker": i.provenance.speaker,
-                "content": i.content,
-                "also": i.also,
-                "trace": i.trace,
-            })).collect::<Vec<_>>(),
-            "packed": r.packed.iter().map(|l| json!({
-                "node_id": l.node_id,
-                "event_id": l.event_id,
-                "folded": l.folded,
-                "tokens": l.tokens,
-                "truncated": l.truncated,
-                "text": l.text,
-            })).collect::<Vec<_>>(),
-            "left_out": r.left_out,
-            "timings": r.timings,
+            also: Vec::new(),
+            trace: c.trace.clone(),
         });
-        // The checksum is taken over the value as it reads back.
-        let payload = crate::organize::as_read_back(payload)?;
-        let scope = req.filters.scope.clone().unwrap_or_else(ScopeId::personal);
-        let now = Timestamp::now();
-        let op = Operation::new(
-            r.request_id,
-            OperationKind::RetrievalRecorded,
-            req.owner.clone(),
-            scope,
-            None,
-            payload,
-            now,
-        );
-        let mut tx = self.store_backend().begin(TxMode::Write)?;
-        tx.append_operation(&op)?;
-        // Retention rides on the write (no daemon): a few expired receipts
-        // of this owner go in the same transaction.
-        retention::expire(
-            &mut *tx,
-            &req.owner,
-            &self.retention,
-            now,
-            retention::ON_WRITE_BATCH,
-        )?;
-        tx.commit()?;
-        Ok(())
     }
+    timings.search_ms = ms(t);
 
-    /// A retrieval receipt by id, only if it belongs to `owner`.
-    pub fn retrieval_receipt(&self, owner: &OwnerId, id: Uuid) -> Result<Operation, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        match tx.get_operation(id)? {
-            Some(op) if &op.owner_id == owner && op.kind == OperationKind::RetrievalRecorded => {
-                Ok(op)
-            }
-            // Another owner's id answers exactly like a missing one.
-            _ => match retention::expired_through(&mut *tx, owner)? {
-                Some(through) if retention::expired_id(id, Some(through)) => {
-                    Err(Error::ReceiptExpired {
-                        id,
-                        owner: owner.clone(),
-                        expired_through: through,
-                    })
-                }
-                _ => Err(Error::NotFound {
-                    what: format!("retrieval {id} of owner {owner}"),
-                }),
-            },
+    let t = Instant::now();
+    let packed = pack::pack(&items, req.token_budget);
+    timings.pack_ms = ms(t);
+
+    let mut out = Retrieval {
+        // v7: the id carries its time, so a receipt that expired can
+        // be told from one never recorded.
+        request_id: Uuid::now_v7(),
+        recorded: false,
+        query: req.query.clone(),
+        results,
+        context: packed.context,
+        tokens: packed.tokens,
+        token_budget: req.token_budget,
+        tokenizer: pack::TOKENIZER,
+        packed: packed.lines,
+        left_out: packed.left_out,
+        embedding_model: embedded.map(|(m, _)| m),
+        timings,
+    };
+    if req.record {
+        let t = Instant::now();
+        receipt::record(ctx, retention, req, &out)?;
+        out.recorded = true;
+        out.timings.record_ms = ms(t);
+    }
+    out.timings.total_ms = ms(started);
+    Ok(out)
+}
+
+/// The query's embedding and its model, when the memory has an embedder and
+/// the vector path runs. The store's model is checked either way: a pack
+/// holding another model's vectors is refused whatever the request.
+fn embed_query(
+    ctx: &Ctx<'_>,
+    vectors: &dyn Vectors,
+    req: &RetrieveRequest,
+) -> Result<Option<(String, Vec<f32>)>, Error> {
+    let model = vectors.checked_model()?;
+    match (model, ctx.embedder, req.paths.vector) {
+        (Some(model), Some(e), true) if !req.query.trim().is_empty() => {
+            let v = crate::embedding::embed_checked(e, &[req.query.as_str()])?;
+            Ok(Some((model, v.into_iter().next().unwrap_or_default())))
         }
-    }
-
-    /// An owner's retrieval receipts, oldest first (at most `limit`; 0: all).
-    pub fn retrieval_receipts(
-        &self,
-        owner: &OwnerId,
-        limit: usize,
-    ) -> Result<Vec<Operation>, Error> {
-        let mut tx = self.store_backend().begin(TxMode::Read)?;
-        Ok(tx.list_operations(&kith_store::OperationQuery {
-            owner: owner.clone(),
-            kind: Some(OperationKind::RetrievalRecorded),
-            target_id: None,
-            limit,
-        })?)
+        _ => Ok(None),
     }
 }
 
