@@ -1,38 +1,17 @@
 //! The request's filters on candidates found outside the store's own
-//! searches (graph, neighbour, recency and current-fact candidates), the
-//! filters of the vector search, and narrowing a time range.
+//! searches (graph, neighbour, recency and current-fact candidates: the
+//! store's rule, [`SearchFilters::admits`]), the filters of the vector
+//! search, and narrowing a time range.
 
 use kith_core::{Node, NodeType, Timestamp};
 use kith_store::{SearchFilters, StoredEvent};
 
-/// Whether a node found outside the store's own search passes the
-/// request's filters (the lexical and vector paths filter in the store),
-/// `event` being its source event.
+/// Whether a node found outside the store's own searches passes the
+/// request's filters, `event` being its source event: the store's one
+/// definition ([`SearchFilters::admits`]), so these candidates are
+/// filtered exactly as the lexical and vector paths are in SQL.
 pub(super) fn admitted(f: &SearchFilters, node: &Node, event: Option<&StoredEvent>) -> bool {
-    let active_then = match f.as_of {
-        Some(t) => {
-            node.created_at.unix_millis() <= t.unix_millis()
-                && (node.lifecycle.is_active() || node.updated_at.unix_millis() > t.unix_millis())
-        }
-        None => node.lifecycle.is_active(),
-    };
-    let lifecycle_ok = if f.lifecycles.is_empty() {
-        active_then
-    } else {
-        f.lifecycles.contains(&node.lifecycle)
-    };
-    let effective = event.map(|e| e.event.effective_time().unix_millis());
-    lifecycle_ok
-        && f.scope.as_ref().is_none_or(|s| s == &node.scope)
-        && f.session
-            .as_ref()
-            .is_none_or(|s| event.and_then(|e| e.event.session_id.as_ref()) == Some(s))
-        && (f.roles.is_empty() || event.is_some_and(|e| f.roles.contains(&e.event.role)))
-        && (f.node_types.is_empty() || f.node_types.contains(&node.node_type))
-        && f.time_from
-            .is_none_or(|t| effective.is_some_and(|ms| ms >= t.unix_millis()))
-        && f.time_to
-            .is_none_or(|t| effective.is_some_and(|ms| ms < t.unix_millis()))
+    f.admits(node, event.map(|e| &e.event))
 }
 
 /// The filters of a vector search. Entities have vectors for the
