@@ -66,12 +66,6 @@ const OWNED: &[(&str, &[&str])] = &[
 /// of `crates/kith/src` that names `Memory` in an `impl` or a `use`.
 const FACADE: &str = "memory.rs";
 
-/// Files of `crates/kith/src` that still hold `impl Memory` blocks:
-/// converted by the retrieval work of this session, they move behind the
-/// facade when that work merges. Paths under `src`; one ending in `/` is a
-/// folder.
-const NOT_YET_BEHIND_THE_FACADE: &[&str] = &["retrieve/"];
-
 /// The most lines a function of `crates/*/src` may span (signature to
 /// closing brace, as rustfmt lays it out) without a reason in [`LONG_FNS`]:
 /// past it a function holds several named steps that want their own names.
@@ -321,9 +315,8 @@ fn check_module_docs(root: &Path) -> Vec<String> {
     broken
 }
 
-/// No file of `crates/kith/src` but [`FACADE`] and `lib.rs` (and
-/// [`NOT_YET_BEHIND_THE_FACADE`]) names `Memory` in an `impl` or a `use`
-/// outside its tests: modules take what they need, never the facade, so no
+/// No file of `crates/kith/src` but [`FACADE`] and `lib.rs` names `Memory`
+/// in an `impl` or a `use` outside its tests: modules take what they need, never the facade, so no
 /// import runs back to it.
 fn check_facade(root: &Path) -> Vec<String> {
     let mut broken = Vec::new();
@@ -331,10 +324,7 @@ fn check_facade(root: &Path) -> Vec<String> {
     for file in rust_files(&src) {
         let relative = file.strip_prefix(&src).unwrap_or(&file);
         let relative = relative.to_string_lossy().replace('\\', "/");
-        let pending = NOT_YET_BEHIND_THE_FACADE
-            .iter()
-            .any(|p| relative == *p || (p.ends_with('/') && relative.starts_with(p)));
-        if relative == FACADE || relative == "lib.rs" || pending {
+        if relative == FACADE || relative == "lib.rs" {
             continue;
         }
         let text = read(&file, &mut broken);
@@ -1018,16 +1008,12 @@ fn checks_catch_an_undocumented_file_and_an_unknown_crate() {
 fn checks_catch_an_engine_module_that_names_the_facade() {
     let tree = good_tree();
     let src = tree.path().join("crates/kith/src");
-    // The facade, the crate root and what is not yet behind the facade may.
+    // The facade and the crate root may.
     write(
         &src.join("memory.rs"),
         "//! The facade.\npub struct Memory;\nimpl Memory {}\n",
     );
     append(&src.join("lib.rs"), "pub use memory::Memory;\n");
-    write(
-        &src.join("retrieve/mod.rs"),
-        "//! Retrieval.\nuse crate::memory::Memory;\nimpl Memory {}\n",
-    );
     // Tests may drive the facade; doc comments and other names may say it.
     write(
         &src.join("search.rs"),
@@ -1046,13 +1032,19 @@ fn checks_catch_an_engine_module_that_names_the_facade() {
         "//! Undo.\npub(crate) use crate::Memory as M;\n",
     );
     write(
+        &src.join("embedding.rs"),
+        "//! Embedding.\nuse crate::memory::Memory;\nimpl Memory {}\n",
+    );
+    write(
         &src.join("doctor.rs"),
         "//! Doctor.\nimpl std::fmt::Debug for Memory {\n}\nimpl<'a> Check\n    for &'a Memory\n{\n}\n",
     );
     let broken = check_facade(tree.path());
-    assert_eq!(broken.len(), 4, "{broken:?}");
+    assert_eq!(broken.len(), 6, "{broken:?}");
     for (file, item) in [
         ("claims.rs", "memory::Memory"),
+        ("embedding.rs", "crate::memory::Memory"),
+        ("embedding.rs", "impl Memory"),
         ("undo.rs", "crate::Memory as M"),
         ("doctor.rs", "Debug for Memory"),
         ("doctor.rs", "&'a Memory"),

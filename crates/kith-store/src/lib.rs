@@ -20,6 +20,7 @@
 //! - A transaction that is dropped without [`Tx::commit`] rolls back.
 
 pub mod error;
+mod filters;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod predicates;

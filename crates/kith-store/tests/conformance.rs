@@ -22,6 +22,8 @@
 
 #[path = "conformance/batch.rs"]
 mod batch;
+#[path = "conformance/filters.rs"]
+mod filters;
 #[path = "conformance/fixtures.rs"]
 mod fixtures;
 #[path = "conformance/forget.rs"]

@@ -41,6 +41,8 @@ use crate::organize::{
     OrganizeRequest, ProposeAliasRequest, ProposeOutcome, ReviewOutcome, UndoReport,
 };
 use crate::pack::{self, Manifest};
+use crate::retrieve::retention::{PruneReport, ReceiptRetention};
+use crate::retrieve::{self, Retrieval, RetrieveRequest};
 use crate::search::{self, SearchHit, SearchRequest};
 use crate::vectors::Vectors;
 use crate::write::{self, StoreReceipt};
@@ -64,7 +66,7 @@ pub struct Memory {
     /// than `embedder`'s (checked on first use, not on every call).
     model_checked: std::sync::OnceLock<()>,
     /// How long retrieval receipts are kept (applied as each is written).
-    pub(crate) retention: crate::retrieve::retention::ReceiptRetention,
+    retention: ReceiptRetention,
     /// The background embedding worker, when notes are acknowledged before
     /// their vectors exist ([`Memory::with_background_embedding`]).
     background: Option<BackgroundEmbedder>,
@@ -197,7 +199,7 @@ impl Memory {
             identity: kith_identity::IdentityOptions::default(),
             embedder: None,
             model_checked: std::sync::OnceLock::new(),
-            retention: crate::retrieve::retention::ReceiptRetention::default(),
+            retention: ReceiptRetention::default(),
             background: None,
         }
     }
@@ -230,6 +232,13 @@ impl Memory {
         self.background = None;
         self.embedder = Some(embedder);
         self.model_checked = std::sync::OnceLock::new();
+        self
+    }
+
+    /// Applies `retention` to retrieval receipts written from now on (the
+    /// default is [`ReceiptRetention::default`]).
+    pub fn with_receipt_retention(mut self, retention: ReceiptRetention) -> Memory {
+        self.retention = retention;
         self
     }
 }
@@ -308,6 +317,11 @@ impl Memory {
     /// is one.
     pub fn database_url(&self) -> Option<&str> {
         self.database.as_deref()
+    }
+
+    /// The retention applied when a retrieval receipt is written.
+    pub fn receipt_retention(&self) -> ReceiptRetention {
+        self.retention
     }
 
     /// The store, for layers built on the facade.
@@ -811,5 +825,44 @@ impl Memory {
         request: &Correction,
     ) -> Result<CorrectionReport, Error> {
         correct::correct(&self.ctx(), owner, request)
+    }
+}
+
+// ---- retrieving -----------------------------------------------------------
+
+impl Memory {
+    /// Finds the evidence for `req.query` and packs it into the budget (see
+    /// [`crate::retrieve`]); unless `req.record` is false, journals a
+    /// receipt, expiring a few old ones under [`Memory::receipt_retention`].
+    pub fn retrieve(&self, req: &RetrieveRequest) -> Result<Retrieval, Error> {
+        retrieve::retrieve(&self.ctx(), self, &self.retention, req)
+    }
+
+    /// A retrieval receipt by id, only if it belongs to `owner`. One that
+    /// retention removed is [`Error::ReceiptExpired`]; another owner's id
+    /// answers exactly like a missing one ([`Error::NotFound`]).
+    pub fn retrieval_receipt(&self, owner: &OwnerId, id: Uuid) -> Result<Operation, Error> {
+        retrieve::receipt::receipt(&self.ctx(), owner, id)
+    }
+
+    /// An owner's retrieval receipts, oldest first (at most `limit`; 0: all).
+    pub fn retrieval_receipts(
+        &self,
+        owner: &OwnerId,
+        limit: usize,
+    ) -> Result<Vec<Operation>, Error> {
+        retrieve::receipt::receipts(&self.ctx(), owner, limit)
+    }
+
+    /// Removes every receipt of `owner` that `retention` expires, in one
+    /// transaction, then compacts the store (SQLite: WAL checkpoint,
+    /// `VACUUM`; PostgreSQL: `VACUUM`) so their bytes go at once. Other
+    /// journal records and other owners' receipts are never touched.
+    pub fn prune_receipts(
+        &self,
+        owner: &OwnerId,
+        retention: &ReceiptRetention,
+    ) -> Result<PruneReport, Error> {
+        retrieve::retention::prune(&self.ctx(), owner, retention)
     }
 }

@@ -14,7 +14,6 @@
 //! (`<#>`); vectors are L2-normalised, so the score `-(a <#> b)` is cosine
 //! similarity. No ANN index is used, so results are exact.
 
-use kith_core::Lifecycle;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 
 use super::sql::Select;
@@ -239,26 +238,13 @@ pub fn candidates_sql(ids: Vec<uuid::Uuid>, q: &VectorQuery) -> (String, Vec<sup
 }
 
 /// Adds the filters every search shares (scope, session, roles, node types,
-/// lifecycle, time range, `as_of`) to a query over `nodes n`; the same rules
-/// as the SQLite backend's.
+/// lifecycle, time range, `as_of`) to a query over `nodes n`: in SQL, what
+/// [`SearchFilters::admits`] says (the conformance suite checks it), as the
+/// SQLite backend's.
 pub(super) fn apply_filters(select: &mut Select, f: &SearchFilters) {
-    let lifecycles: Vec<String> = if f.lifecycles.is_empty() {
-        Lifecycle::ALL
-            .iter()
-            .filter(|l| l.is_active())
-            .map(|l| l.as_str().to_string())
-            .collect()
-    } else {
-        f.lifecycles
-            .iter()
-            .map(|l| l.as_str().to_string())
-            .collect()
-    };
-    let wants_active = if f.lifecycles.is_empty() {
-        true
-    } else {
-        f.lifecycles.iter().any(|l| l.is_active())
-    };
+    let states = f.lifecycle_states();
+    let wants_active = states.iter().any(|l| l.is_active());
+    let lifecycles: Vec<String> = states.iter().map(|l| l.as_str().to_string()).collect();
     select
         .eq("n.scope", f.scope.as_ref().map(|s| s.as_str()))
         .eq("n.session_id", f.session.as_ref().map(|s| s.as_str()))

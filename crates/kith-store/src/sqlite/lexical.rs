@@ -7,7 +7,7 @@
 //! kith reports higher-is-better).
 
 use crate::SearchFilters;
-use kith_core::{Lifecycle, Role, SessionId, Timestamp};
+use kith_core::{Role, SessionId, Timestamp};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use uuid::Uuid;
@@ -169,17 +169,10 @@ fn ranked(
 }
 
 /// Adds the filters every search shares (scope, session, roles, node types,
-/// lifecycle, time range, `as_of`) to a query over `nodes n`.
+/// lifecycle, time range, `as_of`) to a query over `nodes n`: in SQL, what
+/// [`SearchFilters::admits`] says (the conformance suite checks it).
 pub(super) fn apply_filters(select: &mut Select, f: &SearchFilters) {
-    let lifecycles: Vec<Lifecycle> = if f.lifecycles.is_empty() {
-        Lifecycle::ALL
-            .iter()
-            .copied()
-            .filter(|l| l.is_active())
-            .collect()
-    } else {
-        f.lifecycles.clone()
-    };
+    let lifecycles = f.lifecycle_states();
     select
         .eq("n.scope", f.scope.as_ref().map(|s| s.as_str()))
         .eq("n.session_id", f.session.as_ref().map(|s| s.as_str()))

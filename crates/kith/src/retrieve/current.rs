@@ -18,8 +18,10 @@ use kith_core::ids;
 use kith_store::Tx;
 use uuid::Uuid;
 
+use super::filters::admitted;
 use super::fusion::{Boost, PathKind};
-use super::{hit_for, passes, path, Pool, RetrieveRequest};
+use super::pool::{hit_for, path, Pool};
+use super::RetrieveRequest;
 use crate::error::Error;
 
 /// Turns of one claim in force brought in at most (its newest evidence).
@@ -205,7 +207,7 @@ pub fn put_current_first(
             let Some(note) = notes.get(&ids::note_node_id(*event_id)).cloned() else {
                 continue;
             };
-            if note.owner_id != req.owner || !passes(&note, Some(&event), &req.filters) {
+            if note.owner_id != req.owner || !admitted(&req.filters, &note, Some(&event)) {
                 continue;
             }
             pool.add(

@@ -20,10 +20,13 @@ use kith_store::{LexicalQuery, NodeQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
 use super::current::SupersededEvidence;
+use super::filters::admitted;
 use super::fusion::PathKind;
 use super::names::QueryWords;
+use super::paths::words;
+use super::pool::{hit_for, path, Pool};
 use super::speakers::NamedSpeaker;
-use super::{hit_for, passes, path, words, Pool, RetrieveRequest};
+use super::RetrieveRequest;
 use crate::error::Error;
 
 /// Entities reached at most per query (named ones and their aliases).
@@ -249,7 +252,7 @@ pub fn candidates(
             .first()
             .and_then(|id| events.get(id))
             .cloned();
-        if !passes(&claim, event.as_ref(), &req.filters) {
+        if !admitted(&req.filters, &claim, event.as_ref()) {
             continue;
         }
         let hit = hit_for(&claim, event.as_ref());

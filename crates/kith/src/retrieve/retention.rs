@@ -8,7 +8,7 @@
 //!   to [`ON_WRITE_BATCH`] expired receipts of the same owner (one index
 //!   count and a read of the oldest few stamps, so a retrieval pays little;
 //!   a backlog, e.g. after lowering the limit, drains over later writes);
-//! - **on demand**: [`Memory::prune_receipts`] (`kith retrievals prune`)
+//! - **on demand**: [`crate::Memory::prune_receipts`] (`kith retrievals prune`)
 //!   removes every expired receipt in one transaction, then compacts the
 //!   store so the bytes go at once.
 //!
@@ -27,8 +27,8 @@ use kith_store::{OperationStamp, Tx, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::context::Ctx;
 use crate::error::Error;
-use crate::memory::Memory;
 
 /// Receipts kept per owner by default.
 pub const DEFAULT_KEEP: u64 = 1000;
@@ -161,7 +161,7 @@ pub fn format_age(age: Duration) -> String {
     format!("{s}s")
 }
 
-/// What [`Memory::prune_receipts`] did.
+/// What [`crate::Memory::prune_receipts`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PruneReport {
     /// The policy applied, in words.
@@ -180,58 +180,42 @@ pub struct PruneReport {
     pub compacted: bool,
 }
 
-impl Memory {
-    /// The retention applied when a receipt is written.
-    pub fn receipt_retention(&self) -> ReceiptRetention {
-        self.retention
-    }
-
-    /// Applies `retention` to receipts written from now on (the default is
-    /// [`ReceiptRetention::default`]).
-    pub fn with_receipt_retention(mut self, retention: ReceiptRetention) -> Memory {
-        self.retention = retention;
-        self
-    }
-
-    /// Removes every receipt of `owner` that `retention` expires, in one
-    /// transaction, then compacts the store (SQLite: WAL checkpoint,
-    /// `VACUUM`; PostgreSQL: `VACUUM`) so their bytes go at once. Other
-    /// journal records and other owners' receipts are never touched.
-    pub fn prune_receipts(
-        &self,
-        owner: &OwnerId,
-        retention: &ReceiptRetention,
-    ) -> Result<PruneReport, Error> {
-        let now = Timestamp::now();
-        let (removed, kept, through) = crate::retry::on_busy("prune receipts", || {
-            let mut tx = self.store_backend().begin(TxMode::Write)?;
-            let removed = expire(&mut *tx, owner, retention, now, 0)?;
-            let kept = tx.count_operations(owner, OperationKind::RetrievalRecorded)?;
-            let through = expired_through(&mut *tx, owner)?;
-            tx.commit()?;
-            Ok((removed, kept, through))
-        })?;
-        let mut report = PruneReport {
-            retention: retention.describe(),
-            removed,
-            kept,
-            expired_through: through,
-            compaction: Vec::new(),
-            compacted: false,
-        };
-        if removed > 0 {
-            // The prune has committed; a compaction that fails (a reader
-            // holding the WAL) is reported rather than undoing it.
-            match self.store_backend().compact() {
-                Ok(steps) => {
-                    report.compaction = steps;
-                    report.compacted = true;
-                }
-                Err(e) => report.compaction = vec![format!("not completed: {e}")],
+/// Removes every receipt of `owner` that `retention` expires, in one
+/// transaction, then compacts the store ([`crate::Memory::prune_receipts`]).
+pub(crate) fn prune(
+    ctx: &Ctx<'_>,
+    owner: &OwnerId,
+    retention: &ReceiptRetention,
+) -> Result<PruneReport, Error> {
+    let now = Timestamp::now();
+    let (removed, kept, through) = crate::retry::on_busy("prune receipts", || {
+        let mut tx = ctx.store.begin(TxMode::Write)?;
+        let removed = expire(&mut *tx, owner, retention, now, 0)?;
+        let kept = tx.count_operations(owner, OperationKind::RetrievalRecorded)?;
+        let through = expired_through(&mut *tx, owner)?;
+        tx.commit()?;
+        Ok((removed, kept, through))
+    })?;
+    let mut report = PruneReport {
+        retention: retention.describe(),
+        removed,
+        kept,
+        expired_through: through,
+        compaction: Vec::new(),
+        compacted: false,
+    };
+    if removed > 0 {
+        // The prune has committed; a compaction that fails (a reader
+        // holding the WAL) is reported rather than undoing it.
+        match ctx.store.compact() {
+            Ok(steps) => {
+                report.compaction = steps;
+                report.compacted = true;
             }
+            Err(e) => report.compaction = vec![format!("not completed: {e}")],
         }
-        Ok(report)
     }
+    Ok(report)
 }
 
 /// Removes `owner`'s receipts that `retention` expires at `now`: the

@@ -23,9 +23,11 @@ use kith_core::Role;
 use kith_store::LexicalHit;
 use uuid::Uuid;
 
+use super::fusion::PathWeights;
 use super::fusion::{Boost, PathKind};
 use super::names::{best_named, QueryWords};
-use super::{Candidate, PathWeights, Pool, NAMED_SPEAKER_BOOST};
+use super::pool::{Candidate, Pool};
+use super::NAMED_SPEAKER_BOOST;
 
 /// How many of the best candidates before the speaker boost keep their
 /// place when another speaker said them.
@@ -73,7 +75,7 @@ pub fn named_speakers<'a>(
 pub fn name_words(named: &[NamedSpeaker], query_words: &[String]) -> HashSet<String> {
     let mut out = HashSet::new();
     for n in named {
-        let parts = super::words(&n.name);
+        let parts = super::paths::words(&n.name);
         let first = parts.first().cloned().unwrap_or_default();
         for w in query_words {
             if parts.contains(w) || (w.chars().count() >= 3 && first.starts_with(w.as_str())) {

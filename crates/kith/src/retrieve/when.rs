@@ -16,9 +16,11 @@
 use kith_core::Timestamp;
 use kith_store::{EventQuery, LexicalHit, LexicalQuery, Tx, VectorQuery};
 
+use super::filters::{max_time, min_time, vector_filters};
 use super::fusion::{Boost, PathKind};
+use super::pool::{path, Pool};
 use super::spans::{spans, Span};
-use super::{max_time, min_time, path, vector_filters, Pool, RetrieveRequest};
+use super::RetrieveRequest;
 use crate::error::Error;
 
 /// Spans of one question searched at most (each costs two searches).

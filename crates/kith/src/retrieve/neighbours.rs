@@ -1,0 +1,142 @@
+//! The neighbour path: the turns just before and after each of the best
+//! hits, in their session (an answer often spans two turns; the turn after
+//! a question is likely its answer).
+
+use std::collections::HashMap;
+
+use kith_core::{ids, NodeType, Role, SessionId};
+use kith_store::{StoredEvent, Tx};
+use uuid::Uuid;
+
+use super::filters::admitted;
+use super::fusion::{PathKind, PathWeights};
+use super::pool::{hit_for, path, Pool};
+use super::RetrieveRequest;
+use crate::error::Error;
+
+/// How much more of a question's score the turn after it inherits.
+const ANSWER_SHARE: f64 = 1.5;
+/// How many of the best fused hits bring their session neighbours.
+const NEIGHBOUR_SOURCES: usize = 10;
+
+/// The best [`NEIGHBOUR_SOURCES`] candidates of `pool` so far, as sources.
+pub(super) fn sources(pool: &mut Pool, weights: &PathWeights) -> Vec<Source> {
+    pool.ranked(weights)
+        .into_iter()
+        .take(NEIGHBOUR_SOURCES)
+        .map(|c| Source {
+            node_id: c.hit.node_id,
+            event_id: c.hit.event_id,
+            session: c.hit.session_id.clone(),
+            score: c.trace.rrf,
+            asks: c.hit.content.contains('?'),
+            voice: (c.hit.speaker.clone(), c.hit.role),
+        })
+        .collect()
+}
+
+/// A strong hit whose session neighbours join the candidates.
+pub(super) struct Source {
+    node_id: Uuid,
+    event_id: Option<Uuid>,
+    session: Option<SessionId>,
+    /// Its fused score before boosts.
+    score: f64,
+    /// Whether it asks something (its next turn likely answers).
+    asks: bool,
+    /// Who said it, in which role.
+    voice: (Option<String>, Option<Role>),
+}
+
+/// The turns before and after each source hit in its session, when someone
+/// else said them.
+pub(super) fn candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    sources: &[Source],
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    // Every source's session in one call (one round trip on a server).
+    let mut names: Vec<SessionId> = Vec::new();
+    for s in sources.iter().filter(|s| s.event_id.is_some()) {
+        if let Some(session) = &s.session {
+            if !names.contains(session) {
+                names.push(session.clone());
+            }
+        }
+    }
+    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
+        names.iter().map(|s| (s.clone(), Vec::new())).collect();
+    for e in tx.list_session_events(&req.owner, &names, 5_000)? {
+        if let Some(list) = e
+            .event
+            .session_id
+            .as_ref()
+            .and_then(|s| sessions.get_mut(s))
+        {
+            list.push(e);
+        }
+    }
+    // (source index, session, position of the neighbour, share)
+    let mut wanted: Vec<(usize, SessionId, usize, f64)> = Vec::new();
+    for (i, source) in sources.iter().enumerate() {
+        let (Some(event_id), Some(session)) = (&source.event_id, &source.session) else {
+            continue;
+        };
+        let events = &sessions[session];
+        let Some(at) = events.iter().position(|e| e.event.id == *event_id) else {
+            continue;
+        };
+        // The turn after a question is likely its answer.
+        let after = if source.asks { ANSWER_SHARE } else { 1.0 };
+        let around = [(at.checked_sub(1), 1.0), (Some(at + 1), after)];
+        for (j, share) in around {
+            let Some(j) = j else { continue };
+            let Some(e) = events.get(j) else { continue };
+            // Only a reply, or what the hit replies to: the same voice
+            // again (a user's next message to an assistant whose turns are
+            // not stored, say) is a new topic as often as not.
+            let voice = (
+                e.event.speaker.as_ref().map(|s| s.as_str().to_string()),
+                Some(e.event.role),
+            );
+            if voice != source.voice {
+                wanted.push((i, session.clone(), j, share));
+            }
+        }
+    }
+    // Every neighbour's note in one call (one round trip on a server).
+    let note_ids: Vec<Uuid> = wanted
+        .iter()
+        .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
+        .collect();
+    let notes: HashMap<Uuid, kith_core::Node> = tx
+        .get_nodes(&note_ids)?
+        .into_iter()
+        .map(|n| (n.id, n))
+        .collect();
+    for ((i, session, j, share), note_id) in wanted.into_iter().zip(note_ids) {
+        let e = &sessions[&session][j];
+        let source = &sources[i];
+        let Some(note) = notes.get(&note_id) else {
+            continue;
+        };
+        if note.owner_id != req.owner || !admitted(&req.filters, note, Some(e)) {
+            continue;
+        }
+        if req.filters.node_types.is_empty() && note.node_type == NodeType::Entity {
+            continue;
+        }
+        let hit = hit_for(note, Some(e));
+        pool.add(
+            hit,
+            path(
+                PathKind::Neighbour,
+                i,
+                Some(source.score * share),
+                Some(format!("node {}", source.node_id)),
+            ),
+        );
+    }
+    Ok(())
+}
