@@ -212,14 +212,17 @@ impl MatrixView {
         let shortlist = k * 4 + 64;
         let offer = |best: &mut TopK, slot: usize| {
             let (s, j) = self.segment(slot);
-            if !s.alive[j] || !keep(&s.rows[j]) {
+            if !s.alive[j] {
                 return;
             }
             let approx = dot_i8(&q.vector, &s.q8[j * self.dim..(j + 1) * self.dim]) * s.scale[j];
-            // A damaged row (NaN or infinite components: writes refuse
-            // them, so only corruption puts them here) scores NaN and
-            // would rank first; it is left out. `doctor --deep` names it.
-            if approx.is_finite() {
+            // The filters are checked only for a row that would enter the
+            // shortlist: most rows lose to its floor, and comparing their
+            // attributes cost as much as scoring them. A damaged row (NaN
+            // or infinite components: writes refuse them, so only
+            // corruption puts them here) scores NaN and would rank first;
+            // it is left out. `doctor --deep` names it.
+            if approx.is_finite() && best.takes(approx) && keep(&s.rows[j]) {
                 best.offer(approx, slot);
             }
         };
