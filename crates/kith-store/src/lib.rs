@@ -131,6 +131,9 @@ pub struct VectorProbe {
     pub exact: Vec<Uuid>,
     /// True when searches went through an index.
     pub indexed: bool,
+    /// True while an index is being built in the background (searches
+    /// scan without it until it is ready).
+    pub building: bool,
     /// Vectors held for the owner and model.
     pub rows: usize,
     /// Time of the search, in ms.

@@ -44,7 +44,7 @@ use postgres::{NoTls, Row};
 use uuid::Uuid;
 
 use super::search::PgVector;
-use crate::vector_scan::{Matrix, MatrixView, RowMeta};
+use crate::vector_scan::{IndexBuild, Matrix, MatrixView, RowMeta};
 use crate::{StoreError, StoreErrorKind, VectorQuery};
 
 /// How a [`super::PgStore`] answers vector searches.
@@ -162,7 +162,9 @@ impl OwnerWriter {
 
     /// Builds or retrains indexes after a batch.
     fn maintain(&mut self) {
-        self.matrices.values_mut().for_each(Matrix::maintain_index);
+        self.matrices
+            .values_mut()
+            .for_each(|m| m.maintain_index(IndexBuild::Now));
     }
 }
 

@@ -26,6 +26,11 @@
 //!   candidates are re-checked against `nodes` in the caller's transaction,
 //!   which also fetches their provenance.
 //!
+//! - An owner's IVF index is trained on another thread
+//!   ([`IndexBuild::Background`]): until it is ready, searches scan every
+//!   row (or the index it replaces). The first search to find it ready
+//!   without waiting for the writer's mutex installs and publishes it.
+//!
 //! The scan itself (exact, or through an IVF index for big owners) is
 //! [`crate::vector_scan`], shared with PostgreSQL.
 
@@ -40,7 +45,7 @@ use uuid::Uuid;
 use super::lexical::{apply_filters, decode_hit};
 use super::sql::Select;
 use super::{map_err, query_all};
-use crate::vector_scan::{Matrix, MatrixView, RowMeta};
+use crate::vector_scan::{IndexBuild, Matrix, MatrixView, RowMeta};
 use crate::{LexicalHit, StoreError, StoreErrorKind, VectorQuery};
 
 /// Encodes a vector as the table stores it.
@@ -82,6 +87,8 @@ struct Snapshot {
     /// Every row up to this `seq` is in (or was deleted before) the copy.
     last_seq: i64,
     matrices: HashMap<(String, String), Arc<MatrixView>>,
+    /// True while an index for one of the matrices is being trained.
+    building: bool,
 }
 
 /// The copy being brought up to date.
@@ -116,6 +123,20 @@ impl VectorCache {
             .map_err(map_err)?;
         let snap = self.current()?;
         if snap.generation == generation && snap.last_seq >= max_seq {
+            if snap.building {
+                // Never wait here: if the writer is busy, the next search
+                // looks again.
+                if let Ok(mut w) = self.writer.try_lock() {
+                    let ready: HashSet<(String, String)> = w
+                        .matrices
+                        .iter_mut()
+                        .filter_map(|(key, m)| m.install_ready().then(|| key.clone()))
+                        .collect();
+                    if !ready.is_empty() {
+                        return Ok((self.publish(&w, &ready, false)?, max_seq));
+                    }
+                }
+            }
             return Ok((snap, max_seq));
         }
         let mut w = self.writer.lock().map_err(|_| poisoned())?;
@@ -144,9 +165,10 @@ impl VectorCache {
             self.publish(&w, &HashSet::new(), true)?;
             return Err(e);
         }
-        for key in &dirty {
-            if let Some(m) = w.matrices.get_mut(key) {
-                m.maintain_index();
+        for (key, m) in w.matrices.iter_mut() {
+            if dirty.contains(key) || m.is_building() {
+                m.maintain_index(IndexBuild::Background);
+                dirty.insert(key.clone());
             }
         }
         // Every row up to `max_seq` is now in: the newest rows may have
@@ -181,6 +203,7 @@ impl VectorCache {
             searched,
             exact,
             indexed: m.is_indexed(),
+            building: snap.building,
             rows: m.len(),
             searched_ms,
             exact_ms,
@@ -211,6 +234,7 @@ impl VectorCache {
             generation: w.generation.clone(),
             last_seq: w.last_seq,
             matrices,
+            building: w.matrices.values().any(Matrix::is_building),
         });
         *self.published.write().map_err(|_| poisoned())? = Arc::clone(&snap);
         Ok(snap)

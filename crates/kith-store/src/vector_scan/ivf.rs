@@ -74,6 +74,12 @@ impl Ivf {
     /// Trains on the `alive` slots (rows given by `row`) and lists them;
     /// returns the index and each slot's list (`u32::MAX` for slots not
     /// alive), `slots` long.
+    ///
+    /// k-means on real text leaves some lists many times the mean (dense
+    /// topics), and a query near a dense topic then scans far more rows
+    /// than its share: every list holding more than [`MAX_LIST_SHARE`]
+    /// times the mean is split by a k-means of its own rows into lists of
+    /// about the mean size.
     pub(crate) fn build<'a>(
         dim: usize,
         slots: usize,
@@ -82,46 +88,37 @@ impl Ivf {
     ) -> (Ivf, Vec<u32>) {
         let nlist = Self::lists_for(alive.len()).min(alive.len().max(1));
         let mut rng = Rng::new(0x1f_2e3d_4c5b ^ alive.len() as u64);
-        // Training sample: a seeded choice of rows (all of them when few).
-        let want = (nlist * SAMPLE_PER_LIST).min(alive.len());
-        let mut sample: Vec<usize> = alive.to_vec();
-        for i in 0..want {
-            let j = i + rng.below(sample.len() - i);
-            sample.swap(i, j);
-        }
-        sample.truncate(want);
-        let mut centroids: Vec<f32> = sample
-            .iter()
-            .take(nlist)
-            .flat_map(|&s| row(s).iter().copied())
-            .collect();
-        for _ in 0..ROUNDS {
-            let assigned = assign(dim, &centroids, &sample, &row);
-            let mut sums = vec![0f32; nlist * dim];
-            let mut counts = vec![0usize; nlist];
-            for (&slot, &l) in sample.iter().zip(&assigned) {
-                let l = l as usize;
-                counts[l] += 1;
-                for (s, x) in sums[l * dim..(l + 1) * dim].iter_mut().zip(row(slot)) {
-                    *s += x;
-                }
-            }
-            for l in 0..nlist {
-                let c = &mut sums[l * dim..(l + 1) * dim];
-                if counts[l] == 0 {
-                    // An empty list is re-seeded on a random sample row.
-                    c.copy_from_slice(row(sample[rng.below(sample.len())]));
-                }
-                normalise(c);
-            }
-            centroids = sums;
-        }
+        let mut centroids = kmeans(dim, alive, nlist, &mut rng, &row);
         let assigned = assign(dim, &centroids, alive, &row);
-        let mut lists = vec![Vec::new(); nlist];
-        let mut list_of = vec![u32::MAX; slots];
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); nlist];
         for (&slot, &l) in alive.iter().zip(&assigned) {
             lists[l as usize].push(slot as u32);
-            list_of[slot] = l;
+        }
+        let mean = alive.len().div_ceil(nlist).max(1);
+        for l in 0..nlist {
+            if lists[l].len() <= mean * MAX_LIST_SHARE {
+                continue;
+            }
+            let members: Vec<usize> = lists[l].iter().map(|&s| s as usize).collect();
+            let parts = members.len().div_ceil(mean);
+            let sub = kmeans(dim, &members, parts, &mut rng, &row);
+            let within = assign(dim, &sub, &members, &row);
+            let first = centroids.len() / dim;
+            // The first part keeps list `l`; the others become new lists.
+            centroids[l * dim..(l + 1) * dim].copy_from_slice(&sub[..dim]);
+            centroids.extend_from_slice(&sub[dim..]);
+            lists[l].clear();
+            lists.resize(first + parts - 1, Vec::new());
+            for (&slot, &p) in members.iter().zip(&within) {
+                let to = if p == 0 { l } else { first + p as usize - 1 };
+                lists[to].push(slot as u32);
+            }
+        }
+        let mut list_of = vec![u32::MAX; slots];
+        for (l, list) in lists.iter().enumerate() {
+            for &slot in list {
+                list_of[slot as usize] = l as u32;
+            }
         }
         let index = Ivf {
             dim,
@@ -131,6 +128,20 @@ impl Ivf {
             probe_lists: None,
         };
         (index, list_of)
+    }
+
+    /// The vectors' dimension.
+    pub(crate) fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Renames every listed slot `s` to `new_of[s]` (slots reclaimed).
+    pub(crate) fn renumber(&mut self, new_of: &[u32]) {
+        for list in &mut self.lists {
+            for s in Arc::make_mut(list).iter_mut() {
+                *s = new_of[*s as usize];
+            }
+        }
     }
 
     /// Live rows the centroids were trained on.
@@ -192,21 +203,60 @@ impl Ivf {
             .is_some_and(|list| list.iter().any(|&s| s as usize == slot))
     }
 
-    /// The shortlist from the lists nearest `q` (see the module doc).
+    /// The shortlist from the lists nearest `q` (see the module doc). When
+    /// the lists probed hold many rows they are split between threads.
     pub(crate) fn search(
         &self,
         q: &[f32],
         shortlist: usize,
-        offer: impl Fn(&mut TopK, usize),
+        offer: &(dyn Fn(&mut TopK, usize) + Sync),
     ) -> Vec<(f32, usize)> {
         let mut order: Vec<(f32, usize)> = (0..self.lists.len())
             .map(|l| (dot(q, &self.centroids[l * self.dim..(l + 1) * self.dim]), l))
             .collect();
         order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let probe = self.probe();
-        let mut best = TopK::new(shortlist);
-        for (probed, (_, l)) in order.into_iter().enumerate() {
-            if probed >= probe && best.is_full() {
+        let first: Vec<usize> = order.iter().take(probe).map(|&(_, l)| l).collect();
+        let rows: usize = first.iter().map(|&l| self.lists[l].len()).sum();
+        let scan = |lists: &[usize]| {
+            let mut best = TopK::new(shortlist);
+            for &l in lists {
+                for &slot in self.lists[l].iter() {
+                    offer(&mut best, slot as usize);
+                }
+            }
+            best
+        };
+        let threads = super::scan_threads(rows);
+        let mut best = if threads == 1 {
+            scan(&first)
+        } else {
+            // Lists dealt out in turn, so each thread gets near and far ones.
+            let shares: Vec<Vec<usize>> = (0..threads)
+                .map(|t| first.iter().skip(t).step_by(threads).copied().collect())
+                .collect();
+            let parts: Vec<TopK> = std::thread::scope(|s| {
+                let handles: Vec<_> = shares
+                    .iter()
+                    .map(|share| s.spawn(move || scan(share)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a probe thread does not panic"))
+                    .collect()
+            });
+            let mut best = TopK::new(shortlist);
+            for part in parts {
+                for (score, slot) in part.into_sorted() {
+                    best.offer(score, slot);
+                }
+            }
+            best
+        };
+        // A query whose filters reject most rows keeps probing, nearest
+        // list first, until the shortlist is full (at worst every list).
+        for &(_, l) in order.iter().skip(probe) {
+            if best.is_full() {
                 break;
             }
             for &slot in self.lists[l].iter() {
@@ -215,6 +265,56 @@ impl Ivf {
         }
         best.into_sorted()
     }
+}
+
+/// Lists more than this many times the mean size are split at build.
+const MAX_LIST_SHARE: usize = 2;
+
+/// Spherical k-means: `k` unit centroids (row-major) trained on a seeded
+/// sample of `slots` (about [`SAMPLE_PER_LIST`] rows a centroid).
+fn kmeans<'a>(
+    dim: usize,
+    slots: &[usize],
+    k: usize,
+    rng: &mut Rng,
+    row: &(impl Fn(usize) -> &'a [f32] + Sync),
+) -> Vec<f32> {
+    let k = k.clamp(1, slots.len().max(1));
+    // Training sample: a seeded choice of rows (all of them when few).
+    let want = (k * SAMPLE_PER_LIST).min(slots.len());
+    let mut sample: Vec<usize> = slots.to_vec();
+    for i in 0..want {
+        let j = i + rng.below(sample.len() - i);
+        sample.swap(i, j);
+    }
+    sample.truncate(want);
+    let mut centroids: Vec<f32> = sample
+        .iter()
+        .take(k)
+        .flat_map(|&s| row(s).iter().copied())
+        .collect();
+    for _ in 0..ROUNDS {
+        let assigned = assign(dim, &centroids, &sample, row);
+        let mut sums = vec![0f32; k * dim];
+        let mut counts = vec![0usize; k];
+        for (&slot, &l) in sample.iter().zip(&assigned) {
+            let l = l as usize;
+            counts[l] += 1;
+            for (s, x) in sums[l * dim..(l + 1) * dim].iter_mut().zip(row(slot)) {
+                *s += x;
+            }
+        }
+        for l in 0..k {
+            let c = &mut sums[l * dim..(l + 1) * dim];
+            if counts[l] == 0 {
+                // An empty list is re-seeded on a random sample row.
+                c.copy_from_slice(row(sample[rng.below(sample.len())]));
+            }
+            normalise(c);
+        }
+        centroids = sums;
+    }
+    centroids
 }
 
 fn normalise(v: &mut [f32]) {

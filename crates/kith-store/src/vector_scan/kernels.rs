@@ -46,6 +46,12 @@ impl TopK {
         }
     }
 
+    /// True when [`TopK::offer`] would keep `score` (so callers can skip
+    /// work for the scores it would drop at once).
+    pub(crate) fn takes(&self, score: f32) -> bool {
+        self.k > 0 && (self.items.len() < self.k || score > self.floor)
+    }
+
     /// True once `k` scores are kept.
     pub(crate) fn is_full(&self) -> bool {
         self.items.len() >= self.k
@@ -148,6 +154,8 @@ mod tests {
         for (i, s) in [0.1f32, 0.9, 0.5, 0.7, 0.2, 0.95].iter().enumerate() {
             t.offer(*s, i);
         }
+        assert!(t.takes(0.75) && !t.takes(0.7) && !t.takes(0.1));
         assert_eq!(t.into_sorted(), vec![(0.95, 5), (0.9, 1), (0.7, 3)]);
+        assert!(!TopK::new(0).takes(1.0));
     }
 }

@@ -17,6 +17,12 @@
 //! k-means centroids and, per centroid, the rows nearest to it. A search
 //! then scans the lists of the centroids nearest the query instead of every
 //! row; small matrices (below [`ivf::MIN_ROWS`]) are scanned whole.
+//! With [`IndexBuild::Background`] the index is trained on another thread
+//! from a snapshot while searches keep scanning every row (or the previous
+//! index); the writer installs it once ready ([`Matrix::install_ready`]),
+//! replaying the rows written meanwhile. Removed rows' zeroed slots are
+//! reclaimed (the rows renumbered) before each build and whenever they
+//! make up a quarter of the slots.
 //!
 //! Each row carries the node attributes that never change after the node is
 //! written (scope, session, role, type, times), so the scan filters without
@@ -28,6 +34,7 @@ mod kernels;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use kith_core::{NodeType, Role};
 use uuid::Uuid;
@@ -94,6 +101,26 @@ pub struct Matrix {
     slot_of: HashMap<Uuid, usize>,
     /// The index's list of each slot (with an index).
     list_of: Vec<u32>,
+    /// An index being trained on another thread.
+    pending: Option<PendingBuild>,
+}
+
+/// How [`Matrix::maintain_index`] builds an index it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexBuild {
+    /// On the caller's thread, before returning.
+    Now,
+    /// On another thread; searches scan without it until
+    /// [`Matrix::install_ready`] installs it.
+    Background,
+}
+
+/// A build running on another thread from a snapshot of the slots.
+#[derive(Debug)]
+struct PendingBuild {
+    handle: JoinHandle<(ivf::Ivf, Vec<u32>)>,
+    /// Slots written or removed since the snapshot: replayed at install.
+    touched: Vec<usize>,
 }
 
 impl MatrixView {
@@ -124,6 +151,16 @@ impl MatrixView {
     fn row(&self, slot: usize) -> &[f32] {
         let (s, j) = self.segment(slot);
         &s.data[j * self.dim..(j + 1) * self.dim]
+    }
+
+    fn alive(&self, slot: usize) -> bool {
+        let (s, j) = self.segment(slot);
+        s.alive[j]
+    }
+
+    /// Slots held, removed ones included (what reclaiming shrinks).
+    pub fn slots(&self) -> usize {
+        self.slots
     }
 
     /// The best `k` rows that pass the unchanging filters and were visible
@@ -175,19 +212,22 @@ impl MatrixView {
         let shortlist = k * 4 + 64;
         let offer = |best: &mut TopK, slot: usize| {
             let (s, j) = self.segment(slot);
-            if !s.alive[j] || !keep(&s.rows[j]) {
+            if !s.alive[j] {
                 return;
             }
             let approx = dot_i8(&q.vector, &s.q8[j * self.dim..(j + 1) * self.dim]) * s.scale[j];
-            // A damaged row (NaN or infinite components: writes refuse
-            // them, so only corruption puts them here) scores NaN and
-            // would rank first; it is left out. `doctor --deep` names it.
-            if approx.is_finite() {
+            // The filters are checked only for a row that would enter the
+            // shortlist: most rows lose to its floor, and comparing their
+            // attributes cost as much as scoring them. A damaged row (NaN
+            // or infinite components: writes refuse them, so only
+            // corruption puts them here) scores NaN and would rank first;
+            // it is left out. `doctor --deep` names it.
+            if approx.is_finite() && best.takes(approx) && keep(&s.rows[j]) {
                 best.offer(approx, slot);
             }
         };
         let mut merged = match index {
-            Some(index) => index.search(&q.vector, shortlist, |best, slot| offer(best, slot)),
+            Some(index) => index.search(&q.vector, shortlist, &offer),
             None => self.scan_all(shortlist, &offer),
         };
         for (score, slot) in merged.iter_mut() {
@@ -218,15 +258,8 @@ impl MatrixView {
             }
             best.into_sorted()
         };
-        // The scan is memory-bound; a second thread gets a second core's
-        // share of bandwidth once the matrix is big enough to repay the
-        // spawn (about 50 µs).
         let n = self.slots;
-        let threads = if n >= PARALLEL_ROWS {
-            std::thread::available_parallelism().map_or(1, |p| p.get().min(4))
-        } else {
-            1
-        };
+        let threads = scan_threads(n);
         if threads == 1 {
             return scan(0..n);
         }
@@ -278,7 +311,8 @@ impl Matrix {
     /// vector of another dimension than the rows already held.
     pub fn upsert(&mut self, meta: RowMeta, vector: &[f32]) -> Result<(), String> {
         if self.view.live == 0 && self.view.dim != vector.len() {
-            // Nothing alive to compare with: start over at this dimension.
+            // Nothing alive to compare with: start over at this dimension
+            // (a build still running is left to finish unseen).
             *self = Matrix::default();
             self.view.dim = vector.len();
         }
@@ -318,6 +352,9 @@ impl Matrix {
             self.view.live += 1;
         }
         self.place(slot, vector);
+        if let Some(p) = self.pending.as_mut() {
+            p.touched.push(slot);
+        }
         Ok(())
     }
 
@@ -338,6 +375,9 @@ impl Matrix {
         self.view.live -= 1;
         if let Some(index) = self.view.index.as_mut() {
             Arc::make_mut(index).unlist(self.list_of[slot], slot);
+        }
+        if let Some(p) = self.pending.as_mut() {
+            p.touched.push(slot);
         }
         true
     }
@@ -386,29 +426,41 @@ impl Matrix {
     /// matrix has grown to four times the rows it was trained on (so the
     /// lists keep their size and the build cost stays a fixed share of the
     /// writes), and drops it when the matrix shrinks well below the size
-    /// that needs one. Callers run it after absorbing a batch of rows.
-    pub fn maintain_index(&mut self) {
+    /// that needs one; reclaims removed rows' slots before a build and when
+    /// they are a quarter of the slots. Callers run it after absorbing a
+    /// batch of rows. With [`IndexBuild::Background`], a build already
+    /// running is installed when ready and none other starts meanwhile.
+    pub fn maintain_index(&mut self, how: IndexBuild) {
+        self.install_ready();
+        if self.pending.is_some() {
+            return;
+        }
         let live = self.view.live;
-        match &self.view.index {
-            None if live >= ivf::MIN_ROWS && ivf::enabled() => self.build_index(),
-            Some(index) if live >= index.trained_on() * 4 => self.build_index(),
-            Some(_) if live < ivf::MIN_ROWS / 2 => {
-                self.view.index = None;
-                self.list_of.clear();
+        let build = match &self.view.index {
+            None => live >= ivf::MIN_ROWS && ivf::enabled(),
+            Some(index) => live >= index.trained_on() * 4,
+        };
+        if self.view.index.is_some() && live < ivf::MIN_ROWS / 2 {
+            self.view.index = None;
+            self.list_of.clear();
+        }
+        let dead = self.view.slots - live;
+        if (build && dead > 0) || (dead >= SEGMENT_ROWS && dead * 4 >= self.view.slots) {
+            self.reclaim();
+        }
+        if build {
+            match how {
+                IndexBuild::Now => self.build_index(),
+                IndexBuild::Background => self.start_build(),
             }
-            _ => {}
         }
     }
 
     /// Trains the index on the rows held and lists every row in it.
     pub fn build_index(&mut self) {
+        self.wait_for_index();
         let view = &self.view;
-        let alive: Vec<usize> = (0..view.slots)
-            .filter(|&slot| {
-                let (s, j) = view.segment(slot);
-                s.alive[j]
-            })
-            .collect();
+        let alive: Vec<usize> = (0..view.slots).filter(|&s| view.alive(s)).collect();
         if alive.is_empty() {
             self.view.index = None;
             self.list_of.clear();
@@ -417,6 +469,132 @@ impl Matrix {
         let (index, list_of) = ivf::Ivf::build(view.dim, view.slots, &alive, |slot| view.row(slot));
         self.list_of = list_of;
         self.view.index = Some(Arc::new(index));
+    }
+
+    /// Starts training an index on another thread from a snapshot of the
+    /// rows now held (or trains it here if no thread can be had).
+    fn start_build(&mut self) {
+        let view = self.view();
+        let spawned = std::thread::Builder::new()
+            .name("kith-vector-index".into())
+            .spawn(move || {
+                let alive: Vec<usize> = (0..view.slots).filter(|&s| view.alive(s)).collect();
+                ivf::Ivf::build(view.dim, view.slots, &alive, |slot| view.row(slot))
+            });
+        match spawned {
+            Ok(handle) => {
+                self.pending = Some(PendingBuild {
+                    handle,
+                    touched: Vec::new(),
+                })
+            }
+            Err(_) => self.build_index(),
+        }
+    }
+
+    /// True while an index is being trained on another thread.
+    pub fn is_building(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Installs an index trained on another thread once it is ready;
+    /// returns whether one was installed (views taken from now on use it).
+    pub fn install_ready(&mut self) -> bool {
+        if !self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.handle.is_finished())
+        {
+            return false;
+        }
+        self.wait_for_index()
+    }
+
+    /// Waits for an index being trained on another thread and installs it;
+    /// returns whether one was installed.
+    pub fn wait_for_index(&mut self) -> bool {
+        let Some(p) = self.pending.take() else {
+            return false;
+        };
+        let Ok((mut index, mut list_of)) = p.handle.join() else {
+            // A build that panicked leaves the matrix as it was; the next
+            // maintenance tries again.
+            return false;
+        };
+        if index.dim() != self.view.dim || list_of.len() > self.view.slots {
+            // The matrix started over meanwhile: the build is of rows gone.
+            return false;
+        }
+        list_of.resize(self.view.slots, u32::MAX);
+        let mut touched = p.touched;
+        touched.sort_unstable();
+        touched.dedup();
+        // The rows written or removed since the build's snapshot: each
+        // leaves the list the build gave it and, if alive, joins its
+        // nearest list now.
+        for slot in touched {
+            if list_of[slot] != u32::MAX {
+                index.unlist(list_of[slot], slot);
+                list_of[slot] = u32::MAX;
+            }
+            if self.view.alive(slot) {
+                let to = index.nearest(self.view.row(slot));
+                index.list(to, slot);
+                list_of[slot] = to;
+            }
+        }
+        self.list_of = list_of;
+        self.view.index = Some(Arc::new(index));
+        true
+    }
+
+    /// Renumbers the live rows into consecutive slots, dropping removed
+    /// rows' zeroed slots (never while a build holds slot numbers).
+    fn reclaim(&mut self) {
+        if self.pending.is_some() || self.view.live == self.view.slots {
+            return;
+        }
+        let dim = self.view.dim;
+        let mut segments: Vec<Arc<Segment>> = Vec::new();
+        let mut new_of = vec![u32::MAX; self.view.slots];
+        let mut next = 0usize;
+        for (old, new) in new_of.iter_mut().enumerate() {
+            let (s, j) = self.view.segment(old);
+            if !s.alive[j] {
+                continue;
+            }
+            if next.is_multiple_of(SEGMENT_ROWS) {
+                segments.push(Arc::new(Segment {
+                    data: Vec::with_capacity(SEGMENT_ROWS * dim),
+                    q8: Vec::with_capacity(SEGMENT_ROWS * dim),
+                    ..Segment::default()
+                }));
+            }
+            let t = Arc::get_mut(segments.last_mut().expect("pushed above"))
+                .expect("a segment made here is not shared yet");
+            t.data.extend_from_slice(&s.data[j * dim..(j + 1) * dim]);
+            t.q8.extend_from_slice(&s.q8[j * dim..(j + 1) * dim]);
+            t.scale.push(s.scale[j]);
+            t.rows.push(s.rows[j].clone());
+            t.alive.push(true);
+            *new = next as u32;
+            next += 1;
+        }
+        for slot in self.slot_of.values_mut() {
+            *slot = new_of[*slot] as usize;
+        }
+        if let Some(index) = self.view.index.as_mut() {
+            Arc::make_mut(index).renumber(&new_of);
+            let mut list_of = vec![u32::MAX; next];
+            for (old, &new) in new_of.iter().enumerate() {
+                if new != u32::MAX {
+                    list_of[new as usize] = self.list_of[old];
+                }
+            }
+            self.list_of = list_of;
+        }
+        self.view.segments = segments;
+        self.view.slots = next;
     }
 }
 
@@ -427,8 +605,19 @@ impl Matrix {
     }
 }
 
-/// Matrices with at least this many rows are scanned by several threads.
+/// Scans of at least this many rows are split between threads.
 const PARALLEL_ROWS: usize = 20_000;
+
+/// Threads for a scan of `rows` rows. The scan is memory-bound; a second
+/// thread gets a second core's share of bandwidth once the scan is big
+/// enough to repay the spawn (about 50 µs).
+fn scan_threads(rows: usize) -> usize {
+    if rows >= PARALLEL_ROWS {
+        std::thread::available_parallelism().map_or(1, |p| p.get().min(4))
+    } else {
+        1
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -552,6 +741,135 @@ mod tests {
                 v
             })
             .collect()
+    }
+
+    /// The nodes an index lists, as row numbers, sorted (each once).
+    fn listed(m: &Matrix) -> Vec<usize> {
+        let index = m.view.index.as_ref().expect("an index");
+        let mut out: Vec<usize> = index
+            .slots_by_list()
+            .flatten()
+            .map(|&slot| {
+                let (seg, j) = m.view.segment(slot as usize);
+                assert!(seg.alive[j], "removed slot {slot} still listed");
+                (seg.rows[j].node_id.as_u128() - 1) as usize
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Probing every list gives the exact scan's answer.
+    fn assert_probe_all_is_exact(m: &mut Matrix, q: &VectorQuery) {
+        let exact = m.view.scan_exact(q, i64::MAX, 10);
+        let all = m.index_mut().map(|i| i.lists()).expect("an index");
+        m.index_mut().unwrap().set_probe(all);
+        assert_eq!(m.scan(q, i64::MAX, 10), exact);
+    }
+
+    /// A background build returns at once; while it runs, searches answer
+    /// exactly from every row, writes and removals go on, and the index it
+    /// installs lists every live row (those written meanwhile included)
+    /// and no removed one.
+    #[test]
+    fn a_background_build_never_blocks_and_replays_what_was_written_meanwhile() {
+        let dim = 4;
+        let n = ivf::MIN_ROWS + 500;
+        let mut rng = kith_core::rng::Rng::new(0x5eed_0001);
+        let mut rows = clustered(&mut rng, n + 2_000, dim);
+        let mut m = Matrix::default();
+        for (i, row) in rows.iter().enumerate().take(n) {
+            m.upsert(meta(i), row).unwrap();
+        }
+        m.maintain_index(IndexBuild::Background);
+        assert!(m.is_building());
+        assert!(!m.view().is_indexed(), "the index is not installed yet");
+        let mut live = vec![true; n + 1_000];
+        // Writes while it trains: new rows, replacements, removals.
+        for (i, row) in rows.iter().enumerate().skip(n).take(1_000) {
+            m.upsert(meta(i), row).unwrap();
+        }
+        for r in 0..300 {
+            let i = rng.below(n);
+            let v = rows[n + 1_000 + r].clone();
+            m.upsert(meta(i), &v).unwrap();
+            rows[i] = v;
+            live[i] = true;
+        }
+        for _ in 0..300 {
+            let i = rng.below(n + 1_000);
+            m.remove(meta(i).node_id);
+            live[i] = false;
+        }
+        let q = query(rows[7].clone());
+        assert_eq!(
+            m.view().scan(&q, i64::MAX, 10),
+            m.view.scan_exact(&q, i64::MAX, 10)
+        );
+        assert!(m.wait_for_index());
+        assert!(!m.is_building() && m.view().is_indexed());
+        let want: Vec<usize> = (0..live.len()).filter(|&i| live[i]).collect();
+        assert_eq!(listed(&m), want);
+        assert_probe_all_is_exact(&mut m, &q);
+        // Maintenance installs a finished build rather than starting one.
+        m.maintain_index(IndexBuild::Background);
+        assert!(!m.is_building());
+    }
+
+    /// Reclaiming removed rows' slots renumbers the live rows: every live
+    /// row stays findable by its own vector and listed once in the index,
+    /// views taken before keep answering, and the slots shrink to the rows.
+    #[test]
+    fn reclaiming_slots_keeps_every_live_vector() {
+        let dim = 6;
+        let n = 3 * SEGMENT_ROWS + 100;
+        let mut rng = kith_core::rng::Rng::new(0x5eed_0002);
+        let rows = clustered(&mut rng, n, dim);
+        let mut m = Matrix::default();
+        for (i, row) in rows.iter().enumerate() {
+            m.upsert(meta(i), row).unwrap();
+        }
+        m.build_index();
+        let mut live = vec![true; n];
+        for i in (0..n).filter(|i| i % 3 != 0) {
+            assert!(m.remove(meta(i).node_id));
+            live[i] = false;
+        }
+        let before = m.view();
+        m.reclaim();
+        assert_eq!(m.view.slots(), m.len());
+        assert_eq!(m.len(), live.iter().filter(|l| **l).count());
+        let want: Vec<usize> = (0..n).filter(|&i| live[i]).collect();
+        assert_eq!(listed(&m), want);
+        m.index_mut().unwrap().set_probe(1);
+        for i in want.iter().copied().step_by(7) {
+            let hits = m.scan(&query(rows[i].clone()), i64::MAX, 1);
+            assert!((hits[0].1 - 1.0).abs() < 1e-5, "row {i} lost");
+        }
+        // Writes after the renumbering land in their own slots.
+        m.upsert(meta(1), &rows[1]).unwrap();
+        m.upsert(meta(0), &rows[1]).unwrap();
+        assert_eq!(m.scan(&query(rows[1].clone()), i64::MAX, 2).len(), 2);
+        assert!(m.remove(meta(3).node_id) && !m.remove(meta(3).node_id));
+        let q = query(rows[0].clone());
+        assert_probe_all_is_exact(&mut m, &q);
+        assert_eq!(before.len(), want.len());
+        assert!(before
+            .scan(&q, i64::MAX, 5)
+            .iter()
+            .all(|(id, _)| { live[(id.as_u128() - 1) as usize] }));
+        // Maintenance reclaims once a quarter of the slots are dead (this
+        // matrix is too small for an index: maintenance drops it).
+        for i in n..n + 2 * SEGMENT_ROWS {
+            m.upsert(meta(i), &rows[i % n]).unwrap();
+        }
+        for i in n..n + 2 * SEGMENT_ROWS {
+            assert!(m.remove(meta(i).node_id));
+        }
+        assert!(m.view.slots() > m.len());
+        m.maintain_index(IndexBuild::Now);
+        assert_eq!(m.view.slots(), m.len());
+        assert!(!m.view().is_indexed());
     }
 
     proptest::proptest! {
