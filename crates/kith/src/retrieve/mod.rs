@@ -16,6 +16,8 @@
 //! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
 //! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
+//!    Then hops from the best hits ([`expand`]): their linked entities or
+//!    the names they mention, and replies to what those reach.
 //! 7. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
 //! 8. **Current facts**: for a present-tense question, turns whose claim
@@ -35,6 +37,7 @@
 
 mod current;
 mod dates;
+mod expand;
 pub mod fusion;
 mod graph;
 mod names;
@@ -408,6 +411,9 @@ impl Memory {
                 })
                 .collect();
             neighbour_candidates(&mut *tx, req, &sources, &mut pool)?;
+        }
+        if req.paths.graph {
+            expand::candidates(&mut *tx, req, &mut pool)?;
         }
         if req.paths.recency && asks_about_recent(&req.query) {
             recency_candidates(&mut *tx, req, &mut pool)?;
