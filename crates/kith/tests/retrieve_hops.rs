@@ -5,7 +5,8 @@
 //! Jonah Whitfield…" by a name it mentions, by the entity the linking pass
 //! minted for it, or as the other speaker's reply to such a turn, and the
 //! trace names the hop. With the hops off (they run with the graph path),
-//! the same turns are out of the results.
+//! the same turns are out of the results. Entities are followed by
+//! default; names only with `weights.mention` > 0 (off by default).
 
 mod common;
 
@@ -100,10 +101,13 @@ fn conversation() -> (tempfile::TempDir, Memory) {
     (dir, m)
 }
 
-fn ask(m: &Memory, hops: bool) -> Retrieval {
+/// The question on the default path, with the hops on or off and the hop
+/// through mentioned names (off by default) given its weight.
+fn ask(m: &Memory, hops: bool, mention: f64) -> Retrieval {
     let mut req = RetrieveRequest::new("o", QUESTION).unwrap();
     req.record = false;
     req.paths.graph = hops;
+    req.weights.mention = mention;
     m.retrieve(&req).unwrap()
 }
 
@@ -158,9 +162,9 @@ fn hop_via(item: &kith::RetrievedItem) -> String {
 }
 
 #[test]
-fn a_friend_named_in_one_session_leads_to_what_he_did_in_another() {
+fn a_name_said_in_one_session_leads_to_what_was_said_of_it_in_another() {
     let (_d, m) = conversation();
-    let r = ask(&m, true);
+    let r = ask(&m, true, 1.0);
     assert!(find(&m, &r, "friend").is_some(), "the friend's turn itself");
     // Two hops: the name Jonah Whitfield to Caroline's turn in s5, then
     // Melanie's reply to it, which tells what he made.
@@ -176,6 +180,7 @@ fn a_friend_named_in_one_session_leads_to_what_he_did_in_another() {
     let mut wide = RetrieveRequest::new("o", QUESTION).unwrap();
     wide.record = false;
     wide.limit = 50;
+    wide.weights.mention = 1.0;
     let all = m.retrieve(&wide).unwrap();
     let (_, named) = find(&m, &all, "named").expect("the turn naming the friend");
     assert!(
@@ -186,14 +191,20 @@ fn a_friend_named_in_one_session_leads_to_what_he_did_in_another() {
 
     // Without the hops the answer is not found: nothing in its words or
     // vector is close to the question.
-    let r = ask(&m, false);
+    let r = ask(&m, false, 1.0);
     assert!(find(&m, &r, "friend").is_some());
+    assert!(find(&m, &r, "answer").is_none(), "{}", listing(&r));
+    // Nor on the default weights, where names are not followed (only
+    // linked entities are: the next test).
+    let r = ask(&m, true, 0.0);
     assert!(find(&m, &r, "answer").is_none(), "{}", listing(&r));
 }
 
 #[test]
 fn the_entity_linked_to_a_hit_leads_to_the_other_memories_linked_to_it() {
     let (_d, m) = conversation();
+    // Before the linking pass the default path does not find the answer.
+    assert!(find(&m, &ask(&m, true, 0.0), "answer").is_none());
     let mut link = LinkRequest::new(OwnerId::new("o").unwrap(), ScopeId::personal());
     link.params = LinkParams {
         confidence_threshold: HEURISTIC_CONFIDENCE,
@@ -205,7 +216,7 @@ fn the_entity_linked_to_a_hit_leads_to_the_other_memories_linked_to_it() {
         "{report:#?}"
     );
     // The entity is followed (and its name is not looked up again).
-    let r = ask(&m, true);
+    let r = ask(&m, true, 0.0);
     let (_, answer) =
         find(&m, &r, "answer").unwrap_or_else(|| panic!("the reply:\n{}", listing(&r)));
     let via = hop_via(answer);
@@ -214,6 +225,8 @@ fn the_entity_linked_to_a_hit_leads_to_the_other_memories_linked_to_it() {
         "{via}"
     );
     assert!(!via.contains("mention of"), "{via}");
+    // With the graph path (and so the hops) off, it is not found.
+    assert!(find(&m, &ask(&m, false, 0.0), "answer").is_none());
 }
 
 #[test]
@@ -227,7 +240,7 @@ fn hops_keep_to_the_owner_and_the_filters() {
         ..EventInput::new("user", "Jonah Whitfield showed me his canvas.")
     })
     .unwrap();
-    let r = ask(&m, true);
+    let r = ask(&m, true, 1.0);
     let owner = OwnerId::new("o").unwrap();
     for item in &r.results {
         assert!(m.event(&owner, item.provenance.event_id).is_ok());

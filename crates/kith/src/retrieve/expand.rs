@@ -8,10 +8,11 @@
 //!
 //! 1. **Entity**: the entities the linking pass linked to a source (MENTIONS
 //!    with basis `entity_linking`), then the other memories linked to them.
-//! 2. **Mention**: where there are no linked entities (a store()-only
-//!    memory), the names a source mentions — capitalised words away from a
-//!    sentence start, neither a speaker's nor the question's — looked up by
-//!    BM25 in one query, kept where the whole name occurs.
+//! 2. **Mention** (off unless `weights.mention` > 0): where there are no
+//!    linked entities (a store()-only memory), the names a source mentions
+//!    — capitalised words away from a sentence start, neither a speaker's
+//!    nor the question's — looked up by BM25 in one query, kept where the
+//!    whole name occurs; the share is scaled by `weights.mention`.
 //! 3. **Reply**: for a turn reached by 1 or 2, the other speaker's turn
 //!    right after it (its reply) and right before it (what it answers), in
 //!    its session: a turn that names Jonah is often a question about him.
@@ -180,7 +181,9 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
             || super::words(name).iter().all(|w| speakers.contains(w))
     };
     let (mut reached, followed) = by_entity(tx, req, &sources, &skip)?;
-    reached.extend(by_mention(tx, req, &sources, &skip, &followed)?);
+    if req.weights.mention > 0.0 {
+        reached.extend(by_mention(tx, req, &sources, &skip, &followed)?);
+    }
     reached.sort_by(|a, b| b.score.total_cmp(&a.score));
     let n = reached.len().min(REPLIES_OF);
     let replies = replies(tx, req, &reached[..n])?;
@@ -342,7 +345,7 @@ fn by_mention(
         for h in found {
             out.push(Reached {
                 hit: h.clone(),
-                score: source.score * share,
+                score: source.score * share * req.weights.mention,
                 via: format!("mention of {name} from {}", excerpt(&source.content)),
             });
         }

@@ -64,6 +64,12 @@ pub struct PathWeights {
     /// score).
     #[serde(default = "half")]
     pub hop: f64,
+    /// How much a hop through a name a hit mentions counts against one
+    /// through a linked entity (0: that hop does not run). Off by default:
+    /// it lifts LoCoMo's categories 1–4 a little but costs speaker traps
+    /// and LongMemEval's recall_all@5 on the unseen halves (BENCHMARKS.md).
+    #[serde(default)]
+    pub mention: f64,
 }
 
 fn one() -> f64 {
@@ -92,6 +98,7 @@ impl Default for PathWeights {
             // As the neighbours: a hop is another turn's evidence, passed
             // on; not tuned.
             hop: half(),
+            mention: 0.0,
         }
     }
 }
@@ -133,6 +140,7 @@ impl PathWeights {
                 "dated" => w.dated = v,
                 "current" => w.current = v,
                 "hop" => w.hop = v,
+                "mention" | "mentions" => w.mention = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
