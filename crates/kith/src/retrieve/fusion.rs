@@ -34,6 +34,11 @@ pub enum PathKind {
     /// candidates include a turn it superseded; its score is that turn's
     /// fused score.
     Current,
+    /// Reached from one of the best hits through an entity or a name it
+    /// mentions, or the other speaker's reply to such a turn
+    /// (`retrieve/expand.rs`); its score is a share of that hit's fused
+    /// score.
+    Hop,
 }
 
 /// Each path's weight in fusion.
@@ -55,10 +60,24 @@ pub struct PathWeights {
     /// score).
     #[serde(default = "one")]
     pub current: f64,
+    /// Turns reached by a hop from the best hits (a share of the hit's
+    /// score).
+    #[serde(default = "half")]
+    pub hop: f64,
+    /// How much a hop through a name a hit mentions counts against one
+    /// through a linked entity (0: that hop does not run). Off by default:
+    /// it lifts LoCoMo's categories 1–4 a little but costs speaker traps
+    /// and LongMemEval's recall_all@5 on the unseen halves (BENCHMARKS.md).
+    #[serde(default)]
+    pub mention: f64,
 }
 
 fn one() -> f64 {
     1.0
+}
+
+fn half() -> f64 {
+    0.5
 }
 
 impl Default for PathWeights {
@@ -76,6 +95,10 @@ impl Default for PathWeights {
             // The current turn takes the superseded turn's place: not a
             // tuned weight, the rule itself.
             current: 1.0,
+            // As the neighbours: a hop is another turn's evidence, passed
+            // on; not tuned.
+            hop: half(),
+            mention: 0.0,
         }
     }
 }
@@ -91,6 +114,7 @@ impl PathWeights {
             PathKind::Recency => self.recency,
             PathKind::Dated => self.dated,
             PathKind::Current => self.current,
+            PathKind::Hop => self.hop,
         }
     }
 
@@ -115,6 +139,8 @@ impl PathWeights {
                 "recency" => w.recency = v,
                 "dated" => w.dated = v,
                 "current" => w.current = v,
+                "hop" => w.hop = v,
+                "mention" | "mentions" => w.mention = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -133,6 +159,7 @@ impl PathKind {
             PathKind::Recency => "recency",
             PathKind::Dated => "dated",
             PathKind::Current => "current",
+            PathKind::Hop => "hop",
         }
     }
 }
@@ -212,6 +239,7 @@ impl Trace {
                 // The turn in force inherits the score of the turn it
                 // superseded.
                 (PathKind::Current, Some(source)) => weights.current * source,
+                (PathKind::Hop, Some(source)) => weights.hop * source,
                 _ => weights.of(p.path) / (RRF_K + p.rank as f64),
             })
             .sum();

@@ -16,6 +16,8 @@
 //! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
 //! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
+//!    Then hops from the best hits ([`expand`]): their linked entities or
+//!    the names they mention, and replies to what those reach.
 //! 7. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
 //! 8. **Current facts**: for a present-tense question, turns whose claim
@@ -41,6 +43,7 @@
 
 mod current;
 mod dates;
+mod expand;
 mod filters;
 pub mod fusion;
 mod graph;
@@ -183,6 +186,9 @@ fn candidates(
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
         neighbours::candidates(tx, req, &sources, &mut pool)?;
+    }
+    if req.paths.graph {
+        expand::candidates(tx, req, &mut pool)?;
     }
     if req.paths.recency && paths::asks_about_recent(&req.query) {
         paths::recency_candidates(tx, req, &mut pool)?;

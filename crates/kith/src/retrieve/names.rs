@@ -146,13 +146,18 @@ impl QueryWords {
     fn proper_word_positions(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.words.len()).filter(|&i| {
             let w = &self.words[i];
-            let calendar = super::month_number(&w.lower).is_some()
-                || (w.lower.len() >= MIN_PART
-                    && WEEKDAYS.iter().any(|d| d.starts_with(w.lower.as_str())));
+            let calendar = is_calendar_word(&w.lower);
             let after_title = i > 0 && TITLES.contains(&self.words[i - 1].lower.as_str());
             !calendar && (after_title || (i > 0 && w.capitalised))
         })
     }
+}
+
+/// Whether a lower-cased word names a month or a weekday (or a short form
+/// of one): capitalised, it is still no one's name.
+pub(super) fn is_calendar_word(lower: &str) -> bool {
+    super::month_number(lower).is_some()
+        || (lower.len() >= MIN_PART && WEEKDAYS.iter().any(|d| d.starts_with(lower)))
 }
 
 /// The names among `names` (each with whether it is a person's) that the

@@ -17,7 +17,8 @@ pub struct RetrievePaths {
     pub lexical: bool,
     /// Embeddings.
     pub vector: bool,
-    /// Claims of entities the query names.
+    /// Claims of entities the query names, and the hops from the best
+    /// hits ([`super::expand`]).
     pub graph: bool,
     /// Session neighbours of the best hits.
     pub neighbours: bool,
