@@ -797,7 +797,16 @@ impl Tx for PgTx<'_> {
     }
 
     fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
-        self.batch_put_embeddings(model, rows)
+        self.batch_put_embeddings(None, model, rows)
+    }
+
+    fn put_owned_embeddings(
+        &mut self,
+        owner: &OwnerId,
+        model: &str,
+        rows: &[(Uuid, &[f32])],
+    ) -> Result<(), StoreError> {
+        self.batch_put_embeddings(Some(owner), model, rows)
     }
 
     fn event_id_by_source(
@@ -938,6 +947,17 @@ impl Tx for PgTx<'_> {
             rows::NODE_COLUMNS
         );
         self.query_map(&sql, &[&ids], rows::node)
+    }
+
+    fn get_owned_nodes(&mut self, owner: &OwnerId, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM nodes n WHERE n.owner_id = $1 AND n.id = ANY($2)",
+            rows::NODE_COLUMNS
+        );
+        self.query_map(&sql, &[&owner.as_str(), &ids], rows::node)
     }
 
     fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
@@ -1463,6 +1483,15 @@ impl Tx for PgTx<'_> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
+        if words.len() <= search::MAX_SCORED_WORDS {
+            // Statistics, pruning, IDFs and the search in one round trip.
+            let avg_lexemes = self.avg_lexemes()?;
+            let (sql, args) = search::bm25_sql(q, &words, avg_lexemes);
+            return search::decode_hits(&self.query_args(&sql, &args)?);
+        }
+        // A pasted document (past `MAX_SCORED_WORDS` words): its words'
+        // statistics first, then the search, ranked by `ts_rank_cd` unless
+        // pruning leaves few enough words to score.
         // Word shares come from the planner's statistics (lexeme
         // frequencies ANALYZE keeps for the tsvector column), not from
         // counting postings on every query: a free lookup, as fresh as the
@@ -1630,7 +1659,7 @@ impl Tx for PgTx<'_> {
         let (generation, max_seq): (Option<String>, i64) = if self.store.hnsw {
             (None, 0)
         } else {
-            let state = self.query(vectors::STATE_SQL, &[])?;
+            let state = self.query(vectors::STATE_SQL, &[&q.owner.as_str()])?;
             state
                 .first()
                 .map(|r| (r.get(0), r.get(1)))

@@ -196,10 +196,15 @@ const ROWS_SQL: &str = "SELECT e.seq, e.node_id, e.model, e.vector, n.scope, n.s
  FROM embeddings e JOIN nodes n ON n.id = e.node_id
  WHERE e.owner_id = $1 AND e.seq > $2 ORDER BY e.seq";
 
-/// The embeddings generation and the newest `seq` a snapshot sees.
+/// The embeddings generation and the newest `seq` of owner `$1` a snapshot
+/// sees. Per owner, not store-wide: one probe of `embeddings_owner_seq` on
+/// the owner's shard of a sharded database (docs/deploy.md), where a
+/// store-wide `max(seq)` would ask every shard. Enough for the owner's
+/// copy: writers commit in `seq` order, so the owner's rows a snapshot sees
+/// are exactly those up to this `seq`.
 pub(super) const STATE_SQL: &str =
     "SELECT (SELECT value FROM kith_meta WHERE key = 'embeddings_generation'),
-            (SELECT coalesce(max(seq), 0) FROM embeddings)";
+            (SELECT coalesce(max(seq), 0) FROM embeddings WHERE owner_id = $1)";
 
 /// Bumps the generation (with `delete_embeddings`).
 pub(super) const BUMP_SQL: &str = "INSERT INTO kith_meta (key, value)
@@ -318,8 +323,8 @@ impl VectorCache {
 }
 
 /// Answers `q` from the cache when it can, bringing the owner's copy up to
-/// the transaction's snapshot first. `generation` and `max_seq` come from
-/// [`STATE_SQL`] in the same transaction.
+/// the transaction's snapshot first. `generation` and `max_seq` (the
+/// owner's) come from [`STATE_SQL`] in the same transaction.
 ///
 /// The cache's mutex is held only to look the owner up and to publish: the
 /// rows are read from the database and absorbed under the owner's own
@@ -401,9 +406,8 @@ pub(super) fn plan(
             }
             return Err(e);
         }
-        // This transaction sees every row up to `max_seq` (writers commit
-        // in `seq` order), so the copy is whole up to there even when the
-        // newest rows belong to other owners.
+        // This transaction sees every row of the owner up to `max_seq`
+        // (writers commit in `seq` order), so the copy is whole up to there.
         w.last_seq = w.last_seq.max(max_seq);
         w.maintain();
     }
@@ -460,7 +464,7 @@ fn load(config: &postgres::Config, owner: &str) -> Result<OwnerVectors, StoreErr
         .read_only(true)
         .start()
         .map_err(super::map_err)?;
-    let state = tx.query_one(STATE_SQL, &[]).map_err(super::map_err)?;
+    let state = tx.query_one(STATE_SQL, &[&owner]).map_err(super::map_err)?;
     let mut w = OwnerWriter::default();
     let start: i64 = 0;
     let params: [&(dyn ToSql + Sync); 2] = [&owner, &start];
