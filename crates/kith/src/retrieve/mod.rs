@@ -426,7 +426,7 @@ impl Memory {
         // A claim the owner corrected says what its message does not: it
         // gets a packed line of its own instead of folding into the
         // message's (which would show the old value only).
-        let corrected = owner_corrected(&mut *tx, &pool)?;
+        let corrected = owner_corrected(&mut *tx, &req.owner, &pool)?;
         drop(tx);
 
         // One result per source event.
@@ -619,7 +619,7 @@ impl Memory {
 }
 
 /// The candidates that are claims with a value the owner corrected.
-fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error> {
+fn owner_corrected(tx: &mut dyn Tx, owner: &OwnerId, pool: &Pool) -> Result<HashSet<Uuid>, Error> {
     let ids: Vec<Uuid> = pool
         .by_id
         .values()
@@ -630,7 +630,7 @@ fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error>
         return Ok(HashSet::new());
     }
     Ok(tx
-        .get_nodes(&ids)?
+        .get_owned_nodes(owner, &ids)?
         .iter()
         .filter(|n| crate::claims::is_owner_corrected(n))
         .map(|n| n.id)
@@ -824,7 +824,7 @@ fn neighbour_candidates(
         .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
         .collect();
     let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&note_ids)?
+        .get_owned_nodes(&req.owner, &note_ids)?
         .into_iter()
         .map(|n| (n.id, n))
         .collect();
