@@ -206,6 +206,34 @@ pub(super) const STATE_SQL: &str =
     "SELECT (SELECT value FROM kith_meta WHERE key = 'embeddings_generation'),
             (SELECT coalesce(max(seq), 0) FROM embeddings WHERE owner_id = $1)";
 
+/// The embeddings generation and `owner`'s newest embedding `seq` as the
+/// transaction sees them ([`STATE_SQL`]). When the transaction has not
+/// begun, its `BEGIN` and this read go in one round trip: the simple
+/// protocol has no parameters, so the owner is written as a literal (owner
+/// ids are letters, digits and `._-:@`; quotes are doubled all the same).
+pub(super) fn state(
+    tx: &mut super::PgTx<'_>,
+    owner: &kith_core::OwnerId,
+) -> Result<(Option<String>, i64), StoreError> {
+    let no_row = || StoreError::new(StoreErrorKind::Other, "no vector state row");
+    if tx.pending_begin.is_none() {
+        let rows = tx.query(STATE_SQL, &[&owner.as_str()])?;
+        return rows
+            .first()
+            .map(|r| (r.get(0), r.get(1)))
+            .ok_or_else(no_row);
+    }
+    let literal = format!("'{}'", owner.as_str().replace('\'', "''"));
+    let rows = tx.simple_query(&STATE_SQL.replace("$1", &literal))?;
+    let row = rows.first().ok_or_else(no_row)?;
+    let max_seq = row
+        .get(1)
+        .ok_or_else(no_row)?
+        .parse::<i64>()
+        .map_err(|e| StoreError::corrupted(format!("the newest embedding seq: {e}")))?;
+    Ok((row.get(0).map(str::to_string), max_seq))
+}
+
 /// Bumps the generation (with `delete_embeddings`).
 pub(super) const BUMP_SQL: &str = "INSERT INTO kith_meta (key, value)
  VALUES ('embeddings_generation', $1)
