@@ -156,12 +156,13 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
     response
 }
 
-/// The whole `/metrics` page: requests, store, queue and worker.
-pub fn render(state: &AppState, store: Option<&kith::Stats>) -> String {
+/// The whole `/metrics` page: requests, store (its counts and the
+/// embedding backlog), queue and worker.
+pub fn render(state: &AppState, store: Option<(&kith::Stats, u64)>) -> String {
     let mut out = String::new();
     state.metrics.write_requests(&mut out);
-    if let Some(stats) = store {
-        let gauges: [(&str, &str, u64); 5] = [
+    if let Some((stats, backlog)) = store {
+        let gauges: [(&str, &str, u64); 6] = [
             (
                 "kith_store_events",
                 "Events in the store (every owner).",
@@ -186,6 +187,11 @@ pub fn render(state: &AppState, store: Option<&kith::Stats>) -> String {
                 "kith_store_owners",
                 "Owners with at least one event.",
                 stats.owners,
+            ),
+            (
+                "kith_embedding_backlog",
+                "Notes without a vector of the memory's model yet (every owner).",
+                backlog,
             ),
         ];
         for (name, text, value) in gauges {

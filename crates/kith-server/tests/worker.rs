@@ -331,3 +331,47 @@ fn shutdown_lets_the_worker_finish_what_it_runs() {
     );
     assert_eq!(llm.requests().len(), 1);
 }
+
+#[test]
+fn stats_and_metrics_report_the_embedding_backlog() {
+    // Three of alice's notes and one of bob's stored before the memory had
+    // an embedder: notes without a vector, as background embedding leaves
+    // them until its worker gets there.
+    let s = start(|m| {
+        for (owner, text) in [
+            ("alice", "I moved to Lisbon."),
+            ("alice", "Biscuit is my dog."),
+            ("alice", "I work as a nurse."),
+            ("bob", "I play the cello."),
+        ] {
+            m.store(kith::EventInput {
+                owner_id: Some(owner.into()),
+                ..kith::EventInput::new("user", text)
+            })
+            .unwrap();
+        }
+        let hashing = kith::embedding::EmbeddingSpec::parse("hashing-384")
+            .unwrap()
+            .load()
+            .unwrap()
+            .expect("hashing-384 is an embedder");
+        m.with_embedder(hashing)
+    });
+    let (status, body) = s.call("GET", "/v1/stats", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["events"], 3, "{body}");
+    assert_eq!(body["embedding_backlog"], 3, "{body}");
+    let (_, _, text) = s.raw("GET", "/metrics", None);
+    assert_eq!(sample(&text, "kith_embedding_backlog"), Some(4.0), "{text}");
+
+    // A note stored now is embedded as it is stored: the backlog stays.
+    let (status, _) = s.call(
+        "POST",
+        "/v1/events",
+        Some(json!({"content": "I moved to Porto."})),
+    );
+    assert_eq!(status, 201);
+    let (_, body) = s.call("GET", "/v1/stats", None);
+    assert_eq!(body["events"], 4, "{body}");
+    assert_eq!(body["embedding_backlog"], 3, "{body}");
+}

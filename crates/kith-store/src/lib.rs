@@ -270,6 +270,17 @@ pub trait Tx {
         Ok(nodes)
     }
 
+    /// `owner`'s nodes of `ids` that exist, each once, in no particular
+    /// order; another owner's id is left out like a missing one. What
+    /// [`Tx::get_nodes`] finds, but with the owner, which keeps the lookup
+    /// on one shard of an owner-sharded database (docs/deploy.md). One
+    /// round trip on a server backend.
+    fn get_owned_nodes(&mut self, owner: &OwnerId, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        let mut nodes = self.get_nodes(ids)?;
+        nodes.retain(|n| &n.owner_id == owner);
+        Ok(nodes)
+    }
+
     /// Nodes in creation order (see [`NodeQuery`]).
     fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError>;
 
@@ -466,6 +477,31 @@ pub trait Tx {
     fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
         rows.iter()
             .try_for_each(|(id, v)| self.put_embedding(*id, model, v))
+    }
+
+    /// [`Tx::put_embeddings`] for nodes of `owner` only: a node of another
+    /// owner fails the call like a missing one ([`StoreErrorKind::NotFound`],
+    /// nothing written). The owner keeps the write on one shard of an
+    /// owner-sharded database (docs/deploy.md).
+    fn put_owned_embeddings(
+        &mut self,
+        owner: &OwnerId,
+        model: &str,
+        rows: &[(Uuid, &[f32])],
+    ) -> Result<(), StoreError> {
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+        let owned: std::collections::HashSet<Uuid> = self
+            .get_owned_nodes(owner, &ids)?
+            .into_iter()
+            .map(|n| n.id)
+            .collect();
+        if let Some((id, _)) = rows.iter().find(|r| !owned.contains(&r.0)) {
+            return Err(StoreError::new(
+                StoreErrorKind::NotFound,
+                format!("node {id} of owner {owner} does not exist; none of the batch was written"),
+            ));
+        }
+        self.put_embeddings(model, rows)
     }
 
     /// A node's embedding: its model and vector.

@@ -87,7 +87,7 @@ pub(crate) fn write_events(
         let node = Node::note_for(event, v.node_type);
         if let Some(vectors) = vectors {
             // Vectors are in input order, one per input.
-            embedded.push((node.id, vectors.vectors[i].as_slice()));
+            embedded.push((&event.owner_id, node.id, vectors.vectors[i].as_slice()));
         }
         receipts.push(StoreReceipt {
             event_id: event.id,
@@ -100,7 +100,22 @@ pub(crate) fn write_events(
     tx.insert_events(&events)?;
     tx.insert_nodes(&nodes)?;
     if let Some(vectors) = vectors {
-        tx.put_embeddings(&vectors.model, &embedded)?;
+        // One statement per owner (a batch is usually one owner's): the
+        // owner keeps it on one shard of a sharded database.
+        let mut owners: Vec<&kith_core::OwnerId> = Vec::new();
+        for (owner, _, _) in &embedded {
+            if !owners.contains(owner) {
+                owners.push(owner);
+            }
+        }
+        for owner in owners {
+            let rows: Vec<(Uuid, &[f32])> = embedded
+                .iter()
+                .filter(|(o, _, _)| *o == owner)
+                .map(|(_, id, v)| (*id, *v))
+                .collect();
+            tx.put_owned_embeddings(owner, &vectors.model, &rows)?;
+        }
     }
     Ok(receipts)
 }

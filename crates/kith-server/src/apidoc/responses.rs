@@ -424,7 +424,7 @@ pub fn components() -> Vec<(&'static str, Value)> {
         (
             "Stats",
             fields(
-                "The owner's counts.",
+                "The owner's counts, and its notes waiting for a vector.",
                 &[
                     ("events", count()),
                     (
@@ -437,6 +437,7 @@ pub fn components() -> Vec<(&'static str, Value)> {
                     ("operations", count()),
                     ("owners", count()),
                     ("sessions", count()),
+                    ("embedding_backlog", count()),
                 ],
             ),
         ),

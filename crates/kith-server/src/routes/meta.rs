@@ -53,31 +53,52 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
     })
 }
 
+/// `GET /v1/stats`'s body: the store's counts for the owner and the
+/// embedding backlog, as `kith stats --json` prints them.
+#[derive(Debug, Serialize)]
+pub struct OwnerStats {
+    /// Events, nodes by type, edges, journal records, owners, sessions.
+    #[serde(flatten)]
+    pub stats: kith::Stats,
+    /// The owner's notes without a vector of the memory's model yet
+    /// (background embedding's backlog; 0 without an embedder).
+    pub embedding_backlog: u64,
+}
+
 /// Counts of the owner's events, nodes by type, edges, journal records and
-/// sessions.
+/// sessions, and how many of its notes wait for a vector.
 #[utoipa::path(get, path = "/v1/stats", tag = "meta",
     responses(
-        (status = 200, description = "`{events, nodes_by_type: [[type, n]], edges, operations, owners, sessions}`", body = serde_json::Value),
+        (status = 200, description = "`{events, nodes_by_type: [[type, n]], edges, operations, owners, sessions, embedding_backlog}`", body = serde_json::Value),
         (status = 401, body = ErrorBody)))]
 pub async fn stats(
     State(state): State<AppState>,
     Extension(owner): Extension<Owner>,
-) -> Result<Json<kith::Stats>, ApiError> {
-    let stats = state.run(move |m| Ok(m.stats(Some(&owner.0))?)).await?;
+) -> Result<Json<OwnerStats>, ApiError> {
+    let stats = state
+        .run(move |m| {
+            Ok(OwnerStats {
+                stats: m.stats(Some(&owner.0))?,
+                embedding_backlog: m.embedding_backlog(Some(&owner.0))?,
+            })
+        })
+        .await?;
     Ok(Json(stats))
 }
 
 /// The server's numbers in Prometheus' text format: requests and latency
-/// per route, store size, extraction queue, worker, extraction failures.
-/// Needs no key; every number is over all owners.
+/// per route, store size, embedding backlog, extraction queue, worker,
+/// extraction failures. Needs no key; every number is over all owners.
 #[utoipa::path(get, path = "/metrics", tag = "meta", security(()),
     responses(
         (status = 200, description = "Prometheus text format 0.0.4", body = String,
          content_type = "text/plain; version=0.0.4"),
         (status = 503, description = "The store was busy", body = ErrorBody)))]
 pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let stats = state.run(|m| Ok(m.stats(None)?)).await?;
-    let body = crate::metrics::render(&state, Some(&stats));
+    let (stats, backlog) = state
+        .run(|m| Ok((m.stats(None)?, m.embedding_backlog(None)?)))
+        .await?;
+    let body = crate::metrics::render(&state, Some((&stats, backlog)));
     Ok((
         [(
             header::CONTENT_TYPE,

@@ -154,12 +154,24 @@ const INSERT_WORK_ITEMS: &str = "WITH input AS (
  SELECT count(*) FROM ins";
 
 /// Embeddings are keyed by node; the owner comes from the node, as in the
-/// single-row statement. Nothing is written unless every node exists.
+/// single-row statement. Nothing is written unless every node is found.
 const PUT_EMBEDDINGS: &str = "WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::vector[]) AS i(node_id, vector)
  ), found AS (
     SELECT n.id, n.owner_id, i.vector FROM input i JOIN nodes n ON n.id = i.node_id
- ), ins AS (
+ ), ins AS (";
+
+/// [`PUT_EMBEDDINGS`] for the nodes of one owner (`$4`): the join names
+/// the owner, so a sharded database finds the nodes on one shard.
+const PUT_OWNED_EMBEDDINGS: &str = "WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::vector[]) AS i(node_id, vector)
+ ), found AS (
+    SELECT n.id, n.owner_id, i.vector FROM input i
+    JOIN nodes n ON n.owner_id = $4::text AND n.id = i.node_id
+ ), ins AS (";
+
+/// The insert both [`PUT_EMBEDDINGS`] and [`PUT_OWNED_EMBEDDINGS`] end with.
+const PUT_EMBEDDINGS_INSERT: &str = "
     INSERT INTO embeddings (node_id, owner_id, model, dim, vector)
     SELECT id, owner_id, $3::text, vector_dims(vector), vector FROM found
     WHERE (SELECT count(*) FROM found) = cardinality($1::uuid[])
@@ -484,6 +496,7 @@ impl PgTx<'_> {
 
     pub(super) fn batch_put_embeddings(
         &mut self,
+        owner: Option<&kith_core::OwnerId>,
         model: &str,
         rows: &[(Uuid, &[f32])],
     ) -> Result<(), StoreError> {
@@ -506,7 +519,16 @@ impl PgTx<'_> {
         }
         let ids: Vec<Uuid> = kept.iter().map(|r| r.0).collect();
         let vectors: Vec<PgVector> = kept.iter().map(|r| PgVector(r.1.to_vec())).collect();
-        let found = self.query(PUT_EMBEDDINGS, &[&ids, &vectors, &model])?;
+        let found = match owner {
+            None => self.query(
+                &format!("{PUT_EMBEDDINGS}{PUT_EMBEDDINGS_INSERT}"),
+                &[&ids, &vectors, &model],
+            )?,
+            Some(owner) => self.query(
+                &format!("{PUT_OWNED_EMBEDDINGS}{PUT_EMBEDDINGS_INSERT}"),
+                &[&ids, &vectors, &model, &owner.as_str()],
+            )?,
+        };
         let (nodes, written): (i64, i64) = found.first().map_or((0, 0), |r| (r.get(0), r.get(1)));
         if nodes as usize != ids.len() {
             return Err(not_found(format!(

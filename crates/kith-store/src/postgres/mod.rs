@@ -485,7 +485,17 @@ impl Store for PgStore {
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
         let mut conn = self.take()?;
         let sql = match mode {
-            TxMode::Read => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY".to_string(),
+            // A read transaction begins with its first statement (see
+            // `PgTx::pending_begin`): nothing to send yet.
+            TxMode::Read => {
+                return Ok(Box::new(PgTx {
+                    store: self,
+                    conn: Some(conn),
+                    mode,
+                    failed: None,
+                    pending_begin: Some(READ_BEGIN),
+                }))
+            }
             TxMode::Write => format!(
                 "BEGIN ISOLATION LEVEL READ COMMITTED;
                  SET LOCAL lock_timeout = '{}s';
@@ -508,6 +518,7 @@ impl Store for PgStore {
             conn: Some(conn),
             mode,
             failed: None,
+            pending_begin: None,
         }))
     }
 
@@ -533,17 +544,33 @@ impl Store for PgStore {
     }
 }
 
+/// How a read transaction begins: one snapshot for all its statements
+/// (taken by the first of them, not by `BEGIN`).
+const READ_BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
 struct PgTx<'a> {
     store: &'a PgStore,
     conn: Option<Conn>,
     mode: TxMode,
     /// The first error that aborted the transaction on the server.
     failed: Option<StoreError>,
+    /// A read transaction's `BEGIN`, until it is sent: with the first
+    /// statement, in the same round trip when that statement can travel
+    /// with it (a batch without parameters, the vector copy's state); one
+    /// that never sends a statement never begins, and ends with nothing to
+    /// send. The snapshot is the first statement's either way.
+    pending_begin: Option<&'static str>,
 }
 
 impl Drop for PgTx<'_> {
     fn drop(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
+        if let Some(conn) = self.conn.take() {
+            if self.pending_begin.is_some() {
+                // Never begun: nothing to undo.
+                self.store.release(conn);
+                return;
+            }
+            let mut conn = conn;
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
             self.store.log.sent("ROLLBACK");
@@ -592,6 +619,52 @@ impl PgTx<'_> {
         }
     }
 
+    /// Sends the pending `BEGIN` of a read transaction, if any, on its own.
+    fn begin_now(&mut self) -> Result<(), StoreError> {
+        let Some(begin) = self.pending_begin.take() else {
+            return Ok(());
+        };
+        self.store.log.sent(begin);
+        let conn = self.conn.as_mut().expect("transaction connection is live");
+        conn.client.batch_execute(begin).map_err(|e| {
+            let err = map_err(e).context("begin a transaction");
+            self.failed = Some(err.clone());
+            err
+        })
+    }
+
+    /// Runs `sql` (statements without parameters, ending with one query)
+    /// after the pending `BEGIN`, if any, in one round trip with the simple
+    /// protocol, and returns the query's rows as text.
+    fn simple_query(&mut self, sql: &str) -> Result<Vec<postgres::SimpleQueryRow>, StoreError> {
+        if let Some(err) = &self.failed {
+            return Err(StoreError::new(
+                err.kind(),
+                format!("the transaction was aborted by an earlier error: {err}"),
+            ));
+        }
+        let text = match self.pending_begin.take() {
+            Some(begin) => format!("{begin}; {sql}"),
+            None => sql.to_string(),
+        };
+        self.store.log.sent(&text);
+        let conn = self.conn.as_mut().expect("transaction connection is live");
+        match conn.client.simple_query(&text) {
+            Ok(messages) => Ok(messages
+                .into_iter()
+                .filter_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(r) => Some(r),
+                    _ => None,
+                })
+                .collect()),
+            Err(e) => {
+                let err = map_err(e);
+                self.failed = Some(err.clone());
+                Err(err)
+            }
+        }
+    }
+
     /// Runs one statement and returns its rows. Statements are prepared
     /// once per connection. A failure marks the transaction as aborted.
     fn query(&mut self, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
@@ -601,6 +674,7 @@ impl PgTx<'_> {
                 format!("the transaction was aborted by an earlier error: {err}"),
             ));
         }
+        self.begin_now()?;
         let conn = self.conn.as_mut().expect("transaction connection is live");
         let log = &self.store.log;
         let result = (|| {
@@ -634,9 +708,14 @@ impl PgTx<'_> {
                 format!("the transaction was aborted by an earlier error: {err}"),
             ));
         }
-        self.store.log.sent(sql);
+        // A pending `BEGIN` travels in the same batch.
+        let sql = match self.pending_begin.take() {
+            Some(begin) => format!("{begin}; {sql}"),
+            None => sql.to_string(),
+        };
+        self.store.log.sent(&sql);
         let conn = self.conn.as_mut().expect("transaction connection is live");
-        conn.client.batch_execute(sql).map_err(|e| {
+        conn.client.batch_execute(&sql).map_err(|e| {
             let err = map_err(e);
             self.failed = Some(err.clone());
             err
@@ -797,7 +876,16 @@ impl Tx for PgTx<'_> {
     }
 
     fn put_embeddings(&mut self, model: &str, rows: &[(Uuid, &[f32])]) -> Result<(), StoreError> {
-        self.batch_put_embeddings(model, rows)
+        self.batch_put_embeddings(None, model, rows)
+    }
+
+    fn put_owned_embeddings(
+        &mut self,
+        owner: &OwnerId,
+        model: &str,
+        rows: &[(Uuid, &[f32])],
+    ) -> Result<(), StoreError> {
+        self.batch_put_embeddings(Some(owner), model, rows)
     }
 
     fn event_id_by_source(
@@ -938,6 +1026,17 @@ impl Tx for PgTx<'_> {
             rows::NODE_COLUMNS
         );
         self.query_map(&sql, &[&ids], rows::node)
+    }
+
+    fn get_owned_nodes(&mut self, owner: &OwnerId, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {} FROM nodes n WHERE n.owner_id = $1 AND n.id = ANY($2)",
+            rows::NODE_COLUMNS
+        );
+        self.query_map(&sql, &[&owner.as_str(), &ids], rows::node)
     }
 
     fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
@@ -1463,6 +1562,15 @@ impl Tx for PgTx<'_> {
         if words.is_empty() {
             return Ok(Vec::new());
         }
+        if words.len() <= search::MAX_SCORED_WORDS {
+            // Statistics, pruning, IDFs and the search in one round trip.
+            let avg_lexemes = self.avg_lexemes()?;
+            let (sql, args) = search::bm25_sql(q, &words, avg_lexemes);
+            return search::decode_hits(&self.query_args(&sql, &args)?);
+        }
+        // A pasted document (past `MAX_SCORED_WORDS` words): its words'
+        // statistics first, then the search, ranked by `ts_rank_cd` unless
+        // pruning leaves few enough words to score.
         // Word shares come from the planner's statistics (lexeme
         // frequencies ANALYZE keeps for the tsvector column), not from
         // counting postings on every query: a free lookup, as fresh as the
@@ -1630,11 +1738,7 @@ impl Tx for PgTx<'_> {
         let (generation, max_seq): (Option<String>, i64) = if self.store.hnsw {
             (None, 0)
         } else {
-            let state = self.query(vectors::STATE_SQL, &[])?;
-            state
-                .first()
-                .map(|r| (r.get(0), r.get(1)))
-                .ok_or_else(|| StoreError::new(StoreErrorKind::Other, "no state row"))?
+            vectors::state(self, &q.owner)?
         };
         // Slack for candidates the re-check drops (no longer active, or not
         // of the lifecycle asked for); if it drops too many, the scan is
@@ -1824,6 +1928,11 @@ impl Tx for PgTx<'_> {
             ));
         }
         let mut conn = self.conn.take().expect("transaction connection is live");
+        if self.pending_begin.take().is_some() {
+            // A read transaction that sent nothing never began.
+            self.store.release(conn);
+            return Ok(());
+        }
         // A transaction that changed a row has a transaction id; one that
         // only read (or only took the advisory lock) has none and leaves the
         // write generation alone. The bump and COMMIT go in one round trip:

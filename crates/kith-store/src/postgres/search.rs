@@ -16,7 +16,7 @@
 
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 
-use super::sql::Select;
+use super::sql::{Arg, Select};
 use crate::{LexicalHit, LexicalQuery, SearchFilters, StoreError, StoreErrorKind, VectorQuery};
 
 /// The `to_tsquery` text for free text, or `None` when no word is left.
@@ -156,6 +156,88 @@ pub fn lexical_sql(
         super::rows::HIT_COLUMNS
     );
     Some((sql, args))
+}
+
+/// The SQL and parameters of a lexical search for a query of `words`
+/// (1 to [`MAX_SCORED_WORDS`] of them) in one statement, so one round trip.
+///
+/// It takes, in the server, the steps [`lexical_sql`]'s caller takes in
+/// Rust between two round trips (the rule is the same; the two must not
+/// drift): each word's share of the rows from [`WORD_STATS_SQL`]'s
+/// statistics (a word they do not track: half the smallest share they
+/// do), or, before the first (auto)analyze, counted as
+/// [`WORD_COUNTS_SQL`] counts them (for 2+ words, up to a cap); in a store
+/// of [`crate::words::PRUNE_FROM_ROWS`]+ rows, words in
+/// [`crate::words::COMMON_SHARE`]+ of them are left out when a rarer one
+/// is left; then [`idf`] of each kept word (1 without a share) and the
+/// BM25-like score of [`lexical_sql`].
+pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String, Vec<Arg>) {
+    let mut select = Select::new("");
+    let words_arg = select.arg(words.to_vec());
+    let owner = select.arg(q.owner.as_str().to_string());
+    let common = select.arg(crate::words::COMMON_SHARE);
+    let count = select.arg((2..=MAX_SCORED_WORDS).contains(&words.len()));
+    let prune = select.arg(words.len() >= 2);
+    let prune_from = select.arg(crate::words::PRUNE_FROM_ROWS as f64);
+    select.push(&format!(
+        "WITH s AS (
+           SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
+           FROM pg_stats
+           WHERE schemaname = current_schema() AND tablename = 'nodes'
+             AND attname = 'content_tsv'
+         ),
+         total AS (SELECT coalesce(max(seq), 0)::float8 AS n FROM nodes),
+         tracked AS (
+           SELECT u.w, u.i,
+             (SELECT max(e.freq)::float8
+                FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
+               WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))) AS share,
+             (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s) AS smallest
+           FROM unnest({words_arg}::text[]) WITH ORDINALITY AS u(w, i)
+         ),
+         shares AS (
+           SELECT r.w, r.i, greatest(t.n, 1.0) AS n, CASE
+             WHEN r.smallest IS NOT NULL THEN coalesce(r.share, r.smallest / 2)
+             WHEN {count} AND t.n > 0 THEN (SELECT count(*) FROM (SELECT 1 FROM nodes
+                 WHERE content_tsv @@ to_tsquery('english', quote_literal(r.w))
+                 LIMIT greatest(floor(t.n * {common}), 100)::bigint) c)::float8 / t.n
+             END AS share,
+             NOT ({prune} AND t.n >= {prune_from}) AS keep_all
+           FROM tracked r, total t
+         ),
+         marked AS (
+           SELECT w, i, n, share,
+             keep_all OR share IS NULL OR share < {common} AS rare,
+             least(greatest(share * n, 0.0), n) AS holding
+           FROM shares
+         ),
+         kept AS (
+           SELECT w, i, to_tsquery('english', quote_literal(w)) AS q,
+             CASE WHEN share IS NULL THEN 1.0::float8
+                  ELSE ln(1.0 + (n - holding + 0.5) / (holding + 0.5)) END AS idf
+           FROM marked
+           WHERE rare OR NOT EXISTS (SELECT 1 FROM marked WHERE rare)
+         )
+         SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+                coalesce((SELECT sum(k.idf) FROM kept k WHERE n.content_tsv @@ k.q), 0.0)
+                  * {k1p1} / (1.0 + {K1} * (1.0 - {B} + {B} * length(n.content_tsv)
+                    / {avg}::float8)) AS score
+         FROM nodes n,
+              (SELECT to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) AS q
+                 FROM kept) tq
+         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+        k1p1 = K1 + 1.0,
+        avg = avg_lexemes.max(1.0),
+    ));
+    apply_filters(&mut select, &q.filters);
+    let (inner, args) = select.finish("score DESC, n.seq", q.limit);
+    let sql = format!(
+        "SELECT n.score::float8 AS score, {} FROM ({inner}) n
+         LEFT JOIN events e ON e.id = n.source_event_id
+         ORDER BY n.score DESC, n.seq",
+        super::rows::HIT_COLUMNS
+    );
+    (sql, args)
 }
 
 /// [`lexical_sql`] for queries too long to score word by word:

@@ -198,10 +198,43 @@ const ROWS_SQL: &str = "SELECT e.seq, e.node_id, e.model, e.vector, n.scope, n.s
  FROM embeddings e JOIN nodes n ON n.id = e.node_id
  WHERE e.owner_id = $1 AND e.seq > $2 ORDER BY e.seq";
 
-/// The embeddings generation and the newest `seq` a snapshot sees.
+/// The embeddings generation and the newest `seq` of owner `$1` a snapshot
+/// sees. Per owner, not store-wide: one probe of `embeddings_owner_seq` on
+/// the owner's shard of a sharded database (docs/deploy.md), where a
+/// store-wide `max(seq)` would ask every shard. Enough for the owner's
+/// copy: writers commit in `seq` order, so the owner's rows a snapshot sees
+/// are exactly those up to this `seq`.
 pub(super) const STATE_SQL: &str =
     "SELECT (SELECT value FROM kith_meta WHERE key = 'embeddings_generation'),
-            (SELECT coalesce(max(seq), 0) FROM embeddings)";
+            (SELECT coalesce(max(seq), 0) FROM embeddings WHERE owner_id = $1)";
+
+/// The embeddings generation and `owner`'s newest embedding `seq` as the
+/// transaction sees them ([`STATE_SQL`]). When the transaction has not
+/// begun, its `BEGIN` and this read go in one round trip: the simple
+/// protocol has no parameters, so the owner is written as a literal (owner
+/// ids are letters, digits and `._-:@`; quotes are doubled all the same).
+pub(super) fn state(
+    tx: &mut super::PgTx<'_>,
+    owner: &kith_core::OwnerId,
+) -> Result<(Option<String>, i64), StoreError> {
+    let no_row = || StoreError::new(StoreErrorKind::Other, "no vector state row");
+    if tx.pending_begin.is_none() {
+        let rows = tx.query(STATE_SQL, &[&owner.as_str()])?;
+        return rows
+            .first()
+            .map(|r| (r.get(0), r.get(1)))
+            .ok_or_else(no_row);
+    }
+    let literal = format!("'{}'", owner.as_str().replace('\'', "''"));
+    let rows = tx.simple_query(&STATE_SQL.replace("$1", &literal))?;
+    let row = rows.first().ok_or_else(no_row)?;
+    let max_seq = row
+        .get(1)
+        .ok_or_else(no_row)?
+        .parse::<i64>()
+        .map_err(|e| StoreError::corrupted(format!("the newest embedding seq: {e}")))?;
+    Ok((row.get(0).map(str::to_string), max_seq))
+}
 
 /// Bumps the generation (with `delete_embeddings`).
 pub(super) const BUMP_SQL: &str = "INSERT INTO kith_meta (key, value)
@@ -320,8 +353,8 @@ impl VectorCache {
 }
 
 /// Answers `q` from the cache when it can, bringing the owner's copy up to
-/// the transaction's snapshot first. `generation` and `max_seq` come from
-/// [`STATE_SQL`] in the same transaction.
+/// the transaction's snapshot first. `generation` and `max_seq` (the
+/// owner's) come from [`STATE_SQL`] in the same transaction.
 ///
 /// The cache's mutex is held only to look the owner up and to publish: the
 /// rows are read from the database and absorbed under the owner's own
@@ -403,9 +436,8 @@ pub(super) fn plan(
             }
             return Err(e);
         }
-        // This transaction sees every row up to `max_seq` (writers commit
-        // in `seq` order), so the copy is whole up to there even when the
-        // newest rows belong to other owners.
+        // This transaction sees every row of the owner up to `max_seq`
+        // (writers commit in `seq` order), so the copy is whole up to there.
         w.last_seq = w.last_seq.max(max_seq);
         w.maintain();
     }
@@ -462,7 +494,7 @@ fn load(config: &postgres::Config, owner: &str) -> Result<OwnerVectors, StoreErr
         .read_only(true)
         .start()
         .map_err(super::map_err)?;
-    let state = tx.query_one(STATE_SQL, &[]).map_err(super::map_err)?;
+    let state = tx.query_one(STATE_SQL, &[&owner]).map_err(super::map_err)?;
     let mut w = OwnerWriter::default();
     let start: i64 = 0;
     let params: [&(dyn ToSql + Sync); 2] = [&owner, &start];

@@ -295,3 +295,64 @@ fn multi_row_reads_answer_like_one_row_at_a_time(store: &dyn Store) {
         assert_eq!(bobs[&notes[4].id].len(), 1, "a loop is listed once");
     });
 }
+
+store_test!(nodes_by_id_with_their_owner_leave_out_other_owners);
+fn nodes_by_id_with_their_owner_leave_out_other_owners(store: &dyn Store) {
+    let events = three();
+    let notes: Vec<_> = events.iter().map(note).collect();
+    write(store, |tx| {
+        tx.insert_events(&events).unwrap();
+        tx.insert_nodes(&notes).unwrap();
+    });
+    read(store, |tx| {
+        let ids = [notes[0].id, notes[2].id, notes[0].id, Uuid::new_v4()];
+        // Alice's node once, as get_node reads it; bob's left out like a
+        // missing one.
+        let alices = tx.get_owned_nodes(&owner("alice"), &ids).unwrap();
+        assert_eq!(alices, vec![tx.get_node(notes[0].id).unwrap().unwrap()]);
+        let bobs = tx.get_owned_nodes(&owner("bob"), &ids).unwrap();
+        assert_eq!(bobs, vec![tx.get_node(notes[2].id).unwrap().unwrap()]);
+        assert!(tx.get_owned_nodes(&owner("alice"), &[]).unwrap().is_empty());
+    });
+}
+
+store_test!(vectors_written_for_an_owner_refuse_another_owners_node);
+fn vectors_written_for_an_owner_refuse_another_owners_node(store: &dyn Store) {
+    let events = three();
+    let notes: Vec<_> = events.iter().map(note).collect();
+    write(store, |tx| {
+        tx.insert_events(&events).unwrap();
+        tx.insert_nodes(&notes).unwrap();
+    });
+    // Bob's note among alice's: refused as missing, nothing written.
+    let rows = [
+        (notes[0].id, &[1.0, 0.0][..]),
+        (notes[2].id, &[0.0, 1.0][..]),
+    ];
+    let err = attempt(store, |tx| {
+        tx.put_owned_embeddings(&owner("alice"), "m", &rows)
+            .unwrap_err()
+    });
+    assert_eq!(err.kind(), StoreErrorKind::NotFound, "{err}");
+    read(store, |tx| {
+        assert_eq!(tx.get_embedding(notes[0].id).unwrap(), None);
+        assert_eq!(tx.get_embedding(notes[2].id).unwrap(), None);
+    });
+    // Alice's own: written as put_embeddings writes them.
+    write(store, |tx| {
+        tx.put_owned_embeddings(&owner("alice"), "m", &rows[..1])
+            .unwrap();
+        tx.put_owned_embeddings(&owner("bob"), "m", &rows[1..])
+            .unwrap();
+    });
+    read(store, |tx| {
+        assert_eq!(
+            tx.get_embedding(notes[0].id).unwrap(),
+            Some(("m".into(), vec![1.0, 0.0]))
+        );
+        assert_eq!(
+            tx.get_embedding(notes[2].id).unwrap(),
+            Some(("m".into(), vec![0.0, 1.0]))
+        );
+    });
+}

@@ -69,9 +69,13 @@ pub(crate) fn embed(
         let vectors = embed_checked(embedder, &texts)?;
         crate::retry::on_busy("save entity vectors", || {
             let mut tx = store.begin(TxMode::Write)?;
-            for ((id, _), v) in chunk.iter().zip(&vectors) {
-                tx.put_embedding(*id, &model, v)?;
-            }
+            // One statement for the chunk on a server, not one per entity.
+            let rows: Vec<(Uuid, &[f32])> = chunk
+                .iter()
+                .zip(&vectors)
+                .map(|((id, _), v)| (*id, v.as_slice()))
+                .collect();
+            tx.put_owned_embeddings(owner, &model, &rows)?;
             tx.commit()?;
             Ok(())
         })?;

@@ -2,9 +2,12 @@
 //! vector, their texts, and writing their vectors. Shared by `rebuild
 //! --embeddings` and the background worker ([`super::backlog`]).
 
+use std::collections::{HashMap, HashSet};
+
 use kith_core::{NodeType, OwnerId};
 use kith_embed::Embedder;
 use kith_store::{Store, StoredNode, TxMode};
+use uuid::Uuid;
 
 use super::{embed_checked, vector_text};
 use crate::error::Error;
@@ -62,30 +65,66 @@ pub(crate) fn embed_and_save(
     }
     let texts: Vec<String> = {
         let mut tx = store.begin(TxMode::Read)?;
-        let mut texts = Vec::with_capacity(notes.len());
+        // Each note's turn, read per owner in one call (a rebuild spans
+        // owners; one round trip each on a server, not one per note).
+        let mut wanted: HashMap<&OwnerId, Vec<Uuid>> = HashMap::new();
         for s in notes {
-            let speaker = match s.node.evidence_refs.first() {
-                Some(id) => tx.get_event(*id)?.and_then(|e| e.event.speaker),
-                None => None,
-            };
-            texts.push(vector_text(
-                &s.node.content,
-                speaker.as_ref().map(|s| s.as_str()),
-            ));
+            if let Some(id) = s.node.evidence_refs.first() {
+                wanted.entry(&s.node.owner_id).or_default().push(*id);
+            }
         }
-        texts
+        let mut speakers: HashMap<Uuid, Option<String>> = HashMap::new();
+        for (owner, ids) in wanted {
+            for e in tx.get_events(owner, &ids)? {
+                let speaker = e.event.speaker.map(|s| s.as_str().to_string());
+                speakers.insert(e.event.id, speaker);
+            }
+        }
+        notes
+            .iter()
+            .map(|s| {
+                let speaker = s
+                    .node
+                    .evidence_refs
+                    .first()
+                    .and_then(|id| speakers.get(id))
+                    .and_then(|s| s.as_deref());
+                vector_text(&s.node.content, speaker)
+            })
+            .collect()
     };
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let vectors = embed_checked(embedder, &texts)?;
     let model = embedder.model_id();
     crate::retry::on_busy("save vectors", || {
         let mut tx = store.begin(TxMode::Write)?;
-        for (s, v) in notes.iter().zip(&vectors) {
-            // A note forgotten since it was read has no row to attach to:
-            // its vector is not wanted either.
-            if tx.get_node(s.node.id)?.is_some() {
-                tx.put_embedding(s.node.id, model, v)?;
+        // Per owner (a rebuild spans owners), one read and one write: a
+        // note forgotten since it was read has no row to attach to, and its
+        // vector is not wanted either.
+        let mut owners: Vec<&OwnerId> = Vec::new();
+        for s in notes {
+            if !owners.contains(&&s.node.owner_id) {
+                owners.push(&s.node.owner_id);
             }
+        }
+        for owner in owners {
+            let ids: Vec<Uuid> = notes
+                .iter()
+                .filter(|s| &s.node.owner_id == owner)
+                .map(|s| s.node.id)
+                .collect();
+            let live: HashSet<Uuid> = tx
+                .get_owned_nodes(owner, &ids)?
+                .into_iter()
+                .map(|n| n.id)
+                .collect();
+            let rows: Vec<(Uuid, &[f32])> = notes
+                .iter()
+                .zip(&vectors)
+                .filter(|(s, _)| &s.node.owner_id == owner && live.contains(&s.node.id))
+                .map(|(s, v)| (s.node.id, v.as_slice()))
+                .collect();
+            tx.put_owned_embeddings(owner, model, &rows)?;
         }
         tx.commit()?;
         Ok(())

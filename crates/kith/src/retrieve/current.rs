@@ -195,7 +195,7 @@ pub fn put_current_first(
         .collect();
     let note_ids: Vec<Uuid> = turns.iter().map(|e| ids::note_node_id(*e)).collect();
     let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&note_ids)?
+        .get_owned_nodes(&req.owner, &note_ids)?
         .into_iter()
         .map(|n| (n.id, n))
         .collect();

@@ -227,7 +227,7 @@ fn by_entity(
     }
     let entity_ids: Vec<Uuid> = linked.iter().map(|l| l.1).collect();
     let entities: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&entity_ids)?
+        .get_owned_nodes(&req.owner, &entity_ids)?
         .into_iter()
         .filter(|n| n.owner_id == req.owner && n.lifecycle.is_active())
         .map(|n| (n.id, n))
@@ -259,7 +259,7 @@ fn by_entity(
         }
     }
     let nodes: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&wanted.iter().map(|w| w.2).collect::<Vec<_>>())?
+        .get_owned_nodes(&req.owner, &wanted.iter().map(|w| w.2).collect::<Vec<_>>())?
         .into_iter()
         .map(|n| (n.id, n))
         .collect();
@@ -411,7 +411,7 @@ fn replies(
         .map(|(_, s, j)| ids::note_node_id(sessions[s][*j].event.id))
         .collect();
     let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&note_ids)?
+        .get_owned_nodes(&req.owner, &note_ids)?
         .into_iter()
         .map(|n| (n.id, n))
         .collect();

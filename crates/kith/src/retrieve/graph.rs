@@ -102,8 +102,11 @@ pub fn candidates(
         limit: 20,
     })?;
     let ids: Vec<Uuid> = entities.iter().map(|e| e.node_id).collect();
-    let nodes: HashMap<Uuid, kith_core::Node> =
-        tx.get_nodes(&ids)?.into_iter().map(|n| (n.id, n)).collect();
+    let nodes: HashMap<Uuid, kith_core::Node> = tx
+        .get_owned_nodes(&req.owner, &ids)?
+        .into_iter()
+        .map(|n| (n.id, n))
+        .collect();
     // (entity, its name, how it was reached, through an alias)
     let mut queue: VecDeque<(Uuid, String, String, bool)> = VecDeque::new();
     for e in &entities {
@@ -162,7 +165,11 @@ pub fn candidates(
                 })
                 .filter(|id| !ends.contains_key(id))
                 .collect();
-            ends.extend(tx.get_nodes(&far)?.into_iter().map(|n| (n.id, n)));
+            ends.extend(
+                tx.get_owned_nodes(&req.owner, &far)?
+                    .into_iter()
+                    .map(|n| (n.id, n)),
+            );
             for id in batch {
                 edges_of.insert(id, found.remove(&id).unwrap_or_default());
             }
@@ -302,7 +309,7 @@ fn note_superseded(
     let mut next = old.superseded_by;
     for _ in 0..MAX_SUPERSEDED_CHAIN {
         let Some(id) = next else { return Ok(()) };
-        let Some(node) = tx.get_node(id)? else {
+        let Some(node) = tx.get_owned_nodes(&old.owner_id, &[id])?.pop() else {
             return Ok(());
         };
         if node.owner_id != old.owner_id {

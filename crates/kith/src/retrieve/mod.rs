@@ -205,7 +205,7 @@ fn candidates(
     if !named.is_empty() {
         speakers::boost(&named, &mut pool, &req.weights);
     }
-    let corrected = results::owner_corrected(tx, &pool)?;
+    let corrected = results::owner_corrected(tx, &req.owner, &pool)?;
     Ok(Found {
         pool,
         superseded,

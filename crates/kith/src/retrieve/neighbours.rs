@@ -111,7 +111,7 @@ pub(super) fn candidates(
         .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
         .collect();
     let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_nodes(&note_ids)?
+        .get_owned_nodes(&req.owner, &note_ids)?
         .into_iter()
         .map(|n| (n.id, n))
         .collect();

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kith_core::{NodeType, ScopeId};
+use kith_core::{NodeType, OwnerId, ScopeId};
 use kith_store::Tx;
 use serde::Serialize;
 use uuid::Uuid;
@@ -144,7 +144,11 @@ pub(super) fn one_per_event(
 /// says what its message does not, so it gets a packed line of its own
 /// instead of folding into the message's (which would show the old value
 /// only).
-pub(super) fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uuid>, Error> {
+pub(super) fn owner_corrected(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    pool: &Pool,
+) -> Result<HashSet<Uuid>, Error> {
     let ids: Vec<Uuid> = pool
         .by_id
         .values()
@@ -155,7 +159,7 @@ pub(super) fn owner_corrected(tx: &mut dyn Tx, pool: &Pool) -> Result<HashSet<Uu
         return Ok(HashSet::new());
     }
     Ok(tx
-        .get_nodes(&ids)?
+        .get_owned_nodes(owner, &ids)?
         .iter()
         .filter(|n| crate::claims::is_owner_corrected(n))
         .map(|n| n.id)
