@@ -79,11 +79,6 @@ const LONG_FNS: &[(&str, &str, &str)] = &[
         "components",
         "one declarative list of every OpenAPI schema and example",
     ),
-    (
-        "kith/src/retrieve/",
-        "*",
-        "being split into named stages by issue 19's retrieval work",
-    ),
 ];
 
 /// Paths of `std` that do I/O or read the process's surroundings.

@@ -61,6 +61,14 @@ fn is_accepted_alias(edge: &Edge) -> bool {
         && meta("identity_verified").and_then(|v| v.as_bool()) == Some(true)
 }
 
+/// An entity waiting to be walked: its id, its name, how it was reached
+/// (the trace) and whether through an alias.
+type Queued = (Uuid, String, String, bool);
+
+/// A claim or linked memory reached: words shared with the query, minus
+/// its creation time (newest first on ties), the node and how.
+type Reached = (usize, i64, kith_core::Node, String);
+
 /// Adds the graph path's candidates to `pool`.
 pub fn candidates(
     tx: &mut dyn Tx,
@@ -69,8 +77,21 @@ pub fn candidates(
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
-    // Most memories of a store()-only owner have no entities: one indexed
-    // probe saves a full-text search.
+    if !has_entities(tx, req)? {
+        return Ok(findings);
+    }
+    let queue = named_entities(tx, req, named)?;
+    let mut reached = walk(tx, req, queue, &mut findings)?;
+    reached.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    reached.truncate(50);
+    add_reached(tx, req, reached, pool)?;
+    Ok(findings)
+}
+
+/// Whether the owner has any entity in scope. Most memories of a
+/// store()-only owner have none: one indexed probe saves a full-text
+/// search.
+fn has_entities(tx: &mut dyn Tx, req: &RetrieveRequest) -> Result<bool, Error> {
     let any_entity = tx.list_nodes(&NodeQuery {
         owner: Some(req.owner.clone()),
         scope: req.filters.scope.clone(),
@@ -78,10 +99,16 @@ pub fn candidates(
         limit: 1,
         ..NodeQuery::default()
     })?;
-    if any_entity.is_empty() {
-        return Ok(findings);
-    }
-    let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
+    Ok(!any_entity.is_empty())
+}
+
+/// The entities the query names (as people say names) or that are named
+/// like a speaker the query names, each with how it was named.
+fn named_entities(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    named: &[NamedSpeaker],
+) -> Result<VecDeque<Queued>, Error> {
     let said = QueryWords::new(&req.query);
     // A short form finds no entity by its words ("Mel" is not a word of
     // "Melanie"): the full names of the speakers the query names join the
@@ -107,8 +134,7 @@ pub fn candidates(
         .into_iter()
         .map(|n| (n.id, n))
         .collect();
-    // (entity, its name, how it was reached, through an alias)
-    let mut queue: VecDeque<(Uuid, String, String, bool)> = VecDeque::new();
+    let mut queue = VecDeque::new();
     for e in &entities {
         let Some(node) = nodes.get(&e.node_id) else {
             continue;
@@ -124,15 +150,84 @@ pub fn candidates(
         };
         queue.push_back((e.node_id, e.content.clone(), via, false));
     }
+    Ok(queue)
+}
+
+/// The entities' edges and the nodes at their other ends, read as the walk
+/// needs them.
+#[derive(Default)]
+struct Neighbourhood {
+    edges_of: HashMap<Uuid, Vec<Edge>>,
+    ends: HashMap<Uuid, kith_core::Node>,
+}
+
+impl Neighbourhood {
+    /// Reads `entity_id`'s edges unless read already, with those of every
+    /// entity still queued and the nodes at their other ends: two reads
+    /// (two round trips on a server) rather than one per entity and node.
+    fn read(
+        &mut self,
+        tx: &mut dyn Tx,
+        req: &RetrieveRequest,
+        entity_id: Uuid,
+        queue: &VecDeque<Queued>,
+        visited: &HashSet<Uuid>,
+    ) -> Result<(), Error> {
+        if self.edges_of.contains_key(&entity_id) {
+            return Ok(());
+        }
+        let mut batch = vec![entity_id];
+        batch.extend(
+            queue
+                .iter()
+                .map(|q| q.0)
+                .filter(|id| !visited.contains(id) && !self.edges_of.contains_key(id)),
+        );
+        let mut found = tx.edges_of_nodes(&req.owner, &batch)?;
+        let far: Vec<Uuid> = found
+            .iter()
+            .flat_map(|(id, edges)| edges.iter().map(move |e| other_end(e, *id)))
+            .filter(|id| !self.ends.contains_key(id))
+            .collect();
+        self.ends.extend(
+            tx.get_owned_nodes(&req.owner, &far)?
+                .into_iter()
+                .map(|n| (n.id, n)),
+        );
+        for id in batch {
+            self.edges_of
+                .insert(id, found.remove(&id).unwrap_or_default());
+        }
+        Ok(())
+    }
+}
+
+/// The end of `edge` that is not `id`.
+fn other_end(edge: &Edge, id: Uuid) -> Uuid {
+    if edge.source_id == id {
+        edge.target_id
+    } else {
+        edge.source_id
+    }
+}
+
+/// Walks from the named entities through accepted aliases, collecting each
+/// entity's claims and linked memories; superseded claims and people
+/// reached by alias go to `findings`.
+fn walk(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    mut queue: VecDeque<Queued>,
+    findings: &mut GraphFindings,
+) -> Result<Vec<Reached>, Error> {
+    let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
     // Superseded claims only say what no longer holds when memory is read
     // as it stands now, with active nodes.
     let reads_now = req.filters.as_of.is_none() && req.filters.lifecycles.is_empty();
-    let mut claims: Vec<(usize, i64, kith_core::Node, String)> = Vec::new();
+    let mut reached: Vec<Reached> = Vec::new();
     let mut seen = HashSet::new();
     let mut visited = HashSet::new();
-    // Entities' edges and the nodes at their ends, read in batches.
-    let mut edges_of: HashMap<Uuid, Vec<Edge>> = HashMap::new();
-    let mut ends: HashMap<Uuid, kith_core::Node> = HashMap::new();
+    let mut around = Neighbourhood::default();
     while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
         if !visited.insert(entity_id) {
             continue;
@@ -140,56 +235,19 @@ pub fn candidates(
         if by_alias {
             findings.people.push(name);
         }
-        if !edges_of.contains_key(&entity_id) {
-            // This entity's edges and those of every entity still queued,
-            // with the nodes at their other ends, in two reads (two round
-            // trips on a server) rather than one per entity and per node.
-            let mut batch = vec![entity_id];
-            batch.extend(
-                queue
-                    .iter()
-                    .map(|q| q.0)
-                    .filter(|id| !visited.contains(id) && !edges_of.contains_key(id)),
-            );
-            let mut found = tx.edges_of_nodes(&req.owner, &batch)?;
-            let far: Vec<Uuid> = found
-                .iter()
-                .flat_map(|(id, edges)| {
-                    edges.iter().map(move |e| {
-                        if e.source_id == *id {
-                            e.target_id
-                        } else {
-                            e.source_id
-                        }
-                    })
-                })
-                .filter(|id| !ends.contains_key(id))
-                .collect();
-            ends.extend(
-                tx.get_owned_nodes(&req.owner, &far)?
-                    .into_iter()
-                    .map(|n| (n.id, n)),
-            );
-            for id in batch {
-                edges_of.insert(id, found.remove(&id).unwrap_or_default());
-            }
-        }
-        let edges: Vec<Edge> = edges_of[&entity_id]
+        around.read(tx, req, entity_id, &queue, &visited)?;
+        let edges: Vec<Edge> = around.edges_of[&entity_id]
             .iter()
             .filter(|e| e.is_open())
             .cloned()
             .collect();
         for edge in edges {
             if is_accepted_alias(&edge) {
-                let other = if edge.source_id == entity_id {
-                    edge.target_id
-                } else {
-                    edge.source_id
-                };
+                let other = other_end(&edge, entity_id);
                 if visited.contains(&other) || visited.len() + queue.len() >= MAX_ENTITIES {
                     continue;
                 }
-                if let Some(alias) = ends.get(&other) {
+                if let Some(alias) = around.ends.get(&other) {
                     if alias.owner_id == req.owner && alias.lifecycle.is_active() {
                         let next = format!("{via}, accepted alias of {}", alias.content);
                         let person = is_person(alias);
@@ -198,53 +256,65 @@ pub fn candidates(
                 }
                 continue;
             }
-            // HAS_FACT out of the entity: its claims. MENTIONS into the
-            // entity written by the linking pass: the memories that name
-            // it, so one memory is reached through another. Nothing else
-            // (unverified alias proposals, and ingestion's claim → entity
-            // MENTIONS) is followed.
-            let claim_edge = edge.edge_type == EdgeType::HasFact && edge.source_id == entity_id;
-            let linked_mention = edge.edge_type == EdgeType::Mentions
-                && edge.target_id == entity_id
-                && edge
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.get("basis"))
-                    .and_then(|b| b.as_str())
-                    == Some(crate::organize::linking::LINK_BASIS);
-            if !(claim_edge || linked_mention) {
-                continue;
-            }
-            // A claim is the edge's target; a linked memory its source.
-            let reached = if linked_mention {
-                edge.source_id
-            } else {
-                edge.target_id
-            };
-            if !seen.insert(reached) {
-                continue;
-            }
-            let Some(claim) = ends.get(&reached).cloned() else {
+            let Some((id, is_claim)) = followed(&edge, entity_id) else {
                 continue;
             };
-            if claim.owner_id != req.owner {
+            if !seen.insert(id) {
                 continue;
             }
-            if reads_now && claim_edge && claim.superseded_by.is_some() {
-                note_superseded(tx, &claim, &mut findings.superseded)?;
+            let Some(node) = around.ends.get(&id).cloned() else {
+                continue;
+            };
+            if node.owner_id != req.owner {
+                continue;
             }
-            let overlap = claim_words(&claim)
+            if reads_now && is_claim && node.superseded_by.is_some() {
+                note_superseded(tx, &node, &mut findings.superseded)?;
+            }
+            let overlap = claim_words(&node)
                 .iter()
                 .filter(|w| query_words.contains(*w))
                 .count();
-            let newest = -claim.created_at.unix_millis();
-            claims.push((overlap, newest, claim, via.clone()));
+            let newest = -node.created_at.unix_millis();
+            reached.push((overlap, newest, node, via.clone()));
         }
     }
-    claims.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    claims.truncate(50);
-    // Every claim's source event in one read.
-    let firsts: Vec<Uuid> = claims
+    Ok(reached)
+}
+
+/// The node an entity's edge leads to, and whether it is a claim: HAS_FACT
+/// out of the entity reaches its claims; MENTIONS into the entity written
+/// by the linking pass reaches the memories that name it, so one memory is
+/// reached through another. Nothing else (unverified alias proposals, and
+/// ingestion's claim → entity MENTIONS) is followed.
+fn followed(edge: &Edge, entity_id: Uuid) -> Option<(Uuid, bool)> {
+    let claim_edge = edge.edge_type == EdgeType::HasFact && edge.source_id == entity_id;
+    let linked_mention = edge.edge_type == EdgeType::Mentions
+        && edge.target_id == entity_id
+        && edge
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("basis"))
+            .and_then(|b| b.as_str())
+            == Some(crate::organize::linking::LINK_BASIS);
+    if claim_edge {
+        Some((edge.target_id, true))
+    } else if linked_mention {
+        Some((edge.source_id, false))
+    } else {
+        None
+    }
+}
+
+/// Adds what the walk reached to `pool`, in rank order, each with its
+/// source event (one read for all) and under the request's filters.
+fn add_reached(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    reached: Vec<Reached>,
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    let firsts: Vec<Uuid> = reached
         .iter()
         .filter_map(|c| c.2.evidence_refs.first().copied())
         .collect();
@@ -253,7 +323,7 @@ pub fn candidates(
         .into_iter()
         .map(|e| (e.event.id, e))
         .collect();
-    for (i, (_, _, claim, via)) in claims.into_iter().enumerate() {
+    for (i, (_, _, claim, via)) in reached.into_iter().enumerate() {
         let event = claim
             .evidence_refs
             .first()
@@ -265,7 +335,7 @@ pub fn candidates(
         let hit = hit_for(&claim, event.as_ref());
         pool.add(hit, path(PathKind::Graph, i, None, Some(via)));
     }
-    Ok(findings)
+    Ok(())
 }
 
 /// A claim's words, stemmed: its text (the sentence it quotes) and its

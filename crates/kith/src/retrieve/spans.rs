@@ -374,164 +374,185 @@ fn push(out: &mut Vec<Span>, s: Span) {
 /// `used`: words already read as (part of) a date.
 fn relative(w: &[String], now: Date, anchored: bool, used: &[bool]) -> Vec<Span> {
     let mut out = Vec::new();
-    let day = |n: i64| now + Duration::days(n);
     for i in 0..w.len() {
         if used[i] {
             continue;
         }
         let word = w[i].as_str();
-        let prev = if i > 0 { w[i - 1].as_str() } else { "" };
-        let next = w.get(i + 1).map(String::as_str).unwrap_or("");
-        // "last" and "the … before" look back; "next" and "after" ahead.
-        let back = matches!(prev, "last" | "past") || anchored;
-        let ahead = prev == "next" && !anchored;
-        let this = prev == "this" && !anchored;
-        let phrase = |words: &[&str]| words.join(" ");
-        let s = match word {
-            "yesterday" => Some(Span::days(day(-1), now, word.into())),
-            "today" | "tonight" if !anchored => Some(Span::days(now, day(1), word.into())),
-            "tomorrow" if !anchored => Some(Span::days(day(1), day(2), word.into())),
-            "night" if prev == "last" => Some(Span::days(day(-1), now, "last night".into())),
-            "day" if anchored && prev == "the" => Some(Span::days(day(-1), now, "the day".into())),
-            "week" | "weekend" | "month" | "year" if next == "ago" || next == "before" => None,
-            "week" if back => {
-                let m = monday_of(now) - Duration::days(if anchored { 0 } else { 7 });
-                // "the week before D": the seven days before D.
-                let (from, to) = if anchored {
-                    (now - Duration::days(7), now)
-                } else {
-                    (m, m + Duration::days(7))
-                };
-                Some(Span::days(from, to, phrase(&[prev, word])))
-            }
-            "week" if this => {
-                let m = monday_of(now);
-                Some(Span::days(m, m + Duration::days(7), phrase(&[prev, word])))
-            }
-            "week" if ahead => {
-                let m = monday_of(now) + Duration::days(7);
-                Some(Span::days(m, m + Duration::days(7), phrase(&[prev, word])))
-            }
-            "weekend" if back => {
-                let sat = weekday_before(day(-1), Weekday::Saturday);
-                Some(Span::days(
-                    sat,
-                    sat + Duration::days(2),
-                    phrase(&[prev, word]),
-                ))
-            }
-            "weekend" if this || prev == "the" => {
-                let sat = monday_of(now) + Duration::days(5);
-                Some(Span::days(
-                    sat,
-                    sat + Duration::days(2),
-                    phrase(&[prev, word]),
-                ))
-            }
-            "weekend" if ahead => {
-                let sat = monday_of(now) + Duration::days(12);
-                Some(Span::days(
-                    sat,
-                    sat + Duration::days(2),
-                    phrase(&[prev, word]),
-                ))
-            }
-            "month" if back => {
-                months_from(now, -1).and_then(|d| month_span(d, phrase(&[prev, word])))
-            }
-            "month" if this => {
-                months_from(now, 0).and_then(|d| month_span(d, phrase(&[prev, word])))
-            }
-            "month" if ahead => {
-                months_from(now, 1).and_then(|d| month_span(d, phrase(&[prev, word])))
-            }
-            "year" if back => year_span(now.year() - 1, phrase(&[prev, word])),
-            "year" if this => year_span(now.year(), phrase(&[prev, word])),
-            "year" if ahead => year_span(now.year() + 1, phrase(&[prev, word])),
-            "ago" => ago(w, i, now),
-            _ => None,
+        let cue = Cue::at(w, i, anchored);
+        let span = if let Some(s) = period(w, i, now, &cue) {
+            Some(s)
+        } else if let Some(d) = weekday(word) {
+            named_weekday(word, d, now, &cue)
+        } else if let Some((first, months)) = season(word) {
+            named_season(w, i, first, months, now, &cue)
+        } else if let Some(m) = month_number(word) {
+            named_month(w, i, m, now, &cue)
+        } else {
+            None
         };
-        if let Some(s) = s {
+        if let Some(s) = span {
             out.push(s);
-            continue;
-        }
-        if let Some(d) = weekday(word) {
-            // "last Friday", "on Friday" (told after), "the Friday before
-            // D", "next Friday".
-            let date = if ahead {
-                weekday_after(now, d)
-            } else if back || matches!(prev, "on" | "the") {
-                weekday_before(now, d)
-            } else {
-                continue;
-            };
-            out.push(Span::days(
-                date,
-                date + Duration::days(1),
-                phrase(&[prev, word]),
-            ));
-            continue;
-        }
-        if let Some((first, months)) = season(word) {
-            // A season followed by a year is read with the year.
-            if w.get(i + 1).and_then(|x| year_number(x)).is_some() || next == "of" {
-                continue;
-            }
-            if !(back || ahead || this || matches!(prev, "the" | "in" | "during")) {
-                continue;
-            }
-            let y = now.year();
-            let starts: Vec<Date> = (y - 2..=y + 1)
-                .filter_map(|y| month_start(y, first))
-                .collect();
-            let end = |d: Date| months_from(d, months);
-            let chosen = if ahead {
-                starts.iter().copied().find(|d| *d > now)
-            } else if back {
-                starts
-                    .iter()
-                    .copied()
-                    .rev()
-                    .find(|d| end(*d).is_some_and(|e| e <= now))
-            } else {
-                starts.iter().copied().rev().find(|d| *d <= now)
-            };
-            if let Some(s) =
-                chosen.and_then(|d| Some(Span::days(d, end(d)?, phrase(&[prev, word]))))
-            {
-                out.push(s);
-            }
-            continue;
-        }
-        if let Some(m) = month_number(word) {
-            // A month named alone: not "June 3", "3 June" or "June 2023"
-            // (read as dates above), and "may" only as a month.
-            let dated = w
-                .get(i + 1)
-                .is_some_and(|x| day_number(x).is_some() || year_number(x).is_some())
-                || day_number(prev).is_some();
-            if dated || anchored || (word == "may" && !BEFORE_A_MONTH.contains(&prev)) {
-                continue;
-            }
-            let y = now.year();
-            let starts: Vec<Date> = (y - 1..=y + 1).filter_map(|y| month_start(y, m)).collect();
-            let chosen = if ahead {
-                starts.iter().copied().find(|d| *d > now)
-            } else if prev == "last" {
-                starts
-                    .iter()
-                    .copied()
-                    .rev()
-                    .find(|d| months_from(*d, 1).is_some_and(|e| e <= now))
-            } else {
-                starts.iter().copied().rev().find(|d| *d <= now)
-            };
-            if let Some(s) = chosen.and_then(|d| month_span(d, phrase(&[prev, word]))) {
-                out.push(s);
-            }
         }
     }
     out
+}
+
+/// The words around a relative date and which way they point.
+struct Cue<'a> {
+    prev: &'a str,
+    next: &'a str,
+    /// "last", "past" or "the … before": looks back.
+    back: bool,
+    /// "next": looks ahead.
+    ahead: bool,
+    /// "this".
+    this: bool,
+    /// The words come before "before <date>".
+    anchored: bool,
+}
+
+impl<'a> Cue<'a> {
+    fn at(w: &'a [String], i: usize, anchored: bool) -> Self {
+        let prev = if i > 0 { w[i - 1].as_str() } else { "" };
+        Cue {
+            prev,
+            next: w.get(i + 1).map(String::as_str).unwrap_or(""),
+            back: matches!(prev, "last" | "past") || anchored,
+            ahead: prev == "next" && !anchored,
+            this: prev == "this" && !anchored,
+            anchored,
+        }
+    }
+
+    /// The phrase as said: the cue word and `word`.
+    fn phrase(&self, word: &str) -> String {
+        [self.prev, word].join(" ")
+    }
+}
+
+/// Days, weeks, weekends, months and years named relative to `now`
+/// ("yesterday", "last week", "this weekend", "next month", "two weeks
+/// ago").
+fn period(w: &[String], i: usize, now: Date, cue: &Cue<'_>) -> Option<Span> {
+    let day = |n: i64| now + Duration::days(n);
+    let word = w[i].as_str();
+    let (prev, anchored) = (cue.prev, cue.anchored);
+    let (back, ahead, this) = (cue.back, cue.ahead, cue.this);
+    let weekend = |sat: Date| Span::days(sat, sat + Duration::days(2), cue.phrase(word));
+    match word {
+        "yesterday" => Some(Span::days(day(-1), now, word.into())),
+        "today" | "tonight" if !anchored => Some(Span::days(now, day(1), word.into())),
+        "tomorrow" if !anchored => Some(Span::days(day(1), day(2), word.into())),
+        "night" if prev == "last" => Some(Span::days(day(-1), now, "last night".into())),
+        "day" if anchored && prev == "the" => Some(Span::days(day(-1), now, "the day".into())),
+        "week" | "weekend" | "month" | "year" if cue.next == "ago" || cue.next == "before" => None,
+        "week" if back => {
+            let m = monday_of(now) - Duration::days(if anchored { 0 } else { 7 });
+            // "the week before D": the seven days before D.
+            let (from, to) = if anchored {
+                (now - Duration::days(7), now)
+            } else {
+                (m, m + Duration::days(7))
+            };
+            Some(Span::days(from, to, cue.phrase(word)))
+        }
+        "week" if this => {
+            let m = monday_of(now);
+            Some(Span::days(m, m + Duration::days(7), cue.phrase(word)))
+        }
+        "week" if ahead => {
+            let m = monday_of(now) + Duration::days(7);
+            Some(Span::days(m, m + Duration::days(7), cue.phrase(word)))
+        }
+        "weekend" if back => Some(weekend(weekday_before(day(-1), Weekday::Saturday))),
+        "weekend" if this || prev == "the" => Some(weekend(monday_of(now) + Duration::days(5))),
+        "weekend" if ahead => Some(weekend(monday_of(now) + Duration::days(12))),
+        "month" if back => months_from(now, -1).and_then(|d| month_span(d, cue.phrase(word))),
+        "month" if this => months_from(now, 0).and_then(|d| month_span(d, cue.phrase(word))),
+        "month" if ahead => months_from(now, 1).and_then(|d| month_span(d, cue.phrase(word))),
+        "year" if back => year_span(now.year() - 1, cue.phrase(word)),
+        "year" if this => year_span(now.year(), cue.phrase(word)),
+        "year" if ahead => year_span(now.year() + 1, cue.phrase(word)),
+        "ago" => ago(w, i, now),
+        _ => None,
+    }
+}
+
+/// "last Friday", "on Friday" (told after), "the Friday before D", "next
+/// Friday"; a weekday without such a cue is no date.
+fn named_weekday(word: &str, d: Weekday, now: Date, cue: &Cue<'_>) -> Option<Span> {
+    let date = if cue.ahead {
+        weekday_after(now, d)
+    } else if cue.back || matches!(cue.prev, "on" | "the") {
+        weekday_before(now, d)
+    } else {
+        return None;
+    };
+    Some(Span::days(date, date + Duration::days(1), cue.phrase(word)))
+}
+
+/// A season with a cue ("last summer", "in the spring"): the latest one
+/// begun (or, looking back, ended; looking ahead, the next to begin). A
+/// season followed by a year is read with the year.
+fn named_season(
+    w: &[String],
+    i: usize,
+    first: u8,
+    months: i32,
+    now: Date,
+    cue: &Cue<'_>,
+) -> Option<Span> {
+    if w.get(i + 1).and_then(|x| year_number(x)).is_some() || cue.next == "of" {
+        return None;
+    }
+    if !(cue.back || cue.ahead || cue.this || matches!(cue.prev, "the" | "in" | "during")) {
+        return None;
+    }
+    let y = now.year();
+    let starts: Vec<Date> = (y - 2..=y + 1)
+        .filter_map(|y| month_start(y, first))
+        .collect();
+    let end = |d: Date| months_from(d, months);
+    let chosen = if cue.ahead {
+        starts.iter().copied().find(|d| *d > now)
+    } else if cue.back {
+        starts
+            .iter()
+            .copied()
+            .rev()
+            .find(|d| end(*d).is_some_and(|e| e <= now))
+    } else {
+        starts.iter().copied().rev().find(|d| *d <= now)
+    };
+    chosen.and_then(|d| Some(Span::days(d, end(d)?, cue.phrase(&w[i]))))
+}
+
+/// A month named alone: not "June 3", "3 June" or "June 2023" (read as
+/// dates above), and "may" only as a month.
+fn named_month(w: &[String], i: usize, m: u8, now: Date, cue: &Cue<'_>) -> Option<Span> {
+    let word = w[i].as_str();
+    let dated = w
+        .get(i + 1)
+        .is_some_and(|x| day_number(x).is_some() || year_number(x).is_some())
+        || day_number(cue.prev).is_some();
+    if dated || cue.anchored || (word == "may" && !BEFORE_A_MONTH.contains(&cue.prev)) {
+        return None;
+    }
+    let y = now.year();
+    let starts: Vec<Date> = (y - 1..=y + 1).filter_map(|y| month_start(y, m)).collect();
+    let chosen = if cue.ahead {
+        starts.iter().copied().find(|d| *d > now)
+    } else if cue.prev == "last" {
+        starts
+            .iter()
+            .copied()
+            .rev()
+            .find(|d| months_from(*d, 1).is_some_and(|e| e <= now))
+    } else {
+        starts.iter().copied().rev().find(|d| *d <= now)
+    };
+    chosen.and_then(|d| month_span(d, cue.phrase(word)))
 }
 
 /// "N units ago" ending at word `i` ("two weeks ago", "a few days ago",
