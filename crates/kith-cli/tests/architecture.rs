@@ -73,13 +73,11 @@ const LONGEST_FN: usize = 150;
 
 /// Functions allowed over [`LONGEST_FN`] lines: (path under `crates/`,
 /// function name or `*` for any in a path ending in `/`, why).
-const LONG_FNS: &[(&str, &str, &str)] = &[
-    (
-        "kith-server/src/apidoc/responses.rs",
-        "components",
-        "one declarative list of every OpenAPI schema and example",
-    ),
-];
+const LONG_FNS: &[(&str, &str, &str)] = &[(
+    "kith-server/src/apidoc/responses.rs",
+    "components",
+    "one declarative list of every OpenAPI schema and example",
+)];
 
 /// Paths of `std` that do I/O or read the process's surroundings.
 const OUTSIDE_WORLD: &[&str] = &["fs", "net", "process", "env"];

@@ -33,6 +33,7 @@ use uuid::Uuid;
 use super::filters::admitted;
 use super::fusion::PathKind;
 use super::names::QueryWords;
+use super::neighbours::another_voice;
 use super::paths::words;
 use super::pool::{hit_for, path, Pool};
 use super::RetrieveRequest;
@@ -400,8 +401,7 @@ fn replies(
         };
         for j in [at.checked_sub(1), Some(at + 1)].into_iter().flatten() {
             let Some(e) = events.get(j) else { continue };
-            let voice = e.event.speaker.as_ref().map(|s| s.as_str());
-            if voice != r.hit.speaker.as_deref() || Some(e.event.role) != r.hit.role {
+            if another_voice(e, r.hit.speaker.as_deref(), r.hit.role) {
                 wanted.push((i, session.clone(), j));
             }
         }

@@ -93,14 +93,7 @@ pub(super) fn candidates(
         for (j, share) in around {
             let Some(j) = j else { continue };
             let Some(e) = events.get(j) else { continue };
-            // Only a reply, or what the hit replies to: the same voice
-            // again (a user's next message to an assistant whose turns are
-            // not stored, say) is a new topic as often as not.
-            let voice = (
-                e.event.speaker.as_ref().map(|s| s.as_str().to_string()),
-                Some(e.event.role),
-            );
-            if voice != source.voice {
+            if another_voice(e, source.voice.0.as_deref(), source.voice.1) {
                 wanted.push((i, session.clone(), j, share));
             }
         }
@@ -139,4 +132,12 @@ pub(super) fn candidates(
         );
     }
     Ok(())
+}
+
+/// Whether `e` is said by another voice than (`speaker`, `role`): only a
+/// reply, or what a hit replies to, is taken from around it; the same
+/// voice again (a user's next message to an assistant whose turns are not
+/// stored, say) is a new topic as often as not.
+pub(super) fn another_voice(e: &StoredEvent, speaker: Option<&str>, role: Option<Role>) -> bool {
+    e.event.speaker.as_ref().map(|s| s.as_str()) != speaker || Some(e.event.role) != role
 }
