@@ -80,37 +80,7 @@ pub fn run(
             },
             json,
         ),
-        BenchCommand::Latency {
-            notes,
-            single,
-            queries,
-            embeddings,
-            dir,
-            embedding_cache,
-            postgres_only,
-            keep,
-            concurrency,
-            derived_vectors,
-            reuse,
-            recall,
-        } => crate::bench::latency::run(
-            &crate::bench::latency::LatencyOptions {
-                sizes: notes,
-                single: *single,
-                queries: *queries,
-                embeddings,
-                dir: dir.as_deref(),
-                embedding_cache: embedding_cache.as_deref(),
-                database_url,
-                postgres_only: *postgres_only,
-                keep: *keep,
-                concurrency: *concurrency,
-                derived_vectors: *derived_vectors,
-                reuse: *reuse,
-                recall_queries: *recall,
-            },
-            json,
-        ),
+        which @ BenchCommand::Latency { .. } => latency(which, database_url, json),
         BenchCommand::Owners {
             owners,
             per_owner,
@@ -144,38 +114,7 @@ pub fn run(
             },
             json,
         ),
-        BenchCommand::Recall {
-            dataset,
-            data,
-            embeddings,
-            without,
-            questions,
-            extract,
-            weights,
-            embedding_cache,
-            misses,
-            split,
-        } => {
-            let mut paths = kith::RetrievePaths::default();
-            crate::retrieve::turn_off(&mut paths, without)?;
-            crate::bench::recall::run(
-                &crate::bench::recall::RecallOptions {
-                    dataset,
-                    data,
-                    embeddings,
-                    paths,
-                    questions: *questions,
-                    extract: *extract,
-                    weights: kith::retrieve::fusion::PathWeights::parse(weights)
-                        .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
-                    embedding_cache: embedding_cache.as_deref(),
-                    misses: misses.as_deref(),
-                    database_url,
-                    split: *split,
-                },
-                json,
-            )
-        }
+        which @ BenchCommand::Recall { .. } => recall(which, database_url, json),
         BenchCommand::Ingest {
             notes,
             single,
@@ -197,6 +136,88 @@ pub fn run(
             json,
         ),
     }
+}
+
+/// `kith bench latency`: its arguments as [`latency::LatencyOptions`], run.
+fn latency(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Result<()> {
+    // `run` dispatches only this variant here; the enum's variants have no
+    // types of their own to pass instead.
+    let BenchCommand::Latency {
+        notes,
+        single,
+        queries,
+        embeddings,
+        dir,
+        embedding_cache,
+        postgres_only,
+        keep,
+        concurrency,
+        derived_vectors,
+        reuse,
+        recall,
+    } = which
+    else {
+        unreachable!("bench::latency is called with BenchCommand::Latency only")
+    };
+    crate::bench::latency::run(
+        &crate::bench::latency::LatencyOptions {
+            sizes: notes,
+            single: *single,
+            queries: *queries,
+            embeddings,
+            dir: dir.as_deref(),
+            embedding_cache: embedding_cache.as_deref(),
+            database_url,
+            postgres_only: *postgres_only,
+            keep: *keep,
+            concurrency: *concurrency,
+            derived_vectors: *derived_vectors,
+            reuse: *reuse,
+            recall_queries: *recall,
+        },
+        json,
+    )
+}
+
+/// `kith bench recall`: its arguments (retrieval paths, weights) parsed
+/// into [`recall::RecallOptions`], run.
+fn recall(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Result<()> {
+    // `run` dispatches only this variant here; the enum's variants have no
+    // types of their own to pass instead.
+    let BenchCommand::Recall {
+        dataset,
+        data,
+        embeddings,
+        without,
+        questions,
+        extract,
+        weights,
+        embedding_cache,
+        misses,
+        split,
+    } = which
+    else {
+        unreachable!("bench::recall is called with BenchCommand::Recall only")
+    };
+    let mut paths = kith::RetrievePaths::default();
+    crate::retrieve::turn_off(&mut paths, without)?;
+    crate::bench::recall::run(
+        &crate::bench::recall::RecallOptions {
+            dataset,
+            data,
+            embeddings,
+            paths,
+            questions: *questions,
+            extract: *extract,
+            weights: kith::retrieve::fusion::PathWeights::parse(weights)
+                .map_err(|e| anyhow::anyhow!("--weights {e}"))?,
+            embedding_cache: embedding_cache.as_deref(),
+            misses: misses.as_deref(),
+            database_url,
+            split: *split,
+        },
+        json,
+    )
 }
 
 /// What `kith bench ingest` was asked.
