@@ -326,13 +326,7 @@ fn run_size(
     o: &LatencyOptions<'_>,
     cached: Option<Arc<CachedEmbedder>>,
 ) -> Result<Figures> {
-    let embedder = cached.clone().map(|c| c as Arc<dyn Embedder>);
-    let embedder = match (embedder, o.derived_vectors) {
-        (Some(e), base) if base > 0 && base < n => {
-            Some(Arc::new(super::derived::DerivedEmbedder::new(e, base)) as Arc<dyn Embedder>)
-        }
-        (e, _) => e,
-    };
+    let embedder = size_embedder(cached.clone(), o.derived_vectors, n);
     let scratch = format!("kith_bench_latency_{n}");
     let memory = open_memory(dir, database_url, &scratch, o.reuse, embedder)?;
     let reused = o.reuse && database_url.is_none() && memory.stats(None)?.events >= n as u64;
@@ -343,43 +337,8 @@ fn run_size(
         c.bypass.store(false, Ordering::Relaxed);
     }
     let mut gen = Gen(0x2545_F491_4F6C_DD1D ^ n as u64);
-    let input = |gen: &mut Gen, i: usize| {
-        let (who, text) = gen.message(i);
-        EventInput {
-            owner_id: Some("bench".into()),
-            session_id: Some(format!("s{}", i / 20)),
-            speaker: Some(who),
-            source_id: Some(format!("m{i}")),
-            ..EventInput::new("user", &text)
-        }
-    };
-    let progress = bar(n as u64, &format!("memories stored ({n})"));
     let single = if reused { 0 } else { o.single.min(n) };
-    let started = Instant::now();
-    for i in 0..single {
-        memory.store(input(&mut gen, i))?;
-        progress.inc(1);
-    }
-    let single_secs = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let mut i = single;
-    if reused {
-        // The corpus is in the pack: only advance the generator, so the
-        // questions are the ones a fresh run asks.
-        for j in 0..n {
-            let _ = input(&mut gen, j);
-        }
-        i = n;
-    }
-    while i < n {
-        let end = (i + 500).min(n);
-        let batch: Vec<EventInput> = (i..end).map(|j| input(&mut gen, j)).collect();
-        memory.store_batch(batch)?;
-        progress.inc((end - i) as u64);
-        i = end;
-    }
-    let batched_secs = started.elapsed().as_secs_f64();
-    progress.finish_and_clear();
+    let (single_secs, batched_secs) = store_messages(&memory, &mut gen, n, single, reused)?;
     if let Some(url) = database_url {
         // What autovacuum does within a minute of a bulk load: statistics,
         // which lexical search reads word frequencies from. The timed
@@ -453,6 +412,72 @@ fn run_size(
         concurrent_p50_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.50)),
         concurrent_p95_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.95)),
     })
+}
+
+/// The embedder for a pack of `n`: the cached one, behind derived vectors
+/// from `derived_vectors` base ones when that is more than zero and under `n`.
+fn size_embedder(
+    cached: Option<Arc<CachedEmbedder>>,
+    derived_vectors: usize,
+    n: usize,
+) -> Option<Arc<dyn Embedder>> {
+    let embedder = cached.map(|c| c as Arc<dyn Embedder>);
+    match (embedder, derived_vectors) {
+        (Some(e), base) if base > 0 && base < n => {
+            Some(Arc::new(super::derived::DerivedEmbedder::new(e, base)) as Arc<dyn Embedder>)
+        }
+        (e, _) => e,
+    }
+}
+
+/// The generated message `i` as a store request.
+fn message_input(gen: &mut Gen, i: usize) -> EventInput {
+    let (who, text) = gen.message(i);
+    EventInput {
+        owner_id: Some("bench".into()),
+        session_id: Some(format!("s{}", i / 20)),
+        speaker: Some(who),
+        source_id: Some(format!("m{i}")),
+        ..EventInput::new("user", &text)
+    }
+}
+
+/// Stores the `n` generated messages, the first `single` one call at a
+/// time and the rest in batches of 500; returns the seconds each part took.
+fn store_messages(
+    memory: &Memory,
+    gen: &mut Gen,
+    n: usize,
+    single: usize,
+    reused: bool,
+) -> Result<(f64, f64)> {
+    let progress = bar(n as u64, &format!("memories stored ({n})"));
+    let started = Instant::now();
+    for i in 0..single {
+        memory.store(message_input(gen, i))?;
+        progress.inc(1);
+    }
+    let single_secs = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let mut i = single;
+    if reused {
+        // The corpus is in the pack: only advance the generator, so the
+        // questions are the ones a fresh run asks.
+        for j in 0..n {
+            let _ = message_input(gen, j);
+        }
+        i = n;
+    }
+    while i < n {
+        let end = (i + 500).min(n);
+        let batch: Vec<EventInput> = (i..end).map(|j| message_input(gen, j)).collect();
+        memory.store_batch(batch)?;
+        progress.inc((end - i) as u64);
+        i = end;
+    }
+    let batched_secs = started.elapsed().as_secs_f64();
+    progress.finish_and_clear();
+    Ok((single_secs, batched_secs))
 }
 
 /// The memory a size runs on: a fresh scratch database `scratch` with
