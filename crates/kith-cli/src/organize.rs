@@ -4,8 +4,8 @@
 use anyhow::{Context, Result};
 use kith::organize::AssessorKind;
 use kith::{
-    Assessment, Assessor, Decision, Job, JournalQuery, LinkReport, LinkRequest, OperationKind,
-    OwnerId, PathRequest, ProposeAliasRequest, ScopeId, Verdict,
+    AliasProposal, Assessment, Assessor, Decision, Job, JournalQuery, LinkReport, LinkRequest,
+    OperationKind, OwnerId, PathRequest, ProposeAliasRequest, ProposeOutcome, ScopeId, Verdict,
 };
 
 use crate::args::{AliasesAction, Cli, LinkArgs};
@@ -183,32 +183,7 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
             if cli.json {
                 return render::json(&list);
             }
-            if list.is_empty() {
-                println!("no alias proposals");
-            }
-            for p in &list {
-                // A version-2 proposal shows who judged it and how.
-                let assessed = p
-                    .assessment
-                    .as_ref()
-                    .map(|a| {
-                        format!(
-                            "  assessed {} by {}:{}",
-                            a["verdict"].as_str().unwrap_or("?"),
-                            a["assessor"]["kind"].as_str().unwrap_or("?"),
-                            a["assessor"]["id"].as_str().unwrap_or("?")
-                        )
-                    })
-                    .unwrap_or_default();
-                println!(
-                    "{}  {:<8} {:?} ~ {:?}  score {:.3}{assessed}",
-                    p.op_id,
-                    p.status.as_str(),
-                    p.a_name,
-                    p.b_name,
-                    p.score
-                );
-            }
+            print_alias_proposals(&list);
         }
         AliasesAction::Propose {
             a,
@@ -234,28 +209,7 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
             if cli.json {
                 return render::json(&outcome);
             }
-            match (outcome.created, outcome.op_id) {
-                (true, Some(op)) => println!(
-                    "proposed {} ~ {} ({}) — record {op}",
-                    a,
-                    b,
-                    outcome.format.as_deref().unwrap_or("")
-                ),
-                (false, Some(op)) => println!(
-                    "already proposed ({}, {}) — record {op}; the first record stands{}",
-                    outcome.status.as_str(),
-                    outcome.format.as_deref().unwrap_or(""),
-                    if outcome.assessment.is_none() {
-                        ", without an assessment"
-                    } else {
-                        ""
-                    }
-                ),
-                _ => println!(
-                    "an unverified alias edge {} written without a record already links the pair; nothing written",
-                    outcome.edge_id
-                ),
-            }
+            print_proposed(a, b, &outcome);
         }
         AliasesAction::Review {
             op,
@@ -296,6 +250,63 @@ pub fn aliases(cli: &Cli, action: &AliasesAction) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Prints alias proposals one line each, as `kith aliases list` shows them.
+fn print_alias_proposals(list: &[AliasProposal]) {
+    if list.is_empty() {
+        println!("no alias proposals");
+    }
+    for p in list {
+        // A version-2 proposal shows who judged it and how.
+        let assessed = p
+            .assessment
+            .as_ref()
+            .map(|a| {
+                format!(
+                    "  assessed {} by {}:{}",
+                    a["verdict"].as_str().unwrap_or("?"),
+                    a["assessor"]["kind"].as_str().unwrap_or("?"),
+                    a["assessor"]["id"].as_str().unwrap_or("?")
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "{}  {:<8} {:?} ~ {:?}  score {:.3}{assessed}",
+            p.op_id,
+            p.status.as_str(),
+            p.a_name,
+            p.b_name,
+            p.score
+        );
+    }
+}
+
+/// Prints what proposing `a ~ b` did: a new record, an earlier one that
+/// stands, or an unrecorded edge that already links the pair.
+fn print_proposed(a: &str, b: &str, outcome: &ProposeOutcome) {
+    match (outcome.created, outcome.op_id) {
+        (true, Some(op)) => println!(
+            "proposed {} ~ {} ({}) — record {op}",
+            a,
+            b,
+            outcome.format.as_deref().unwrap_or("")
+        ),
+        (false, Some(op)) => println!(
+            "already proposed ({}, {}) — record {op}; the first record stands{}",
+            outcome.status.as_str(),
+            outcome.format.as_deref().unwrap_or(""),
+            if outcome.assessment.is_none() {
+                ", without an assessment"
+            } else {
+                ""
+            }
+        ),
+        _ => println!(
+            "an unverified alias edge {} written without a record already links the pair; nothing written",
+            outcome.edge_id
+        ),
+    }
 }
 
 /// `reviewer:NAME` or `model:ID`, a verdict and reasons as an assessment.
