@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use kith::embedding::EmbeddingSpec;
 use kith::retrieve::fusion::Trace;
 use kith::retrieve::retention::{self, ReceiptRetention};
-use kith::{OwnerId, RetrieveRequest, Timestamp};
+use kith::{Operation, OwnerId, RetrieveRequest, Timestamp};
 use uuid::Uuid;
 
 use crate::args::{Cli, ModelAction, RetrievalsAction, RetrieveArgs};
@@ -120,56 +120,7 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
             if cli.json {
                 return render::json(&op);
             }
-            let p = &op.payload;
-            if kith::tombstone::is_scrubbed(p) {
-                // Scrubbed by a forget: nothing of it is left to show.
-                println!(
-                    "retrieval {} at {}: scrubbed by the FORGOTTEN record {} (it quoted forgotten messages)",
-                    op.id,
-                    op.created_at.to_rfc3339(),
-                    p["forgotten"]["operation_id"].as_str().unwrap_or("?")
-                );
-                return Ok(());
-            }
-            println!("retrieval {} at {}", op.id, op.created_at.to_rfc3339());
-            println!("query: {}", p["query"].as_str().unwrap_or(""));
-            println!("filters: {}", p["filters"]);
-            println!(
-                "budget: {} {} tokens, packed {}; vectors: {}",
-                p["token_budget"],
-                p["tokenizer"].as_str().unwrap_or(""),
-                p["tokens"],
-                p["embedding_model"].as_str().unwrap_or("none")
-            );
-            println!("results:");
-            for r in p["results"].as_array().into_iter().flatten() {
-                let trace: Trace = serde_json::from_value(r["trace"].clone()).unwrap_or_default();
-                println!(
-                    "  {:>2}. {} ({}): {}",
-                    r["rank"],
-                    r["node_id"].as_str().unwrap_or(""),
-                    r["speaker"].as_str().unwrap_or("-"),
-                    render::clip(r["content"].as_str().unwrap_or(""), 100)
-                );
-                println!("      {}", trace_line(&trace));
-            }
-            println!("packed:");
-            for l in p["packed"].as_array().into_iter().flatten() {
-                let folded = l["folded"].as_array().map(|f| f.len()).unwrap_or(0);
-                println!(
-                    "  {} tokens{}{}: {}",
-                    l["tokens"],
-                    if l["truncated"] == true { ", cut" } else { "" },
-                    if folded > 0 {
-                        format!(", {folded} folded")
-                    } else {
-                        String::new()
-                    },
-                    render::clip(l["text"].as_str().unwrap_or(""), 100)
-                );
-            }
-            let left = p["left_out"].as_array().map(|l| l.len()).unwrap_or(0);
-            println!("left out for want of room: {left}");
+            print_receipt(&op);
         }
         RetrievalsAction::Prune { older_than, keep } => {
             let retention = if older_than.is_none() && keep.is_none() {
@@ -227,6 +178,61 @@ pub fn retrievals(cli: &Cli, action: &RetrievalsAction) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Prints one retrieval receipt as `kith retrievals show` shows it: the
+/// request, each result with its trace, the packed lines and what was left out.
+fn print_receipt(op: &Operation) {
+    let p = &op.payload;
+    if kith::tombstone::is_scrubbed(p) {
+        // Scrubbed by a forget: nothing of it is left to show.
+        println!(
+            "retrieval {} at {}: scrubbed by the FORGOTTEN record {} (it quoted forgotten messages)",
+            op.id,
+            op.created_at.to_rfc3339(),
+            p["forgotten"]["operation_id"].as_str().unwrap_or("?")
+        );
+        return;
+    }
+    println!("retrieval {} at {}", op.id, op.created_at.to_rfc3339());
+    println!("query: {}", p["query"].as_str().unwrap_or(""));
+    println!("filters: {}", p["filters"]);
+    println!(
+        "budget: {} {} tokens, packed {}; vectors: {}",
+        p["token_budget"],
+        p["tokenizer"].as_str().unwrap_or(""),
+        p["tokens"],
+        p["embedding_model"].as_str().unwrap_or("none")
+    );
+    println!("results:");
+    for r in p["results"].as_array().into_iter().flatten() {
+        let trace: Trace = serde_json::from_value(r["trace"].clone()).unwrap_or_default();
+        println!(
+            "  {:>2}. {} ({}): {}",
+            r["rank"],
+            r["node_id"].as_str().unwrap_or(""),
+            r["speaker"].as_str().unwrap_or("-"),
+            render::clip(r["content"].as_str().unwrap_or(""), 100)
+        );
+        println!("      {}", trace_line(&trace));
+    }
+    println!("packed:");
+    for l in p["packed"].as_array().into_iter().flatten() {
+        let folded = l["folded"].as_array().map(|f| f.len()).unwrap_or(0);
+        println!(
+            "  {} tokens{}{}: {}",
+            l["tokens"],
+            if l["truncated"] == true { ", cut" } else { "" },
+            if folded > 0 {
+                format!(", {folded} folded")
+            } else {
+                String::new()
+            },
+            render::clip(l["text"].as_str().unwrap_or(""), 100)
+        );
+    }
+    let left = p["left_out"].as_array().map(|l| l.len()).unwrap_or(0);
+    println!("left out for want of room: {left}");
 }
 
 /// A progress bar for `total` items.
