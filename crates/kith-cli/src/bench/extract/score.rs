@@ -192,18 +192,7 @@ pub struct Score {
 /// Scores one conversation.
 pub fn score(c: &Conversation) -> Score {
     let turns: HashMap<&str, &TurnView> = c.turns.iter().map(|t| (t.id.as_str(), t)).collect();
-    // Each observed person's person entities (indexes), by name.
-    let mut persons_of: HashMap<&str, Vec<usize>> = HashMap::new();
-    for o in &c.observations {
-        persons_of.entry(o.speaker.as_str()).or_insert_with(|| {
-            c.entities
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.entity_type == PERSON && e.name == o.speaker)
-                .map(|(i, _)| i)
-                .collect()
-        });
-    }
+    let persons_of = persons_of_speakers(c);
     let persons_named = |name: &str| persons_of.get(name).map_or(&[][..], Vec::as_slice);
     let mut counts = Counts {
         observations: c.observations.len(),
@@ -267,18 +256,7 @@ pub fn score(c: &Conversation) -> Score {
             continue;
         }
         counts.bound_claims += 1;
-        // Every binding must be supported by every turn the claim rests
-        // on: a merged claim is as good as its weakest evidence.
-        let well_bound = persons.iter().all(|p| {
-            !claim.turns.is_empty()
-                && claim.turns.iter().all(|t| {
-                    turns.get(t.as_str()).is_some_and(|turn| {
-                        turn.speaker == p.name
-                            || kith::extract::grounding::mentions(&turn.text, &p.name)
-                    })
-                })
-        });
-        counts.well_bound_claims += usize::from(well_bound);
+        counts.well_bound_claims += usize::from(well_bound(claim, &persons, &turns));
     }
 
     let mut speaker_nodes = BTreeMap::new();
@@ -289,6 +267,56 @@ pub fn score(c: &Conversation) -> Score {
     counts.speakers = speaker_nodes.len();
     counts.speakers_with_one_node = speaker_nodes.values().filter(|n| **n == 1).count();
 
+    let junk = junk_entities(c, &mut counts);
+    Score {
+        counts,
+        speaker_nodes,
+        junk,
+        observation_hits,
+        claim_matches,
+    }
+}
+
+/// Each observed person's person entities (indexes), by name.
+fn persons_of_speakers(c: &Conversation) -> HashMap<&str, Vec<usize>> {
+    let mut persons_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for o in &c.observations {
+        persons_of.entry(o.speaker.as_str()).or_insert_with(|| {
+            c.entities
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.entity_type == PERSON && e.name == o.speaker)
+                .map(|(i, _)| i)
+                .collect()
+        });
+    }
+    persons_of
+}
+
+/// Whether every person `claim` is bound to speaks or is named in every
+/// turn the claim rests on.
+fn well_bound(
+    claim: &ClaimView,
+    persons: &[&EntityView],
+    turns: &HashMap<&str, &TurnView>,
+) -> bool {
+    // Every binding must be supported by every turn the claim rests
+    // on: a merged claim is as good as its weakest evidence.
+    persons.iter().all(|p| {
+        !claim.turns.is_empty()
+            && claim.turns.iter().all(|t| {
+                turns.get(t.as_str()).is_some_and(|turn| {
+                    turn.speaker == p.name
+                        || kith::extract::grounding::mentions(&turn.text, &p.name)
+                })
+            })
+    })
+}
+
+/// Counts the entities (personal references aside) and the junk among
+/// them, words more often lower-case than capitalised mid-sentence in the
+/// turns; returns the junk names.
+fn junk_entities(c: &Conversation, counts: &mut Counts) -> Vec<String> {
     let texts: Vec<&str> = c.turns.iter().map(|t| t.text.as_str()).collect();
     let mut junk = Vec::new();
     for e in &c.entities {
@@ -302,13 +330,7 @@ pub fn score(c: &Conversation) -> Score {
             junk.push(e.name.clone());
         }
     }
-    Score {
-        counts,
-        speaker_nodes,
-        junk,
-        observation_hits,
-        claim_matches,
-    }
+    junk
 }
 
 /// How a surface is written across a conversation.
