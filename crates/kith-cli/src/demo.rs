@@ -83,45 +83,63 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
         serde_json::from_str(QUESTIONS).context("demo/questions.json is not valid")?;
     let mut answered = 0;
     for q in &questions {
-        let started = Instant::now();
-        // Hybrid retrieval: one result per piece of evidence (a claim folds
-        // into the turn it quotes).
-        let mut req = RetrieveRequest::new(OWNER, &q.question)?;
-        req.limit = 3;
-        req.record = false;
-        let hits = memory.retrieve(&req)?.results;
-        let took = started.elapsed().as_secs_f64() * 1000.0;
-        println!("Q: {}", q.question);
-        let Some(best) = hits.first() else {
-            println!("   (nothing in memory matches)\n");
-            continue;
-        };
-        let mut found = false;
-        for hit in &hits {
-            let event = memory.event(&owner, hit.provenance.event_id)?;
-            let is_evidence = q
-                .evidence
-                .contains(&event.event.source_id.as_str().to_string());
-            found |= is_evidence;
-            let p = &hit.provenance;
-            let marker = if std::ptr::eq(hit, best) { "A:" } else { "  " };
-            println!(
-                "{marker} [{}] {}: \"{}\"{}",
-                p.event_time.unwrap_or(p.ingested_at).short(),
-                render::who(p.speaker.as_deref(), p.role.as_str()),
-                render::clip(&hit.content, 110),
-                if is_evidence { "  ✓ evidence" } else { "" }
-            );
-        }
-        if found {
+        if ask(&memory, &owner, q)? {
             answered += 1;
         }
-        println!("   ({took:.2} ms)\n");
     }
     println!(
         "labelled evidence in the top 3 for {answered} of {} questions\n",
         questions.len()
     );
+    print_self_claims(&memory, &owner)?;
+    if keep.is_some() {
+        println!(
+            "explore it: kith --pack {} --owner {OWNER} retrieve --explain \"Where does Maya work now?\"",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Asks one demo question and prints the top hits, the evidence marked;
+/// returns whether labelled evidence was among them.
+fn ask(memory: &Memory, owner: &OwnerId, q: &Question) -> Result<bool> {
+    let started = Instant::now();
+    // Hybrid retrieval: one result per piece of evidence (a claim folds
+    // into the turn it quotes).
+    let mut req = RetrieveRequest::new(OWNER, &q.question)?;
+    req.limit = 3;
+    req.record = false;
+    let hits = memory.retrieve(&req)?.results;
+    let took = started.elapsed().as_secs_f64() * 1000.0;
+    println!("Q: {}", q.question);
+    let Some(best) = hits.first() else {
+        println!("   (nothing in memory matches)\n");
+        return Ok(false);
+    };
+    let mut found = false;
+    for hit in &hits {
+        let event = memory.event(owner, hit.provenance.event_id)?;
+        let is_evidence = q
+            .evidence
+            .contains(&event.event.source_id.as_str().to_string());
+        found |= is_evidence;
+        let p = &hit.provenance;
+        let marker = if std::ptr::eq(hit, best) { "A:" } else { "  " };
+        println!(
+            "{marker} [{}] {}: \"{}\"{}",
+            p.event_time.unwrap_or(p.ingested_at).short(),
+            render::who(p.speaker.as_deref(), p.role.as_str()),
+            render::clip(&hit.content, 110),
+            if is_evidence { "  ✓ evidence" } else { "" }
+        );
+    }
+    println!("   ({took:.2} ms)\n");
+    Ok(found)
+}
+
+/// Prints, for each person entity, the claims bound to them.
+fn print_self_claims(memory: &Memory, owner: &OwnerId) -> Result<()> {
     // Who said "I": claims bound to each speaker, current ones first.
     let people = memory.nodes(&kith::NodeQuery {
         owner: Some(owner.clone()),
@@ -133,18 +151,12 @@ pub fn run(keep: Option<&Path>) -> Result<()> {
             .as_ref()
             .is_some_and(|m| m["entity_type"] == "person")
     }) {
-        let claims = memory.entity_claims(&owner, person.id)?;
+        let claims = memory.entity_claims(owner, person.id)?;
         if claims.is_empty() {
             continue;
         }
         println!("What {} said about themselves:", person.content);
         render::entity_claims(&claims);
-    }
-    if keep.is_some() {
-        println!(
-            "explore it: kith --pack {} --owner {OWNER} retrieve --explain \"Where does Maya work now?\"",
-            dir.display()
-        );
     }
     Ok(())
 }
