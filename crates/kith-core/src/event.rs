@@ -219,6 +219,8 @@ impl EventInput {
 
     /// Validates every field and builds the event. Nothing is written.
     pub fn validate(self, defaults: &InputDefaults) -> Result<ValidEvent, ValidationError> {
+        // The checks run field by field in a fixed order: the first failing
+        // field is the one reported, so the order is part of the contract.
         if self.forgotten.is_some() {
             return Err(ValidationError::new(
                 "forgotten",
@@ -230,22 +232,13 @@ impl EventInput {
         }
         validate::check_content(&self.content)?;
         let role = Role::parse("role", &self.role)?;
-        let owner_id = match self.owner_id {
-            Some(o) => OwnerId::new(o)?,
-            None => defaults
-                .owner_id
-                .clone()
-                .ok_or_else(|| ValidationError::new("owner_id", ValidationErrorKind::Empty))?,
-        };
+        let owner_id = owner_or_default(self.owner_id, defaults)?;
         let scope = match self.scope {
             Some(s) => ScopeId::new(s)?,
             None => defaults.scope.clone(),
         };
         let session_id = self.session_id.map(SessionId::new).transpose()?;
-        if let Some(speaker) = &self.speaker {
-            validate::check_input_label("speaker", speaker, validate::MAX_SPEAKER_LEN)?;
-        }
-        let speaker = self.speaker.map(Speaker::new).transpose()?;
+        let speaker = checked_speaker(self.speaker)?;
         let event_time = self
             .event_time
             .as_deref()
@@ -256,52 +249,15 @@ impl EventInput {
             None => defaults.now,
         };
         if let Some(metadata) = &self.metadata {
-            validate::check_metadata(metadata)?;
-            if metadata.get(validate::FIRST_PERSON_OWNER_KEY).is_some()
-                && (role != Role::User || speaker.is_some())
-            {
-                return Err(ValidationError::new(
-                    format!("metadata.{}", validate::FIRST_PERSON_OWNER_KEY),
-                    ValidationErrorKind::Mismatch {
-                        expected: "a user turn without a speaker".into(),
-                        actual: "set on another turn".into(),
-                    },
-                ));
-            }
+            check_input_metadata(metadata, &role, speaker.is_some())?;
         }
         let node_type = match self.node_type.as_deref() {
             Some(t) => NodeType::parse("node_type", t)?,
             None => NodeType::Note,
         };
-        let source_id = match self.source_id {
-            Some(s) => {
-                validate::check_input_label("source_id", &s, validate::MAX_SOURCE_ID_LEN)?;
-                SourceId::new(s)?
-            }
-            None => ids::generated_source_id(),
-        };
+        let source_id = source_id_or_generated(self.source_id)?;
         let id = ids::event_id(&owner_id, &source_id);
-        if self.event_id.is_some() && self.checksum.is_none() {
-            return Err(ValidationError::new(
-                "checksum",
-                ValidationErrorKind::Required {
-                    because: "a line that names an event_id must carry that event's checksum \
-                              (export writes both); remove event_id to import the line as a \
-                              new message",
-                },
-            ));
-        }
-        if let Some(expected) = &self.event_id {
-            if expected != &id.to_string() {
-                return Err(ValidationError::new(
-                    "event_id",
-                    ValidationErrorKind::Mismatch {
-                        expected: id.to_string(),
-                        actual: expected.clone(),
-                    },
-                ));
-            }
-        }
+        check_claimed_id(self.event_id.as_ref(), self.checksum.is_some(), &id)?;
         let content_sha256 = canon::sha256_hex(self.content.as_bytes());
         let mut event = Event {
             id,
@@ -320,18 +276,109 @@ impl EventInput {
         };
         event.checksum = event.compute_checksum();
         if let Some(expected) = &self.checksum {
-            if expected != &event.checksum {
-                return Err(ValidationError::new(
-                    "checksum",
-                    ValidationErrorKind::Mismatch {
-                        expected: event.checksum.clone(),
-                        actual: expected.clone(),
-                    },
-                ));
-            }
+            check_claimed_checksum(expected, &event.checksum)?;
         }
         Ok(ValidEvent { event, node_type })
     }
+}
+
+/// The input's owner, or the defaults' when it names none.
+fn owner_or_default(
+    owner_id: Option<String>,
+    defaults: &InputDefaults,
+) -> Result<OwnerId, ValidationError> {
+    match owner_id {
+        Some(o) => Ok(OwnerId::new(o)?),
+        None => defaults
+            .owner_id
+            .clone()
+            .ok_or_else(|| ValidationError::new("owner_id", ValidationErrorKind::Empty)),
+    }
+}
+
+/// The input's speaker, checked as an input label first.
+fn checked_speaker(speaker: Option<String>) -> Result<Option<Speaker>, ValidationError> {
+    if let Some(speaker) = &speaker {
+        validate::check_input_label("speaker", speaker, validate::MAX_SPEAKER_LEN)?;
+    }
+    speaker.map(Speaker::new).transpose()
+}
+
+/// Checks the input's metadata, and that only a user turn without a
+/// speaker declares the first-person owner.
+fn check_input_metadata(
+    metadata: &Value,
+    role: &Role,
+    has_speaker: bool,
+) -> Result<(), ValidationError> {
+    validate::check_metadata(metadata)?;
+    if metadata.get(validate::FIRST_PERSON_OWNER_KEY).is_some()
+        && (*role != Role::User || has_speaker)
+    {
+        return Err(ValidationError::new(
+            format!("metadata.{}", validate::FIRST_PERSON_OWNER_KEY),
+            ValidationErrorKind::Mismatch {
+                expected: "a user turn without a speaker".into(),
+                actual: "set on another turn".into(),
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// The input's source id, checked as an input label, or a generated one.
+fn source_id_or_generated(source_id: Option<String>) -> Result<SourceId, ValidationError> {
+    match source_id {
+        Some(s) => {
+            validate::check_input_label("source_id", &s, validate::MAX_SOURCE_ID_LEN)?;
+            Ok(SourceId::new(s)?)
+        }
+        None => Ok(ids::generated_source_id()),
+    }
+}
+
+/// Checks a claimed event id: it comes with a checksum, and it is `id`.
+fn check_claimed_id(
+    claimed: Option<&String>,
+    has_checksum: bool,
+    id: &Uuid,
+) -> Result<(), ValidationError> {
+    if claimed.is_some() && !has_checksum {
+        return Err(ValidationError::new(
+            "checksum",
+            ValidationErrorKind::Required {
+                because: "a line that names an event_id must carry that event's checksum \
+                          (export writes both); remove event_id to import the line as a \
+                          new message",
+            },
+        ));
+    }
+    if let Some(expected) = claimed {
+        if expected != &id.to_string() {
+            return Err(ValidationError::new(
+                "event_id",
+                ValidationErrorKind::Mismatch {
+                    expected: id.to_string(),
+                    actual: expected.clone(),
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a claimed checksum against the event's own.
+fn check_claimed_checksum(claimed: &str, actual: &str) -> Result<(), ValidationError> {
+    if claimed != actual {
+        return Err(ValidationError::new(
+            "checksum",
+            ValidationErrorKind::Mismatch {
+                expected: actual.to_string(),
+                actual: claimed.to_string(),
+            },
+        ));
+    }
+    Ok(())
 }
 
 impl Event {

@@ -1607,6 +1607,19 @@ impl HeuristicExtractor {
     /// reads it too (only a person's turn: an assistant's "I'll check the
     /// menu" is no fact about anyone).
     fn extract_message(&self, content: &str, speaker: Option<&str>, clauses: bool) -> Extraction {
+        let (matches, clause_facts) = self.read_sentences(content, clauses);
+        let entities = self.entities_of(content, speaker, &matches);
+        let facts = facts_of(matches, &entities, clause_facts);
+        Extraction {
+            entities,
+            facts,
+            relationships: Vec::new(),
+        }
+    }
+
+    /// Reads each sentence of `content`: the pattern table's matches, and
+    /// (when `clauses`) the clause reader's facts where no pattern read.
+    fn read_sentences(&self, content: &str, clauses: bool) -> (Vec<Match>, Vec<ExtractedFact>) {
         let mut matches: Vec<Match> = Vec::new();
         let mut clause_facts: Vec<ExtractedFact> = Vec::new();
         for span in sentence_spans(content) {
@@ -1650,9 +1663,17 @@ impl HeuristicExtractor {
                 }
             }
         }
+        (matches, clause_facts)
+    }
 
-        // Entities: the speaker, the capitalised surfaces, then any pattern
-        // name the surfaces missed; each name once.
+    /// The message's entities: the speaker, the capitalised surfaces, then
+    /// any name in `matches` the surfaces missed; each name once.
+    fn entities_of(
+        &self,
+        content: &str,
+        speaker: Option<&str>,
+        matches: &[Match],
+    ) -> Vec<ExtractedEntity> {
         let mut entities: Vec<ExtractedEntity> = Vec::new();
         let speaker = speaker.map(str::trim).filter(|s| !s.is_empty());
         if let Some(name) = speaker {
@@ -1671,7 +1692,7 @@ impl HeuristicExtractor {
                 entities.push(new_entity(&surface, ty));
             }
         }
-        for m in &matches {
+        for m in matches {
             for (name, ty) in &m.names {
                 match find_entity(&entities, name) {
                     // The first typed mention types a name.
@@ -1683,44 +1704,7 @@ impl HeuristicExtractor {
                 }
             }
         }
-
-        let mut facts: Vec<ExtractedFact> = Vec::new();
-        for m in matches {
-            // Every name is listed, so a name object always has a type.
-            let object_entity_type = m
-                .object_is_name
-                .then(|| find_entity(&entities, &m.object))
-                .flatten()
-                .map(|i| entities[i].entity_type.clone());
-            let fact = ExtractedFact {
-                subject: m.subject,
-                subject_entity_type: None,
-                predicate: m.predicate,
-                object: m.object,
-                object_entity_type,
-                polarity: m.pattern.polarity,
-                evidence_quote: m.quote,
-                fact_type: m.pattern.fact_type,
-                epistemic_type: EpistemicType::Asserted,
-                temporal_intent: m.pattern.update.then_some(TemporalIntent::Update),
-                replaces_object: m.replaces,
-                condition: None,
-                confidence: CONFIDENCE,
-            };
-            if !facts.contains(&fact) {
-                facts.push(fact);
-            }
-        }
-        for fact in clause_facts {
-            if !facts.contains(&fact) {
-                facts.push(fact);
-            }
-        }
-        Extraction {
-            entities,
-            facts,
-            relationships: Vec::new(),
-        }
+        entities
     }
 
     /// The capitalised run starting at token `i`, if token `i` can start a
@@ -1758,118 +1742,166 @@ impl HeuristicExtractor {
         sentence: &str,
         start: usize,
     ) -> Option<Match> {
-        let mut at = start;
-        let mut subject: Option<String> = None;
-        let mut role: Option<String> = None;
-        let mut object: Option<(String, bool)> = None;
-        let mut replaces: Option<String> = None;
-        let mut names: Vec<(String, &'static str)> = Vec::new();
+        let mut r = Reading {
+            at: start,
+            subject: None,
+            role: None,
+            object: None,
+            replaces: None,
+            names: Vec::new(),
+        };
         for (e, elem) in pattern.elems.iter().enumerate() {
             let next_reads_s =
                 matches!(pattern.elems.get(e + 1), Some(Elem::Word(ws)) if ws.contains(&"'s"));
             match *elem {
                 Elem::Subject { we } => {
-                    let t = toks.get(at)?;
+                    let t = toks.get(r.at)?;
                     if !(t.lower == "i" || (we && t.lower == "we")) {
                         return None;
                     }
-                    subject = Some(sentence[t.start..t.end].to_string());
-                    at += 1;
+                    r.subject = Some(sentence[t.start..t.end].to_string());
+                    r.at += 1;
                 }
                 Elem::Word(words) => {
-                    if !words.contains(&word_at(toks, at)?) {
+                    if !words.contains(&word_at(toks, r.at)?) {
                         return None;
                     }
-                    at += 1;
+                    r.at += 1;
                 }
                 Elem::Opt(words) => {
-                    if word_at(toks, at).is_some_and(|w| words.contains(&w)) {
-                        at += 1;
+                    if word_at(toks, r.at).is_some_and(|w| words.contains(&w)) {
+                        r.at += 1;
                     }
                 }
                 Elem::Adverbs => {
-                    while word_at(toks, at).is_some_and(|w| ADVERBS.contains(&w)) {
-                        at += 1;
+                    while word_at(toks, r.at).is_some_and(|w| ADVERBS.contains(&w)) {
+                        r.at += 1;
                     }
                 }
                 Elem::NotBefore(words) => {
-                    if word_at(toks, at).is_some_and(|w| words.contains(&w)) {
+                    if word_at(toks, r.at).is_some_and(|w| words.contains(&w)) {
                         return None;
                     }
                 }
                 Elem::Role => {
-                    if word_at(toks, at).is_some_and(|w| ROLE_MODIFIERS.contains(&w))
-                        && word_at(toks, at + 1).is_some_and(|w| RELATION_ROLES.contains(&w))
+                    if word_at(toks, r.at).is_some_and(|w| ROLE_MODIFIERS.contains(&w))
+                        && word_at(toks, r.at + 1).is_some_and(|w| RELATION_ROLES.contains(&w))
                     {
-                        at += 1;
+                        r.at += 1;
                     }
-                    let word = word_at(toks, at).filter(|w| RELATION_ROLES.contains(w))?;
-                    role = Some(word.replace('-', "_"));
-                    at += 1;
+                    let word = word_at(toks, r.at).filter(|w| RELATION_ROLES.contains(w))?;
+                    r.role = Some(word.replace('-', "_"));
+                    r.at += 1;
                 }
                 Elem::Name(ty)
                 | Elem::NameAtClauseEnd(ty)
                 | Elem::ContextName(ty)
                 | Elem::ReplacedName(ty) => {
-                    // A name starts a run: "Lee" of "Jordan Lee" is no name.
-                    if continues_run(toks, sentence, at) {
-                        return None;
-                    }
-                    let run = self.run_at(toks, sentence, at)?;
-                    let (s, end) = run.name?;
-                    if run.ends_possessive && !next_reads_s {
-                        return None;
-                    }
-                    at = run.next;
-                    if matches!(elem, Elem::NameAtClauseEnd(_)) && !clause_ends_at(toks, at) {
-                        return None;
-                    }
-                    let name = sentence[s..end].to_string();
-                    // "I'm Brazilian", "I'm Vegan", "I'm Tired": what one is
-                    // is never a person's name.
-                    if ty == PERSON && !crate::lexicon::is_name_like(&name) {
-                        return None;
-                    }
-                    names.push((name.clone(), ty));
-                    match elem {
-                        Elem::Name(_) | Elem::NameAtClauseEnd(_) => object = Some((name, true)),
-                        Elem::ReplacedName(_) => replaces = Some(name),
-                        _ => {}
-                    }
+                    self.read_name(elem, ty, next_reads_s, toks, sentence, &mut r)?;
                 }
                 Elem::Value(stops) | Elem::ReplacedValue(stops) => {
-                    let (s, end, next) = value_at(toks, sentence, at, stops)?;
-                    at = next;
+                    let (s, end, next) = value_at(toks, sentence, r.at, stops)?;
+                    r.at = next;
                     let value = sentence[s..end].to_string();
                     if matches!(elem, Elem::Value(_)) {
-                        object = Some((value, false));
+                        r.object = Some((value, false));
                     } else {
-                        replaces = Some(value);
+                        r.replaces = Some(value);
                     }
                 }
                 Elem::ValueWord(words) => {
-                    word_at(toks, at).filter(|w| words.contains(w))?;
-                    object = Some((sentence[toks[at].start..toks[at].end].to_string(), false));
-                    at += 1;
+                    word_at(toks, r.at).filter(|w| words.contains(w))?;
+                    r.object = Some((
+                        sentence[toks[r.at].start..toks[r.at].end].to_string(),
+                        false,
+                    ));
+                    r.at += 1;
                 }
             }
         }
-        let (object, object_is_name) = object?;
-        let predicate = match role {
-            Some(role) => format!("has_{role}"),
-            None => pattern.predicate.to_string(),
-        };
-        Some(Match {
-            pattern,
-            subject: subject.unwrap_or_else(|| "I".to_string()),
-            predicate,
-            object,
-            object_is_name,
-            replaces,
-            names,
-            quote: sentence.to_string(),
-        })
+        r.into_match(pattern, sentence)
     }
+
+    /// Reads a name element (`elem`, typed `ty`) at `r.at` into `r`;
+    /// `None` when the pattern does not match there.
+    fn read_name(
+        &self,
+        elem: &Elem,
+        ty: &'static str,
+        next_reads_s: bool,
+        toks: &[Tok],
+        sentence: &str,
+        r: &mut Reading,
+    ) -> Option<()> {
+        // A name starts a run: "Lee" of "Jordan Lee" is no name.
+        if continues_run(toks, sentence, r.at) {
+            return None;
+        }
+        let run = self.run_at(toks, sentence, r.at)?;
+        let (s, end) = run.name?;
+        if run.ends_possessive && !next_reads_s {
+            return None;
+        }
+        r.at = run.next;
+        if matches!(elem, Elem::NameAtClauseEnd(_)) && !clause_ends_at(toks, r.at) {
+            return None;
+        }
+        let name = sentence[s..end].to_string();
+        // "I'm Brazilian", "I'm Vegan", "I'm Tired": what one is
+        // is never a person's name.
+        if ty == PERSON && !crate::lexicon::is_name_like(&name) {
+            return None;
+        }
+        r.names.push((name.clone(), ty));
+        match elem {
+            Elem::Name(_) | Elem::NameAtClauseEnd(_) => r.object = Some((name, true)),
+            Elem::ReplacedName(_) => r.replaces = Some(name),
+            _ => {}
+        }
+        Some(())
+    }
+}
+
+/// The facts of `matches` (object names typed from `entities`), then the
+/// clause reader's; each fact once.
+fn facts_of(
+    matches: Vec<Match>,
+    entities: &[ExtractedEntity],
+    clause_facts: Vec<ExtractedFact>,
+) -> Vec<ExtractedFact> {
+    let mut facts: Vec<ExtractedFact> = Vec::new();
+    for m in matches {
+        // Every name is listed, so a name object always has a type.
+        let object_entity_type = m
+            .object_is_name
+            .then(|| find_entity(entities, &m.object))
+            .flatten()
+            .map(|i| entities[i].entity_type.clone());
+        let fact = ExtractedFact {
+            subject: m.subject,
+            subject_entity_type: None,
+            predicate: m.predicate,
+            object: m.object,
+            object_entity_type,
+            polarity: m.pattern.polarity,
+            evidence_quote: m.quote,
+            fact_type: m.pattern.fact_type,
+            epistemic_type: EpistemicType::Asserted,
+            temporal_intent: m.pattern.update.then_some(TemporalIntent::Update),
+            replaces_object: m.replaces,
+            condition: None,
+            confidence: CONFIDENCE,
+        };
+        if !facts.contains(&fact) {
+            facts.push(fact);
+        }
+    }
+    for fact in clause_facts {
+        if !facts.contains(&fact) {
+            facts.push(fact);
+        }
+    }
+    facts
 }
 
 impl Provider for HeuristicExtractor {
@@ -1915,6 +1947,40 @@ struct Match {
     names: Vec<(String, &'static str)>,
     /// The whole sentence, verbatim.
     quote: String,
+}
+
+/// What a pattern has read so far, element by element.
+struct Reading {
+    /// The next token to read.
+    at: usize,
+    subject: Option<String>,
+    role: Option<String>,
+    /// The object, and whether it is a name.
+    object: Option<(String, bool)>,
+    replaces: Option<String>,
+    names: Vec<(String, &'static str)>,
+}
+
+impl Reading {
+    /// The finished match of `pattern` in `sentence`; `None` when no
+    /// element read an object.
+    fn into_match(self, pattern: &'static Pattern, sentence: &str) -> Option<Match> {
+        let (object, object_is_name) = self.object?;
+        let predicate = match self.role {
+            Some(role) => format!("has_{role}"),
+            None => pattern.predicate.to_string(),
+        };
+        Some(Match {
+            pattern,
+            subject: self.subject.unwrap_or_else(|| "I".to_string()),
+            predicate,
+            object,
+            object_is_name,
+            replaces: self.replaces,
+            names: self.names,
+            quote: sentence.to_string(),
+        })
+    }
 }
 
 /// A capitalised run.

@@ -154,6 +154,21 @@ fn canonical(value: &Option<Value>) -> String {
 /// checked by name first (for a precise reason) and again with the rest of
 /// the metadata.
 pub fn compatible(a: &Node, b: &Node, kind: PairKind) -> Result<(), Refusal> {
+    // The order of the steps is the order of the refusals callers see.
+    same_standing(a, b)?;
+    same_types(a, b)?;
+    // Session and event time: see `requires_same_provenance` for why
+    // aliases are not held to them.
+    if crate::aliases::requires_same_provenance(kind) {
+        same_provenance(a, b)?;
+    }
+    same_validity_end(a, b)?;
+    same_metadata(a, b)
+}
+
+/// Refuses a pair that is one node, spans owners or scopes, holds an
+/// inactive node or holds a personal reference.
+fn same_standing(a: &Node, b: &Node) -> Result<(), Refusal> {
     if a.id == b.id {
         return Err(Refusal::new("same_node", "a node cannot merge with itself"));
     }
@@ -183,14 +198,25 @@ pub fn compatible(a: &Node, b: &Node, kind: PairKind) -> Result<(), Refusal> {
             "personal references and the owner's reference entity are never merged or aliased",
         ));
     }
-    let differ = |code: &'static str, what: &str, x: String, y: String| {
-        if x == y {
-            Ok(())
-        } else {
-            Err(Refusal::new(code, format!("{what} {x} ≠ {y}")))
-        }
-    };
-    let opt = |t: Option<String>| t.unwrap_or_else(|| "none".into());
+    Ok(())
+}
+
+/// Refuses with `code` and "`what` x ≠ y" when the two renderings differ.
+fn differ(code: &'static str, what: &str, x: String, y: String) -> Result<(), Refusal> {
+    if x == y {
+        Ok(())
+    } else {
+        Err(Refusal::new(code, format!("{what} {x} ≠ {y}")))
+    }
+}
+
+/// An optional field's rendering in a refusal: its text, or "none".
+fn or_none(t: Option<String>) -> String {
+    t.unwrap_or_else(|| "none".into())
+}
+
+/// Refuses a pair whose node, source or epistemic types differ.
+fn same_types(a: &Node, b: &Node) -> Result<(), Refusal> {
     differ(
         "different_node_type",
         "node type",
@@ -208,40 +234,50 @@ pub fn compatible(a: &Node, b: &Node, kind: PairKind) -> Result<(), Refusal> {
         "epistemic type",
         a.epistemic_type.to_string(),
         b.epistemic_type.to_string(),
+    )
+}
+
+/// Refuses a pair from different sessions or with different event times.
+fn same_provenance(a: &Node, b: &Node) -> Result<(), Refusal> {
+    differ(
+        "different_session",
+        "session",
+        or_none(a.session_id.as_ref().map(|s| s.to_string())),
+        or_none(b.session_id.as_ref().map(|s| s.to_string())),
     )?;
-    // Session and event time: see `requires_same_provenance` for why
-    // aliases are not held to them.
-    let provenance = crate::aliases::requires_same_provenance(kind);
-    if provenance {
-        differ(
-            "different_session",
-            "session",
-            opt(a.session_id.as_ref().map(|s| s.to_string())),
-            opt(b.session_id.as_ref().map(|s| s.to_string())),
-        )?;
-    }
     // Instants compare, not text: one moment written in two offsets is the
     // same event time.
-    if provenance && a.event_time != b.event_time {
+    if a.event_time != b.event_time {
         return Err(Refusal::new(
             "different_event_time",
             format!(
                 "event time {} ≠ {}",
-                opt(a.event_time.map(|t| t.to_rfc3339())),
-                opt(b.event_time.map(|t| t.to_rfc3339()))
+                or_none(a.event_time.map(|t| t.to_rfc3339())),
+                or_none(b.event_time.map(|t| t.to_rfc3339()))
             ),
         ));
     }
+    Ok(())
+}
+
+/// Refuses a pair whose validity ends differ.
+fn same_validity_end(a: &Node, b: &Node) -> Result<(), Refusal> {
     if a.valid_to != b.valid_to {
         return Err(Refusal::new(
             "different_valid_to",
             format!(
                 "validity end {} ≠ {}",
-                opt(a.valid_to.map(|t| t.to_rfc3339())),
-                opt(b.valid_to.map(|t| t.to_rfc3339()))
+                or_none(a.valid_to.map(|t| t.to_rfc3339())),
+                or_none(b.valid_to.map(|t| t.to_rfc3339()))
             ),
         ));
     }
+    Ok(())
+}
+
+/// Refuses a pair whose retention, pinning or other metadata differ.
+fn same_metadata(a: &Node, b: &Node) -> Result<(), Refusal> {
+    // Retention and pinning first, by name, for a precise reason.
     for (code, key) in [
         ("different_retention", "ttl_days"),
         ("different_pinning", "pinned"),

@@ -27,7 +27,7 @@ use std::time::Duration;
 use kith::{Memory, WorkItem, WorkStatus};
 use schemars::JsonSchema;
 use serde::Serialize;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -265,22 +265,7 @@ async fn run(
         };
         match scan {
             Ok(Ok(items)) => {
-                let now = now_ms();
-                let mut counts = QueueCounts::default();
-                let mut take = Vec::new();
-                for item in &items {
-                    let v = verdict(item, now, &config);
-                    match item.status {
-                        WorkStatus::Pending => counts.pending += 1,
-                        WorkStatus::Running => counts.running += 1,
-                        WorkStatus::Failed if v == Verdict::Leave => counts.failed += 1,
-                        WorkStatus::Failed => counts.retrying += 1,
-                        WorkStatus::Complete => {}
-                    }
-                    if v == Verdict::Take {
-                        take.push(item.event_id);
-                    }
-                }
+                let (counts, take) = sort_scan(&items, now_ms(), &config);
                 *stats.queue.lock().unwrap_or_else(|p| p.into_inner()) = counts;
                 for event_id in take {
                     if *stopped.borrow() {
@@ -304,35 +289,7 @@ async fn run(
                         Arc::clone(&stats),
                         Arc::clone(&in_flight),
                     );
-                    running.spawn(async move {
-                        let m = Arc::clone(&memory);
-                        let outcome =
-                            tokio::task::spawn_blocking(move || m.process_event(event_id)).await;
-                        match outcome {
-                            Ok(Ok(WorkStatus::Complete)) => {
-                                stats.completed.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Ok(Ok(WorkStatus::Failed)) => {
-                                stats.failed.fetch_add(1, Ordering::Relaxed);
-                            }
-                            // Someone else holds it, or it was done meanwhile.
-                            Ok(Ok(_)) => {}
-                            Ok(Err(e)) => {
-                                stats.errors.fetch_add(1, Ordering::Relaxed);
-                                tracing::warn!(%event_id, "worker: {e}");
-                            }
-                            Err(e) => {
-                                stats.errors.fetch_add(1, Ordering::Relaxed);
-                                tracing::warn!(%event_id, "worker: the task failed: {e}");
-                            }
-                        }
-                        stats.in_flight.fetch_sub(1, Ordering::Relaxed);
-                        in_flight
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .remove(&event_id);
-                        drop(permit);
-                    });
+                    running.spawn(process(memory, stats, in_flight, event_id, permit));
                 }
             }
             Ok(Err(e)) => {
@@ -353,6 +310,65 @@ async fn run(
     }
     // Shutdown: the items in flight finish their writes.
     while running.join_next().await.is_some() {}
+}
+
+/// Counts a scan's items by queue state, and lists those to take now,
+/// in scan order.
+fn sort_scan(items: &[WorkItem], now: i64, config: &WorkerConfig) -> (QueueCounts, Vec<Uuid>) {
+    let mut counts = QueueCounts::default();
+    let mut take = Vec::new();
+    for item in items {
+        let v = verdict(item, now, config);
+        match item.status {
+            WorkStatus::Pending => counts.pending += 1,
+            WorkStatus::Running => counts.running += 1,
+            WorkStatus::Failed if v == Verdict::Leave => counts.failed += 1,
+            WorkStatus::Failed => counts.retrying += 1,
+            WorkStatus::Complete => {}
+        }
+        if v == Verdict::Take {
+            take.push(item.event_id);
+        }
+    }
+    (counts, take)
+}
+
+/// Processes one taken item, counts its outcome, then releases its
+/// in-flight mark and its permit.
+async fn process(
+    memory: Arc<Memory>,
+    stats: Arc<WorkerStats>,
+    in_flight: Arc<Mutex<HashSet<Uuid>>>,
+    event_id: Uuid,
+    permit: OwnedSemaphorePermit,
+) {
+    let m = Arc::clone(&memory);
+    let outcome = tokio::task::spawn_blocking(move || m.process_event(event_id)).await;
+    match outcome {
+        Ok(Ok(WorkStatus::Complete)) => {
+            stats.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(Ok(WorkStatus::Failed)) => {
+            stats.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        // Someone else holds it, or it was done meanwhile.
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            stats.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(%event_id, "worker: {e}");
+        }
+        Err(e) => {
+            stats.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(%event_id, "worker: the task failed: {e}");
+        }
+    }
+    stats.in_flight.fetch_sub(1, Ordering::Relaxed);
+    in_flight
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&event_id);
+    // Held to here so `concurrency` bounds the items in flight.
+    drop(permit);
 }
 
 fn now_ms() -> i64 {
