@@ -33,7 +33,7 @@ use uuid::Uuid;
 use super::filters::admitted;
 use super::fusion::PathKind;
 use super::names::QueryWords;
-use super::neighbours::another_voice;
+use super::neighbours::{another_voice, session_events};
 use super::paths::words;
 use super::pool::{hit_for, path, Pool};
 use super::RetrieveRequest;
@@ -377,18 +377,7 @@ fn replies(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
-        names.iter().map(|s| (s.clone(), Vec::new())).collect();
-    for e in tx.list_session_events(&req.owner, &names, 5_000)? {
-        if let Some(list) = e
-            .event
-            .session_id
-            .as_ref()
-            .and_then(|s| sessions.get_mut(s))
-        {
-            list.push(e);
-        }
-    }
+    let sessions = session_events(tx, req, &names)?;
     // (reached index, session, position)
     let mut wanted: Vec<(usize, SessionId, usize)> = Vec::new();
     for (i, r) in reached.iter().enumerate() {

@@ -65,18 +65,7 @@ pub(super) fn candidates(
             }
         }
     }
-    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
-        names.iter().map(|s| (s.clone(), Vec::new())).collect();
-    for e in tx.list_session_events(&req.owner, &names, 5_000)? {
-        if let Some(list) = e
-            .event
-            .session_id
-            .as_ref()
-            .and_then(|s| sessions.get_mut(s))
-        {
-            list.push(e);
-        }
-    }
+    let sessions = session_events(tx, req, &names)?;
     // (source index, session, position of the neighbour, share)
     let mut wanted: Vec<(usize, SessionId, usize, f64)> = Vec::new();
     for (i, source) in sources.iter().enumerate() {
@@ -132,6 +121,28 @@ pub(super) fn candidates(
         );
     }
     Ok(())
+}
+
+/// The events of the sessions `names`, each session's in order, in one
+/// call (one round trip on a server).
+pub(super) fn session_events(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    names: &[SessionId],
+) -> Result<HashMap<SessionId, Vec<StoredEvent>>, Error> {
+    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
+        names.iter().map(|s| (s.clone(), Vec::new())).collect();
+    for e in tx.list_session_events(&req.owner, names, 5_000)? {
+        if let Some(list) = e
+            .event
+            .session_id
+            .as_ref()
+            .and_then(|s| sessions.get_mut(s))
+        {
+            list.push(e);
+        }
+    }
+    Ok(sessions)
 }
 
 /// Whether `e` is said by another voice than (`speaker`, `role`): only a
