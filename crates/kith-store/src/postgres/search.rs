@@ -138,24 +138,14 @@ pub fn lexical_sql(
     // copied onto nodes at insert); events are joined for the top hits only.
     select.push(&format!(
         "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
-                ({sum}) * {k1p1} / (1.0 + {K1} * (1.0 - {B} + {B} * length(n.content_tsv)
-                    / {avg}::float8)) AS score
+                ({sum}) * {norm} AS score
          FROM nodes n, to_tsquery('english', {query}) AS tq(q), {sources}
          WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
         sum = terms.join(" + "),
         sources = sources.join(", "),
-        k1p1 = K1 + 1.0,
-        avg = avg_lexemes.max(1.0),
+        norm = length_norm(avg_lexemes),
     ));
-    apply_filters(&mut select, &q.filters);
-    let (inner, args) = select.finish("score DESC, n.seq", q.limit);
-    let sql = format!(
-        "SELECT n.score::float8 AS score, {} FROM ({inner}) n
-         LEFT JOIN events e ON e.id = n.source_event_id
-         ORDER BY n.score DESC, n.seq",
-        super::rows::HIT_COLUMNS
-    );
-    Some((sql, args))
+    Some(ranked_hits(select, q))
 }
 
 /// The SQL and parameters of a lexical search for a query of `words`
@@ -220,15 +210,31 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
          )
          SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 coalesce((SELECT sum(k.idf) FROM kept k WHERE n.content_tsv @@ k.q), 0.0)
-                  * {k1p1} / (1.0 + {K1} * (1.0 - {B} + {B} * length(n.content_tsv)
-                    / {avg}::float8)) AS score
+                  * {norm} AS score
          FROM nodes n,
               (SELECT to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) AS q
                  FROM kept) tq
          WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+        norm = length_norm(avg_lexemes),
+    ));
+    ranked_hits(select, q)
+}
+
+/// BM25's length factor, `(k1 + 1) / (1 + k1 (1 - b + b · len / avglen))`,
+/// as SQL over a node `n` (`len`: its lexemes; `avglen`: `avg_lexemes`).
+fn length_norm(avg_lexemes: f64) -> String {
+    format!(
+        "{k1p1} / (1.0 + {K1} * (1.0 - {B} + {B} * length(n.content_tsv) / {avg}::float8))",
         k1p1 = K1 + 1.0,
         avg = avg_lexemes.max(1.0),
-    ));
+    )
+}
+
+/// A lexical search's statement from its ranking `select` (rows of `nodes`
+/// `n` with a `score`): the request's filters, the best `q.limit`, and
+/// only then their events joined (role and time are copied onto nodes at
+/// insert, so ranking and filtering need `nodes` alone).
+fn ranked_hits(mut select: Select, q: &LexicalQuery) -> (String, Vec<Arg>) {
     apply_filters(&mut select, &q.filters);
     let (inner, args) = select.finish("score DESC, n.seq", q.limit);
     let sql = format!(
@@ -252,14 +258,7 @@ fn ranked_by_cover_density(q: &LexicalQuery, text: &str) -> (String, Vec<super::
          FROM nodes n, to_tsquery('english', {query}) AS tq(q)
          WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}"
     ));
-    apply_filters(&mut select, &q.filters);
-    let (inner, args) = select.finish("score DESC, n.seq", q.limit);
-    let sql = format!(
-        "SELECT n.score, {} FROM ({inner}) n LEFT JOIN events e ON e.id = n.source_event_id
-         ORDER BY n.score DESC, n.seq",
-        super::rows::HIT_COLUMNS
-    );
-    (sql, args)
+    ranked_hits(select, q)
 }
 
 /// The SQL and parameters of an exact vector search, or `None` when the
