@@ -95,6 +95,7 @@ impl Ivf {
             lists[l as usize].push(slot as u32);
         }
         let mean = alive.len().div_ceil(nlist).max(1);
+        let mut split = false;
         for l in 0..nlist {
             if lists[l].len() <= mean * MAX_LIST_SHARE {
                 continue;
@@ -112,6 +113,18 @@ impl Ivf {
             for (&slot, &p) in members.iter().zip(&within) {
                 let to = if p == 0 { l } else { first + p as usize - 1 };
                 lists[to].push(slot as u32);
+            }
+            split = true;
+        }
+        if split {
+            // A split moves centroids: a part's row may now be nearer another
+            // list, and another list's row nearer a new part. Every row goes
+            // to its nearest centroid, as a row written later does, so a
+            // query equal to a stored vector probes that row's list first.
+            let assigned = assign(dim, &centroids, alive, &row);
+            lists = vec![Vec::new(); centroids.len() / dim];
+            for (&slot, &l) in alive.iter().zip(&assigned) {
+                lists[l as usize].push(slot as u32);
             }
         }
         let mut list_of = vec![u32::MAX; slots];
