@@ -99,9 +99,12 @@ struct Writer {
     matrices: HashMap<(String, String), Matrix>,
 }
 
-/// The embeddings generation and the newest `seq` a transaction sees.
+/// The embeddings generation and the newest `seq` a transaction sees: the
+/// highest ever handed out (`AUTOINCREMENT` keeps it in `sqlite_sequence`),
+/// not `max(seq)`, which falls when the newest rows are deleted and would
+/// then pass a deleted row off as one written after the transaction began.
 const STATE_SQL: &str = "SELECT (SELECT value FROM meta WHERE key = 'embeddings_generation'),
-        (SELECT coalesce(max(seq), 0) FROM embeddings)";
+        coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'embeddings'), 0)";
 
 fn poisoned() -> StoreError {
     StoreError::new(StoreErrorKind::Other, "vector cache lock poisoned")
@@ -151,7 +154,7 @@ impl VectorCache {
             // Rows were deleted (forget, a model switch): drop from the copy
             // every row the table no longer has. By `seq`, which a row keeps
             // for life; reading the seqs alone is a walk of an index.
-            if let Err(e) = reconcile(conn, &mut w) {
+            if let Err(e) = reconcile(conn, &mut w, max_seq) {
                 *w = Writer::default();
                 self.publish(&w, &HashSet::new(), true)?;
                 return Err(e);
@@ -171,8 +174,7 @@ impl VectorCache {
                 dirty.insert(key.clone());
             }
         }
-        // Every row up to `max_seq` is now in: the newest rows may have
-        // been deleted, and then `max(seq)` is below the last row copied.
+        // Every row up to `max_seq` is now in (or was deleted).
         w.last_seq = w.last_seq.max(max_seq);
         Ok((self.publish(&w, &dirty, all_dirty)?, max_seq))
     }
@@ -241,8 +243,13 @@ impl VectorCache {
     }
 }
 
-/// Removes from `w` the rows whose `seq` the table no longer has.
-fn reconcile(conn: &Connection, w: &mut Writer) -> Result<(), StoreError> {
+/// Removes from `w` the rows whose `seq` the table no longer has, as far
+/// as `conn`'s transaction can tell: rows above its newest `seq`
+/// (`max_seq`) were copied by a later transaction and are kept. Without
+/// that, a search whose transaction began before a write and reached the
+/// copy after it would drop the write's rows for good (the copy has
+/// already grown past them).
+fn reconcile(conn: &Connection, w: &mut Writer, max_seq: i64) -> Result<(), StoreError> {
     if w.matrices.is_empty() {
         return Ok(());
     }
@@ -255,7 +262,7 @@ fn reconcile(conn: &Connection, w: &mut Writer) -> Result<(), StoreError> {
         .collect::<Result<_, _>>()
         .map_err(map_err)?;
     for m in w.matrices.values_mut() {
-        m.retain_seqs(|seq| live.contains(&seq));
+        m.retain_seqs(|seq| seq > max_seq || live.contains(&seq));
     }
     w.matrices.retain(|_, m| !m.is_empty());
     Ok(())
