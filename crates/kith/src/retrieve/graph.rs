@@ -359,7 +359,7 @@ fn claim_words(claim: &kith_core::Node) -> HashSet<String> {
 /// A light English suffix stemmer for matching words of a claim and a
 /// question: "works", "worked" and "working" all give "work". Short words
 /// stay as they are ("does", "was").
-fn stem(word: &str) -> String {
+pub(super) fn stem(word: &str) -> String {
     let n = word.chars().count();
     for (suffix, min) in [("ing", 6), ("ed", 5), ("s", 5)] {
         if n >= min && word.ends_with(suffix) && !word.ends_with("ss") {

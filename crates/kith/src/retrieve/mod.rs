@@ -25,7 +25,9 @@
 //! 9. **Speaker boost**: when the query names someone who speaks in the
 //!    candidates (as people say names: [`names`]), their turns are
 //!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
-//!    and strong evidence by someone else keeps its place ([`speakers`]).
+//!    and strong evidence by someone else keeps its place ([`speakers`]);
+//!    when the question's words point to someone it does not name
+//!    ([`premise`]), all of that person's turns keep their place.
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.
@@ -52,6 +54,7 @@ mod neighbours;
 pub mod pack;
 mod paths;
 mod pool;
+mod premise;
 pub(crate) mod receipt;
 mod request;
 mod results;
@@ -203,7 +206,8 @@ fn candidates(
         when::boost_stated_times(&req.query, &mut pool);
     }
     if !named.is_empty() {
-        speakers::boost(&named, &mut pool, &req.weights);
+        let misattributed = speakers::check_premise(&req.query, &named, &mut pool, &req.weights);
+        speakers::boost(&named, misattributed.as_ref(), &mut pool, &req.weights);
     }
     let corrected = results::owner_corrected(tx, &req.owner, &pool)?;
     Ok(Found {

@@ -16,6 +16,12 @@
 //! decides among the rest. (Measured in BENCHMARKS.md: speaker traps'
 //! R@5 doubles on both halves of LoCoMo at a cost of under 0.01 R@5 on
 //! ordinary questions.)
+//!
+//! That rule only keeps the few best turns. When the question's own words
+//! point to someone it does not name ([`premise`]: the turns that carry its
+//! rare words are the other speaker's, or said to them), every turn of that
+//! person is kept level instead, labelled with who said it: the premise is
+//! misattributed, and the question is about what they did.
 
 use std::collections::HashSet;
 
@@ -27,6 +33,7 @@ use super::fusion::PathWeights;
 use super::fusion::{Boost, PathKind};
 use super::names::{best_named, QueryWords};
 use super::pool::{Candidate, Pool};
+use super::premise::{self, Misattributed, Turn};
 use super::NAMED_SPEAKER_BOOST;
 
 /// How many of the best candidates before the speaker boost keep their
@@ -121,51 +128,98 @@ pub fn add_reached(named: &mut Vec<NamedSpeaker>, people: &[String], pool: &Pool
 /// says nothing the statement did not, while an answer to a named
 /// speaker's question (which asks, `?`) carries what was asked and keeps
 /// its share.
-pub fn boost(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights) {
+///
+/// When the question's words point to someone it does not name
+/// (`misattributed`, [`premise::check`]), every turn of that person is
+/// kept level instead, labelled with who really said it: the question is
+/// about what they did, whoever it names.
+pub fn boost(
+    named: &[NamedSpeaker],
+    misattributed: Option<&Misattributed>,
+    pool: &mut Pool,
+    weights: &PathWeights,
+) {
     let is_named = |speaker: Option<&str>| named.iter().find(|n| Some(n.name.as_str()) == speaker);
-    let strong: Vec<Uuid> = {
-        let order: Vec<Uuid> = pool.ranked(weights).iter().map(|c| c.hit.node_id).collect();
-        let pool: &Pool = pool;
-        let ranked: Vec<&Candidate> = order.iter().filter_map(|id| pool.by_id.get(id)).collect();
-        let best_named = ranked
-            .iter()
-            .find(|c| is_named(c.hit.speaker.as_deref()).is_some())
-            .map(|c| c.trace.rrf)
-            .unwrap_or(0.0);
-        ranked
-            .iter()
-            .take(KEPT_STRONG)
-            .filter(|c| {
-                is_named(c.hit.speaker.as_deref()).is_none()
-                    && standing(c, pool, named, weights) > best_named * KEPT_MARGIN
-            })
-            .map(|c| c.hit.node_id)
-            .collect()
-    };
     let names: Vec<&str> = named.iter().map(|n| n.name.as_str()).collect();
+    let strong = match misattributed {
+        Some(_) => Vec::new(),
+        None => strong_others(named, pool, weights),
+    };
     for c in pool.by_id.values_mut() {
         if c.hit.role == Some(Role::System) {
             continue;
         }
         let speaker = c.hit.speaker.as_deref();
+        let who = speaker.unwrap_or("someone else");
+        let kept = match misattributed {
+            Some(m) if speaker == Some(m.about.as_str()) => Some(m.describe(&names)),
+            Some(_) => None,
+            None => strong.contains(&c.hit.node_id).then(|| format!(
+                "kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs"
+            )),
+        };
         if let Some(n) = is_named(speaker) {
             c.trace.add_boost(Boost {
                 name: "named_speaker".into(),
                 factor: NAMED_SPEAKER_BOOST,
                 reason: format!("the query names {} ({}), who said this", n.name, n.how),
             });
-        } else if strong.contains(&c.hit.node_id) {
-            let who = speaker.unwrap_or("someone else");
+        } else if let Some(why) = kept {
             c.trace.add_boost(Boost {
                 name: "other_speaker".into(),
                 factor: NAMED_SPEAKER_BOOST,
-                reason: format!(
-                    "said by {who}, not by {}: kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs",
-                    names.join(" or ")
-                ),
+                reason: format!("said by {who}, not by {}: {why}", names.join(" or ")),
             });
         }
     }
+}
+
+/// The turns by someone else among the [`KEPT_STRONG`] best before the
+/// boost that score above every turn of the named speakers by more than
+/// [`KEPT_MARGIN`] (see [`boost`]).
+fn strong_others(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights) -> Vec<Uuid> {
+    let is_named = |speaker: Option<&str>| named.iter().any(|n| Some(n.name.as_str()) == speaker);
+    let order: Vec<Uuid> = pool.ranked(weights).iter().map(|c| c.hit.node_id).collect();
+    let pool: &Pool = pool;
+    let ranked: Vec<&Candidate> = order.iter().filter_map(|id| pool.by_id.get(id)).collect();
+    let best_named = ranked
+        .iter()
+        .find(|c| is_named(c.hit.speaker.as_deref()))
+        .map(|c| c.trace.rrf)
+        .unwrap_or(0.0);
+    ranked
+        .iter()
+        .take(KEPT_STRONG)
+        .filter(|c| {
+            !is_named(c.hit.speaker.as_deref())
+                && standing(c, pool, named, weights) > best_named * KEPT_MARGIN
+        })
+        .map(|c| c.hit.node_id)
+        .collect()
+}
+
+/// Whether the question's words point to someone it does not name
+/// ([`premise::check`]), read from the candidates' turns best first (so a
+/// tie between two turns of one person names the same one every time).
+pub fn check_premise(
+    query: &str,
+    named: &[NamedSpeaker],
+    pool: &mut Pool,
+    weights: &PathWeights,
+) -> Option<Misattributed> {
+    let ranked = pool.ranked(weights);
+    let turns: Vec<Turn<'_>> = ranked
+        .iter()
+        .filter(|c| c.hit.role != Some(Role::System))
+        .filter_map(|c| {
+            Some(Turn {
+                speaker: c.hit.speaker.as_deref()?,
+                text: &c.hit.content,
+            })
+        })
+        .collect();
+    let names: Vec<&str> = named.iter().map(|n| n.name.as_str()).collect();
+    premise::check(query, &names, &turns)
 }
 
 /// A candidate's fused score less what it inherited as the reply to a
@@ -259,7 +313,7 @@ mod tests {
             ],
         );
         assert_eq!(top(&mut pool), reply);
-        boost(&maya(), &mut pool, &PathWeights::default());
+        boost(&maya(), None, &mut pool, &PathWeights::default());
         (m, reply, top(&mut pool))
     }
 
