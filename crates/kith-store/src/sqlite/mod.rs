@@ -6,7 +6,9 @@
 //! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue
 //! instead of failing; readers never block writers.
 
+mod counting;
 pub(crate) mod lexical;
+mod many;
 pub mod readonly;
 mod rows;
 mod schema;
@@ -28,8 +30,8 @@ pub use schema::SCHEMA_VERSION;
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
-    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError, StoreErrorKind,
+    StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -55,6 +57,8 @@ pub struct SqliteStore {
     access: readonly::Access,
     pool: Mutex<Vec<Connection>>,
     vectors: vector::VectorCache,
+    /// Statements counted while recording ([`counting`]).
+    statements: StatementLog,
 }
 
 impl SqliteStore {
@@ -75,6 +79,7 @@ impl SqliteStore {
                 access,
                 pool: Mutex::new(Vec::new()),
                 vectors: vector::VectorCache::default(),
+                statements: StatementLog::default(),
             });
         }
         let store = SqliteStore {
@@ -82,6 +87,7 @@ impl SqliteStore {
             access: readonly::Access::ReadWrite,
             pool: Mutex::new(Vec::new()),
             vectors: vector::VectorCache::default(),
+            statements: StatementLog::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -268,6 +274,10 @@ impl Store for SqliteStore {
         self.access != readonly::Access::ReadWrite
     }
 
+    fn statement_log(&self) -> Option<&StatementLog> {
+        Some(&self.statements)
+    }
+
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
         if mode == TxMode::Write && self.access != readonly::Access::ReadWrite {
             return Err(readonly::write_refused(&self.path));
@@ -277,8 +287,12 @@ impl Store for SqliteStore {
             TxMode::Read => "BEGIN DEFERRED",
             TxMode::Write => "BEGIN IMMEDIATE",
         };
+        let counted = counting::mark(&conn, &self.statements);
         if let Err(e) = conn.execute_batch(sql) {
             let err = map_err(e);
+            if let Some(m) = counted {
+                m.settle(&conn, &self.statements);
+            }
             self.release(conn);
             return Err(err);
         }
@@ -288,6 +302,7 @@ impl Store for SqliteStore {
             conn: Some(conn),
             mode,
             changes_at_begin,
+            counted,
         }))
     }
 
@@ -340,6 +355,8 @@ struct SqliteTx<'a> {
     /// write transaction whose count moved changed a row, and its commit
     /// advances the write generation.
     changes_at_begin: u64,
+    /// Set while the store's log counts this transaction's statements.
+    counted: Option<counting::Mark>,
 }
 
 impl SqliteTx<'_> {
@@ -379,6 +396,14 @@ impl SqliteTx<'_> {
         })
     }
 
+    /// Adds the statements this transaction ran to the store's log, when
+    /// it was counted; `conn` is its connection, taken out for its end.
+    fn settle(&mut self, conn: &Connection) {
+        if let Some(mark) = self.counted.take() {
+            mark.settle(conn, &self.store.statements);
+        }
+    }
+
     fn conn(&self) -> &Connection {
         // Present from `begin` until `commit` or drop takes it.
         self.conn.as_ref().expect("transaction connection is live")
@@ -402,7 +427,9 @@ impl Drop for SqliteTx<'_> {
         if let Some(conn) = self.conn.take() {
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
-            if conn.execute_batch("ROLLBACK").is_ok() {
+            let rolled_back = conn.execute_batch("ROLLBACK").is_ok();
+            self.settle(&conn);
+            if rolled_back {
                 self.store.release(conn);
             }
         }
@@ -485,6 +512,39 @@ impl Tx for SqliteTx<'_> {
             rows::event,
         )
         .map(|mut v| v.pop())
+    }
+
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        many::events(self.conn(), owner, ids)
+    }
+
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[kith_core::SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        many::session_events(self.conn(), owner, sessions, limit)
+    }
+
+    fn get_nodes(&mut self, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        many::nodes(self.conn(), None, ids)
+    }
+
+    fn get_owned_nodes(&mut self, owner: &OwnerId, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        many::nodes(self.conn(), Some(owner), ids)
+    }
+
+    fn edges_of_nodes(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<std::collections::HashMap<Uuid, Vec<Edge>>, StoreError> {
+        many::edges_of_nodes(self.conn(), owner, nodes)
     }
 
     fn list_events(&mut self, q: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
@@ -1371,18 +1431,21 @@ impl Tx for SqliteTx<'_> {
                 params![crate::WRITE_GENERATION_KEY],
             ) {
                 let _ = conn.execute_batch("ROLLBACK");
+                self.settle(&conn);
                 return Err(map_err(e).with_context("commit"));
             }
         }
-        match conn.execute_batch("COMMIT") {
+        let committed = conn.execute_batch("COMMIT");
+        if committed.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        self.settle(&conn);
+        match committed {
             Ok(()) => {
                 self.store.release(conn);
                 Ok(())
             }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                Err(map_err(e).with_context("commit"))
-            }
+            Err(e) => Err(map_err(e).with_context("commit")),
         }
     }
 }
