@@ -59,6 +59,8 @@ pub struct SqliteStore {
     vectors: vector::VectorCache,
     /// Statements counted while recording ([`counting`]).
     statements: StatementLog,
+    /// Owners' shares of the store, as lexical searches last counted them.
+    shares: lexical::Shares,
 }
 
 impl SqliteStore {
@@ -80,6 +82,7 @@ impl SqliteStore {
                 pool: Mutex::new(Vec::new()),
                 vectors: vector::VectorCache::default(),
                 statements: StatementLog::default(),
+                shares: lexical::Shares::default(),
             });
         }
         let store = SqliteStore {
@@ -88,6 +91,7 @@ impl SqliteStore {
             pool: Mutex::new(Vec::new()),
             vectors: vector::VectorCache::default(),
             statements: StatementLog::default(),
+            shares: lexical::Shares::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -159,6 +163,7 @@ impl SqliteStore {
              PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
         )
         .map_err(map_err)?;
+        keep_statements(&conn);
         Ok(conn)
     }
 
@@ -177,6 +182,16 @@ impl SqliteStore {
             }
         }
     }
+}
+
+/// How many prepared statements a connection keeps for reuse. One
+/// retrieve runs some 30 different statements (rusqlite keeps 16 by
+/// default, so a retrieve re-parsed most of its statements every time).
+const STATEMENT_CACHE: usize = 128;
+
+/// Sizes `conn`'s statement cache ([`STATEMENT_CACHE`]).
+fn keep_statements(conn: &Connection) {
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
 }
 
 fn read_version(conn: &Connection) -> Result<i64, StoreError> {
@@ -303,6 +318,9 @@ impl Store for SqliteStore {
             mode,
             changes_at_begin,
             counted,
+            // A read transaction's snapshot does not move; a write
+            // transaction's own writes would change the counts.
+            word_counts: (mode == TxMode::Read).then(Default::default),
         }))
     }
 
@@ -357,6 +375,8 @@ struct SqliteTx<'a> {
     changes_at_begin: u64,
     /// Set while the store's log counts this transaction's statements.
     counted: Option<counting::Mark>,
+    /// Words' match counts this transaction's lexical searches took.
+    word_counts: lexical::WordCounts,
 }
 
 impl SqliteTx<'_> {
@@ -985,12 +1005,15 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        // Cached: every retrieval receipt comes this way.
         self.writer()?
-            .execute(
+            .prepare_cached(
                 "INSERT INTO operations (id, kind, owner_id, scope, target_id, payload,
                     created_at, checksum)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
                     uuid_text(op.id),
                     op.kind.as_str(),
                     op.owner_id.as_str(),
@@ -999,8 +1022,8 @@ impl Tx for SqliteTx<'_> {
                     kith_core::canon::to_canonical_string(&op.payload),
                     op.created_at.to_rfc3339(),
                     op.checksum,
-                ],
-            )
+                ])
+            })
             .map_err(|err| map_err(err).with_context(&format!("operation {}", op.id)))?;
         Ok(())
     }
@@ -1060,11 +1083,10 @@ impl Tx for SqliteTx<'_> {
     ) -> Result<u64, StoreError> {
         let n: i64 = self
             .conn()
-            .query_row(
-                "SELECT count(*) FROM operations WHERE owner_id = ?1 AND kind = ?2",
-                params![owner.as_str(), kind.as_str()],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT count(*) FROM operations WHERE owner_id = ?1 AND kind = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![owner.as_str(), kind.as_str()], |r| r.get(0))
+            })
             .map_err(map_err)?;
         Ok(n as u64)
     }
@@ -1189,7 +1211,8 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
-        lexical::search(self.conn(), q)
+        let conn = self.conn.as_ref().expect("transaction connection is live");
+        lexical::search(conn, q, &self.store.shares, &mut self.word_counts)
     }
 
     fn put_embedding(
@@ -1425,11 +1448,13 @@ impl Tx for SqliteTx<'_> {
         // write transaction that changed none leaves the generation alone,
         // so a pass that only looked does not make the next one look again.
         if self.mode == TxMode::Write && conn.total_changes() != self.changes_at_begin {
-            if let Err(e) = conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, '1')
-                 ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-                params![crate::WRITE_GENERATION_KEY],
-            ) {
+            let bumped = conn
+                .prepare_cached(
+                    "INSERT INTO meta (key, value) VALUES (?1, '1')
+                     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                )
+                .and_then(|mut stmt| stmt.execute(params![crate::WRITE_GENERATION_KEY]));
+            if let Err(e) = bumped {
                 let _ = conn.execute_batch("ROLLBACK");
                 self.settle(&conn);
                 return Err(map_err(e).with_context("commit"));
