@@ -106,8 +106,9 @@ pub trait Store: Send + Sync {
     fn compact(&self) -> Result<Vec<String>, StoreError>;
 
     /// The round trips this store has made to its server and, on request,
-    /// the statements it sent ([`StatementLog`]); `None` for an embedded
-    /// backend, which has no server.
+    /// the statements it sent ([`StatementLog`]); SQLite counts the
+    /// statements its transactions run while the log records; `None` for a
+    /// backend that keeps no log.
     fn statement_log(&self) -> Option<&StatementLog> {
         None
     }

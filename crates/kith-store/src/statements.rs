@@ -5,7 +5,9 @@
 //! round trips an operation makes is part of its latency; retrieval keeps
 //! it small and a test holds it under a bound. The recorded texts let a
 //! test check that every statement names an owner (docs/deploy.md, Citus).
-//! An embedded backend has no round trips and keeps no log.
+//! SQLite has no round trips but counts the statements its transactions
+//! run while recording (`sqlite/counting.rs`): each is a VM run, and a
+//! retrieve's number is held under a bound too.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -23,7 +25,8 @@ impl StatementLog {
     /// Round trips to the server so far: every statement, every statement
     /// prepared on a connection for the first time, every `BEGIN`,
     /// `COMMIT` and `ROLLBACK`. Background work on a connection of its own
-    /// (the vector copy's loader) is not counted.
+    /// (the vector copy's loader) is not counted. On SQLite: the
+    /// statements its transactions ran while recording.
     pub fn round_trips(&self) -> u64 {
         self.trips.load(Ordering::Relaxed)
     }
@@ -43,6 +46,21 @@ impl StatementLog {
             .lock()
             .map(|mut t| std::mem::take(&mut *t))
             .unwrap_or_default()
+    }
+
+    /// Whether statement texts are being recorded.
+    pub(crate) fn is_recording(&self) -> bool {
+        self.recording.load(Ordering::Relaxed)
+    }
+
+    /// Notes `count` statements run in-process (SQLite), with their texts.
+    pub(crate) fn ran(&self, count: u64, texts: Vec<String>) {
+        self.trips.fetch_add(count, Ordering::Relaxed);
+        if self.is_recording() {
+            if let Ok(mut t) = self.texts.lock() {
+                t.extend(texts);
+            }
+        }
     }
 
     /// Notes one round trip carrying `sql`.

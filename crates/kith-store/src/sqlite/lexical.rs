@@ -6,10 +6,13 @@
 //! be read as FTS5 syntax. Scores are `-bm25()` (FTS5 ranks lower-is-better;
 //! kith reports higher-is-better).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use crate::SearchFilters;
-use kith_core::{Role, SessionId, Timestamp};
+use kith_core::{OwnerId, Role, SessionId, Timestamp};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::Connection;
+use rusqlite::{Connection, Params};
 use uuid::Uuid;
 
 use super::sql::Select;
@@ -32,33 +35,68 @@ fn or_expression(terms: &[String]) -> String {
         .join(" OR ")
 }
 
+/// What a store remembers between lexical searches: whether an owner held
+/// a large share of the store the last time it was counted. Only a choice
+/// of plan hangs on it (both plans find the same hits), so an answer
+/// counted at the same store size is reused; a retrieve runs several
+/// searches, and counting a big owner walks a quarter of the store's
+/// nodes.
+#[derive(Debug, Default)]
+pub(super) struct Shares(Mutex<HashMap<OwnerId, (i64, bool)>>);
+
+/// What one read transaction remembers between its lexical searches: each
+/// word's capped count of matches (its snapshot does not change, and a
+/// retrieve's searches share most words). `None` in a write transaction,
+/// whose own writes may change them.
+pub(super) type WordCounts = Option<HashMap<(String, i64), i64>>;
+
+/// Runs a statement returning one integer through the statement cache.
+fn count(conn: &Connection, sql: &str, params: impl Params) -> Result<i64, StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_row(params, |r| r.get(0)))
+        .map_err(map_err)
+}
+
 /// Leaves out of a query the words found in a large share of a big store
 /// ([`crate::words::without_common_words`]), counting FTS5 postings.
 fn without_common_words(
     conn: &Connection,
     rows: i64,
     terms: Vec<String>,
+    counts: &mut WordCounts,
 ) -> Result<Vec<String>, StoreError> {
     crate::words::without_common_words(terms, rows, |t, cap| {
-        conn.query_row(
+        let key = (t.to_string(), cap);
+        if let Some(n) = counts.as_ref().and_then(|c| c.get(&key)) {
+            return Ok(*n);
+        }
+        let n = count(
+            conn,
             "SELECT count(*) FROM (SELECT 1 FROM node_fts WHERE node_fts MATCH ?1 LIMIT ?2)",
             rusqlite::params![format!("\"{t}\""), cap],
-            |r| r.get(0),
-        )
-        .map_err(map_err)
+        )?;
+        if let Some(c) = counts.as_mut() {
+            c.insert(key, n);
+        }
+        Ok(n)
     })
 }
 
 /// How many of the best matches over all owners the fast path ranks first.
 const FAST_POOL_MIN: usize = 400;
 
-pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+/// `Tx::search_lexical` for SQLite; `shares` and `counts` remember what
+/// earlier searches counted ([`Shares`], [`WordCounts`]).
+pub(super) fn search(
+    conn: &Connection,
+    q: &LexicalQuery,
+    shares: &Shares,
+    counts: &mut WordCounts,
+) -> Result<Vec<LexicalHit>, StoreError> {
     // The store's size (nodes ever written; a bound, not a count) decides
     // both the word pruning and the owner's share.
-    let rows: i64 = conn
-        .query_row("SELECT coalesce(max(seq), 0) FROM nodes", [], |r| r.get(0))
-        .map_err(map_err)?;
-    let terms = without_common_words(conn, rows, crate::words::query_words(&q.text))?;
+    let rows = count(conn, "SELECT coalesce(max(seq), 0) FROM nodes", [])?;
+    let terms = without_common_words(conn, rows, crate::words::query_words(&q.text), counts)?;
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -71,7 +109,7 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     // An owner holding a small share of the store (one of many tenants)
     // would rarely fill the fast path's pool: go straight to the query that
     // checks membership in its own nodes.
-    if q.limit > 0 && owns_a_large_share(conn, rows, q)? {
+    if q.limit > 0 && shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
         let hits = ranked(conn, q, &expr, Some(pool))?;
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
@@ -81,31 +119,47 @@ pub fn search(conn: &Connection, q: &LexicalQuery) -> Result<Vec<LexicalHit>, St
     ranked(conn, q, &expr, None)
 }
 
-/// Whether the query's owner holds at least a quarter of the store's nodes
-/// (counting stops there, so the check is bounded).
-fn owns_a_large_share(conn: &Connection, rows: i64, q: &LexicalQuery) -> Result<bool, StoreError> {
-    let quarter = (rows / 4).max(1);
-    let owned: i64 = conn
-        .query_row(
+impl Shares {
+    /// Whether the query's owner holds at least a quarter of the store's
+    /// nodes (counting stops there, so the check is bounded), as counted
+    /// last at this store size `rows`.
+    fn owns_a_large_share(
+        &self,
+        conn: &Connection,
+        rows: i64,
+        q: &LexicalQuery,
+    ) -> Result<bool, StoreError> {
+        let known = self.0.lock().ok().and_then(|m| m.get(&q.owner).copied());
+        if let Some((at, large)) = known {
+            if at == rows {
+                return Ok(large);
+            }
+        }
+        let quarter = (rows / 4).max(1);
+        let owned = count(
+            conn,
             "SELECT count(*) FROM (SELECT 1 FROM nodes WHERE owner_id = ?1 LIMIT ?2)",
             rusqlite::params![q.owner.as_str(), quarter],
-            |r| r.get(0),
-        )
-        .map_err(map_err)?;
-    Ok(owned >= quarter)
+        )?;
+        let large = owned >= quarter;
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(q.owner.clone(), (rows, large));
+        }
+        Ok(large)
+    }
 }
 
 /// Whether `expr` matches fewer than `n` rows over every owner (then the
 /// fast path saw them all).
 fn matches_fewer_than(conn: &Connection, expr: &str, n: usize) -> Result<bool, StoreError> {
-    let count: i64 = conn
-        .query_row(
-            &format!("SELECT count(*) FROM (SELECT rowid FROM node_fts WHERE node_fts MATCH ?1 LIMIT {n})"),
-            [expr],
-            |r| r.get(0),
-        )
-        .map_err(map_err)?;
-    Ok((count as usize) < n)
+    let matched = count(
+        conn,
+        &format!(
+            "SELECT count(*) FROM (SELECT rowid FROM node_fts WHERE node_fts MATCH ?1 LIMIT {n})"
+        ),
+        [expr],
+    )?;
+    Ok((matched as usize) < n)
 }
 
 /// Ranks the matches of `expr` for `q`: all of them, or (with `pool`) only

@@ -6,7 +6,9 @@
 //! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue
 //! instead of failing; readers never block writers.
 
+mod counting;
 pub(crate) mod lexical;
+mod many;
 pub mod readonly;
 mod rows;
 mod schema;
@@ -28,8 +30,8 @@ pub use schema::SCHEMA_VERSION;
 
 use crate::{
     DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, OperationStamp, Stats, Store, StoreError, StoreErrorKind, StoredEvent,
-    StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
+    OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError, StoreErrorKind,
+    StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 
 /// How long a writer waits for another process's write lock before giving up.
@@ -55,6 +57,10 @@ pub struct SqliteStore {
     access: readonly::Access,
     pool: Mutex<Vec<Connection>>,
     vectors: vector::VectorCache,
+    /// Statements counted while recording ([`counting`]).
+    statements: StatementLog,
+    /// Owners' shares of the store, as lexical searches last counted them.
+    shares: lexical::Shares,
 }
 
 impl SqliteStore {
@@ -75,6 +81,8 @@ impl SqliteStore {
                 access,
                 pool: Mutex::new(Vec::new()),
                 vectors: vector::VectorCache::default(),
+                statements: StatementLog::default(),
+                shares: lexical::Shares::default(),
             });
         }
         let store = SqliteStore {
@@ -82,6 +90,8 @@ impl SqliteStore {
             access: readonly::Access::ReadWrite,
             pool: Mutex::new(Vec::new()),
             vectors: vector::VectorCache::default(),
+            statements: StatementLog::default(),
+            shares: lexical::Shares::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -153,6 +163,7 @@ impl SqliteStore {
              PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
         )
         .map_err(map_err)?;
+        keep_statements(&conn);
         Ok(conn)
     }
 
@@ -171,6 +182,16 @@ impl SqliteStore {
             }
         }
     }
+}
+
+/// How many prepared statements a connection keeps for reuse. One
+/// retrieve runs some 30 different statements (rusqlite keeps 16 by
+/// default, so a retrieve re-parsed most of its statements every time).
+const STATEMENT_CACHE: usize = 128;
+
+/// Sizes `conn`'s statement cache ([`STATEMENT_CACHE`]).
+fn keep_statements(conn: &Connection) {
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
 }
 
 fn read_version(conn: &Connection) -> Result<i64, StoreError> {
@@ -268,6 +289,10 @@ impl Store for SqliteStore {
         self.access != readonly::Access::ReadWrite
     }
 
+    fn statement_log(&self) -> Option<&StatementLog> {
+        Some(&self.statements)
+    }
+
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
         if mode == TxMode::Write && self.access != readonly::Access::ReadWrite {
             return Err(readonly::write_refused(&self.path));
@@ -277,8 +302,12 @@ impl Store for SqliteStore {
             TxMode::Read => "BEGIN DEFERRED",
             TxMode::Write => "BEGIN IMMEDIATE",
         };
+        let counted = counting::mark(&conn, &self.statements);
         if let Err(e) = conn.execute_batch(sql) {
             let err = map_err(e);
+            if let Some(m) = counted {
+                m.settle(&conn, &self.statements);
+            }
             self.release(conn);
             return Err(err);
         }
@@ -288,6 +317,10 @@ impl Store for SqliteStore {
             conn: Some(conn),
             mode,
             changes_at_begin,
+            counted,
+            // A read transaction's snapshot does not move; a write
+            // transaction's own writes would change the counts.
+            word_counts: (mode == TxMode::Read).then(Default::default),
         }))
     }
 
@@ -340,6 +373,10 @@ struct SqliteTx<'a> {
     /// write transaction whose count moved changed a row, and its commit
     /// advances the write generation.
     changes_at_begin: u64,
+    /// Set while the store's log counts this transaction's statements.
+    counted: Option<counting::Mark>,
+    /// Words' match counts this transaction's lexical searches took.
+    word_counts: lexical::WordCounts,
 }
 
 impl SqliteTx<'_> {
@@ -379,6 +416,14 @@ impl SqliteTx<'_> {
         })
     }
 
+    /// Adds the statements this transaction ran to the store's log, when
+    /// it was counted; `conn` is its connection, taken out for its end.
+    fn settle(&mut self, conn: &Connection) {
+        if let Some(mark) = self.counted.take() {
+            mark.settle(conn, &self.store.statements);
+        }
+    }
+
     fn conn(&self) -> &Connection {
         // Present from `begin` until `commit` or drop takes it.
         self.conn.as_ref().expect("transaction connection is live")
@@ -402,7 +447,9 @@ impl Drop for SqliteTx<'_> {
         if let Some(conn) = self.conn.take() {
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
-            if conn.execute_batch("ROLLBACK").is_ok() {
+            let rolled_back = conn.execute_batch("ROLLBACK").is_ok();
+            self.settle(&conn);
+            if rolled_back {
                 self.store.release(conn);
             }
         }
@@ -485,6 +532,39 @@ impl Tx for SqliteTx<'_> {
             rows::event,
         )
         .map(|mut v| v.pop())
+    }
+
+    fn get_events(
+        &mut self,
+        owner: &OwnerId,
+        ids: &[Uuid],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        many::events(self.conn(), owner, ids)
+    }
+
+    fn list_session_events(
+        &mut self,
+        owner: &OwnerId,
+        sessions: &[kith_core::SessionId],
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        many::session_events(self.conn(), owner, sessions, limit)
+    }
+
+    fn get_nodes(&mut self, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        many::nodes(self.conn(), None, ids)
+    }
+
+    fn get_owned_nodes(&mut self, owner: &OwnerId, ids: &[Uuid]) -> Result<Vec<Node>, StoreError> {
+        many::nodes(self.conn(), Some(owner), ids)
+    }
+
+    fn edges_of_nodes(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<std::collections::HashMap<Uuid, Vec<Edge>>, StoreError> {
+        many::edges_of_nodes(self.conn(), owner, nodes)
     }
 
     fn list_events(&mut self, q: &EventQuery) -> Result<Vec<StoredEvent>, StoreError> {
@@ -925,12 +1005,15 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn append_operation(&mut self, op: &Operation) -> Result<(), StoreError> {
+        // Cached: every retrieval receipt comes this way.
         self.writer()?
-            .execute(
+            .prepare_cached(
                 "INSERT INTO operations (id, kind, owner_id, scope, target_id, payload,
                     created_at, checksum)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
                     uuid_text(op.id),
                     op.kind.as_str(),
                     op.owner_id.as_str(),
@@ -939,8 +1022,8 @@ impl Tx for SqliteTx<'_> {
                     kith_core::canon::to_canonical_string(&op.payload),
                     op.created_at.to_rfc3339(),
                     op.checksum,
-                ],
-            )
+                ])
+            })
             .map_err(|err| map_err(err).with_context(&format!("operation {}", op.id)))?;
         Ok(())
     }
@@ -1000,11 +1083,10 @@ impl Tx for SqliteTx<'_> {
     ) -> Result<u64, StoreError> {
         let n: i64 = self
             .conn()
-            .query_row(
-                "SELECT count(*) FROM operations WHERE owner_id = ?1 AND kind = ?2",
-                params![owner.as_str(), kind.as_str()],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT count(*) FROM operations WHERE owner_id = ?1 AND kind = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![owner.as_str(), kind.as_str()], |r| r.get(0))
+            })
             .map_err(map_err)?;
         Ok(n as u64)
     }
@@ -1129,7 +1211,8 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
-        lexical::search(self.conn(), q)
+        let conn = self.conn.as_ref().expect("transaction connection is live");
+        lexical::search(conn, q, &self.store.shares, &mut self.word_counts)
     }
 
     fn put_embedding(
@@ -1365,24 +1448,29 @@ impl Tx for SqliteTx<'_> {
         // write transaction that changed none leaves the generation alone,
         // so a pass that only looked does not make the next one look again.
         if self.mode == TxMode::Write && conn.total_changes() != self.changes_at_begin {
-            if let Err(e) = conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, '1')
-                 ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-                params![crate::WRITE_GENERATION_KEY],
-            ) {
+            let bumped = conn
+                .prepare_cached(
+                    "INSERT INTO meta (key, value) VALUES (?1, '1')
+                     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+                )
+                .and_then(|mut stmt| stmt.execute(params![crate::WRITE_GENERATION_KEY]));
+            if let Err(e) = bumped {
                 let _ = conn.execute_batch("ROLLBACK");
+                self.settle(&conn);
                 return Err(map_err(e).with_context("commit"));
             }
         }
-        match conn.execute_batch("COMMIT") {
+        let committed = conn.execute_batch("COMMIT");
+        if committed.is_err() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        self.settle(&conn);
+        match committed {
             Ok(()) => {
                 self.store.release(conn);
                 Ok(())
             }
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                Err(map_err(e).with_context("commit"))
-            }
+            Err(e) => Err(map_err(e).with_context("commit")),
         }
     }
 }

@@ -94,6 +94,7 @@ pub(super) fn connect(path: &Path, access: Access) -> Result<Connection, StoreEr
         "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;",
     )
     .map_err(|e| open_error(path, e))?;
+    super::keep_statements(&conn);
     Ok(conn)
 }
 

@@ -356,3 +356,164 @@ fn vectors_written_for_an_owner_refuse_another_owners_node(store: &dyn Store) {
         );
     });
 }
+
+store_test!(many_key_reads_answer_like_one_key_reads_for_any_keys);
+/// Any mix of keys (repeated, missing, another owner's, loops, sessions
+/// named twice or not at all): each multi-key read answers what its
+/// one-key reads answer, on a store of random sessions and edges.
+fn many_key_reads_answer_like_one_key_reads_for_any_keys(store: &dyn Store) {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use std::collections::HashSet;
+
+    // Per event: (owner is bob, session 0..3); edges: (from, to) indexes;
+    // asked: indexes, where one past the events is a missing id.
+    let case = (
+        prop::collection::vec((any::<bool>(), 0..3usize), 1..10),
+        prop::collection::vec((0..10usize, 0..10usize), 0..12),
+        prop::collection::vec(0..11usize, 0..8),
+        prop::collection::vec(0..4usize, 0..5),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 24,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&case, |(specs, links, asked, sessions)| {
+            let tag = Uuid::new_v4().simple().to_string();
+            let (alice, bob) = (format!("a{tag}"), format!("b{tag}"));
+            let events: Vec<Event> = specs
+                .iter()
+                .enumerate()
+                .map(|(i, (is_bob, s))| {
+                    let who = if *is_bob { &bob } else { &alice };
+                    event(EventInput {
+                        session_id: Some(format!("s{s}")),
+                        ..input(who, &format!("m{i}"), &format!("turn {i}"))
+                    })
+                })
+                .collect();
+            let notes: Vec<_> = events.iter().map(note).collect();
+            let at = |i: usize| &notes[i % notes.len()];
+            let edges: Vec<_> = links
+                .iter()
+                .filter(|(a, b)| at(*a).owner_id == at(*b).owner_id)
+                .map(|(a, b)| edge(at(*a), at(*b), EdgeType::RelatesTo))
+                .collect();
+            write(store, |tx| {
+                tx.insert_events(&events).unwrap();
+                tx.insert_nodes(&notes).unwrap();
+                tx.insert_edges(&edges).unwrap();
+            });
+            let missing = Uuid::new_v4();
+            let pick = |i: usize, ids: &dyn Fn(usize) -> Uuid| {
+                if i >= events.len() {
+                    missing
+                } else {
+                    ids(i)
+                }
+            };
+            let event_ids: Vec<Uuid> = asked.iter().map(|i| pick(*i, &|i| events[i].id)).collect();
+            let node_ids: Vec<Uuid> = asked.iter().map(|i| pick(*i, &|i| notes[i].id)).collect();
+            let names: Vec<_> = sessions.iter().map(|s| session(&format!("s{s}"))).collect();
+            let alice = owner(&alice);
+            read(store, |tx| {
+                let once = |ids: &[Uuid]| {
+                    let mut seen = HashSet::new();
+                    ids.iter()
+                        .copied()
+                        .filter(|i| seen.insert(*i))
+                        .collect::<Vec<_>>()
+                };
+                // Events and nodes: the owner's that exist, each once.
+                let mut got: Vec<Uuid> = tx
+                    .get_events(&alice, &event_ids)
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.event.id)
+                    .collect();
+                let mut want: Vec<Uuid> = once(&event_ids)
+                    .into_iter()
+                    .filter(|id| {
+                        tx.get_event(*id)
+                            .unwrap()
+                            .is_some_and(|e| e.event.owner_id == alice)
+                    })
+                    .collect();
+                got.sort();
+                want.sort();
+                prop_assert_eq!(got, want);
+                let mut got = tx.get_owned_nodes(&alice, &node_ids).unwrap();
+                let mut want: Vec<_> = once(&node_ids)
+                    .into_iter()
+                    .filter_map(|id| tx.get_node(id).unwrap())
+                    .filter(|n| n.owner_id == alice)
+                    .collect();
+                got.sort_by_key(|n| n.id);
+                want.sort_by_key(|n| n.id);
+                prop_assert_eq!(got, want);
+                let mut all = tx.get_nodes(&node_ids).unwrap();
+                all.sort_by_key(|n| n.id);
+                let mut want: Vec<_> = once(&node_ids)
+                    .into_iter()
+                    .filter_map(|id| tx.get_node(id).unwrap())
+                    .collect();
+                want.sort_by_key(|n| n.id);
+                prop_assert_eq!(all, want);
+                // Sessions: in the order named, each in ingestion order.
+                for limit in [0, 1, 2] {
+                    let got: Vec<Uuid> = tx
+                        .list_session_events(&alice, &names, limit)
+                        .unwrap()
+                        .iter()
+                        .map(|e| e.event.id)
+                        .collect();
+                    let mut want = Vec::new();
+                    for s in &names {
+                        want.extend(event_ids_of(tx, &alice, s, limit));
+                    }
+                    prop_assert_eq!(got, want, "limit {}", limit);
+                }
+                // Edges: each node's, as edges_of answers, the owner's only.
+                let by_node = tx.edges_of_nodes(&alice, &node_ids).unwrap();
+                for id in once(&node_ids) {
+                    let one: Vec<Uuid> = tx
+                        .edges_of(id)
+                        .unwrap()
+                        .into_iter()
+                        .filter(|e| e.owner_id == alice)
+                        .map(|e| e.id)
+                        .collect();
+                    let many: Vec<Uuid> = by_node
+                        .get(&id)
+                        .map(|v| v.iter().map(|e| e.id).collect())
+                        .unwrap_or_default();
+                    prop_assert_eq!(many, one, "edges of {}", id);
+                }
+                prop_assert!(by_node.keys().all(|k| node_ids.contains(k)));
+                Ok(())
+            })
+        })
+        .unwrap();
+}
+
+/// `owner`'s events of `session`, the first `limit` (0: all), as one
+/// session's listing answers.
+fn event_ids_of(
+    tx: &mut dyn Tx,
+    owner: &kith_core::OwnerId,
+    session: &kith_core::SessionId,
+    limit: usize,
+) -> Vec<Uuid> {
+    tx.list_events(&EventQuery {
+        owner: Some(owner.clone()),
+        session: Some(session.clone()),
+        limit,
+        ..EventQuery::default()
+    })
+    .unwrap()
+    .iter()
+    .map(|e| e.event.id)
+    .collect()
+}
