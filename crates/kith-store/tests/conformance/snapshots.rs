@@ -211,8 +211,8 @@ fn a_search_in_an_older_transaction_never_drops_later_writes(store: &dyn Store) 
     let nodes: Vec<Node> = write(store, |tx| events.iter().map(|e| put(tx, e).1).collect());
     let ids: Vec<Uuid> = nodes.iter().map(|n| n.id).collect();
     write(store, |tx| {
-        for n in 0..2 {
-            tx.put_embedding(ids[n], MODEL, &vector_of(n, 0))
+        for (n, id) in ids.iter().enumerate().take(2) {
+            tx.put_embedding(*id, MODEL, &vector_of(n, 0))
                 .expect("put_embedding");
         }
     });
