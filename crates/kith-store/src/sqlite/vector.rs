@@ -59,14 +59,22 @@ pub fn encode(vector: &[f32]) -> Vec<u8> {
 
 /// Decodes a stored vector; `None` if the blob is not whole f32s.
 pub fn decode(blob: &[u8]) -> Option<Vec<f32>> {
+    let mut out = Vec::new();
+    decode_into(blob, &mut out).then_some(out)
+}
+
+/// Decodes a stored vector into `out` (replacing what it held, keeping its
+/// allocation); false, with `out` left empty, if the blob is not whole f32s.
+fn decode_into(blob: &[u8], out: &mut Vec<f32>) -> bool {
+    out.clear();
     if !blob.len().is_multiple_of(4) {
-        return None;
+        return false;
     }
-    Some(
+    out.extend(
         blob.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    )
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    true
 }
 
 /// The in-memory copy of the `embeddings` table: a writer's copy behind a
@@ -261,54 +269,108 @@ fn reconcile(conn: &Connection, w: &mut Writer) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The rows a copy is missing, in commit order, with the node attributes
+/// the scan filters on.
+const GROW_SQL: &str =
+    "SELECT e.seq, e.node_id, e.owner_id, e.model, e.vector, n.scope, n.session_id,
+            n.source_role, n.node_type, n.effective_ms, n.created_ms
+     FROM embeddings e JOIN nodes n ON n.id = e.node_id
+     WHERE e.seq > ?1 ORDER BY e.seq";
+
 /// Copies the rows above `w.last_seq` that `conn` sees; names the matrices
 /// that changed in `dirty`.
+///
+/// A first search of a big owner copies every row here (a million at
+/// 384 dimensions is 1.5 GB of blobs), so the loop borrows each column
+/// from SQLite's row instead of copying it out, decodes the blob into one
+/// reused buffer, and looks the matrix up only when the owner or model
+/// changes from the row before (rows of one bulk import come in runs).
 fn grow(
     conn: &Connection,
     w: &mut Writer,
     dirty: &mut HashSet<(String, String)>,
 ) -> Result<(), StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT e.seq, e.node_id, e.owner_id, e.model, e.vector, n.scope, n.session_id,
-                    n.source_role, n.node_type, n.effective_ms, n.created_ms
-             FROM embeddings e JOIN nodes n ON n.id = e.node_id
-             WHERE e.seq > ?1 ORDER BY e.seq",
-        )
-        .map_err(map_err)?;
+    let mut stmt = conn.prepare_cached(GROW_SQL).map_err(map_err)?;
     let mut rows = stmt.query(params![w.last_seq]).map_err(map_err)?;
+    let Writer {
+        matrices, last_seq, ..
+    } = w;
+    let mut vector: Vec<f32> = Vec::new();
+    // The owner and model of the run being copied, and its matrix.
+    let mut current: Option<(String, String)> = None;
+    let mut matrix: Option<&mut Matrix> = None;
     while let Some(r) = rows.next().map_err(map_err)? {
-        let damaged = |what: String| StoreError::corrupted(format!("embedding row: {what}"));
-        let seq: i64 = r.get(0).map_err(map_err)?;
-        let node_id: String = r.get(1).map_err(map_err)?;
-        let owner: String = r.get(2).map_err(map_err)?;
-        let model: String = r.get(3).map_err(map_err)?;
-        let blob: Vec<u8> = r.get(4).map_err(map_err)?;
-        let vector = decode(&blob).ok_or_else(|| damaged(format!("node {node_id}: bad blob")))?;
-        let role: Option<String> = r.get(7).map_err(map_err)?;
-        let meta = RowMeta {
-            node_id: Uuid::parse_str(&node_id).map_err(|e| damaged(e.to_string()))?,
-            seq,
-            scope: r.get(5).map_err(map_err)?,
-            session: r.get(6).map_err(map_err)?,
-            role: role
-                .map(|s| Role::parse("role", &s).map_err(|e| damaged(e.to_string())))
-                .transpose()?,
-            node_type: NodeType::parse("node_type", &r.get::<_, String>(8).map_err(map_err)?)
-                .map_err(|e| damaged(e.to_string()))?,
-            effective_ms: r.get(9).map_err(map_err)?,
-            created_ms: r.get(10).map_err(map_err)?,
-        };
-        w.last_seq = w.last_seq.max(seq);
-        let key = (owner, model);
-        w.matrices
-            .entry(key.clone())
-            .or_default()
+        let (meta, owner, model) = read_row(r, &mut vector)?;
+        let same = current
+            .as_ref()
+            .is_some_and(|(o, m)| o == owner && m == model);
+        if !same {
+            let key = (owner.to_string(), model.to_string());
+            dirty.insert(key.clone());
+            current = Some(key.clone());
+            matrix = Some(matrices.entry(key).or_default());
+        }
+        *last_seq = (*last_seq).max(meta.seq);
+        matrix
+            .as_mut()
+            .expect("set for the first row")
             .upsert(meta, &vector)
-            .map_err(damaged)?;
-        dirty.insert(key);
+            .map_err(|e| StoreError::corrupted(format!("embedding row: {e}")))?;
     }
     Ok(())
+}
+
+/// One row of [`GROW_SQL`]: the scan's attributes, the owner and the model
+/// (borrowed from the row); the vector is decoded into `vector`.
+fn read_row<'r>(
+    r: &'r rusqlite::Row<'_>,
+    vector: &mut Vec<f32>,
+) -> Result<(RowMeta, &'r str, &'r str), StoreError> {
+    let damaged = |what: String| StoreError::corrupted(format!("embedding row: {what}"));
+    let value = |i: usize| r.get_ref(i).map_err(map_err);
+    let text = |i: usize, what: &str| {
+        value(i)?
+            .as_str()
+            .map_err(|e| damaged(format!("{what}: {e}")))
+    };
+    let text_or_null = |i: usize, what: &str| {
+        value(i)?
+            .as_str_or_null()
+            .map_err(|e| damaged(format!("{what}: {e}")))
+    };
+    let int_or_null = |i: usize, what: &str| {
+        value(i)?
+            .as_i64_or_null()
+            .map_err(|e| damaged(format!("{what}: {e}")))
+    };
+    let seq = value(0)?
+        .as_i64()
+        .map_err(|e| damaged(format!("seq: {e}")))?;
+    let node_id = text(1, "node_id")?;
+    let node = Uuid::parse_str(node_id).map_err(|e| damaged(format!("node {node_id}: {e}")))?;
+    let blob = value(4)?
+        .as_blob()
+        .map_err(|e| damaged(format!("node {node_id}: vector: {e}")))?;
+    if !decode_into(blob, vector) {
+        return Err(damaged(format!(
+            "node {node_id}: a vector of {} bytes is not whole f32s",
+            blob.len()
+        )));
+    }
+    let meta = RowMeta {
+        node_id: node,
+        seq,
+        scope: text(5, "scope")?.to_string(),
+        session: text_or_null(6, "session_id")?.map(str::to_string),
+        role: text_or_null(7, "source_role")?
+            .map(|s| Role::parse("role", s).map_err(|e| damaged(e.to_string())))
+            .transpose()?,
+        node_type: NodeType::parse("node_type", text(8, "node_type")?)
+            .map_err(|e| damaged(e.to_string()))?,
+        effective_ms: int_or_null(9, "effective_ms")?,
+        created_ms: int_or_null(10, "created_ms")?,
+    };
+    Ok((meta, text(2, "owner_id")?, text(3, "model")?))
 }
 
 /// `Tx::search_vector` for SQLite: refresh the cache, scan it, then re-check
@@ -398,11 +460,195 @@ fn recheck(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlite::{OpenMode, SqliteStore};
+    use crate::{Store, TxMode};
+    use kith_core::event::InputDefaults;
+    use kith_core::{Node, ScopeId, Timestamp};
 
     #[test]
     fn blobs_round_trip_and_reject_torn_lengths() {
         let v = vec![1.5f32, -0.25, 3.0];
         assert_eq!(decode(&encode(&v)).unwrap(), v);
         assert!(decode(&[0, 1, 2]).is_none());
+        let mut reused = vec![9.0f32; 7];
+        assert!(decode_into(&encode(&v), &mut reused));
+        assert_eq!(reused, v);
+        assert!(!decode_into(&[0; 5], &mut reused));
+        assert!(reused.is_empty());
+    }
+
+    /// What a test stored for one node: its owner, model, attributes and
+    /// vector as given to `put_embedding`.
+    struct Stored {
+        owner: String,
+        model: String,
+        meta: RowMeta,
+        vector: Vec<f32>,
+    }
+
+    const TYPES: [NodeType; 3] = [NodeType::Note, NodeType::Fact, NodeType::Preference];
+
+    /// Writes `count` nodes numbered from `first` with embeddings: owners,
+    /// models, roles, sessions, event times and node types vary by number
+    /// (in runs, as bulk imports write them, and interleaved).
+    fn store_nodes(store: &SqliteStore, first: usize, count: usize) -> Vec<Stored> {
+        let mut rng = kith_core::rng::Rng::new(0x10ad ^ first as u64);
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        let mut out = Vec::new();
+        for i in first..first + count {
+            let owner = if i % 500 < 430 { "ana" } else { "ben" };
+            let model = if owner == "ben" && i % 3 == 0 {
+                "m/b"
+            } else {
+                "m/a"
+            };
+            let input = kith_core::EventInput {
+                content: format!("message {i}"),
+                role: ["user", "assistant"][i % 2].to_string(),
+                owner_id: Some(owner.to_string()),
+                session_id: (i % 7 != 0).then(|| format!("s{}", i / 40)),
+                event_time: (i % 5 == 0).then(|| format!("2024-03-{:02}T10:00:00Z", 1 + i % 28)),
+                source_id: Some(format!("m{i}")),
+                ..kith_core::EventInput::default()
+            };
+            let defaults = InputDefaults {
+                owner_id: None,
+                scope: ScopeId::personal(),
+                now: Timestamp::parse("now", "2025-01-01T00:00:00Z").unwrap(),
+            };
+            let event = input.validate(&defaults).unwrap().event;
+            let node = Node::note_for(&event, TYPES[i % 3]);
+            tx.insert_event(&event).unwrap();
+            tx.insert_node(&node).unwrap();
+            let vector: Vec<f32> = (0..4).map(|_| rng.signed_unit() * 3.0).collect();
+            tx.put_embedding(node.id, model, &vector).unwrap();
+            out.push(Stored {
+                owner: owner.to_string(),
+                model: model.to_string(),
+                meta: RowMeta {
+                    node_id: node.id,
+                    seq: 0,
+                    scope: node.scope.as_str().to_string(),
+                    session: node.session_id.as_ref().map(|s| s.as_str().to_string()),
+                    role: Some(event.role),
+                    node_type: node.node_type,
+                    effective_ms: Some(event.effective_time().unix_millis()),
+                    created_ms: Some(node.created_at.unix_millis()),
+                },
+                vector,
+            });
+        }
+        tx.commit().unwrap();
+        out
+    }
+
+    /// Gives stored node `i` a new vector (a new row, a new seq).
+    fn replace(store: &SqliteStore, stored: &mut [Stored], i: usize) {
+        let vector: Vec<f32> = stored[i].vector.iter().map(|x| -x * 0.5).collect();
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        tx.put_embedding(stored[i].meta.node_id, &stored[i].model, &vector)
+            .unwrap();
+        tx.commit().unwrap();
+        stored[i].vector = vector;
+    }
+
+    /// Every stored row is in the snapshot, in its owner's and model's
+    /// matrix, with its attributes and the very bits of its vector; and
+    /// nothing else is.
+    fn assert_copy_is(snap: &Snapshot, stored: &[Stored]) {
+        let mut want: HashMap<(String, String), Vec<&Stored>> = HashMap::new();
+        for s in stored {
+            want.entry((s.owner.clone(), s.model.clone()))
+                .or_default()
+                .push(s);
+        }
+        assert_eq!(snap.matrices.len(), want.len());
+        for (key, rows) in want {
+            let m = &snap.matrices[&key];
+            let got: HashMap<Uuid, (&RowMeta, &[f32])> = m
+                .live_rows()
+                .into_iter()
+                .map(|(meta, v)| (meta.node_id, (meta, v)))
+                .collect();
+            assert_eq!(got.len(), rows.len(), "{key:?}");
+            for s in rows {
+                let (meta, vector) = got[&s.meta.node_id];
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(vector), bits(&s.vector), "{key:?}");
+                assert_eq!(
+                    *meta,
+                    RowMeta {
+                        seq: meta.seq,
+                        ..s.meta.clone()
+                    }
+                );
+                assert!(meta.seq > 0 && meta.seq <= snap.last_seq);
+            }
+        }
+    }
+
+    /// Issue 22 goal 2: the first search of a big owner copies every row in
+    /// one pass (the loop borrowing SQLite's columns); what it copies must
+    /// be what was stored, across segments, owners, models, replacements
+    /// and a later incremental copy.
+    #[test]
+    fn the_copy_holds_exactly_what_was_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kith.sqlite");
+        let store = SqliteStore::open(&path, OpenMode::CreateIfMissing).unwrap();
+        let mut stored = store_nodes(&store, 0, 2_600);
+        for i in [3, 1_500, 2_599] {
+            replace(&store, &mut stored, i);
+        }
+        let conn = Connection::open(&path).unwrap();
+        let cache = VectorCache::default();
+        let (snap, _) = cache.snapshot_for(&conn).unwrap();
+        assert!(snap.matrices[&("ana".into(), "m/a".into())].len() > 2 * 1024);
+        assert_copy_is(&snap, &stored);
+        // More rows and replacements, copied into the existing matrices.
+        stored.extend(store_nodes(&store, 2_600, 700));
+        for i in [0, 2_000, 3_000] {
+            replace(&store, &mut stored, i);
+        }
+        let (snap, _) = cache.snapshot_for(&conn).unwrap();
+        assert_copy_is(&snap, &stored);
+    }
+
+    /// A torn blob (not whole f32s) or a vector of another dimension is a
+    /// typed corruption error naming the node, and leaves no half copy:
+    /// the cache is empty until the row is mended, then whole.
+    #[test]
+    fn a_damaged_row_is_refused_and_leaves_no_half_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kith.sqlite");
+        let store = SqliteStore::open(&path, OpenMode::CreateIfMissing).unwrap();
+        let stored = store_nodes(&store, 0, 300);
+        let conn = Connection::open(&path).unwrap();
+        let victim = stored[200].meta.node_id.to_string();
+        let good = encode(&stored[200].vector);
+        for (blob, says) in [
+            (vec![0u8, 1, 2, 3, 4, 5, 6], "not whole f32s"),
+            (encode(&[0.5, 0.5]), "dimension 2"),
+        ] {
+            conn.execute(
+                "UPDATE embeddings SET vector = ?1 WHERE node_id = ?2",
+                params![blob, victim],
+            )
+            .unwrap();
+            let cache = VectorCache::default();
+            let err = cache.snapshot_for(&conn).unwrap_err();
+            assert_eq!(err.kind(), StoreErrorKind::Corrupted);
+            let text = err.to_string();
+            assert!(text.contains(&victim) && text.contains(says), "{text}");
+            assert!(cache.current().unwrap().matrices.is_empty());
+        }
+        conn.execute(
+            "UPDATE embeddings SET vector = ?1 WHERE node_id = ?2",
+            params![good, victim],
+        )
+        .unwrap();
+        let cache = VectorCache::default();
+        let (snap, _) = cache.snapshot_for(&conn).unwrap();
+        assert_copy_is(&snap, &stored);
     }
 }

@@ -45,7 +45,7 @@ use kernels::{quantise, TopK};
 use crate::VectorQuery;
 
 /// What the scan needs to know of a row's node.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RowMeta {
     /// The node.
     pub node_id: Uuid,
@@ -79,6 +79,19 @@ struct Segment {
     rows: Vec<RowMeta>,
     /// False for a removed row (its numbers are zeroed).
     alive: Vec<bool>,
+}
+
+impl Segment {
+    /// An empty segment with room for [`SEGMENT_ROWS`] rows of `dim`.
+    fn with_room(dim: usize) -> Self {
+        Segment {
+            data: Vec::with_capacity(SEGMENT_ROWS * dim),
+            q8: Vec::with_capacity(SEGMENT_ROWS * dim),
+            scale: Vec::with_capacity(SEGMENT_ROWS),
+            rows: Vec::with_capacity(SEGMENT_ROWS),
+            alive: Vec::with_capacity(SEGMENT_ROWS),
+        }
+    }
 }
 
 /// An immutable snapshot of a [`Matrix`]: what searches scan.
@@ -142,6 +155,19 @@ impl MatrixView {
     /// True when searches go through the index rather than every row.
     pub fn is_indexed(&self) -> bool {
         self.index.is_some()
+    }
+
+    /// Every live row with its vector, in slot order (for tests that
+    /// compare a loaded copy with what was stored).
+    #[cfg(test)]
+    pub(crate) fn live_rows(&self) -> Vec<(&RowMeta, &[f32])> {
+        (0..self.slots)
+            .filter(|&slot| self.alive(slot))
+            .map(|slot| {
+                let (s, j) = self.segment(slot);
+                (&s.rows[j], self.row(slot))
+            })
+            .collect()
     }
 
     fn segment(&self, slot: usize) -> (&Segment, usize) {
@@ -325,20 +351,32 @@ impl Matrix {
             ));
         }
         let slot = match self.slot_of.get(&meta.node_id) {
-            Some(&slot) => slot,
+            Some(&slot) => {
+                let s = Arc::make_mut(&mut self.view.segments[slot / SEGMENT_ROWS]);
+                s.rows[slot % SEGMENT_ROWS] = meta;
+                slot
+            }
             None => {
                 let slot = self.view.slots;
-                if slot.is_multiple_of(SEGMENT_ROWS) {
+                if slot == 0 {
+                    // Small owners are the many: their one segment grows
+                    // with its rows.
                     self.view.segments.push(Arc::new(Segment::default()));
+                } else if slot.is_multiple_of(SEGMENT_ROWS) {
+                    // A full segment before this one: room for a whole one
+                    // up front (a first search of a big owner appends a
+                    // million rows here; doubling would copy each segment's
+                    // data several times).
+                    self.view.segments.push(Arc::new(Segment::with_room(dim)));
                 }
                 let s = Arc::make_mut(self.view.segments.last_mut().expect("pushed above"));
                 s.data.resize(s.data.len() + dim, 0.0);
                 s.q8.resize(s.q8.len() + dim, 0);
                 s.scale.push(0.0);
-                s.rows.push(meta.clone());
+                self.slot_of.insert(meta.node_id, slot);
+                s.rows.push(meta);
                 s.alive.push(false);
                 self.view.slots += 1;
-                self.slot_of.insert(meta.node_id, slot);
                 slot
             }
         };
@@ -346,7 +384,6 @@ impl Matrix {
         let j = slot % SEGMENT_ROWS;
         s.data[j * dim..(j + 1) * dim].copy_from_slice(vector);
         s.scale[j] = quantise(vector, &mut s.q8[j * dim..(j + 1) * dim]);
-        s.rows[j] = meta;
         if !s.alive[j] {
             s.alive[j] = true;
             self.view.live += 1;
@@ -564,11 +601,7 @@ impl Matrix {
                 continue;
             }
             if next.is_multiple_of(SEGMENT_ROWS) {
-                segments.push(Arc::new(Segment {
-                    data: Vec::with_capacity(SEGMENT_ROWS * dim),
-                    q8: Vec::with_capacity(SEGMENT_ROWS * dim),
-                    ..Segment::default()
-                }));
+                segments.push(Arc::new(Segment::with_room(dim)));
             }
             let t = Arc::get_mut(segments.last_mut().expect("pushed above"))
                 .expect("a segment made here is not shared yet");
