@@ -167,11 +167,20 @@ impl VectorCache {
             w.generation = generation;
             all_dirty = true;
         }
-        if let Err(e) = grow(conn, &mut w, &mut dirty) {
-            // A copy that stopped half way would answer from half the rows.
-            *w = Writer::default();
-            self.publish(&w, &HashSet::new(), true)?;
-            return Err(e);
+        let started = std::time::Instant::now();
+        match grow(conn, &mut w, &mut dirty) {
+            Ok(rows) if rows > 0 => tracing::debug!(
+                rows,
+                ms = started.elapsed().as_secs_f64() * 1000.0,
+                "vector cache: rows copied from SQLite"
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                // A copy that stopped half way would answer from half the rows.
+                *w = Writer::default();
+                self.publish(&w, &HashSet::new(), true)?;
+                return Err(e);
+            }
         }
         for (key, m) in w.matrices.iter_mut() {
             if dirty.contains(key) || m.is_building() {
@@ -278,7 +287,7 @@ const GROW_SQL: &str =
      WHERE e.seq > ?1 ORDER BY e.seq";
 
 /// Copies the rows above `w.last_seq` that `conn` sees; names the matrices
-/// that changed in `dirty`.
+/// that changed in `dirty`; returns how many rows it copied.
 ///
 /// A first search of a big owner copies every row here (a million at
 /// 384 dimensions is 1.5 GB of blobs), so the loop borrows each column
@@ -289,7 +298,7 @@ fn grow(
     conn: &Connection,
     w: &mut Writer,
     dirty: &mut HashSet<(String, String)>,
-) -> Result<(), StoreError> {
+) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare_cached(GROW_SQL).map_err(map_err)?;
     let mut rows = stmt.query(params![w.last_seq]).map_err(map_err)?;
     let Writer {
@@ -299,7 +308,9 @@ fn grow(
     // The owner and model of the run being copied, and its matrix.
     let mut current: Option<(String, String)> = None;
     let mut matrix: Option<&mut Matrix> = None;
+    let mut copied = 0;
     while let Some(r) = rows.next().map_err(map_err)? {
+        copied += 1;
         let (meta, owner, model) = read_row(r, &mut vector)?;
         let same = current
             .as_ref()
@@ -317,7 +328,7 @@ fn grow(
             .upsert(meta, &vector)
             .map_err(|e| StoreError::corrupted(format!("embedding row: {e}")))?;
     }
-    Ok(())
+    Ok(copied)
 }
 
 /// One row of [`GROW_SQL`]: the scan's attributes, the owner and the model
