@@ -506,6 +506,7 @@ impl Matrix {
         let (index, list_of) = ivf::Ivf::build(view.dim, view.slots, &alive, |slot| view.row(slot));
         self.list_of = list_of;
         self.view.index = Some(Arc::new(index));
+        self.cluster_by_list();
     }
 
     /// Starts training an index on another thread from a snapshot of the
@@ -582,6 +583,7 @@ impl Matrix {
         }
         self.list_of = list_of;
         self.view.index = Some(Arc::new(index));
+        self.cluster_by_list();
         true
     }
 
@@ -591,15 +593,47 @@ impl Matrix {
         if self.pending.is_some() || self.view.live == self.view.slots {
             return;
         }
+        let order: Vec<usize> = (0..self.view.slots)
+            .filter(|&slot| self.view.alive(slot))
+            .collect();
+        self.renumber(&order);
+    }
+
+    /// Lays the rows out list by list once an index is installed, so that
+    /// a probe reads each list's rows from consecutive memory. Listed in
+    /// slot order, a list's rows lie scattered across the whole matrix,
+    /// and at a million rows those scattered reads (a cache and TLB miss a
+    /// row) cost more than the arithmetic: a probe of 1/16 of the rows
+    /// took 0.44 of the exact scan's time instead of a sixteenth. Rows
+    /// written later are appended and placed in lists as before, until
+    /// the next build lays them out again. Costs one copy of the rows.
+    fn cluster_by_list(&mut self) {
+        let Some(index) = &self.view.index else {
+            return;
+        };
+        if self.pending.is_some() {
+            return;
+        }
+        let order: Vec<usize> = index
+            .slots_by_list()
+            .flatten()
+            .map(|&slot| slot as usize)
+            .collect();
+        // Every live row is listed once; anything else would drop rows.
+        if order.len() == self.view.live {
+            self.renumber(&order);
+        }
+    }
+
+    /// Moves the rows at `order`'s slots to slots 0, 1, … in that order
+    /// (slots not in it are dropped: only removed rows may be left out).
+    fn renumber(&mut self, order: &[usize]) {
         let dim = self.view.dim;
         let mut segments: Vec<Arc<Segment>> = Vec::new();
         let mut new_of = vec![u32::MAX; self.view.slots];
         let mut next = 0usize;
-        for (old, new) in new_of.iter_mut().enumerate() {
+        for &old in order {
             let (s, j) = self.view.segment(old);
-            if !s.alive[j] {
-                continue;
-            }
             if next.is_multiple_of(SEGMENT_ROWS) {
                 segments.push(Arc::new(Segment::with_room(dim)));
             }
@@ -609,8 +643,8 @@ impl Matrix {
             t.q8.extend_from_slice(&s.q8[j * dim..(j + 1) * dim]);
             t.scale.push(s.scale[j]);
             t.rows.push(s.rows[j].clone());
-            t.alive.push(true);
-            *new = next as u32;
+            t.alive.push(s.alive[j]);
+            new_of[old] = next as u32;
             next += 1;
         }
         for slot in self.slot_of.values_mut() {
@@ -843,6 +877,18 @@ mod tests {
         assert!(!m.is_building() && m.view().is_indexed());
         let want: Vec<usize> = (0..live.len()).filter(|&i| live[i]).collect();
         assert_eq!(listed(&m), want);
+        // Installed, the rows are laid out list by list (removed ones gone).
+        let laid: Vec<u32> = m
+            .view
+            .index
+            .as_ref()
+            .unwrap()
+            .slots_by_list()
+            .flatten()
+            .copied()
+            .collect();
+        assert_eq!(laid, (0..want.len() as u32).collect::<Vec<_>>());
+        assert_eq!(m.view.slots(), want.len());
         assert_probe_all_is_exact(&mut m, &q);
         // Maintenance installs a finished build rather than starting one.
         m.maintain_index(IndexBuild::Background);
@@ -932,6 +978,11 @@ mod tests {
                 m.upsert(session(i), row).unwrap();
             }
             m.build_index();
+            // Laid out list by list: the lists, one after another, are the
+            // slots 0, 1, … in order.
+            let laid: Vec<u32> = m.view.index.as_ref().expect("built")
+                .slots_by_list().flatten().copied().collect();
+            proptest::prop_assert_eq!(laid, (0..n as u32).collect::<Vec<_>>());
             let mut live: Vec<bool> = vec![true; n];
             for _ in 0..removals {
                 let i = rng.below(n);
