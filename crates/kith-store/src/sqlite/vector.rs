@@ -259,10 +259,26 @@ impl VectorCache {
 }
 
 /// Removes from `w` the rows whose `seq` the table no longer has.
+///
+/// Only rows `conn`'s transaction can judge: those at or below the
+/// highest `seq` ever issued in its view (`sqlite_sequence`, which deletes
+/// do not lower). A search whose transaction began before rows were
+/// written, and reached the copy after a newer search had copied them,
+/// would otherwise drop them as deleted; they sit at or below the copy's
+/// `last_seq`, so nothing would read them again and they were lost until
+/// the process restarted (`conformance/snapshots.rs` caught it now and
+/// then).
 fn reconcile(conn: &Connection, w: &mut Writer) -> Result<(), StoreError> {
     if w.matrices.is_empty() {
         return Ok(());
     }
+    let issued: i64 = conn
+        .query_row(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'embeddings'), 0)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(map_err)?;
     let mut stmt = conn
         .prepare_cached("SELECT seq FROM embeddings")
         .map_err(map_err)?;
@@ -272,7 +288,7 @@ fn reconcile(conn: &Connection, w: &mut Writer) -> Result<(), StoreError> {
         .collect::<Result<_, _>>()
         .map_err(map_err)?;
     for m in w.matrices.values_mut() {
-        m.retain_seqs(|seq| live.contains(&seq));
+        m.retain_seqs(|seq| seq > issued || live.contains(&seq));
     }
     w.matrices.retain(|_, m| !m.is_empty());
     Ok(())
