@@ -45,7 +45,7 @@ use kernels::{quantise, TopK};
 use crate::VectorQuery;
 
 /// What the scan needs to know of a row's node.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RowMeta {
     /// The node.
     pub node_id: Uuid,
@@ -79,6 +79,19 @@ struct Segment {
     rows: Vec<RowMeta>,
     /// False for a removed row (its numbers are zeroed).
     alive: Vec<bool>,
+}
+
+impl Segment {
+    /// An empty segment with room for [`SEGMENT_ROWS`] rows of `dim`.
+    fn with_room(dim: usize) -> Self {
+        Segment {
+            data: Vec::with_capacity(SEGMENT_ROWS * dim),
+            q8: Vec::with_capacity(SEGMENT_ROWS * dim),
+            scale: Vec::with_capacity(SEGMENT_ROWS),
+            rows: Vec::with_capacity(SEGMENT_ROWS),
+            alive: Vec::with_capacity(SEGMENT_ROWS),
+        }
+    }
 }
 
 /// An immutable snapshot of a [`Matrix`]: what searches scan.
@@ -142,6 +155,19 @@ impl MatrixView {
     /// True when searches go through the index rather than every row.
     pub fn is_indexed(&self) -> bool {
         self.index.is_some()
+    }
+
+    /// Every live row with its vector, in slot order (for tests that
+    /// compare a loaded copy with what was stored).
+    #[cfg(test)]
+    pub(crate) fn live_rows(&self) -> Vec<(&RowMeta, &[f32])> {
+        (0..self.slots)
+            .filter(|&slot| self.alive(slot))
+            .map(|slot| {
+                let (s, j) = self.segment(slot);
+                (&s.rows[j], self.row(slot))
+            })
+            .collect()
     }
 
     fn segment(&self, slot: usize) -> (&Segment, usize) {
@@ -325,20 +351,32 @@ impl Matrix {
             ));
         }
         let slot = match self.slot_of.get(&meta.node_id) {
-            Some(&slot) => slot,
+            Some(&slot) => {
+                let s = Arc::make_mut(&mut self.view.segments[slot / SEGMENT_ROWS]);
+                s.rows[slot % SEGMENT_ROWS] = meta;
+                slot
+            }
             None => {
                 let slot = self.view.slots;
-                if slot.is_multiple_of(SEGMENT_ROWS) {
+                if slot == 0 {
+                    // Small owners are the many: their one segment grows
+                    // with its rows.
                     self.view.segments.push(Arc::new(Segment::default()));
+                } else if slot.is_multiple_of(SEGMENT_ROWS) {
+                    // A full segment before this one: room for a whole one
+                    // up front (a first search of a big owner appends a
+                    // million rows here; doubling would copy each segment's
+                    // data several times).
+                    self.view.segments.push(Arc::new(Segment::with_room(dim)));
                 }
                 let s = Arc::make_mut(self.view.segments.last_mut().expect("pushed above"));
                 s.data.resize(s.data.len() + dim, 0.0);
                 s.q8.resize(s.q8.len() + dim, 0);
                 s.scale.push(0.0);
-                s.rows.push(meta.clone());
+                self.slot_of.insert(meta.node_id, slot);
+                s.rows.push(meta);
                 s.alive.push(false);
                 self.view.slots += 1;
-                self.slot_of.insert(meta.node_id, slot);
                 slot
             }
         };
@@ -346,7 +384,6 @@ impl Matrix {
         let j = slot % SEGMENT_ROWS;
         s.data[j * dim..(j + 1) * dim].copy_from_slice(vector);
         s.scale[j] = quantise(vector, &mut s.q8[j * dim..(j + 1) * dim]);
-        s.rows[j] = meta;
         if !s.alive[j] {
             s.alive[j] = true;
             self.view.live += 1;
@@ -469,6 +506,7 @@ impl Matrix {
         let (index, list_of) = ivf::Ivf::build(view.dim, view.slots, &alive, |slot| view.row(slot));
         self.list_of = list_of;
         self.view.index = Some(Arc::new(index));
+        self.cluster_by_list();
     }
 
     /// Starts training an index on another thread from a snapshot of the
@@ -545,6 +583,7 @@ impl Matrix {
         }
         self.list_of = list_of;
         self.view.index = Some(Arc::new(index));
+        self.cluster_by_list();
         true
     }
 
@@ -554,21 +593,49 @@ impl Matrix {
         if self.pending.is_some() || self.view.live == self.view.slots {
             return;
         }
+        let order: Vec<usize> = (0..self.view.slots)
+            .filter(|&slot| self.view.alive(slot))
+            .collect();
+        self.renumber(&order);
+    }
+
+    /// Lays the rows out list by list once an index is installed, so that
+    /// a probe reads each list's rows from consecutive memory. Listed in
+    /// slot order, a list's rows lie scattered across the whole matrix,
+    /// and at a million rows those scattered reads (a cache and TLB miss a
+    /// row) cost more than the arithmetic: a probe of 1/16 of the rows
+    /// took 0.44 of the exact scan's time instead of a sixteenth. Rows
+    /// written later are appended and placed in lists as before, until
+    /// the next build lays them out again. Costs one copy of the rows.
+    fn cluster_by_list(&mut self) {
+        let Some(index) = &self.view.index else {
+            return;
+        };
+        if self.pending.is_some() {
+            return;
+        }
+        let order: Vec<usize> = index
+            .slots_by_list()
+            .flatten()
+            .map(|&slot| slot as usize)
+            .collect();
+        // Every live row is listed once; anything else would drop rows.
+        if order.len() == self.view.live {
+            self.renumber(&order);
+        }
+    }
+
+    /// Moves the rows at `order`'s slots to slots 0, 1, … in that order
+    /// (slots not in it are dropped: only removed rows may be left out).
+    fn renumber(&mut self, order: &[usize]) {
         let dim = self.view.dim;
         let mut segments: Vec<Arc<Segment>> = Vec::new();
         let mut new_of = vec![u32::MAX; self.view.slots];
         let mut next = 0usize;
-        for (old, new) in new_of.iter_mut().enumerate() {
+        for &old in order {
             let (s, j) = self.view.segment(old);
-            if !s.alive[j] {
-                continue;
-            }
             if next.is_multiple_of(SEGMENT_ROWS) {
-                segments.push(Arc::new(Segment {
-                    data: Vec::with_capacity(SEGMENT_ROWS * dim),
-                    q8: Vec::with_capacity(SEGMENT_ROWS * dim),
-                    ..Segment::default()
-                }));
+                segments.push(Arc::new(Segment::with_room(dim)));
             }
             let t = Arc::get_mut(segments.last_mut().expect("pushed above"))
                 .expect("a segment made here is not shared yet");
@@ -576,8 +643,8 @@ impl Matrix {
             t.q8.extend_from_slice(&s.q8[j * dim..(j + 1) * dim]);
             t.scale.push(s.scale[j]);
             t.rows.push(s.rows[j].clone());
-            t.alive.push(true);
-            *new = next as u32;
+            t.alive.push(s.alive[j]);
+            new_of[old] = next as u32;
             next += 1;
         }
         for slot in self.slot_of.values_mut() {
@@ -810,6 +877,18 @@ mod tests {
         assert!(!m.is_building() && m.view().is_indexed());
         let want: Vec<usize> = (0..live.len()).filter(|&i| live[i]).collect();
         assert_eq!(listed(&m), want);
+        // Installed, the rows are laid out list by list (removed ones gone).
+        let laid: Vec<u32> = m
+            .view
+            .index
+            .as_ref()
+            .unwrap()
+            .slots_by_list()
+            .flatten()
+            .copied()
+            .collect();
+        assert_eq!(laid, (0..want.len() as u32).collect::<Vec<_>>());
+        assert_eq!(m.view.slots(), want.len());
         assert_probe_all_is_exact(&mut m, &q);
         // Maintenance installs a finished build rather than starting one.
         m.maintain_index(IndexBuild::Background);
@@ -899,6 +978,11 @@ mod tests {
                 m.upsert(session(i), row).unwrap();
             }
             m.build_index();
+            // Laid out list by list: the lists, one after another, are the
+            // slots 0, 1, … in order.
+            let laid: Vec<u32> = m.view.index.as_ref().expect("built")
+                .slots_by_list().flatten().copied().collect();
+            proptest::prop_assert_eq!(laid, (0..n as u32).collect::<Vec<_>>());
             let mut live: Vec<bool> = vec![true; n];
             for _ in 0..removals {
                 let i = rng.below(n);
