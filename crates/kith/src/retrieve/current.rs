@@ -18,6 +18,7 @@ use kith_core::ids;
 use kith_store::Tx;
 use uuid::Uuid;
 
+use super::by_id;
 use super::filters::admitted;
 use super::fusion::{Boost, PathKind};
 use super::pool::{hit_for, path, Pool};
@@ -188,17 +189,9 @@ pub fn put_current_first(
         .iter()
         .flat_map(|(_, _, s)| s.current_events.iter().rev().take(CURRENT_TURNS).copied())
         .collect();
-    let events: HashMap<Uuid, kith_store::StoredEvent> = tx
-        .get_events(&req.owner, &turns)?
-        .into_iter()
-        .map(|e| (e.event.id, e))
-        .collect();
+    let events = by_id::events(tx, &req.owner, &turns)?;
     let note_ids: Vec<Uuid> = turns.iter().map(|e| ids::note_node_id(*e)).collect();
-    let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_owned_nodes(&req.owner, &note_ids)?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let notes = by_id::nodes(tx, &req.owner, &note_ids)?;
     for (i, (node_id, score, s)) in sources.iter().enumerate() {
         for event_id in s.current_events.iter().rev().take(CURRENT_TURNS) {
             let Some(event) = events.get(event_id).cloned() else {

@@ -30,6 +30,7 @@ use kith_core::{ids, EdgeType, NodeType, SessionId};
 use kith_store::{LexicalHit, LexicalQuery, StoredEvent, Tx};
 use uuid::Uuid;
 
+use super::by_id;
 use super::filters::admitted;
 use super::fusion::PathKind;
 use super::names::QueryWords;
@@ -259,20 +260,13 @@ fn by_entity(
             wanted.push((i, entity.content.clone(), m, fan_out));
         }
     }
-    let nodes: HashMap<Uuid, kith_core::Node> = tx
-        .get_owned_nodes(&req.owner, &wanted.iter().map(|w| w.2).collect::<Vec<_>>())?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let memories: Vec<Uuid> = wanted.iter().map(|w| w.2).collect();
+    let nodes = by_id::nodes(tx, &req.owner, &memories)?;
     let firsts: Vec<Uuid> = nodes
         .values()
         .filter_map(|n| n.evidence_refs.first().copied())
         .collect();
-    let events: HashMap<Uuid, StoredEvent> = tx
-        .get_events(&req.owner, &firsts)?
-        .into_iter()
-        .map(|e| (e.event.id, e))
-        .collect();
+    let events = by_id::events(tx, &req.owner, &firsts)?;
     let mut out = Vec::new();
     for (i, name, memory, fan_out) in wanted {
         let Some(node) = nodes.get(&memory) else {
@@ -399,11 +393,7 @@ fn replies(
         .iter()
         .map(|(_, s, j)| ids::note_node_id(sessions[s][*j].event.id))
         .collect();
-    let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_owned_nodes(&req.owner, &note_ids)?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let notes = by_id::nodes(tx, &req.owner, &note_ids)?;
     let mut out = Vec::new();
     for ((i, session, j), note_id) in wanted.into_iter().zip(note_ids) {
         let e = &sessions[&session][j];

@@ -19,6 +19,7 @@ use kith_core::{Edge, EdgeType, NodeType};
 use kith_store::{LexicalQuery, NodeQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
+use super::by_id;
 use super::current::SupersededEvidence;
 use super::filters::admitted;
 use super::fusion::PathKind;
@@ -129,11 +130,7 @@ fn named_entities(
         limit: 20,
     })?;
     let ids: Vec<Uuid> = entities.iter().map(|e| e.node_id).collect();
-    let nodes: HashMap<Uuid, kith_core::Node> = tx
-        .get_owned_nodes(&req.owner, &ids)?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let nodes = by_id::nodes(tx, &req.owner, &ids)?;
     let mut queue = VecDeque::new();
     for e in &entities {
         let Some(node) = nodes.get(&e.node_id) else {
@@ -189,11 +186,7 @@ impl Neighbourhood {
             .flat_map(|(id, edges)| edges.iter().map(move |e| other_end(e, *id)))
             .filter(|id| !self.ends.contains_key(id))
             .collect();
-        self.ends.extend(
-            tx.get_owned_nodes(&req.owner, &far)?
-                .into_iter()
-                .map(|n| (n.id, n)),
-        );
+        self.ends.extend(by_id::nodes(tx, &req.owner, &far)?);
         for id in batch {
             self.edges_of
                 .insert(id, found.remove(&id).unwrap_or_default());
@@ -318,11 +311,7 @@ fn add_reached(
         .iter()
         .filter_map(|c| c.2.evidence_refs.first().copied())
         .collect();
-    let events: HashMap<Uuid, kith_store::StoredEvent> = tx
-        .get_events(&req.owner, &firsts)?
-        .into_iter()
-        .map(|e| (e.event.id, e))
-        .collect();
+    let events = by_id::events(tx, &req.owner, &firsts)?;
     for (i, (_, _, claim, via)) in reached.into_iter().enumerate() {
         let event = claim
             .evidence_refs

@@ -43,6 +43,7 @@
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
+mod by_id;
 mod current;
 mod dates;
 mod expand;

@@ -8,6 +8,7 @@ use kith_core::{ids, NodeType, Role, SessionId};
 use kith_store::{StoredEvent, Tx};
 use uuid::Uuid;
 
+use super::by_id;
 use super::filters::admitted;
 use super::fusion::{PathKind, PathWeights};
 use super::pool::{hit_for, path, Pool};
@@ -92,11 +93,7 @@ pub(super) fn candidates(
         .iter()
         .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
         .collect();
-    let notes: HashMap<Uuid, kith_core::Node> = tx
-        .get_owned_nodes(&req.owner, &note_ids)?
-        .into_iter()
-        .map(|n| (n.id, n))
-        .collect();
+    let notes = by_id::nodes(tx, &req.owner, &note_ids)?;
     for ((i, session, j, share), note_id) in wanted.into_iter().zip(note_ids) {
         let e = &sessions[&session][j];
         let source = &sources[i];

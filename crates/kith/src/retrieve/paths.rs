@@ -2,12 +2,11 @@
 //! embedding against note vectors — with the names of the speakers the
 //! question names taken out of the BM25 text; and the recency path.
 
-use std::collections::HashMap;
-
 use kith_core::NodeType;
-use kith_store::{LexicalHit, LexicalQuery, NodeQuery, StoredEvent, Tx, VectorQuery};
+use kith_store::{LexicalHit, LexicalQuery, NodeQuery, Tx, VectorQuery};
 use uuid::Uuid;
 
+use super::by_id;
 use super::filters::{admitted, vector_filters};
 use super::fusion::PathKind;
 use super::pool::{hit_for, path, Pool};
@@ -161,11 +160,7 @@ pub(super) fn recency_candidates(
         .iter()
         .filter_map(|s| s.node.evidence_refs.first().copied())
         .collect();
-    let events: HashMap<Uuid, StoredEvent> = tx
-        .get_events(&req.owner, &firsts)?
-        .into_iter()
-        .map(|e| (e.event.id, e))
-        .collect();
+    let events = by_id::events(tx, &req.owner, &firsts)?;
     let mut rank = 0;
     for s in newest {
         let event = s

@@ -1,0 +1,34 @@
+//! The candidates' nodes and events looked up by id: one many-key store call
+//! each (one round trip on a server), keyed for the paths that join them.
+
+use std::collections::HashMap;
+
+use kith_core::{Node, OwnerId};
+use kith_store::{StoreError, StoredEvent, Tx};
+use uuid::Uuid;
+
+/// `owner`'s nodes among `ids`, by id (missing and other owners' ids absent).
+pub(super) fn nodes(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, Node>, StoreError> {
+    Ok(tx
+        .get_owned_nodes(owner, ids)?
+        .into_iter()
+        .map(|n| (n.id, n))
+        .collect())
+}
+
+/// `owner`'s events among `ids`, by id.
+pub(super) fn events(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, StoredEvent>, StoreError> {
+    Ok(tx
+        .get_events(owner, ids)?
+        .into_iter()
+        .map(|e| (e.event.id, e))
+        .collect())
+}
