@@ -121,6 +121,40 @@ pub trait Store: Send + Sync {
     fn vector_probe(&self, _q: &VectorQuery, _k: usize) -> Result<Option<VectorProbe>, StoreError> {
         Ok(None)
     }
+
+    /// Journals `op` in a write transaction of its own, in one round trip
+    /// where the backend can, unless appending it would expire a record
+    /// of its owner and kind under `check`: then writes nothing and
+    /// returns `false`, and the caller journals it in a transaction that
+    /// also expires what is due ([`Tx::append_operation`],
+    /// [`Tx::delete_operations`]). The check may answer `false` more often
+    /// than strictly needed (never less). `true` means committed, the
+    /// write generation moved, as by a [`Tx::commit`]; an id that exists is
+    /// a [`StoreErrorKind::Conflict`], as from [`Tx::append_operation`].
+    /// The default declines every time: a backend whose transactions cost
+    /// no round trips (SQLite) gains nothing from a second path.
+    fn append_unless_expiring(
+        &self,
+        _op: &Operation,
+        _check: &ExpiryCheck,
+    ) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+}
+
+/// The retention [`Store::append_unless_expiring`] checks: a record
+/// expires when its owner has more than `keep` of its kind (the new one
+/// included), or when it is among the oldest `scan` of them (by `seq`)
+/// and was created before `cutoff_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpiryCheck {
+    /// The most records of the owner and kind kept; `None`: any number.
+    pub keep: Option<u64>,
+    /// Records created before this instant (Unix milliseconds) expire;
+    /// `None`: of any age.
+    pub cutoff_ms: Option<i64>,
+    /// How many of the oldest records the age limit looks at.
+    pub scan: usize,
 }
 
 /// What [`Store::vector_probe`] found.

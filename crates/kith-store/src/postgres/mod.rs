@@ -76,9 +76,9 @@ pub use schema::SCHEMA_VERSION;
 pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
-    DeletedNodes, EmbeddingModelCount, EventQuery, LexicalHit, LexicalQuery, NodeQuery,
-    OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError, StoreErrorKind,
-    StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
+    DeletedNodes, EmbeddingModelCount, EventQuery, ExpiryCheck, LexicalHit, LexicalQuery,
+    NodeQuery, OperationQuery, OperationStamp, StatementLog, Stats, Store, StoreError,
+    StoreErrorKind, StoredEvent, StoredNode, Tx, TxMode, VectorQuery, WorkItem, WorkQuery,
 };
 use search::PgVector;
 use sql::{refs, Arg, Select};
@@ -158,6 +158,29 @@ pub struct PgStore {
 struct Conn {
     client: Client,
     statements: HashMap<String, Statement>,
+}
+
+impl Conn {
+    /// Runs `sql`, prepared once per connection (preparing is a round trip
+    /// of its own, logged as one).
+    fn query(
+        &mut self,
+        log: &StatementLog,
+        sql: &str,
+        args: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let statement = match self.statements.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                log.sent(sql);
+                let s = self.client.prepare(sql)?;
+                self.statements.insert(sql.to_string(), s.clone());
+                s
+            }
+        };
+        log.sent(sql);
+        self.client.query(&statement, args)
+    }
 }
 
 impl PgStore {
@@ -542,6 +565,54 @@ impl Store for PgStore {
     fn statement_log(&self) -> Option<&StatementLog> {
         Some(&self.log)
     }
+
+    fn append_unless_expiring(
+        &self,
+        op: &Operation,
+        check: &ExpiryCheck,
+    ) -> Result<bool, StoreError> {
+        // One statement outside a transaction block is a transaction of
+        // its own: lock, checks, insert and generation bump commit
+        // together, or not at all (schema step 4).
+        let sql = "SELECT kith_append_unless_expiring($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+                   $11, $12, $13, $14)";
+        let keep = check.keep.map(|k| i64::try_from(k).unwrap_or(i64::MAX));
+        let scan = i32::try_from(check.scan).unwrap_or(i32::MAX);
+        let mut conn = self.take()?;
+        let result = conn.query(
+            &self.log,
+            sql,
+            &[
+                &WRITE_LOCK_KEY,
+                &format!("{}s", BUSY_TIMEOUT.as_secs()),
+                &op.id,
+                &op.kind.as_str(),
+                &op.owner_id.as_str(),
+                &op.scope.as_str(),
+                &op.target_id,
+                &kith_core::canon::to_canonical_string(&op.payload),
+                &op.created_at.to_rfc3339(),
+                &op.checksum,
+                &keep,
+                &check.cutoff_ms,
+                &scan,
+                &crate::WRITE_GENERATION_KEY,
+            ],
+        );
+        // A failed statement outside a block leaves the connection idle.
+        self.release(conn);
+        let rows = result.map_err(|e| map_err(e).context("journal a record"))?;
+        let status: &str = rows.first().map_or("", |r| r.get(0));
+        match status {
+            "appended" => Ok(true),
+            "expiring" => Ok(false),
+            "exists" => Err(operation_exists(op.id)),
+            other => Err(StoreError::new(
+                StoreErrorKind::Other,
+                format!("kith_append_unless_expiring answered {other:?}"),
+            )),
+        }
+    }
 }
 
 /// How a read transaction begins: one snapshot for all its statements
@@ -676,23 +747,7 @@ impl PgTx<'_> {
         }
         self.begin_now()?;
         let conn = self.conn.as_mut().expect("transaction connection is live");
-        let log = &self.store.log;
-        let result = (|| {
-            let statement = match conn.statements.get(sql) {
-                Some(s) => s.clone(),
-                None => {
-                    // Preparing is a round trip of its own, once per
-                    // connection and statement text.
-                    log.sent(sql);
-                    let s = conn.client.prepare(sql)?;
-                    conn.statements.insert(sql.to_string(), s.clone());
-                    s
-                }
-            };
-            log.sent(sql);
-            conn.client.query(&statement, args)
-        })();
-        result.map_err(|e| {
+        conn.query(&self.store.log, sql, args).map_err(|e| {
             let err = map_err(e);
             self.failed = Some(err.clone());
             err
@@ -791,6 +846,13 @@ fn check_vector(node_id: Uuid, vector: &[f32]) -> Result<(), StoreError> {
 
 fn conflict(what: String) -> StoreError {
     StoreError::new(StoreErrorKind::Conflict, what)
+}
+
+/// A journal record whose id is taken.
+fn operation_exists(id: Uuid) -> StoreError {
+    conflict(format!(
+        "operation {id}: a journal record with this id exists"
+    ))
 }
 
 fn not_found(what: String) -> StoreError {
@@ -1371,10 +1433,7 @@ impl Tx for PgTx<'_> {
             ],
         )?;
         if rows.is_empty() {
-            return Err(conflict(format!(
-                "operation {}: a journal record with this id exists",
-                op.id
-            )));
+            return Err(operation_exists(op.id));
         }
         Ok(())
     }

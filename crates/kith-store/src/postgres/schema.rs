@@ -218,4 +218,61 @@ BEGIN
 END
 $$;
 "#,
+    // 4: a journal record (a retrieval receipt) in one round trip
+    // (PgStore::append_unless_expiring). In a function, each statement of
+    // a READ COMMITTED transaction takes its snapshot when it starts, so
+    // the checks after the write lock see what earlier writers committed,
+    // as the statements of a write transaction do. It writes nothing and
+    // answers 'expiring' when the record would expire an older one of its
+    // owner and kind (count past `keep`, or one of the oldest `scan`
+    // created before `cutoff_ms`; a time PostgreSQL cannot read counts as
+    // expiring): the caller then writes in a transaction that expires them.
+    r#"
+CREATE FUNCTION kith_append_unless_expiring(
+    lock_key bigint, lock_wait text,
+    op_id uuid, op_kind text, op_owner text, op_scope text, op_target uuid,
+    op_payload text, op_created_at text, op_checksum text,
+    keep bigint, cutoff_ms bigint, scan integer, generation_key text
+) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('lock_timeout', lock_wait, true);
+    PERFORM pg_advisory_xact_lock(lock_key);
+    PERFORM set_config('lock_timeout', '0', true);
+    IF keep IS NOT NULL AND (
+        SELECT count(*) FROM operations WHERE owner_id = op_owner AND kind = op_kind
+    ) + 1 > keep THEN
+        RETURN 'expiring';
+    END IF;
+    IF cutoff_ms IS NOT NULL THEN
+        BEGIN
+            IF EXISTS (
+                SELECT 1 FROM (
+                    SELECT created_at FROM operations
+                    WHERE owner_id = op_owner AND kind = op_kind
+                    ORDER BY seq LIMIT scan
+                ) o
+                -- Milliseconds as kith counts them are floored; PostgreSQL
+                -- rounds to microseconds: a millisecond of margin.
+                WHERE extract(epoch FROM o.created_at::timestamptz) * 1000 < cutoff_ms + 1
+            ) THEN
+                RETURN 'expiring';
+            END IF;
+        EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow THEN
+            RETURN 'expiring';
+        END;
+    END IF;
+    INSERT INTO operations (id, kind, owner_id, scope, target_id, payload, created_at, checksum)
+    VALUES (op_id, op_kind, op_owner, op_scope, op_target, op_payload::json, op_created_at,
+            op_checksum)
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN 'exists';
+    END IF;
+    INSERT INTO kith_meta (key, value) VALUES (generation_key, '1')
+    ON CONFLICT (key) DO UPDATE SET value = ((kith_meta.value)::bigint + 1)::text;
+    RETURN 'appended';
+END
+$$;
+"#,
 ];

@@ -720,3 +720,112 @@ fn postgres_only_the_hnsw_path_answers_one_owner_like_the_exact_scan() {
 fn owner_for(id: &str) -> kith_core::OwnerId {
     owner(id)
 }
+
+/// `append_unless_expiring` (one round trip: schema step 4) journals a
+/// record alone only when the retention rule would expire nothing: never
+/// more records than `keep`, none of the oldest `scan` created before the
+/// cutoff. Attacked with times within a few milliseconds of the cutoff
+/// (nanoseconds, which PostgreSQL rounds to microseconds): an answer of
+/// `true` always means nothing was due, and `false` wrote nothing and is
+/// only given when something was due or a time sat within the
+/// millisecond of margin. Records of another kind or owner never count.
+#[test]
+fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
+    use kith_core::{Operation, OperationKind, ScopeId, Timestamp};
+    use kith_store::ExpiryCheck;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let (_db, store) = new_store();
+    let kind = OperationKind::RetrievalRecorded;
+    // 2025-01-01T00:00:05Z; stamps fall within 3 ms of it.
+    let cutoff_ms: i64 = 1_735_689_605_000;
+    let at = |delta_ns: i64| {
+        let ns = 5_000_000_000 + delta_ns;
+        ts(&format!(
+            "2025-01-01T00:00:{:02}.{:09}Z",
+            ns / 1_000_000_000,
+            ns % 1_000_000_000
+        ))
+    };
+    let generation = |store: &PgStore| {
+        let mut tx = store.begin(TxMode::Read).unwrap();
+        tx.write_generation().unwrap().unwrap()
+    };
+    let case = (
+        prop::collection::vec(-3_000_000i64..3_000_000, 0..6),
+        prop::option::of(1u64..7),
+        any::<bool>(),
+        1usize..5,
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&case, |(deltas, keep, aged, scan)| {
+            let who = format!("o{}", Uuid::new_v4().simple());
+            let record = |created_at: Timestamp, kind: OperationKind| {
+                Operation::new(
+                    Uuid::new_v4(),
+                    kind,
+                    owner(&who),
+                    ScopeId::personal(),
+                    None,
+                    serde_json::json!({"q": "x"}),
+                    created_at,
+                )
+            };
+            let stamps: Vec<Timestamp> = deltas.iter().map(|d| at(*d)).collect();
+            write(&store, |tx| {
+                for s in &stamps {
+                    tx.append_operation(&record(*s, kind)).unwrap();
+                }
+                // Neither counts: another kind, another owner.
+                tx.append_operation(&record(
+                    ts("2000-01-01T00:00:00Z"),
+                    OperationKind::ExtractionValidated,
+                ))
+                .unwrap();
+                tx.append_operation(&operation("someone-else", kind, serde_json::json!({})))
+                    .unwrap();
+            });
+            let check = ExpiryCheck {
+                keep,
+                cutoff_ms: aged.then_some(cutoff_ms),
+                scan,
+            };
+            let oldest = || stamps.iter().take(scan).map(|s| s.unix_millis());
+            let due = keep.is_some_and(|k| stamps.len() as u64 + 1 > k)
+                || check.cutoff_ms.is_some_and(|c| oldest().any(|m| m < c));
+            let near = check.cutoff_ms.is_some_and(|c| oldest().any(|m| m == c));
+            let before = generation(&store);
+            let op = record(ts("2025-01-01T00:00:09Z"), kind);
+            let appended = store.append_unless_expiring(&op, &check).unwrap();
+            let count = {
+                let mut tx = store.begin(TxMode::Read).unwrap();
+                tx.count_operations(&owner(&who), kind).unwrap()
+            };
+            if appended {
+                prop_assert!(!due, "appended although a record was due");
+                prop_assert_eq!(count, stamps.len() as u64 + 1);
+                prop_assert_eq!(generation(&store), before + 1);
+                let again = store.append_unless_expiring(
+                    &op,
+                    &ExpiryCheck {
+                        keep: None,
+                        cutoff_ms: None,
+                        scan,
+                    },
+                );
+                prop_assert_eq!(again.unwrap_err().kind(), StoreErrorKind::Conflict);
+            } else {
+                prop_assert!(due || near, "declined with nothing due");
+                prop_assert_eq!(count, stamps.len() as u64);
+                prop_assert_eq!(generation(&store), before);
+            }
+            Ok(())
+        })
+        .unwrap();
+}

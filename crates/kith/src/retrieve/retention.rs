@@ -23,7 +23,7 @@
 use std::time::Duration;
 
 use kith_core::{OperationKind, OwnerId, Timestamp};
-use kith_store::{OperationStamp, Tx, TxMode};
+use kith_store::{ExpiryCheck, OperationStamp, Tx, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -235,12 +235,7 @@ pub(crate) fn expire(
     }
     let count = tx.count_operations(owner, kind)?;
     let over = retention.keep.map_or(0, |k| count.saturating_sub(k)) as usize;
-    // An age beyond i64 milliseconds saturates (expires nothing) instead
-    // of wrapping into a cutoff in the future.
-    let cutoff = retention.max_age.map(|a| {
-        now.unix_millis()
-            .saturating_sub(i64::try_from(a.as_millis()).unwrap_or(i64::MAX))
-    });
+    let cutoff = cutoff(retention, now);
     if over == 0 && cutoff.is_none() {
         return Ok(0);
     }
@@ -272,6 +267,28 @@ pub(crate) fn expire(
         tx.set_setting(&watermark_key(owner), Some(&newest.to_rfc3339()))?;
     }
     Ok(removed)
+}
+
+/// Receipts created before this instant (Unix milliseconds) expire at
+/// `now`. An age beyond i64 milliseconds saturates (expires nothing)
+/// instead of wrapping into a cutoff in the future.
+fn cutoff(retention: &ReceiptRetention, now: Timestamp) -> Option<i64> {
+    retention.max_age.map(|a| {
+        now.unix_millis()
+            .saturating_sub(i64::try_from(a.as_millis()).unwrap_or(i64::MAX))
+    })
+}
+
+/// What a receipt written at `now` must not expire for the store to
+/// journal it alone ([`kith_store::Store::append_unless_expiring`]): the
+/// limits [`expire`] applies on write, so that a `true` there means
+/// [`expire`] would have removed nothing.
+pub(crate) fn on_write_check(retention: &ReceiptRetention, now: Timestamp) -> ExpiryCheck {
+    ExpiryCheck {
+        keep: retention.keep,
+        cutoff_ms: cutoff(retention, now),
+        scan: ON_WRITE_BATCH,
+    }
 }
 
 /// The newest creation time among `owner`'s expired receipts, if any
