@@ -316,8 +316,41 @@ pub trait Tx {
         Ok(nodes)
     }
 
+    /// [`Tx::get_events`] of `event_ids` and [`Tx::get_owned_nodes`] of
+    /// `node_ids` in one read where the backend can (one round trip on a
+    /// server instead of two).
+    fn get_owned_events_and_nodes(
+        &mut self,
+        owner: &OwnerId,
+        event_ids: &[Uuid],
+        node_ids: &[Uuid],
+    ) -> Result<(Vec<StoredEvent>, Vec<Node>), StoreError> {
+        let events = self.get_events(owner, event_ids)?;
+        Ok((events, self.get_owned_nodes(owner, node_ids)?))
+    }
+
     /// Nodes in creation order (see [`NodeQuery`]).
     fn list_nodes(&mut self, query: &NodeQuery) -> Result<Vec<StoredNode>, StoreError>;
+
+    /// [`Tx::list_nodes`], with [`Tx::get_events`] of the events that the
+    /// nodes' first evidence references name (a note's source turn), in
+    /// one read where the backend can (one round trip on a server instead
+    /// of two). No events when the query names no owner.
+    fn list_nodes_with_evidence(
+        &mut self,
+        query: &NodeQuery,
+    ) -> Result<(Vec<StoredNode>, Vec<StoredEvent>), StoreError> {
+        let nodes = self.list_nodes(query)?;
+        let Some(owner) = &query.owner else {
+            return Ok((nodes, Vec::new()));
+        };
+        let firsts: Vec<Uuid> = nodes
+            .iter()
+            .filter_map(|s| s.node.evidence_refs.first().copied())
+            .collect();
+        let events = self.get_events(owner, &firsts)?;
+        Ok((nodes, events))
+    }
 
     /// Writes an edge.
     fn insert_edge(&mut self, edge: &Edge) -> Result<(), StoreError>;
@@ -361,6 +394,26 @@ pub trait Tx {
             }
         }
         Ok(out)
+    }
+
+    /// [`Tx::edges_of_nodes`], with [`Tx::get_owned_nodes`] of every end
+    /// of those edges (the nodes asked about among them), in one read
+    /// where the backend can (one round trip on a server instead of two).
+    fn edges_of_nodes_with_ends(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<(std::collections::HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+        let edges = self.edges_of_nodes(owner, nodes)?;
+        let mut ends: Vec<Uuid> = edges
+            .values()
+            .flatten()
+            .flat_map(|e| [e.source_id, e.target_id])
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        let ends = self.get_owned_nodes(owner, &ends)?;
+        Ok((edges, ends))
     }
 
     /// One edge by id.

@@ -2050,3 +2050,142 @@ fn lexical_ranking_weighs_rare_words_above_common_ones(store: &dyn Store) {
     assert_eq!(&ids[..2], &[both.id, rare.id], "{hits:#?}");
     assert!(hits[0].score > hits[1].score && hits[1].score > hits[2].score);
 }
+
+/// The reads that answer two questions at once (one round trip on a
+/// server) answer exactly what the two reads they stand for answer:
+/// edges with the nodes at their ends, events and nodes by id, listed
+/// nodes with their source events. Other owners' rows, missing ids, a
+/// loop, an edge between two nodes asked about, metadata and a closed
+/// edge are in the data; the answers are compared as sets.
+fn joined_reads_equal_their_two_reads(store: &dyn Store) {
+    let alice: Vec<Event> = (0..4)
+        .map(|i| {
+            let mut e = input("alice", &format!("a{i}"), &format!("turn {i} about Porto"));
+            e.metadata = Some(json!({"i": i}));
+            event(e)
+        })
+        .collect();
+    let bob = event(input("bob", "b0", "bob's turn"));
+    let ent1 = derived(&alice[0], NodeType::Entity, Lifecycle::Stable, "Ana");
+    let ent2 = derived(&alice[1], NodeType::Entity, Lifecycle::Stable, "Porto");
+    let claim = Node {
+        metadata: Some(json!({"predicate": "lives_in"})),
+        ..derived(
+            &alice[2],
+            NodeType::Fact,
+            Lifecycle::Tentative,
+            "Ana lives in Porto",
+        )
+    };
+    let bob_ent = derived(&bob, NodeType::Entity, Lifecycle::Stable, "Ana");
+    let mut notes = Vec::new();
+    let mut closed = edge(&ent1, &claim, EdgeType::HasFact);
+    closed.valid_to = Some(ts("2025-02-01T00:00:00Z"));
+    let edges = [
+        edge(&ent1, &ent2, EdgeType::RelatesTo),
+        edge(&ent1, &claim, EdgeType::HasFact),
+        closed,
+        edge(&ent2, &ent2, EdgeType::RelatesTo),
+        edge(&claim, &note(&alice[3]), EdgeType::DerivedFrom),
+        edge(&bob_ent, &ent1, EdgeType::RelatesTo),
+    ];
+    write(store, |tx| {
+        for e in alice.iter().chain([&bob]) {
+            notes.push(put(tx, e).1);
+        }
+        for n in [&ent1, &ent2, &claim, &bob_ent] {
+            tx.insert_node(n).unwrap();
+        }
+        for e in &edges {
+            tx.insert_edge(e).unwrap();
+        }
+    });
+    let by_id = |mut v: Vec<Node>| {
+        v.sort_by_key(|n| n.id);
+        v
+    };
+    let who = owner("alice");
+    let missing = Uuid::new_v4();
+    read(store, |tx| {
+        for asked in [
+            vec![ent1.id, ent2.id, missing],
+            vec![claim.id],
+            vec![bob_ent.id, notes[3].id],
+            vec![],
+        ] {
+            let (got, got_ends) = tx.edges_of_nodes_with_ends(&who, &asked).unwrap();
+            let want = tx.edges_of_nodes(&who, &asked).unwrap();
+            let mut ends: Vec<Uuid> = want
+                .values()
+                .flatten()
+                .flat_map(|e| [e.source_id, e.target_id])
+                .collect();
+            ends.sort();
+            ends.dedup();
+            let want_ends = tx.get_owned_nodes(&who, &ends).unwrap();
+            assert_eq!(got, want, "edges of {asked:?}");
+            assert_eq!(by_id(got_ends), by_id(want_ends), "ends of {asked:?}");
+        }
+        let (got, _) = tx.edges_of_nodes_with_ends(&who, &[ent1.id]).unwrap();
+        assert_eq!(got[&ent1.id].len(), 3, "{got:#?}");
+
+        let event_ids = [alice[0].id, alice[2].id, bob.id, missing];
+        let node_ids = [notes[0].id, notes[3].id, notes[4].id, claim.id, missing];
+        for (events, nodes) in [
+            (&event_ids[..], &node_ids[..]),
+            (&event_ids[..], &[][..]),
+            (&[][..], &node_ids[..]),
+        ] {
+            let (got_events, got_nodes) =
+                tx.get_owned_events_and_nodes(&who, events, nodes).unwrap();
+            let mut want_events = tx.get_events(&who, events).unwrap();
+            let mut got_events = got_events;
+            want_events.sort_by_key(|e| e.seq);
+            got_events.sort_by_key(|e| e.seq);
+            assert_eq!(got_events, want_events);
+            assert_eq!(
+                by_id(got_nodes),
+                by_id(tx.get_owned_nodes(&who, nodes).unwrap())
+            );
+        }
+
+        for query in [
+            NodeQuery {
+                owner: Some(who.clone()),
+                node_types: vec![NodeType::Note],
+                newest_first: true,
+                limit: 3,
+                ..NodeQuery::default()
+            },
+            NodeQuery {
+                owner: Some(who.clone()),
+                ..NodeQuery::default()
+            },
+            NodeQuery {
+                node_types: vec![NodeType::Entity],
+                ..NodeQuery::default()
+            },
+        ] {
+            let (got, mut got_events) = tx.list_nodes_with_evidence(&query).unwrap();
+            let want = tx.list_nodes(&query).unwrap();
+            let mut want_events = match &query.owner {
+                None => Vec::new(),
+                Some(o) => {
+                    let firsts: Vec<Uuid> = want
+                        .iter()
+                        .filter_map(|s| s.node.evidence_refs.first().copied())
+                        .collect();
+                    tx.get_events(o, &firsts).unwrap()
+                }
+            };
+            assert_eq!(got, want, "{query:?}");
+            got_events.sort_by_key(|e| e.seq);
+            want_events.sort_by_key(|e| e.seq);
+            assert_eq!(got_events, want_events, "{query:?}");
+            if query.owner.is_some() {
+                assert!(!got_events.is_empty());
+            }
+        }
+    });
+}
+store_test!(joined_reads_equal_their_two_reads);

@@ -51,6 +51,7 @@
 
 mod batch;
 pub mod hnsw;
+mod joined;
 mod rows;
 pub mod schema;
 mod search;
@@ -812,6 +813,40 @@ impl PgTx<'_> {
         Ok(v)
     }
 
+    /// The statement `list_nodes` runs for `q`, and its arguments.
+    fn list_nodes_sql(&self, q: &NodeQuery) -> Result<(String, Vec<Arg>), StoreError> {
+        let mut select = Select::new(format!("SELECT {} FROM nodes n", rows::NODE_COLUMNS));
+        let after = select.arg(q.after_seq);
+        select
+            .push(&format!(" WHERE n.seq > {after}"))
+            .eq("n.owner_id", q.owner.as_ref().map(|o| o.as_str()))
+            .eq("n.scope", q.scope.as_ref().map(|s| s.as_str()))
+            .any("n.node_type", q.node_types.iter().map(|t| t.as_str()));
+        if let Some(event) = q.event_id {
+            let p = select.arg(event);
+            select.and(&format!("n.source_event_id = {p}"));
+        }
+        if let Some(key) = &q.metadata_key {
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(StoreError::new(
+                    StoreErrorKind::Other,
+                    format!("metadata key {key:?} must be letters, digits and _"),
+                ));
+            }
+            // `->` on an object gives the value (JSON null included) and SQL
+            // NULL when the key is missing or metadata is not an object, as
+            // SQLite's `json_type(metadata, '$.key') IS NOT NULL` does.
+            let p = select.arg(key.clone());
+            select.and(&format!("(n.metadata -> {p}) IS NOT NULL"));
+        }
+        let order = if q.newest_first {
+            "n.seq DESC"
+        } else {
+            "n.seq"
+        };
+        Ok(select.finish(order, q.limit))
+    }
+
     /// A `count(*)`-like statement's single number.
     fn count(&mut self, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<u64, StoreError> {
         let rows = self.query(sql, args)?;
@@ -1002,6 +1037,15 @@ impl Tx for PgTx<'_> {
         self.query_map(&sql, &[&owner.as_str(), &ids], rows::event)
     }
 
+    fn get_owned_events_and_nodes(
+        &mut self,
+        owner: &OwnerId,
+        event_ids: &[Uuid],
+        node_ids: &[Uuid],
+    ) -> Result<(Vec<StoredEvent>, Vec<Node>), StoreError> {
+        joined::events_and_nodes(self, owner, event_ids, node_ids)
+    }
+
     fn list_session_events(
         &mut self,
         owner: &OwnerId,
@@ -1102,40 +1146,19 @@ impl Tx for PgTx<'_> {
     }
 
     fn list_nodes(&mut self, q: &NodeQuery) -> Result<Vec<StoredNode>, StoreError> {
-        let mut select = Select::new(format!("SELECT {} FROM nodes n", rows::NODE_COLUMNS));
-        let after = select.arg(q.after_seq);
-        select
-            .push(&format!(" WHERE n.seq > {after}"))
-            .eq("n.owner_id", q.owner.as_ref().map(|o| o.as_str()))
-            .eq("n.scope", q.scope.as_ref().map(|s| s.as_str()))
-            .any("n.node_type", q.node_types.iter().map(|t| t.as_str()));
-        if let Some(event) = q.event_id {
-            let p = select.arg(event);
-            select.and(&format!("n.source_event_id = {p}"));
-        }
-        if let Some(key) = &q.metadata_key {
-            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(StoreError::new(
-                    StoreErrorKind::Other,
-                    format!("metadata key {key:?} must be letters, digits and _"),
-                ));
-            }
-            // `->` on an object gives the value (JSON null included) and SQL
-            // NULL when the key is missing or metadata is not an object, as
-            // SQLite's `json_type(metadata, '$.key') IS NOT NULL` does.
-            let p = select.arg(key.clone());
-            select.and(&format!("(n.metadata -> {p}) IS NOT NULL"));
-        }
-        let order = if q.newest_first {
-            "n.seq DESC"
-        } else {
-            "n.seq"
-        };
-        let (sql, args) = select.finish(order, q.limit);
+        let (sql, args) = self.list_nodes_sql(q)?;
         self.query_args(&sql, &args)?
             .iter()
             .map(rows::stored_node)
             .collect()
+    }
+
+    fn list_nodes_with_evidence(
+        &mut self,
+        q: &NodeQuery,
+    ) -> Result<(Vec<StoredNode>, Vec<StoredEvent>), StoreError> {
+        let list = self.list_nodes_sql(q)?;
+        joined::nodes_with_evidence(self, q.owner.as_ref(), list, q.newest_first)
     }
 
     fn insert_edge(&mut self, e: &Edge) -> Result<(), StoreError> {
@@ -1252,19 +1275,17 @@ impl Tx for PgTx<'_> {
              ORDER BY seq",
             cols = rows::EDGE_COLUMNS
         );
-        let wanted: std::collections::HashSet<Uuid> = nodes.iter().copied().collect();
-        let mut out: HashMap<Uuid, Vec<Edge>> = HashMap::new();
-        for edge in self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)? {
-            // In seq order for each end asked about (both, for an edge
-            // between two of them; once, for a loop).
-            if wanted.contains(&edge.target_id) && edge.target_id != edge.source_id {
-                out.entry(edge.target_id).or_default().push(edge.clone());
-            }
-            if wanted.contains(&edge.source_id) {
-                out.entry(edge.source_id).or_default().push(edge);
-            }
-        }
-        Ok(out)
+        // In seq order for each end asked about.
+        let edges = self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)?;
+        Ok(joined::group_by_end(nodes, edges))
+    }
+
+    fn edges_of_nodes_with_ends(
+        &mut self,
+        owner: &OwnerId,
+        nodes: &[Uuid],
+    ) -> Result<(HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+        joined::edges_with_ends(self, owner, nodes)
     }
 
     fn get_edge(&mut self, id: Uuid) -> Result<Option<Edge>, StoreError> {

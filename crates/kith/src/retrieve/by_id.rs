@@ -32,3 +32,18 @@ pub(super) fn events(
         .map(|e| (e.event.id, e))
         .collect())
 }
+
+/// `owner`'s events among `event_ids` and nodes among `node_ids`, by id, in
+/// one store call (one round trip on a server).
+pub(super) fn events_and_nodes(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    event_ids: &[Uuid],
+    node_ids: &[Uuid],
+) -> Result<(HashMap<Uuid, StoredEvent>, HashMap<Uuid, Node>), StoreError> {
+    let (events, nodes) = tx.get_owned_events_and_nodes(owner, event_ids, node_ids)?;
+    Ok((
+        events.into_iter().map(|e| (e.event.id, e)).collect(),
+        nodes.into_iter().map(|n| (n.id, n)).collect(),
+    ))
+}

@@ -183,15 +183,14 @@ pub fn put_current_first(
             });
         }
     }
-    // Every turn to bring in, with its note, in two reads (two round trips
+    // Every turn to bring in, with its note, in one read (one round trip
     // on a server), not two per turn.
     let turns: Vec<Uuid> = sources
         .iter()
         .flat_map(|(_, _, s)| s.current_events.iter().rev().take(CURRENT_TURNS).copied())
         .collect();
-    let events = by_id::events(tx, &req.owner, &turns)?;
     let note_ids: Vec<Uuid> = turns.iter().map(|e| ids::note_node_id(*e)).collect();
-    let notes = by_id::nodes(tx, &req.owner, &note_ids)?;
+    let (events, notes) = by_id::events_and_nodes(tx, &req.owner, &turns, &note_ids)?;
     for (i, (node_id, score, s)) in sources.iter().enumerate() {
         for event_id in s.current_events.iter().rev().take(CURRENT_TURNS) {
             let Some(event) = events.get(event_id).cloned() else {

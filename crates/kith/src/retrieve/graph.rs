@@ -160,8 +160,8 @@ struct Neighbourhood {
 
 impl Neighbourhood {
     /// Reads `entity_id`'s edges unless read already, with those of every
-    /// entity still queued and the nodes at their other ends: two reads
-    /// (two round trips on a server) rather than one per entity and node.
+    /// entity still queued and the nodes at their ends: one read (one
+    /// round trip on a server) rather than one per entity and node.
     fn read(
         &mut self,
         tx: &mut dyn Tx,
@@ -180,13 +180,8 @@ impl Neighbourhood {
                 .map(|q| q.0)
                 .filter(|id| !visited.contains(id) && !self.edges_of.contains_key(id)),
         );
-        let mut found = tx.edges_of_nodes(&req.owner, &batch)?;
-        let far: Vec<Uuid> = found
-            .iter()
-            .flat_map(|(id, edges)| edges.iter().map(move |e| other_end(e, *id)))
-            .filter(|id| !self.ends.contains_key(id))
-            .collect();
-        self.ends.extend(by_id::nodes(tx, &req.owner, &far)?);
+        let (mut found, ends) = tx.edges_of_nodes_with_ends(&req.owner, &batch)?;
+        self.ends.extend(ends.into_iter().map(|n| (n.id, n)));
         for id in batch {
             self.edges_of
                 .insert(id, found.remove(&id).unwrap_or_default());

@@ -2,11 +2,12 @@
 //! embedding against note vectors — with the names of the speakers the
 //! question names taken out of the BM25 text; and the recency path.
 
+use std::collections::HashMap;
+
 use kith_core::NodeType;
-use kith_store::{LexicalHit, LexicalQuery, NodeQuery, Tx, VectorQuery};
+use kith_store::{LexicalHit, LexicalQuery, NodeQuery, StoredEvent, Tx, VectorQuery};
 use uuid::Uuid;
 
-use super::by_id;
 use super::filters::{admitted, vector_filters};
 use super::fusion::PathKind;
 use super::pool::{hit_for, path, Pool};
@@ -147,7 +148,8 @@ pub(super) fn recency_candidates(
     req: &RetrieveRequest,
     pool: &mut Pool,
 ) -> Result<(), Error> {
-    let newest = tx.list_nodes(&NodeQuery {
+    // With their source events, in one read (one round trip on a server).
+    let (newest, events) = tx.list_nodes_with_evidence(&NodeQuery {
         owner: Some(req.owner.clone()),
         scope: req.filters.scope.clone(),
         node_types: vec![NodeType::Note],
@@ -155,12 +157,7 @@ pub(super) fn recency_candidates(
         limit: 10,
         ..NodeQuery::default()
     })?;
-    // Their source events in one read.
-    let firsts: Vec<Uuid> = newest
-        .iter()
-        .filter_map(|s| s.node.evidence_refs.first().copied())
-        .collect();
-    let events = by_id::events(tx, &req.owner, &firsts)?;
+    let events: HashMap<Uuid, StoredEvent> = events.into_iter().map(|e| (e.event.id, e)).collect();
     let mut rank = 0;
     for s in newest {
         let event = s

@@ -1,0 +1,187 @@
+//! Reads that answer with two kinds of rows in one statement (one round
+//! trip instead of two), for the retrieval steps whose second read depends
+//! on the first only through SQL: edges and the nodes at their ends, the
+//! events and notes of turns known by id, and listed nodes with their
+//! source events.
+//!
+//! The two kinds travel in one `UNION ALL`, told apart by a `part` column:
+//! each side fills the columns its decoder reads ([`rows::edge`],
+//! [`rows::node`], [`rows::event`]) under their usual names and leaves the
+//! other side's columns `NULL`. Columns both tables have (`id`,
+//! `owner_id`, `metadata`, …) are shared, so nothing is decoded twice.
+
+use std::collections::{HashMap, HashSet};
+
+use kith_core::{Edge, Node, OwnerId};
+use postgres::Row;
+use uuid::Uuid;
+
+use super::sql::{refs, Arg};
+use super::{rows, PgTx};
+use crate::{StoreError, StoredEvent, StoredNode};
+
+/// An owner's edges at any of `$2` (two index scans, as
+/// `edges_of_nodes`), then the owner's nodes at either end of them.
+const EDGES_WITH_ENDS_SQL: &str = "WITH g AS (
+         SELECT seq, id, owner_id, scope, source_id, target_id, edge_type, confidence,
+                valid_from, valid_to, provenance_event_id, metadata::text AS metadata, created_at
+         FROM edges WHERE owner_id = $1 AND source_id = ANY($2)
+         UNION
+         SELECT seq, id, owner_id, scope, source_id, target_id, edge_type, confidence,
+                valid_from, valid_to, provenance_event_id, metadata::text AS metadata, created_at
+         FROM edges WHERE owner_id = $1 AND target_id = ANY($2)
+     )
+     SELECT 0 AS part, seq, id, owner_id, scope, metadata, confidence, valid_from, valid_to,
+            created_at, source_id, target_id, edge_type, provenance_event_id,
+            NULL::text AS session_id, NULL::text AS node_type, NULL::text AS content,
+            NULL::text AS lifecycle, NULL::text AS epistemic_type, NULL::text AS source_type,
+            NULL::text AS event_time, NULL::uuid AS superseded_by, NULL::uuid[] AS evidence_refs,
+            NULL::text AS updated_at
+     FROM g
+     UNION ALL
+     SELECT 1, n.seq, n.id, n.owner_id, n.scope, n.metadata::text, n.confidence, n.valid_from,
+            n.valid_to, n.created_at, NULL::uuid, NULL::uuid, NULL::text, NULL::uuid,
+            n.session_id, n.node_type, n.content, n.lifecycle, n.epistemic_type, n.source_type,
+            n.event_time, n.superseded_by, n.evidence_refs, n.updated_at
+     FROM nodes n
+     WHERE n.owner_id = $1 AND n.id IN (SELECT source_id FROM g UNION SELECT target_id FROM g)
+     ORDER BY part, seq";
+
+/// Events (`part` 0) and nodes (`part` 1) in one statement: the events of
+/// `events` (a `FROM … WHERE` over `events`), then the nodes of `nodes` (a
+/// `FROM … WHERE` over rows with the columns of `nodes`, as `n`).
+fn events_and_nodes_sql(events: &str, nodes: &str) -> String {
+    format!(
+        "SELECT 0 AS part, seq, id, owner_id, scope, session_id, content,
+                metadata::text AS metadata, event_time,
+                role, speaker, content_sha256, ingested_at, source_id, checksum, forgotten_at,
+                forgotten_reason, forgotten_by, tombstone_checksum,
+                NULL::text AS node_type, NULL::float8 AS confidence, NULL::text AS lifecycle,
+                NULL::text AS epistemic_type, NULL::text AS source_type,
+                NULL::text AS valid_from, NULL::text AS valid_to, NULL::uuid AS superseded_by,
+                NULL::uuid[] AS evidence_refs, NULL::text AS created_at,
+                NULL::text AS updated_at
+         {events}
+         UNION ALL
+         SELECT 1, n.seq, n.id, n.owner_id, n.scope, n.session_id, n.content,
+                n.metadata::text, n.event_time,
+                NULL::text, NULL::text, NULL::text, NULL::text, NULL::text, NULL::text,
+                NULL::text, NULL::text, NULL::uuid, NULL::text,
+                n.node_type, n.confidence, n.lifecycle, n.epistemic_type, n.source_type,
+                n.valid_from, n.valid_to, n.superseded_by, n.evidence_refs, n.created_at,
+                n.updated_at
+         {nodes}"
+    )
+}
+
+/// Which side of a `UNION ALL` a row comes from.
+fn part(row: &Row) -> Result<i32, StoreError> {
+    row.try_get("part")
+        .map_err(|e| StoreError::corrupted(format!("a joined read's row has no part: {e}")))
+}
+
+/// Each edge under every end of it that is in `wanted`, in the order
+/// given: both ends for an edge between two of them, once for a loop.
+pub(super) fn group_by_end(wanted: &[Uuid], edges: Vec<Edge>) -> HashMap<Uuid, Vec<Edge>> {
+    let wanted: HashSet<Uuid> = wanted.iter().copied().collect();
+    let mut out: HashMap<Uuid, Vec<Edge>> = HashMap::new();
+    for edge in edges {
+        if wanted.contains(&edge.target_id) && edge.target_id != edge.source_id {
+            out.entry(edge.target_id).or_default().push(edge.clone());
+        }
+        if wanted.contains(&edge.source_id) {
+            out.entry(edge.source_id).or_default().push(edge);
+        }
+    }
+    out
+}
+
+/// `Tx::edges_of_nodes_with_ends` in one statement.
+pub(super) fn edges_with_ends(
+    tx: &mut PgTx<'_>,
+    owner: &OwnerId,
+    nodes: &[Uuid],
+) -> Result<(HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+    if nodes.is_empty() {
+        return Ok((HashMap::new(), Vec::new()));
+    }
+    let mut edges = Vec::new();
+    let mut ends = Vec::new();
+    for row in tx.query(EDGES_WITH_ENDS_SQL, &[&owner.as_str(), &nodes])? {
+        match part(&row)? {
+            0 => edges.push(rows::edge(&row)?),
+            _ => ends.push(rows::node(&row)?),
+        }
+    }
+    Ok((group_by_end(nodes, edges), ends))
+}
+
+/// `Tx::get_owned_events_and_nodes` in one statement.
+pub(super) fn events_and_nodes(
+    tx: &mut PgTx<'_>,
+    owner: &OwnerId,
+    event_ids: &[Uuid],
+    node_ids: &[Uuid],
+) -> Result<(Vec<StoredEvent>, Vec<Node>), StoreError> {
+    if event_ids.is_empty() && node_ids.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let sql = events_and_nodes_sql(
+        "FROM events WHERE owner_id = $1 AND id = ANY($2)",
+        "FROM nodes n WHERE n.owner_id = $1 AND n.id = ANY($3)",
+    );
+    let rows = tx.query(&sql, &[&owner.as_str(), &event_ids, &node_ids])?;
+    let (events, nodes) = split_events_and_nodes(&rows)?;
+    Ok((events, nodes.into_iter().map(|n| n.node).collect()))
+}
+
+/// `Tx::list_nodes_with_evidence` in one statement: `list` (the nodes'
+/// query and its arguments, as `list_nodes` builds them) in a `WITH`, and
+/// the owner's events each node's first evidence reference names.
+pub(super) fn nodes_with_evidence(
+    tx: &mut PgTx<'_>,
+    owner: Option<&OwnerId>,
+    list: (String, Vec<Arg>),
+    newest_first: bool,
+) -> Result<(Vec<StoredNode>, Vec<StoredEvent>), StoreError> {
+    let (list_sql, mut args) = list;
+    let Some(owner) = owner else {
+        let nodes = tx.query(&list_sql, &refs(&args))?;
+        return Ok((
+            nodes
+                .iter()
+                .map(rows::stored_node)
+                .collect::<Result<_, _>>()?,
+            Vec::new(),
+        ));
+    };
+    args.push(Box::new(owner.as_str().to_string()));
+    let sql = format!(
+        "WITH l AS ({list_sql}) {}",
+        events_and_nodes_sql(
+            &format!(
+                "FROM events WHERE owner_id = ${} AND id IN (SELECT evidence_refs[1] FROM l)",
+                args.len()
+            ),
+            "FROM l n",
+        )
+    );
+    let rows = tx.query(&sql, &refs(&args))?;
+    let (events, mut nodes) = split_events_and_nodes(&rows)?;
+    // A union keeps no order: the list's is by seq.
+    nodes.sort_by_key(|n| if newest_first { -n.seq } else { n.seq });
+    Ok((nodes, events))
+}
+
+/// The events (`part` 0) and nodes (`part` 1) of [`events_and_nodes_sql`].
+fn split_events_and_nodes(rows: &[Row]) -> Result<(Vec<StoredEvent>, Vec<StoredNode>), StoreError> {
+    let mut events = Vec::new();
+    let mut nodes = Vec::new();
+    for row in rows {
+        match part(row)? {
+            0 => events.push(rows::event(row)?),
+            _ => nodes.push(rows::stored_node(row)?),
+        }
+    }
+    Ok((events, nodes))
+}
