@@ -666,6 +666,11 @@ pub enum BenchCommand {
         /// Also build pgvector's HNSW index and time the opt-in HNSW path.
         #[arg(long)]
         hnsw: bool,
+        /// Embed only each owner's first N messages with the model; derive
+        /// the rest's vectors from theirs (as `bench latency`), for MiniLM's
+        /// neighbourhoods at sizes it cannot embed here. 0: embed all.
+        #[arg(long, default_value_t = 0)]
+        derived_vectors: usize,
     },
     /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
     Recall {

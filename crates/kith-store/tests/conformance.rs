@@ -43,7 +43,8 @@ use kith_core::{
     SourceId, SourceType,
 };
 use kith_store::{
-    EventQuery, LexicalHit, NodeQuery, SearchFilters, Stats, Store, StoreErrorKind, TxMode,
+    EventQuery, LexicalHit, LexicalQuery, NodeQuery, SearchFilters, Stats, Store, StoreErrorKind,
+    TxMode,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -2056,7 +2057,9 @@ fn lexical_ranking_weighs_rare_words_above_common_ones(store: &dyn Store) {
 /// edges with the nodes at their ends, events and nodes by id, listed
 /// nodes with their source events. Other owners' rows, missing ids, a
 /// loop, an edge between two nodes asked about, metadata and a closed
-/// edge are in the data; the answers are compared as sets.
+/// edge are in the data; the answers are compared as sets. A search with
+/// its nodes answers in the search's order, and nothing (without
+/// searching) where the owner has no node of the types and scope asked.
 fn joined_reads_equal_their_two_reads(store: &dyn Store) {
     let alice: Vec<Event> = (0..4)
         .map(|i| {
@@ -2185,6 +2188,55 @@ fn joined_reads_equal_their_two_reads(store: &dyn Store) {
             if query.owner.is_some() {
                 assert!(!got_events.is_empty());
             }
+        }
+
+        let entities = SearchFilters {
+            node_types: vec![NodeType::Entity],
+            ..SearchFilters::default()
+        };
+        let searches = [
+            (lexical("alice", "Ana Porto"), 7),
+            (lexical("alice", "turn about Porto"), 6),
+            (
+                LexicalQuery {
+                    filters: entities.clone(),
+                    ..lexical("alice", "Ana Porto")
+                },
+                2,
+            ),
+            (
+                LexicalQuery {
+                    filters: SearchFilters {
+                        scope: Some(scope("work")),
+                        ..entities.clone()
+                    },
+                    ..lexical("alice", "Ana Porto")
+                },
+                0,
+            ),
+            (
+                LexicalQuery {
+                    filters: SearchFilters {
+                        node_types: vec![NodeType::Fact],
+                        ..SearchFilters::default()
+                    },
+                    ..lexical("bob", "Ana")
+                },
+                0,
+            ),
+            (lexical("alice", ""), 0),
+        ];
+        for (q, n) in &searches {
+            let got = tx.search_lexical_nodes(q).unwrap();
+            let want = kith_store::search_lexical_nodes_in_steps(tx, q).unwrap();
+            assert_eq!(got, want, "{q:?}");
+            assert_eq!(got.len(), *n, "{q:?}: {got:#?}");
+            let order: Vec<Uuid> = search(tx, q).iter().map(|h| h.node_id).collect();
+            let got_order: Vec<Uuid> = got.iter().map(|(h, _)| h.node_id).collect();
+            assert_eq!(got_order, order[..got_order.len()], "{q:?}");
+            assert!(got
+                .iter()
+                .all(|(h, n)| h.node_id == n.id && n.owner_id == q.owner));
         }
     });
 }

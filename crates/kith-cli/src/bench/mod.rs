@@ -88,6 +88,7 @@ pub fn run(
             embeddings,
             postgres_only,
             hnsw,
+            derived_vectors,
         } => owners::run(
             &owners::OwnersOptions {
                 owners: *owners,
@@ -97,6 +98,7 @@ pub fn run(
                 database_url,
                 postgres_only: *postgres_only,
                 hnsw: *hnsw,
+                derived_vectors: *derived_vectors,
             },
             json,
         ),

@@ -15,9 +15,13 @@
 //! cores, so runs of that size use `--embeddings hashing-384` (a
 //! deterministic hashing embedder of MiniLM's dimension: the same vector
 //! sizes and scan costs, not its quality); the query's MiniLM embedding
-//! time is in `kith bench latency`.
+//! time is in `kith bench latency`. Hashing vectors have no neighbourhoods,
+//! which an ANN index depends on: for HNSW's recall, `--embeddings minilm
+//! --derived-vectors N` embeds each owner's first N messages with MiniLM
+//! and derives the rest from them ([`super::derived`]).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -46,6 +50,10 @@ pub struct OwnersOptions<'a> {
     pub postgres_only: bool,
     /// Also measure pgvector's HNSW index (PostgreSQL).
     pub hnsw: bool,
+    /// Embed each owner's first `derived_vectors` messages with the model
+    /// and derive the rest's vectors from theirs ([`super::derived`]); 0:
+    /// embed every message.
+    pub derived_vectors: usize,
 }
 
 /// Figures for one backend (and vector path).
@@ -127,6 +135,15 @@ pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
 /// A fresh memory: a pack in `dir`, or the database `DB` on `url`.
 fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory, Option<String>)> {
     let embedder = EmbeddingSpec::parse(o.embeddings)?.load()?;
+    // Every owner's messages are numbered from 0: each owner's first
+    // `derived_vectors` are embedded by the model (and join the basis).
+    let embedder = match embedder {
+        Some(e) if o.derived_vectors > 0 && o.derived_vectors < o.per_owner => Some(Arc::new(
+            super::derived::DerivedEmbedder::new(e, o.derived_vectors),
+        )
+            as Arc<dyn kith::Embedder>),
+        e => e,
+    };
     Ok(match url {
         Some(url) => {
             let db = kith::database::create_database(url, DB, true)?;

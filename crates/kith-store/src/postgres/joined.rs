@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use super::sql::{refs, Arg};
 use super::{rows, PgTx};
-use crate::{StoreError, StoredEvent, StoredNode};
+use crate::{LexicalHit, LexicalQuery, StoreError, StoredEvent, StoredNode};
 
 /// An owner's edges at any of `$2` (two index scans, as
 /// `edges_of_nodes`), then the owner's nodes at either end of them.
@@ -72,6 +72,74 @@ fn events_and_nodes_sql(events: &str, nodes: &str) -> String {
                 n.updated_at
          {nodes}"
     )
+}
+
+/// `Tx::search_lexical_nodes` in one statement: `search` (the BM25
+/// statement, whose `$2` is the owner) behind a one-time probe for any node
+/// of the owner, scope and types asked (false: the search is not run), its
+/// hits numbered in order, then the hits' nodes.
+pub(super) fn hits_with_nodes(
+    tx: &mut PgTx<'_>,
+    q: &LexicalQuery,
+    search: (String, Vec<Arg>),
+) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
+    let (search_sql, mut args) = search;
+    let mut probe = String::from("SELECT 1 FROM nodes p WHERE p.owner_id = $2");
+    if let Some(scope) = &q.filters.scope {
+        args.push(Box::new(scope.as_str().to_string()));
+        probe.push_str(&format!(" AND p.scope = ${}", args.len()));
+    }
+    if !q.filters.node_types.is_empty() {
+        let types: Vec<String> = q
+            .filters
+            .node_types
+            .iter()
+            .map(|t| t.as_str().to_string())
+            .collect();
+        args.push(Box::new(types));
+        probe.push_str(&format!(" AND p.node_type = ANY(${})", args.len()));
+    }
+    // `row_number() OVER ()` numbers the rows as the search's ORDER BY
+    // returns them.
+    let sql = format!(
+        "WITH h AS (
+             SELECT row_number() OVER () AS rank, x.* FROM ({search_sql}) x
+             WHERE EXISTS ({probe})
+         )
+         SELECT 0 AS part, rank, score, id, node_type, content, scope, event_id, event_session,
+                event_role, event_speaker, event_event_time, event_ingested_at,
+                NULL::bigint AS seq, NULL::text AS owner_id, NULL::text AS session_id,
+                NULL::text AS metadata, NULL::float8 AS confidence, NULL::text AS lifecycle,
+                NULL::text AS epistemic_type, NULL::text AS source_type,
+                NULL::text AS valid_from, NULL::text AS valid_to, NULL::text AS event_time,
+                NULL::uuid AS superseded_by, NULL::uuid[] AS evidence_refs,
+                NULL::text AS created_at, NULL::text AS updated_at
+         FROM h
+         UNION ALL
+         SELECT 1, NULL, NULL, n.id, n.node_type, n.content, n.scope, NULL::uuid, NULL::text,
+                NULL::text, NULL::text, NULL::text, NULL::text,
+                n.seq, n.owner_id, n.session_id, n.metadata::text, n.confidence, n.lifecycle,
+                n.epistemic_type, n.source_type, n.valid_from, n.valid_to, n.event_time,
+                n.superseded_by, n.evidence_refs, n.created_at, n.updated_at
+         FROM nodes n WHERE n.owner_id = $2 AND n.id IN (SELECT id FROM h)
+         ORDER BY part, rank"
+    );
+    let rows = tx.query(&sql, &refs(&args))?;
+    let mut hits = Vec::new();
+    let mut nodes = HashMap::new();
+    for row in &rows {
+        match part(row)? {
+            0 => hits.push(rows::hit(row)?),
+            _ => {
+                let n = rows::node(row)?;
+                nodes.insert(n.id, n);
+            }
+        }
+    }
+    Ok(hits
+        .into_iter()
+        .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
+        .collect())
 }
 
 /// Which side of a `UNION ALL` a row comes from.

@@ -1712,6 +1712,23 @@ impl Tx for PgTx<'_> {
         search::decode_hits(&self.query_args(&sql, &args)?)
     }
 
+    fn search_lexical_nodes(
+        &mut self,
+        q: &LexicalQuery,
+    ) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
+        let words = crate::words::query_words(&q.text);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        if words.len() > search::MAX_SCORED_WORDS {
+            // A pasted document's search takes several statements anyway.
+            return crate::search_lexical_nodes_in_steps(self, q);
+        }
+        let avg_lexemes = self.avg_lexemes()?;
+        let search = search::bm25_sql(q, &words, avg_lexemes);
+        joined::hits_with_nodes(self, q, search)
+    }
+
     fn put_embedding(
         &mut self,
         node_id: Uuid,

@@ -16,7 +16,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use kith_core::{Edge, EdgeType, NodeType};
-use kith_store::{LexicalQuery, NodeQuery, SearchFilters, Tx};
+use kith_store::{LexicalQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -78,29 +78,15 @@ pub fn candidates(
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
-    if !has_entities(tx, req)? {
+    let queue = named_entities(tx, req, named)?;
+    if queue.is_empty() {
         return Ok(findings);
     }
-    let queue = named_entities(tx, req, named)?;
     let mut reached = walk(tx, req, queue, &mut findings)?;
     reached.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     reached.truncate(50);
     add_reached(tx, req, reached, pool)?;
     Ok(findings)
-}
-
-/// Whether the owner has any entity in scope. Most memories of a
-/// store()-only owner have none: one indexed probe saves a full-text
-/// search.
-fn has_entities(tx: &mut dyn Tx, req: &RetrieveRequest) -> Result<bool, Error> {
-    let any_entity = tx.list_nodes(&NodeQuery {
-        owner: Some(req.owner.clone()),
-        scope: req.filters.scope.clone(),
-        node_types: vec![NodeType::Entity],
-        limit: 1,
-        ..NodeQuery::default()
-    })?;
-    Ok(!any_entity.is_empty())
 }
 
 /// The entities the query names (as people say names) or that are named
@@ -119,7 +105,9 @@ fn named_entities(
         text.push(' ');
         text.push_str(&n.name);
     }
-    let entities = tx.search_lexical(&LexicalQuery {
+    // The store probes for any entity first: most memories of a
+    // store()-only owner have none, and the probe saves a full-text search.
+    let entities = tx.search_lexical_nodes(&LexicalQuery {
         owner: req.owner.clone(),
         text,
         filters: SearchFilters {
@@ -129,13 +117,8 @@ fn named_entities(
         },
         limit: 20,
     })?;
-    let ids: Vec<Uuid> = entities.iter().map(|e| e.node_id).collect();
-    let nodes = by_id::nodes(tx, &req.owner, &ids)?;
     let mut queue = VecDeque::new();
-    for e in &entities {
-        let Some(node) = nodes.get(&e.node_id) else {
-            continue;
-        };
+    for (e, node) in &entities {
         let person = is_person(node);
         let speaker = named
             .iter()
