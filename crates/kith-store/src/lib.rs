@@ -580,8 +580,8 @@ pub trait Tx {
     fn search_lexical(&mut self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;
 
     /// [`Tx::search_lexical`]'s hits in its order, each with its node (a
-    /// hit whose node is not the owner's is left out), in one read where
-    /// the backend can (one round trip on a server instead of three). An
+    /// hit whose node is not the owner's is left out), in fewer reads where
+    /// the backend can (two round trips on PostgreSQL instead of three). An
     /// owner without a node of the query's types in its scope is answered
     /// without a full text search: one indexed probe, which saves the
     /// search for the many owners who have, say, no entities.

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use super::sql::{refs, Arg};
 use super::{rows, PgTx};
-use crate::{LexicalHit, LexicalQuery, StoreError, StoredEvent, StoredNode};
+use crate::{LexicalHit, StoreError, StoredEvent, StoredNode};
 
 /// An owner's edges at any of `$2` (two index scans, as
 /// `edges_of_nodes`), then the owner's nodes at either end of them.
@@ -74,37 +74,19 @@ fn events_and_nodes_sql(events: &str, nodes: &str) -> String {
     )
 }
 
-/// `Tx::search_lexical_nodes` in one statement: `search` (the BM25
-/// statement, whose `$2` is the owner) behind a one-time probe for any node
-/// of the owner, scope and types asked (false: the search is not run), its
-/// hits numbered in order, then the hits' nodes.
+/// `Tx::search_lexical_nodes` after its probe, in one statement: `search`
+/// (the BM25 statement, whose `$2` is the owner), its hits numbered in
+/// order, then the hits' nodes.
 pub(super) fn hits_with_nodes(
     tx: &mut PgTx<'_>,
-    q: &LexicalQuery,
     search: (String, Vec<Arg>),
 ) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
-    let (search_sql, mut args) = search;
-    let mut probe = String::from("SELECT 1 FROM nodes p WHERE p.owner_id = $2");
-    if let Some(scope) = &q.filters.scope {
-        args.push(Box::new(scope.as_str().to_string()));
-        probe.push_str(&format!(" AND p.scope = ${}", args.len()));
-    }
-    if !q.filters.node_types.is_empty() {
-        let types: Vec<String> = q
-            .filters
-            .node_types
-            .iter()
-            .map(|t| t.as_str().to_string())
-            .collect();
-        args.push(Box::new(types));
-        probe.push_str(&format!(" AND p.node_type = ANY(${})", args.len()));
-    }
+    let (search_sql, args) = search;
     // `row_number() OVER ()` numbers the rows as the search's ORDER BY
     // returns them.
     let sql = format!(
         "WITH h AS (
              SELECT row_number() OVER () AS rank, x.* FROM ({search_sql}) x
-             WHERE EXISTS ({probe})
          )
          SELECT 0 AS part, rank, score, id, node_type, content, scope, event_id, event_session,
                 event_role, event_speaker, event_event_time, event_ingested_at,

@@ -1724,9 +1724,23 @@ impl Tx for PgTx<'_> {
             // A pasted document's search takes several statements anyway.
             return crate::search_lexical_nodes_in_steps(self, q);
         }
+        // The probe on its own: planning the search statement costs more
+        // (~3 ms) than the round trip the probe spares an owner without a
+        // node of the types asked (measured: BENCHMARKS.md, "Many owners on
+        // PostgreSQL").
+        let any = self.list_nodes(&NodeQuery {
+            owner: Some(q.owner.clone()),
+            scope: q.filters.scope.clone(),
+            node_types: q.filters.node_types.clone(),
+            limit: 1,
+            ..NodeQuery::default()
+        })?;
+        if any.is_empty() {
+            return Ok(Vec::new());
+        }
         let avg_lexemes = self.avg_lexemes()?;
         let search = search::bm25_sql(q, &words, avg_lexemes);
-        joined::hits_with_nodes(self, q, search)
+        joined::hits_with_nodes(self, search)
     }
 
     fn put_embedding(
