@@ -149,11 +149,10 @@ fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory,
             let db = kith::database::create_database(url, DB, true)?;
             // The server's default: an owner's first search is pgvector's
             // exact scan while its copy loads in the background. With many
-            // owners most searches meet an owner not yet copied.
-            let options = PgOptions {
-                vector_cache: VectorCacheMode::Background,
-                ..PgOptions::from_env()?
-            };
+            // owners most searches meet an owner not yet copied. A
+            // `KITH_PG_VECTOR_CACHE` the user set wins (`eager`: the copy
+            // before the first search, to tell the two apart).
+            let options = PgOptions::from_env_or(VectorCacheMode::Background)?;
             (
                 Memory::init_database_with(&db, embedder, options)?,
                 Some(db),
