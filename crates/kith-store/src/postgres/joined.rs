@@ -1,8 +1,8 @@
 //! Reads that answer with two kinds of rows in one statement (one round
 //! trip instead of two), for the retrieval steps whose second read depends
 //! on the first only through SQL: edges and the nodes at their ends, the
-//! events and notes of turns known by id, and listed nodes with their
-//! source events.
+//! events and notes of turns known by id, listed nodes with their source
+//! events, and a lexical search's hits with their nodes.
 //!
 //! The two kinds travel in one `UNION ALL`, told apart by a `part` column:
 //! each side fills the columns its decoder reads ([`rows::edge`],
