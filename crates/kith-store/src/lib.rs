@@ -172,6 +172,10 @@ pub fn search_lexical_nodes_in_steps<T: Tx + ?Sized>(
         .collect())
 }
 
+/// What [`Tx::edges_of_nodes_with_ends`] reads: each node's edges (as
+/// [`Tx::edges_of_nodes`]) and the nodes at their ends.
+pub type EdgesWithEnds = (std::collections::HashMap<Uuid, Vec<Edge>>, Vec<Node>);
+
 /// The retention [`Store::append_unless_expiring`] checks: a record
 /// expires when its owner has more than `keep` of its kind (the new one
 /// included), or when it is among the oldest `scan` of them (by `seq`)
@@ -433,7 +437,7 @@ pub trait Tx {
         &mut self,
         owner: &OwnerId,
         nodes: &[Uuid],
-    ) -> Result<(std::collections::HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+    ) -> Result<EdgesWithEnds, StoreError> {
         let edges = self.edges_of_nodes(owner, nodes)?;
         let mut ends: Vec<Uuid> = edges
             .values()

@@ -151,7 +151,7 @@ pub(super) fn edges_with_ends(
     tx: &mut PgTx<'_>,
     owner: &OwnerId,
     nodes: &[Uuid],
-) -> Result<(HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+) -> Result<crate::EdgesWithEnds, StoreError> {
     if nodes.is_empty() {
         return Ok((HashMap::new(), Vec::new()));
     }

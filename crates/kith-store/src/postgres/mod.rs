@@ -1284,7 +1284,7 @@ impl Tx for PgTx<'_> {
         &mut self,
         owner: &OwnerId,
         nodes: &[Uuid],
-    ) -> Result<(HashMap<Uuid, Vec<Edge>>, Vec<Node>), StoreError> {
+    ) -> Result<crate::EdgesWithEnds, StoreError> {
         joined::edges_with_ends(self, owner, nodes)
     }
 

@@ -33,6 +33,9 @@ pub(super) fn events(
         .collect())
 }
 
+/// Events and nodes by id.
+pub(super) type EventsAndNodes = (HashMap<Uuid, StoredEvent>, HashMap<Uuid, Node>);
+
 /// `owner`'s events among `event_ids` and nodes among `node_ids`, by id, in
 /// one store call (one round trip on a server).
 pub(super) fn events_and_nodes(
@@ -40,7 +43,7 @@ pub(super) fn events_and_nodes(
     owner: &OwnerId,
     event_ids: &[Uuid],
     node_ids: &[Uuid],
-) -> Result<(HashMap<Uuid, StoredEvent>, HashMap<Uuid, Node>), StoreError> {
+) -> Result<EventsAndNodes, StoreError> {
     let (events, nodes) = tx.get_owned_events_and_nodes(owner, event_ids, node_ids)?;
     Ok((
         events.into_iter().map(|e| (e.event.id, e)).collect(),
