@@ -39,6 +39,9 @@ pub enum PathKind {
     /// (`retrieve/expand.rs`); its score is a share of that hit's fused
     /// score.
     Hop,
+    /// Found by a second query built from the best hits of the first
+    /// (pseudo-relevance feedback, `retrieve/feedback.rs`).
+    Feedback,
 }
 
 /// Each path's weight in fusion.
@@ -70,6 +73,10 @@ pub struct PathWeights {
     /// and LongMemEval's recall_all@5 on the unseen halves (BENCHMARKS.md).
     #[serde(default)]
     pub mention: f64,
+    /// The second query built from the best hits (pseudo-relevance
+    /// feedback; 0: it does not run).
+    #[serde(default = "feedback")]
+    pub feedback: f64,
 }
 
 fn one() -> f64 {
@@ -79,6 +86,15 @@ fn one() -> f64 {
 fn half() -> f64 {
     0.5
 }
+
+fn feedback() -> f64 {
+    FEEDBACK_WEIGHT
+}
+
+/// The feedback path's default weight: half the vector path's, a small
+/// share beside the question's own paths; picked before measuring, not
+/// swept (BENCHMARKS.md, 2026-12-02, feedback).
+pub const FEEDBACK_WEIGHT: f64 = 0.25;
 
 impl Default for PathWeights {
     fn default() -> Self {
@@ -99,6 +115,7 @@ impl Default for PathWeights {
             // on; not tuned.
             hop: half(),
             mention: 0.0,
+            feedback: FEEDBACK_WEIGHT,
         }
     }
 }
@@ -115,6 +132,7 @@ impl PathWeights {
             PathKind::Dated => self.dated,
             PathKind::Current => self.current,
             PathKind::Hop => self.hop,
+            PathKind::Feedback => self.feedback,
         }
     }
 
@@ -141,6 +159,7 @@ impl PathWeights {
                 "current" => w.current = v,
                 "hop" => w.hop = v,
                 "mention" | "mentions" => w.mention = v,
+                "feedback" => w.feedback = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -160,6 +179,7 @@ impl PathKind {
             PathKind::Dated => "dated",
             PathKind::Current => "current",
             PathKind::Hop => "hop",
+            PathKind::Feedback => "feedback",
         }
     }
 }

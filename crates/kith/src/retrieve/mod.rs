@@ -47,6 +47,7 @@ mod by_id;
 mod current;
 mod dates;
 mod expand;
+mod feedback;
 mod filters;
 pub mod fusion;
 mod graph;
@@ -178,6 +179,7 @@ fn candidates(
         let asked = when::question_spans(tx, req)?;
         when::dated_candidates(tx, req, &asked, &main.lexical_text, embedded, &mut pool)?;
     }
+    let lexical_text = main.lexical_text.clone();
     let mut named = main.add_to(req, &mut pool);
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
@@ -187,6 +189,7 @@ fn candidates(
         }
         superseded = found.superseded;
     }
+    feedback::candidates(tx, req, &lexical_text, pool_size, &mut pool)?;
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
         neighbours::candidates(tx, req, &sources, &mut pool)?;
