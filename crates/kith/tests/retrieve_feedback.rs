@@ -1,12 +1,12 @@
-//! Pseudo-relevance feedback on the default path (issue 16): evidence that
-//! shares no word with the question is found through the words of the best
-//! hit. Turns go in through `ingest_batch` (the default heuristic
+//! Pseudo-relevance feedback (issue 16), on the default path a user takes
+//! with `weights.feedback` set (it is off by default): evidence that shares
+//! no word with the question is found through the words of the best hit. Turns go in through `ingest_batch` (the default heuristic
 //! extractor), in a memory without an embedding model, so nothing but the
 //! feedback query can reach a turn that shares no word with the question.
 
 mod common;
 
-use kith::retrieve::fusion::PathKind;
+use kith::retrieve::fusion::{PathKind, FEEDBACK_WEIGHT_ON};
 use kith::{EventInput, IngestOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
 
 fn maya(session: &str, source: &str, text: &str) -> EventInput {
@@ -77,7 +77,7 @@ fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
 #[test]
 fn the_best_hits_words_reach_evidence_sharing_no_word_with_the_question() {
     let (_d, m) = memory();
-    let r = ask(&m, None);
+    let r = ask(&m, Some(FEEDBACK_WEIGHT_ON));
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
     let rank = rank_of(&m, &r, "bowl").expect("the bowl turn is found");
     let item = &r.results[rank - 1];
@@ -107,9 +107,9 @@ fn the_best_hits_words_reach_evidence_sharing_no_word_with_the_question() {
 }
 
 #[test]
-fn with_the_feedback_weight_at_zero_it_is_not_found() {
+fn by_default_the_feedback_does_not_run_and_it_is_not_found() {
     let (_d, m) = memory();
-    let r = ask(&m, Some(0.0));
+    let r = ask(&m, None);
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
     assert_eq!(rank_of(&m, &r, "bowl"), None);
     assert!(r

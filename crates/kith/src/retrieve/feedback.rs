@@ -16,8 +16,11 @@
 //! the query, which keeps it anchored to the question.
 //!
 //! Its hits join the pool as the `feedback` path, weighted by
-//! `weights.feedback` (0 turns it off), a small share beside the question's
-//! own paths; the trace names the words. The best hit itself stays in that
+//! `weights.feedback`, a small share beside the question's own paths; the
+//! trace names the words. **Off by default** (weight 0; `--weights
+//! feedback=0.25` turns it on): it lifts LoCoMo on both halves, but the
+//! second query costs about 10 ms a retrieve at 100k memories, a third of
+//! the p95 bar (BENCHMARKS.md). The best hit itself stays in that
 //! ranking (it tops it, as it should): left out, its look-alikes gained on
 //! it and took its place (BENCHMARKS.md, 2026-12-02, feedback).
 //!
