@@ -1,12 +1,13 @@
-//! Pseudo-relevance feedback (issue 16), on the default path a user takes
-//! with `weights.feedback` set (it is off by default): evidence that shares
-//! no word with the question is found through the words of the best hit. Turns go in through `ingest_batch` (the default heuristic
-//! extractor), in a memory without an embedding model, so nothing but the
-//! feedback query can reach a turn that shares no word with the question.
+//! Pseudo-relevance feedback on the default path (issue 16): a candidate
+//! that shares no word with the question, found far down by the vector
+//! path, is ranked up by the words of the best hit. Turns go in through
+//! `ingest_batch` (the default heuristic extractor); vectors come from the
+//! hashing embedder, which only knows shared words, so before the feedback
+//! nothing tells the answer from the chatter around it.
 
 mod common;
 
-use kith::retrieve::fusion::{PathKind, FEEDBACK_WEIGHT_ON};
+use kith::retrieve::fusion::PathKind;
 use kith::{EventInput, IngestOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
 
 fn maya(session: &str, source: &str, text: &str) -> EventInput {
@@ -19,9 +20,10 @@ fn maya(session: &str, source: &str, text: &str) -> EventInput {
 /// Maya signs up for a pottery class at the Riverside studio; weeks later,
 /// in another session, the studio's kiln fires her first bowl — a turn
 /// with none of the words of "What did I make in my pottery class?".
-/// Around them, other classes and other days.
+/// Around them, two dozen turns about other days.
 fn memory() -> (tempfile::TempDir, Memory) {
-    let (dir, _, m) = common::pack();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
     let mut turns = vec![
         maya(
             "s1",
@@ -35,12 +37,28 @@ fn memory() -> (tempfile::TempDir, Memory) {
         ),
     ];
     let chatter = [
-        "My yoga class starts at seven on weekdays.",
-        "The cooking class at work was fun.",
-        "I want to make more time for reading.",
         "The weather was grey all week.",
         "I bought new running shoes.",
         "My sister visited on Sunday.",
+        "The train was late again this morning.",
+        "We watched a documentary about whales.",
+        "Our neighbour adopted a grey cat.",
+        "I finally fixed the leaking kitchen tap.",
+        "The library had a sale on old novels.",
+        "My phone battery died at the concert.",
+        "We planted tomatoes in the garden.",
+        "The bakery on the corner closed early.",
+        "I spent the evening answering emails.",
+        "The park was full of kids on bikes.",
+        "My cousin got engaged last weekend.",
+        "The coffee machine at work broke down.",
+        "I walked the dog along the river.",
+        "Traffic was terrible on the way home.",
+        "We ordered pizza and played board games.",
+        "The museum opened a new dinosaur hall.",
+        "I tried a new recipe for lentil soup.",
+        "The gym was quiet on Friday night.",
+        "My friend lent me a camping stove.",
     ];
     for (i, text) in chatter.iter().enumerate() {
         turns.push(maya(&format!("c{i}"), &format!("c{i}"), text));
@@ -75,25 +93,22 @@ fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
 }
 
 #[test]
-fn the_best_hits_words_reach_evidence_sharing_no_word_with_the_question() {
+fn the_best_hits_words_rank_up_evidence_sharing_no_word_with_the_question() {
     let (_d, m) = memory();
-    let r = ask(&m, Some(FEEDBACK_WEIGHT_ON));
+    let r = ask(&m, None);
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
-    let rank = rank_of(&m, &r, "bowl").expect("the bowl turn is found");
-    let item = &r.results[rank - 1];
-    let path = item
-        .trace
+    assert_eq!(rank_of(&m, &r, "bowl"), Some(2), "{:#?}", r.results);
+    let trace = &r.results[1].trace;
+    let path = trace
         .paths
         .iter()
         .find(|p| p.path == PathKind::Feedback)
-        .expect("found by the feedback query");
+        .expect("ranked by the feedback query");
     let via = path.via.as_deref().unwrap_or_default();
     assert!(
         via.contains("riverside") && via.contains("studio"),
         "the trace names the words: {via}"
     );
-    // Only the feedback found it.
-    assert_eq!(item.trace.paths.len(), 1, "{:?}", item.trace.paths);
     // The best hit tops the feedback ranking too: left out of it, its
     // look-alikes would gain on it.
     let seed = &r.results[0].trace;
@@ -107,11 +122,12 @@ fn the_best_hits_words_reach_evidence_sharing_no_word_with_the_question() {
 }
 
 #[test]
-fn by_default_the_feedback_does_not_run_and_it_is_not_found() {
+fn with_the_feedback_weight_at_zero_it_stays_among_the_chatter() {
     let (_d, m) = memory();
-    let r = ask(&m, None);
+    let r = ask(&m, Some(0.0));
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
-    assert_eq!(rank_of(&m, &r, "bowl"), None);
+    let rank = rank_of(&m, &r, "bowl");
+    assert!(rank.is_none_or(|r| r > 2), "bowl ranks {rank:?}");
     assert!(r
         .results
         .iter()

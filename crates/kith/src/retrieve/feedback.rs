@@ -1,13 +1,14 @@
-//! Pseudo-relevance feedback: a second BM25 query built from the best hit
-//! of the first, for evidence that shares no word with the question.
+//! Pseudo-relevance feedback: the candidates ranked again by a query built
+//! from the best hit, for evidence that shares few words with the question.
 //!
 //! "What did I make in my pottery class?" finds "I signed up for a pottery
 //! class at the Riverside studio"; the turn that answers, "The Riverside
 //! studio kiln fired my first glazed bowl today!", says neither "make",
-//! "pottery" nor "class". What the best hit is *about* says where to look
-//! next. After the lexical, vector, dated and graph paths have filled the
-//! pool, the [`FEEDBACK_DOCS`] best candidates (fused, before any boost)
-//! give a second query (RM3, Lavrenko & Croft; Abdul-Jaleel et al.): the
+//! "pottery" nor "class", and the vector path found it only far down. What
+//! the best hit is *about* says which of the other candidates to trust.
+//! After the lexical, vector, dated and graph paths have filled the pool,
+//! the [`FEEDBACK_DOCS`] best candidates (fused, before any boost) give a
+//! feedback query (RM3, Lavrenko & Croft; Abdul-Jaleel et al.): the
 //! question's BM25 words plus the [`FEEDBACK_TERMS`] words that weigh most
 //! in those hits — each word's share of a hit's length, summed over the
 //! hits, times its rarity among the candidates (`ln(1 + n / df)`, as
@@ -15,30 +16,32 @@
 //! the words every candidate says do not. The question's own words stay in
 //! the query, which keeps it anchored to the question.
 //!
-//! Its hits join the pool as the `feedback` path, weighted by
-//! `weights.feedback`, a small share beside the question's own paths; the
-//! trace names the words. **Off by default** (weight 0; `--weights
-//! feedback=0.25` turns it on): it lifts LoCoMo on both halves, but the
-//! second query costs about 10 ms a retrieve at 100k memories, a third of
-//! the p95 bar (BENCHMARKS.md). The best hit itself stays in that
+//! That query ranks **the candidates already found** (BM25 with the pool's
+//! own statistics, [`rank_in_pool`]), and the ranking joins fusion as the
+//! `feedback` path, weighted by `weights.feedback` (0 turns it off), a
+//! small share beside the question's own paths; the trace names the words.
+//! It costs no store query: the same query sent to the store (which could
+//! also reach turns no path found) gained as much on LoCoMo's tune half but
+//! cost about 10 ms a retrieve at 100k memories, a third of the p95 bar
+//! (BENCHMARKS.md, 2026-12-02, feedback). The best hit itself stays in the
 //! ranking (it tops it, as it should): left out, its look-alikes gained on
-//! it and took its place (BENCHMARKS.md, 2026-12-02, feedback).
+//! it and took its place.
 //!
 //! Measured and not kept (BENCHMARKS.md): the 3 or 5 best hits as seeds
-//! (more drift than evidence on short turns) and Rocchio's vector half
-//! (the question's embedding moved to the hits' centroid: no gain on the
-//! tune half for a second vector scan).
+//! (more drift than evidence on short turns), 5 added words instead of 10,
+//! the added words without the question's, and Rocchio's vector half (the
+//! question's embedding moved to the hits' centroid: no gain on the tune
+//! half for a second vector scan).
 
 use std::collections::{HashMap, HashSet};
 
-use kith_core::NodeType;
-use kith_store::{LexicalQuery, Tx};
+use uuid::Uuid;
 
 use super::fusion::PathKind;
+use super::graph::stem;
 use super::paths::words;
 use super::pool::{path, Pool};
 use super::RetrieveRequest;
-use crate::error::Error;
 
 /// How many of the best candidates seed the feedback query: the best one.
 /// Conversational turns are short, and the second and third best are as
@@ -50,20 +53,18 @@ pub const FEEDBACK_TERMS: usize = 10;
 /// The shortest word the feedback adds: shorter ones are mostly fillers
 /// ("lol", "wow", "got").
 const MIN_TERM: usize = 4;
+/// BM25's term-frequency saturation and length normalisation (the usual
+/// values, as FTS5's).
+const BM25_K1: f64 = 1.2;
+const BM25_B: f64 = 0.75;
 
-/// Adds the hits of the feedback query to `pool` (see the module doc).
-/// `lexical_text` is the text BM25 searched for the question. Does nothing
-/// when the weight is 0, the lexical path is off or no candidate has a word
-/// to add.
-pub fn candidates(
-    tx: &mut dyn Tx,
-    req: &RetrieveRequest,
-    lexical_text: &str,
-    pool_size: usize,
-    pool: &mut Pool,
-) -> Result<(), Error> {
+/// Ranks the candidates of `pool` by the feedback query and records the
+/// ranking as their `feedback` path (see the module doc). `lexical_text` is
+/// the text BM25 searched for the question. Does nothing when the weight
+/// is 0, the lexical path is off or the best hit has no word to add.
+pub fn rerank(req: &RetrieveRequest, lexical_text: &str, pool: &mut Pool) {
     if req.weights.feedback <= 0.0 || !req.paths.lexical {
-        return Ok(());
+        return;
     }
     let ranked = pool.ranked(&req.weights);
     let best: Vec<&str> = ranked
@@ -81,28 +82,61 @@ pub fn candidates(
     let seeds = best.len();
     drop(ranked);
     if terms.is_empty() {
-        return Ok(());
+        return;
     }
-    let hits = tx.search_lexical(&LexicalQuery {
-        owner: req.owner.clone(),
-        text: format!("{lexical_text} {}", terms.join(" ")),
-        filters: req.filters.clone(),
-        limit: pool_size,
-    })?;
     let via = format!(
         "the question's words and those of its best hit{}: {}",
         if seeds == 1 { "" } else { "s" },
         terms.join(", ")
     );
-    let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
-    let kept = hits
-        .into_iter()
-        .filter(|h| wants_entities || h.node_type != NodeType::Entity);
-    for (i, h) in kept.enumerate() {
-        let score = Some(h.score);
-        pool.add(h, path(PathKind::Feedback, i, score, Some(via.clone())));
+    let mut query = kith_store::words::query_words(lexical_text);
+    query.extend(terms);
+    for (i, (id, score)) in rank_in_pool(&query, pool).into_iter().enumerate() {
+        if let Some(c) = pool.by_id.get_mut(&id) {
+            let rank = path(PathKind::Feedback, i, Some(score), Some(via.clone()));
+            c.trace.add_path(rank);
+        }
     }
-    Ok(())
+}
+
+/// The candidates of `pool` that carry a word of `query`, best first, with
+/// their BM25 score under the pool's own statistics (words lightly stemmed
+/// on both sides; ties in first-found order).
+pub fn rank_in_pool(query: &[String], pool: &Pool) -> Vec<(Uuid, f64)> {
+    let q: HashSet<String> = query.iter().map(|w| stem(w)).collect();
+    let docs: Vec<(Uuid, usize, Vec<String>)> = pool
+        .by_id
+        .values()
+        .map(|c| {
+            let ws = words(&c.hit.content).iter().map(|w| stem(w)).collect();
+            (c.hit.node_id, c.order, ws)
+        })
+        .collect();
+    let n = docs.len().max(1) as f64;
+    let avg = (docs.iter().map(|d| d.2.len()).sum::<usize>() as f64 / n).max(1.0);
+    let idf: HashMap<&String, f64> = q
+        .iter()
+        .map(|t| {
+            let df = docs.iter().filter(|d| d.2.contains(t)).count() as f64;
+            (t, ((n - df + 0.5) / (df + 0.5) + 1.0).ln())
+        })
+        .collect();
+    let mut scored: Vec<(Uuid, usize, f64)> = docs
+        .iter()
+        .filter_map(|(id, order, ws)| {
+            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * ws.len() as f64 / avg);
+            let score: f64 = q
+                .iter()
+                .map(|t| {
+                    let tf = ws.iter().filter(|w| *w == t).count() as f64;
+                    idf[t] * tf * (BM25_K1 + 1.0) / (tf + norm)
+                })
+                .sum();
+            (score > 0.0).then_some((*id, *order, score))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(id, _, s)| (id, s)).collect()
 }
 
 /// The [`FEEDBACK_TERMS`] words that weigh most in `best` (the best hits'

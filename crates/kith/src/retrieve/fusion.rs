@@ -39,7 +39,7 @@ pub enum PathKind {
     /// (`retrieve/expand.rs`); its score is a share of that hit's fused
     /// score.
     Hop,
-    /// Found by a second query built from the best hits of the first
+    /// Ranked by a query built from the best hit's words
     /// (pseudo-relevance feedback, `retrieve/feedback.rs`).
     Feedback,
 }
@@ -73,8 +73,8 @@ pub struct PathWeights {
     /// and LongMemEval's recall_all@5 on the unseen halves (BENCHMARKS.md).
     #[serde(default)]
     pub mention: f64,
-    /// The second query built from the best hit (pseudo-relevance
-    /// feedback; 0, the default: it does not run).
+    /// The candidates ranked again by a query built from the best hit
+    /// (pseudo-relevance feedback; 0: it does not run).
     #[serde(default = "feedback")]
     pub feedback: f64,
 }
@@ -91,17 +91,10 @@ fn feedback() -> f64 {
     FEEDBACK_WEIGHT
 }
 
-/// The feedback path's default weight: off. At [`FEEDBACK_WEIGHT_ON`] it
-/// lifts LoCoMo's categories 1–4 and speaker traps on both halves, but its
-/// second BM25 query costs about 10 ms a retrieve at 100k memories (the
-/// p95 bar is 30 ms) and one LongMemEval question in 40 (BENCHMARKS.md,
-/// 2026-12-02, feedback).
-pub const FEEDBACK_WEIGHT: f64 = 0.0;
-
-/// The weight the feedback path was measured at (`--weights
-/// feedback=0.25`): half the vector path's, a small share beside the
-/// question's own paths, picked before measuring and not swept.
-pub const FEEDBACK_WEIGHT_ON: f64 = 0.25;
+/// The feedback path's default weight: half the vector path's, a small
+/// share beside the question's own paths; picked before measuring, not
+/// swept (BENCHMARKS.md, 2026-12-02, feedback).
+pub const FEEDBACK_WEIGHT: f64 = 0.25;
 
 impl Default for PathWeights {
     fn default() -> Self {

@@ -189,7 +189,7 @@ fn candidates(
         }
         superseded = found.superseded;
     }
-    feedback::candidates(tx, req, &lexical_text, pool_size, &mut pool)?;
+    feedback::rerank(req, &lexical_text, &mut pool);
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
         neighbours::candidates(tx, req, &sources, &mut pool)?;
