@@ -1,4 +1,5 @@
-//! Pseudo-relevance feedback on the default path (issue 16): a candidate
+//! Pseudo-relevance feedback (issue 16), on the default path a user takes
+//! with `weights.feedback` set (it is off by default): a candidate
 //! that shares no word with the question, found far down by the vector
 //! path, is ranked up by the words of the best hit. Turns go in through
 //! `ingest_batch` (the default heuristic extractor); vectors come from the
@@ -7,7 +8,7 @@
 
 mod common;
 
-use kith::retrieve::fusion::PathKind;
+use kith::retrieve::fusion::{PathKind, FEEDBACK_WEIGHT_ON};
 use kith::{EventInput, IngestOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
 
 fn maya(session: &str, source: &str, text: &str) -> EventInput {
@@ -95,7 +96,7 @@ fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
 #[test]
 fn the_best_hits_words_rank_up_evidence_sharing_no_word_with_the_question() {
     let (_d, m) = memory();
-    let r = ask(&m, None);
+    let r = ask(&m, Some(FEEDBACK_WEIGHT_ON));
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
     assert_eq!(rank_of(&m, &r, "bowl"), Some(2), "{:#?}", r.results);
     let trace = &r.results[1].trace;
@@ -122,9 +123,9 @@ fn the_best_hits_words_rank_up_evidence_sharing_no_word_with_the_question() {
 }
 
 #[test]
-fn with_the_feedback_weight_at_zero_it_stays_among_the_chatter() {
+fn by_default_the_feedback_does_not_run_and_it_stays_among_the_chatter() {
     let (_d, m) = memory();
-    let r = ask(&m, Some(0.0));
+    let r = ask(&m, None);
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
     let rank = rank_of(&m, &r, "bowl");
     assert!(rank.is_none_or(|r| r > 2), "bowl ranks {rank:?}");
