@@ -13,7 +13,9 @@
 //! 4. **Dated**: what was said about the times the query names, relative
 //!    dates resolved on both sides ([`when`], [`spans`]); a question that
 //!    asks when favours turns that state a time.
-//! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]).
+//! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]); the
+//!    candidates can be ranked again by the best hit's words
+//!    ([`feedback`], off by default), one more path.
 //! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
 //!    Then hops from the best hits ([`expand`]): their linked entities or
@@ -47,6 +49,7 @@ mod by_id;
 mod current;
 mod dates;
 mod expand;
+mod feedback;
 mod filters;
 pub mod fusion;
 mod graph;
@@ -178,6 +181,7 @@ fn candidates(
         let asked = when::question_spans(tx, req)?;
         when::dated_candidates(tx, req, &asked, &main.lexical_text, embedded, &mut pool)?;
     }
+    let lexical_text = main.lexical_text.clone();
     let mut named = main.add_to(req, &mut pool);
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
@@ -187,6 +191,7 @@ fn candidates(
         }
         superseded = found.superseded;
     }
+    feedback::rerank(req, &lexical_text, &mut pool);
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
         neighbours::candidates(tx, req, &sources, &mut pool)?;

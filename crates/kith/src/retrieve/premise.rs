@@ -176,6 +176,11 @@ const STOP_WORDS: &[&str] = &[
     "yours",
 ];
 
+/// Whether `word` (lower case) says nothing of what a text is about.
+pub(super) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
 /// Words by which a speaker speaks of themselves.
 const FIRST_PERSON: &[&str] = &[
     "i",
@@ -295,7 +300,7 @@ fn content_words<'a>(query: &str, speakers: impl Iterator<Item = &'a str>) -> Ve
     let names: HashSet<String> = speakers.flat_map(words).collect();
     let mut out: Vec<String> = Vec::new();
     for w in words(query) {
-        if w.chars().count() < MIN_WORD || STOP_WORDS.contains(&w.as_str()) || names.contains(&w) {
+        if w.chars().count() < MIN_WORD || is_stop_word(&w) || names.contains(&w) {
             continue;
         }
         let s = stem(&w);
