@@ -157,6 +157,18 @@ impl Gen {
     }
 }
 
+/// One statement's share of the timed retrieves, as SQLite timed it.
+#[derive(Debug, Serialize)]
+struct ProfiledStatement {
+    /// Mean runs per retrieve.
+    runs_per_retrieve: f64,
+    /// Mean ms per retrieve (statements FTS5 runs inside another are
+    /// listed too, and also counted in that one's time).
+    ms_per_retrieve: f64,
+    /// The statement, whitespace folded.
+    sql: String,
+}
+
 /// Figures for one size.
 #[derive(Debug, Serialize)]
 struct Figures {
@@ -197,6 +209,9 @@ struct Figures {
     /// Mean ms of the vector path and of the exact scan on those queries.
     recall_search_ms: f64,
     recall_exact_ms: f64,
+    /// The costliest statements of the timed retrieves (`--sql-profile`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sql_profile: Vec<ProfiledStatement>,
     /// Retrieves run at once in the concurrent phase (1: none ran).
     concurrency: usize,
     /// Retrieves a second in the concurrent phase.
@@ -239,6 +254,9 @@ pub struct LatencyOptions<'a> {
     /// Queries whose vector-path top 10 is compared with the exact scan's
     /// (0: none).
     pub recall_queries: usize,
+    /// Statements whose SQLite time the output lists, the costliest first
+    /// (0: none; the timed retrieves are profiled).
+    pub sql_profile: usize,
 }
 
 /// Runs the benchmark.
@@ -303,6 +321,16 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
                     f.recall_search_ms, f.recall_exact_ms
                 );
             }
+            if !f.sql_profile.is_empty() {
+                println!("  SQL per retrieve (SQLite's profile: ms, runs, statement):");
+                for p in &f.sql_profile {
+                    let sql: String = p.sql.chars().take(160).collect();
+                    println!(
+                        "  {:>8.3} ms {:>6.2}x  {sql}",
+                        p.ms_per_retrieve, p.runs_per_retrieve
+                    );
+                }
+            }
             if f.concurrency > 1 {
                 println!(
                     "{:>8} {:>7} memories, {} retrieves at once: {:.1} retrieves/s, p50 {:.2} ms, p95 {:.2} ms",
@@ -348,8 +376,13 @@ fn run_size(
     if let Some(c) = &cached {
         c.bypass.store(true, Ordering::Relaxed);
     }
+    let log = memory
+        .store_backend()
+        .statement_log()
+        .filter(|_| o.sql_profile > 0);
     let (mut times, stages, first_retrieve_ms, index_ready_ms) =
-        timed_retrieves(&memory, &mut gen, o.queries)?;
+        timed_retrieves(&memory, &mut gen, o.queries, log)?;
+    let sql_profile = profiled(log, o.sql_profile, o.queries);
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&times, p);
     let recall = if o.recall_queries > 0 {
@@ -407,6 +440,7 @@ fn run_size(
         indexed: recall.as_ref().is_some_and(|r| r.indexed),
         recall_search_ms: recall.as_ref().map_or(0.0, |r| r.search_ms),
         recall_exact_ms: recall.as_ref().map_or(0.0, |r| r.exact_ms),
+        sql_profile,
         concurrency: o.concurrency.max(1),
         concurrent_per_sec: concurrent.as_ref().map_or(0.0, |c| c.0),
         concurrent_p50_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.50)),
@@ -516,17 +550,24 @@ fn open_memory(
 /// Times `queries` retrieves after 20 warm-up ones: each time (ms, in
 /// order), the summed stage times (embed, search, pack, record), the
 /// first warm-up's time and how long the vector index then took to be
-/// ready (it builds in the background).
+/// ready (it builds in the background). `profile`, when given, times the
+/// SQL of the timed ones.
 fn timed_retrieves(
     memory: &Memory,
     gen: &mut Gen,
     queries: usize,
+    profile: Option<&kith::StatementLog>,
 ) -> Result<(Vec<f64>, [f64; 4], f64, f64)> {
     let mut times = Vec::with_capacity(queries);
     let mut stages = [0f64; 4];
     let mut first_retrieve_ms = 0.0;
     let mut index_ready_ms = 0.0;
     for q in 0..(queries + 20) {
+        if q == 20 {
+            if let Some(log) = profile {
+                log.start_profiling();
+            }
+        }
         let req = RetrieveRequest::new("bench", &gen.question())?;
         let started = Instant::now();
         let r = memory.retrieve(&req)?;
@@ -544,6 +585,28 @@ fn timed_retrieves(
         }
     }
     Ok((times, stages, first_retrieve_ms, index_ready_ms))
+}
+
+/// The `top` costliest statements `log` profiled over `queries`
+/// retrieves (none without a log).
+fn profiled(
+    log: Option<&kith::StatementLog>,
+    top: usize,
+    queries: usize,
+) -> Vec<ProfiledStatement> {
+    let Some(log) = log else {
+        return Vec::new();
+    };
+    let n = queries.max(1) as f64;
+    log.take_profile()
+        .into_iter()
+        .take(top)
+        .map(|t| ProfiledStatement {
+            runs_per_retrieve: t.runs as f64 / n,
+            ms_per_retrieve: t.total.as_secs_f64() * 1000.0 / n,
+            sql: t.sql.split_whitespace().collect::<Vec<_>>().join(" "),
+        })
+        .collect()
 }
 
 /// This process's resident memory (`VmRSS`) or its peak (`VmHWM`), MiB;
