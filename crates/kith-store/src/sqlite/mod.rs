@@ -59,8 +59,8 @@ pub struct SqliteStore {
     vectors: vector::VectorCache,
     /// Statements counted while recording ([`counting`]).
     statements: StatementLog,
-    /// Owners' shares of the store, as lexical searches last counted them.
-    shares: lexical::Shares,
+    /// What lexical searches counted: owners' shares, words' matches.
+    lexical: lexical::Memo,
 }
 
 impl SqliteStore {
@@ -82,7 +82,7 @@ impl SqliteStore {
                 pool: Mutex::new(Vec::new()),
                 vectors: vector::VectorCache::default(),
                 statements: StatementLog::default(),
-                shares: lexical::Shares::default(),
+                lexical: lexical::Memo::default(),
             });
         }
         let store = SqliteStore {
@@ -91,7 +91,7 @@ impl SqliteStore {
             pool: Mutex::new(Vec::new()),
             vectors: vector::VectorCache::default(),
             statements: StatementLog::default(),
-            shares: lexical::Shares::default(),
+            lexical: lexical::Memo::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -375,7 +375,8 @@ struct SqliteTx<'a> {
     changes_at_begin: u64,
     /// Set while the store's log counts this transaction's statements.
     counted: Option<counting::Mark>,
-    /// Words' match counts this transaction's lexical searches took.
+    /// The full-text index's version, for the words' match counts
+    /// ([`lexical::WordCounts`]).
     word_counts: lexical::WordCounts,
 }
 
@@ -1212,7 +1213,7 @@ impl Tx for SqliteTx<'_> {
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
         let conn = self.conn.as_ref().expect("transaction connection is live");
-        lexical::search(conn, q, &self.store.shares, &mut self.word_counts)
+        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts)
     }
 
     fn put_embedding(
