@@ -16,7 +16,7 @@ use rusqlite::{Connection, Params};
 use uuid::Uuid;
 
 use super::sql::Select;
-use super::{map_err, query_all};
+use super::{halves, map_err, query_all, SqliteStore};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
 /// The FTS5 match expression for free text, or `None` when no word is left.
@@ -103,7 +103,7 @@ pub(super) type WordCounts = Option<Option<Vec<u8>>>;
 /// record whenever it writes index content (each flush adds a segment and
 /// advances the counter; merges replace segments), so two snapshots with
 /// the same version hold the same postings.
-fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
+pub(super) fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
     conn.prepare_cached("SELECT block FROM node_fts_data WHERE id IN (1, 10) ORDER BY id")
         .and_then(|mut s| {
             let mut out = Vec::new();
@@ -116,6 +116,16 @@ fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
             Ok(out)
         })
         .map_err(map_err)
+}
+
+/// The index version of a read transaction (read once), or `None` in a
+/// write transaction.
+fn tx_version<'a>(conn: &Connection, tx: &'a mut WordCounts) -> Result<Option<&'a [u8]>, StoreError> {
+    Ok(match tx.as_mut() {
+        Some(Some(v)) => Some(&*v),
+        Some(slot) => Some(&*slot.insert(index_version(conn)?)),
+        None => None,
+    })
 }
 
 /// Runs a statement returning one integer through the statement cache.
@@ -137,11 +147,7 @@ fn without_common_words(
 ) -> Result<Vec<String>, StoreError> {
     crate::words::without_common_words(terms, rows, |t, cap| {
         let key = (t.to_string(), cap);
-        let version = match tx.as_mut() {
-            Some(Some(v)) => Some(&*v),
-            Some(slot) => Some(&*slot.insert(index_version(conn)?)),
-            None => None,
-        };
+        let version = tx_version(conn, tx)?;
         if let Some(n) = version.and_then(|v| known.get(v, &key)) {
             return Ok(n);
         }
@@ -161,12 +167,15 @@ fn without_common_words(
 const FAST_POOL_MIN: usize = 400;
 
 /// `Tx::search_lexical` for SQLite; `memo` and `counts` remember what
-/// earlier searches counted ([`Memo`], [`WordCounts`]).
+/// earlier searches counted ([`Memo`], [`WordCounts`]); `store` (in a read
+/// transaction) lends a second connection for ranking a common query's
+/// matches in halves ([`super::halves`]).
 pub(super) fn search(
     conn: &Connection,
     q: &LexicalQuery,
     memo: &Memo,
     counts: &mut WordCounts,
+    store: Option<&SqliteStore>,
 ) -> Result<Vec<LexicalHit>, StoreError> {
     // The store's size (nodes ever written; a bound, not a count) decides
     // both the word pruning and the owner's share.
@@ -192,7 +201,23 @@ pub(super) fn search(
     // checks membership in its own nodes.
     if q.limit > 0 && memo.shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
-        let hits = ranked(conn, q, &expr, Some(pool))?;
+        // A big store and a common query: rank its matches in halves.
+        let halves = match store {
+            Some(store) if rows >= halves::FROM_ROWS => {
+                (!matches_fewer_than(conn, &expr, halves::FROM_MATCHES)?).then_some(store)
+            }
+            _ => None,
+        };
+        let hits = match halves {
+            Some(store) => match tx_version(conn, counts)? {
+                Some(version) => {
+                    let best = halves::best_matches(conn, store, &expr, pool, rows, version)?;
+                    joined(conn, q, &best)?
+                }
+                None => ranked(conn, q, &expr, Some(pool))?,
+            },
+            None => ranked(conn, q, &expr, Some(pool))?,
+        };
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
             return Ok(hits);
         }
@@ -241,6 +266,40 @@ fn matches_fewer_than(conn: &Connection, expr: &str, n: usize) -> Result<bool, S
         [expr],
     )?;
     Ok((matched as usize) < n)
+}
+
+/// The hits among `best` (rowid and bm25, best first, over every owner)
+/// that are `q`'s owner's and pass its filters: the best `q.limit` by
+/// bm25 then seq, as [`ranked`] orders them.
+fn joined(
+    conn: &Connection,
+    q: &LexicalQuery,
+    best: &[(i64, f64)],
+) -> Result<Vec<LexicalHit>, StoreError> {
+    let seqs: Vec<String> = best.iter().map(|(seq, _)| seq.to_string()).collect();
+    let rank: HashMap<i64, f64> = best.iter().copied().collect();
+    let mut select = Select::new(
+        "SELECT n.id, 0.0, n.node_type, n.content, n.scope, e.id, e.session_id, e.role,
+                e.speaker, e.event_time, e.ingested_at, n.seq
+         FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+         WHERE n.seq IN (SELECT value FROM json_each(?1)) AND +n.owner_id = ?2",
+        vec![
+            SqlValue::Text(format!("[{}]", seqs.join(","))),
+            SqlValue::Text(q.owner.as_str().to_string()),
+        ],
+    );
+    apply_filters(&mut select, &q.filters);
+    let (sql, args) = select.into_parts();
+    let mut hits = query_all(conn, &sql, &args, |r| {
+        let seq: i64 = r.get(11).map_err(map_err)?;
+        let r_of = rank.get(&seq).copied().unwrap_or(f64::INFINITY);
+        Ok((r_of, seq, decode_hit(r, Some(-r_of))?))
+    })?;
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    if q.limit > 0 {
+        hits.truncate(q.limit);
+    }
+    Ok(hits.into_iter().map(|h| h.2).collect())
 }
 
 /// Ranks the matches of `expr` for `q`: all of them, or (with `pool`) only
@@ -393,7 +452,7 @@ pub(super) fn decode_hit(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::match_expression;
     use crate::sqlite::{OpenMode, SqliteStore};
     use crate::{LexicalQuery, SearchFilters, Store, TxMode};
@@ -402,7 +461,7 @@ mod tests {
     use uuid::Uuid;
 
     /// Writes one note per text for owner "ana" in one transaction; their ids.
-    fn write(store: &SqliteStore, first: usize, texts: &[String]) -> Vec<Uuid> {
+    pub(in crate::sqlite) fn write(store: &SqliteStore, first: usize, texts: &[String]) -> Vec<Uuid> {
         let defaults = InputDefaults {
             owner_id: None,
             scope: ScopeId::personal(),

@@ -7,6 +7,7 @@
 //! instead of failing; readers never block writers.
 
 mod counting;
+mod halves;
 pub(crate) mod lexical;
 mod many;
 pub mod readonly;
@@ -1213,7 +1214,8 @@ impl Tx for SqliteTx<'_> {
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
         let conn = self.conn.as_ref().expect("transaction connection is live");
-        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts)
+        let store = (self.mode == TxMode::Read).then_some(self.store);
+        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts, store)
     }
 
     fn put_embedding(
