@@ -200,6 +200,15 @@ struct Figures {
     /// Resident memory after the timed retrieves, and its peak (MiB).
     rss_mib: f64,
     peak_rss_mib: f64,
+    /// The retrieving thread's time on a CPU per timed retrieve (ms; from
+    /// /proc/thread-self/schedstat, 0 where missing): p50, p95 and mean,
+    /// and its mean time runnable but waiting for a CPU. On a shared
+    /// machine the wall time is this plus the queueing; threads a retrieve
+    /// starts (the halves of a BM25 ranking) are not counted in it.
+    on_cpu_p50_ms: f64,
+    on_cpu_p95_ms: f64,
+    on_cpu_mean_ms: f64,
+    queued_mean_ms: f64,
     /// Mean share of the exact scan's top 10 found by the vector path
     /// (with `--recall`), the queries measured, and whether an index
     /// answered.
@@ -321,6 +330,12 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
                     f.recall_search_ms, f.recall_exact_ms
                 );
             }
+            if f.on_cpu_mean_ms > 0.0 {
+                println!(
+                    "{:>8} {:>7} memories: retrieving thread on a CPU p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms; waiting for a CPU mean {:.2} ms",
+                    f.backend, f.memories, f.on_cpu_p50_ms, f.on_cpu_p95_ms, f.on_cpu_mean_ms, f.queued_mean_ms
+                );
+            }
             if !f.sql_profile.is_empty() {
                 println!("  SQL per retrieve (SQLite's profile: ms, runs, statement):");
                 for p in &f.sql_profile {
@@ -380,8 +395,12 @@ fn run_size(
         .store_backend()
         .statement_log()
         .filter(|_| o.sql_profile > 0);
-    let (mut times, stages, first_retrieve_ms, index_ready_ms) =
+    let (mut times, stages, first_retrieve_ms, index_ready_ms, mut cpu) =
         timed_retrieves(&memory, &mut gen, o.queries, log)?;
+    let queued_mean_ms = cpu.iter().map(|c| c.1).sum::<f64>() / o.queries.max(1) as f64;
+    let mut on_cpu: Vec<f64> = cpu.drain(..).map(|c| c.0).collect();
+    let on_cpu_mean_ms = on_cpu.iter().sum::<f64>() / o.queries.max(1) as f64;
+    on_cpu.sort_by(f64::total_cmp);
     let sql_profile = profiled(log, o.sql_profile, o.queries);
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&times, p);
@@ -435,6 +454,10 @@ fn run_size(
         index_ready_ms,
         rss_mib: rss_mib("VmRSS"),
         peak_rss_mib: rss_mib("VmHWM"),
+        on_cpu_p50_ms: percentile(&on_cpu, 0.50),
+        on_cpu_p95_ms: percentile(&on_cpu, 0.95),
+        on_cpu_mean_ms,
+        queued_mean_ms,
         recall_at_10: recall.as_ref().map(|r| r.recall),
         recall_queries: recall.as_ref().map_or(0, |r| r.queries),
         indexed: recall.as_ref().is_some_and(|r| r.indexed),
@@ -550,18 +573,21 @@ fn open_memory(
 /// Times `queries` retrieves after 20 warm-up ones: each time (ms, in
 /// order), the summed stage times (embed, search, pack, record), the
 /// first warm-up's time and how long the vector index then took to be
-/// ready (it builds in the background). `profile`, when given, times the
-/// SQL of the timed ones.
+/// ready (it builds in the background), and each timed retrieve's
+/// [`thread_times`] (empty where unknown). `profile`, when given, times
+/// the SQL of the timed ones.
+#[allow(clippy::type_complexity)]
 fn timed_retrieves(
     memory: &Memory,
     gen: &mut Gen,
     queries: usize,
     profile: Option<&kith::StatementLog>,
-) -> Result<(Vec<f64>, [f64; 4], f64, f64)> {
+) -> Result<(Vec<f64>, [f64; 4], f64, f64, Vec<(f64, f64)>)> {
     let mut times = Vec::with_capacity(queries);
     let mut stages = [0f64; 4];
     let mut first_retrieve_ms = 0.0;
     let mut index_ready_ms = 0.0;
+    let mut cpu = Vec::with_capacity(queries);
     for q in 0..(queries + 20) {
         if q == 20 {
             if let Some(log) = profile {
@@ -569,9 +595,13 @@ fn timed_retrieves(
             }
         }
         let req = RetrieveRequest::new("bench", &gen.question())?;
+        let before = thread_times();
         let started = Instant::now();
         let r = memory.retrieve(&req)?;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if let (true, Some(a), Some(b)) = (q >= 20, before, thread_times()) {
+            cpu.push((b.0 - a.0, b.1 - a.1));
+        }
         if q == 0 {
             first_retrieve_ms = ms;
             index_ready_ms = wait_for_index(memory)?;
@@ -584,7 +614,17 @@ fn timed_retrieves(
             stages[3] += r.timings.record_ms;
         }
     }
-    Ok((times, stages, first_retrieve_ms, index_ready_ms))
+    Ok((times, stages, first_retrieve_ms, index_ready_ms, cpu))
+}
+
+/// This thread's time on a CPU and its time runnable but waiting for one
+/// so far (ms), from /proc/thread-self/schedstat; `None` where missing.
+fn thread_times() -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace().map(|f| f.parse::<f64>().ok());
+    let ran = fields.next()??;
+    let waited = fields.next()??;
+    Some((ran / 1e6, waited / 1e6))
 }
 
 /// The `top` costliest statements `log` profiled over `queries`
