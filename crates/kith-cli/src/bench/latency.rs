@@ -205,6 +205,9 @@ struct Figures {
     /// and its mean time runnable but waiting for a CPU. On a shared
     /// machine the wall time is this plus the queueing; threads a retrieve
     /// starts (the halves of a BM25 ranking) are not counted in it.
+    /// A digest (FNV-1a) of every timed retrieve's ranked node ids and
+    /// context: equal digests, equal answers (for before/after runs).
+    results_digest: String,
     on_cpu_p50_ms: f64,
     on_cpu_p95_ms: f64,
     on_cpu_mean_ms: f64,
@@ -330,6 +333,10 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
                     f.recall_search_ms, f.recall_exact_ms
                 );
             }
+            println!(
+                "{:>8} {:>7} memories: results digest {} (the timed retrieves' ranked ids and contexts)",
+                f.backend, f.memories, f.results_digest
+            );
             if f.on_cpu_mean_ms > 0.0 {
                 println!(
                     "{:>8} {:>7} memories: retrieving thread on a CPU p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms; waiting for a CPU mean {:.2} ms",
@@ -395,7 +402,7 @@ fn run_size(
         .store_backend()
         .statement_log()
         .filter(|_| o.sql_profile > 0);
-    let (mut times, stages, first_retrieve_ms, index_ready_ms, mut cpu) =
+    let (mut times, stages, first_retrieve_ms, index_ready_ms, mut cpu, digest) =
         timed_retrieves(&memory, &mut gen, o.queries, log)?;
     let queued_mean_ms = cpu.iter().map(|c| c.1).sum::<f64>() / o.queries.max(1) as f64;
     let mut on_cpu: Vec<f64> = cpu.drain(..).map(|c| c.0).collect();
@@ -454,6 +461,7 @@ fn run_size(
         index_ready_ms,
         rss_mib: rss_mib("VmRSS"),
         peak_rss_mib: rss_mib("VmHWM"),
+        results_digest: format!("{digest:016x}"),
         on_cpu_p50_ms: percentile(&on_cpu, 0.50),
         on_cpu_p95_ms: percentile(&on_cpu, 0.95),
         on_cpu_mean_ms,
@@ -575,19 +583,21 @@ fn open_memory(
 /// first warm-up's time and how long the vector index then took to be
 /// ready (it builds in the background), and each timed retrieve's
 /// [`thread_times`] (empty where unknown). `profile`, when given, times
-/// the SQL of the timed ones.
+/// the SQL of the timed ones. Last, a digest of their answers (ranked
+/// node ids and packed context).
 #[allow(clippy::type_complexity)]
 fn timed_retrieves(
     memory: &Memory,
     gen: &mut Gen,
     queries: usize,
     profile: Option<&kith::StatementLog>,
-) -> Result<(Vec<f64>, [f64; 4], f64, f64, Vec<(f64, f64)>)> {
+) -> Result<(Vec<f64>, [f64; 4], f64, f64, Vec<(f64, f64)>, u64)> {
     let mut times = Vec::with_capacity(queries);
     let mut stages = [0f64; 4];
     let mut first_retrieve_ms = 0.0;
     let mut index_ready_ms = 0.0;
     let mut cpu = Vec::with_capacity(queries);
+    let mut digest = 0xcbf2_9ce4_8422_2325u64;
     for q in 0..(queries + 20) {
         if q == 20 {
             if let Some(log) = profile {
@@ -607,6 +617,10 @@ fn timed_retrieves(
             index_ready_ms = wait_for_index(memory)?;
         }
         if q >= 20 {
+            for item in &r.results {
+                digest = fnv1a(digest, item.node_id.as_bytes());
+            }
+            digest = fnv1a(digest, r.context.as_bytes());
             times.push(ms);
             stages[0] += r.timings.embed_ms;
             stages[1] += r.timings.search_ms;
@@ -614,7 +628,16 @@ fn timed_retrieves(
             stages[3] += r.timings.record_ms;
         }
     }
-    Ok((times, stages, first_retrieve_ms, index_ready_ms, cpu))
+    Ok((times, stages, first_retrieve_ms, index_ready_ms, cpu, digest))
+}
+
+/// FNV-1a over `bytes`, from `hash`.
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// This thread's time on a CPU and its time runnable but waiting for one
