@@ -640,7 +640,8 @@ pub enum BenchCommand {
         /// Compare the vector path's top 10 with the exact scan's on this
         /// many held-out questions.
         #[arg(long, default_value_t = 0)]
-        recall: usize,        /// Time each SQL statement the timed retrieves run (SQLite's
+        recall: usize,
+        /// Time each SQL statement the timed retrieves run (SQLite's
         /// profile) and print the N costliest, per retrieve; 0: none.
         #[arg(long, default_value_t = 0)]
         sql_profile: usize,

@@ -159,9 +159,8 @@ mod tests {
     #[test]
     fn profiles_sum_per_statement_only_while_profiling() {
         let log = StatementLog::default();
-        let one = |sql: &str, ms: u64| {
-            HashMap::from([(sql.to_string(), (1, Duration::from_millis(ms)))])
-        };
+        let one =
+            |sql: &str, ms: u64| HashMap::from([(sql.to_string(), (1, Duration::from_millis(ms)))]);
         log.timed(one("SELECT 0", 9));
         log.start_profiling();
         log.timed(one("SELECT 1", 2));

@@ -628,7 +628,14 @@ fn timed_retrieves(
             stages[3] += r.timings.record_ms;
         }
     }
-    Ok((times, stages, first_retrieve_ms, index_ready_ms, cpu, digest))
+    Ok((
+        times,
+        stages,
+        first_retrieve_ms,
+        index_ready_ms,
+        cpu,
+        digest,
+    ))
 }
 
 /// FNV-1a over `bytes`, from `hash`.

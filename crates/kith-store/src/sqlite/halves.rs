@@ -91,10 +91,9 @@ fn rank_range(
         )
         .map_err(map_err)?;
     let rows = stmt
-        .query_map(
-            rusqlite::params![expr, after, up_to, pool as i64],
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
-        )
+        .query_map(rusqlite::params![expr, after, up_to, pool as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })
         .map_err(map_err)?;
     rows.collect::<Result<Vec<_>, _>>().map_err(map_err)
 }
@@ -179,9 +178,15 @@ mod tests {
     #[test]
     fn halves_rank_as_one_statement_in_the_transactions_snapshot() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing)
-            .unwrap();
-        let words = ["otter", "heron", "otter heron", "otter otter", "heron in the reeds"];
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
+        let words = [
+            "otter",
+            "heron",
+            "otter heron",
+            "otter otter",
+            "heron in the reeds",
+        ];
         let texts: Vec<String> = (0..3_000)
             .map(|i| format!("{} {}", words[i % 5], "x ".repeat(i % 4)))
             .collect();
@@ -192,7 +197,11 @@ mod tests {
         let rows: i64 = conn
             .query_row("SELECT max(seq) FROM nodes", [], |r| r.get(0))
             .unwrap();
-        let cases = [("\"otter\"", 50), ("\"otter\" OR \"heron\"", 400), ("\"reeds\"", 5_000)];
+        let cases = [
+            ("\"otter\"", 50),
+            ("\"otter\" OR \"heron\"", 400),
+            ("\"reeds\"", 5_000),
+        ];
         for (expr, pool) in cases {
             let halves = best_matches(&conn, &store, expr, pool, rows, &version).unwrap();
             assert_eq!(halves, whole(&conn, expr, pool), "{expr}, pool {pool}");

@@ -7,6 +7,7 @@
 //! kith reports higher-is-better).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::SearchFilters;
@@ -41,6 +42,27 @@ fn or_expression(terms: &[String]) -> String {
 pub(super) struct Memo {
     shares: Shares,
     counts: KnownCounts,
+    /// Lexical searches running in halves now: a search splits only when
+    /// none does, so concurrent retrieves do not ask for more threads than
+    /// they leave cores for.
+    splitting: AtomicUsize,
+}
+
+/// One search's claim on splitting ([`Memo::splitting`]), released on drop.
+struct Splitting<'m>(&'m AtomicUsize);
+
+impl<'m> Splitting<'m> {
+    /// The claim, when no other search holds one.
+    fn claim(counter: &'m AtomicUsize) -> Option<Self> {
+        let claim = Splitting(counter);
+        (counter.fetch_add(1, Ordering::AcqRel) == 0).then_some(claim)
+    }
+}
+
+impl Drop for Splitting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Whether an owner held a large share of the store the last time it was
@@ -120,7 +142,10 @@ pub(super) fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
 
 /// The index version of a read transaction (read once), or `None` in a
 /// write transaction.
-fn tx_version<'a>(conn: &Connection, tx: &'a mut WordCounts) -> Result<Option<&'a [u8]>, StoreError> {
+fn tx_version<'a>(
+    conn: &Connection,
+    tx: &'a mut WordCounts,
+) -> Result<Option<&'a [u8]>, StoreError> {
     Ok(match tx.as_mut() {
         Some(Some(v)) => Some(&*v),
         Some(slot) => Some(&*slot.insert(index_version(conn)?)),
@@ -202,14 +227,17 @@ pub(super) fn search(
     if q.limit > 0 && memo.shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
         // A big store and a common query: rank its matches in halves.
-        let halves = match store {
-            Some(store) if rows >= halves::FROM_ROWS => {
-                (!matches_fewer_than(conn, &expr, halves::FROM_MATCHES)?).then_some(store)
+        let claim = store
+            .filter(|_| rows >= halves::FROM_ROWS)
+            .and_then(|store| Some((store, Splitting::claim(&memo.splitting)?)));
+        let halves = match claim {
+            Some((store, claim)) => {
+                (!matches_fewer_than(conn, &expr, halves::FROM_MATCHES)?).then_some((store, claim))
             }
-            _ => None,
+            None => None,
         };
         let hits = match halves {
-            Some(store) => match tx_version(conn, counts)? {
+            Some((store, _claim)) => match tx_version(conn, counts)? {
                 Some(version) => {
                     let best = halves::best_matches(conn, store, &expr, pool, rows, version)?;
                     joined(conn, q, &best)?
@@ -461,7 +489,11 @@ pub(super) mod tests {
     use uuid::Uuid;
 
     /// Writes one note per text for owner "ana" in one transaction; their ids.
-    pub(in crate::sqlite) fn write(store: &SqliteStore, first: usize, texts: &[String]) -> Vec<Uuid> {
+    pub(in crate::sqlite) fn write(
+        store: &SqliteStore,
+        first: usize,
+        texts: &[String],
+    ) -> Vec<Uuid> {
         let defaults = InputDefaults {
             owner_id: None,
             scope: ScopeId::personal(),
@@ -510,8 +542,8 @@ pub(super) mod tests {
     #[test]
     fn remembered_word_counts_follow_every_change_of_the_index() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing)
-            .unwrap();
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
         // 20,000 rows (pruning starts there): the cap is 1,200 rows, and
         // "zebra" is in 1,199 of them.
         let cap = (crate::words::PRUNE_FROM_ROWS as f64 * crate::words::COMMON_SHARE) as usize;

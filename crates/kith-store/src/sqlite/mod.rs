@@ -69,6 +69,7 @@ impl SqliteStore {
     /// [`SCHEMA_VERSION`], refusing a newer one. [`OpenMode::ReadOnly`]
     /// migrates nothing and refuses an older schema instead.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Self, StoreError> {
+        memory_statistics_off();
         if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::new(
                 StoreErrorKind::NotFound,
@@ -183,6 +184,25 @@ impl SqliteStore {
             }
         }
     }
+}
+
+/// Turns SQLite's allocation statistics off, once per process, before
+/// the first connection. They are on by default and take a process-wide
+/// mutex on every allocation SQLite makes; kith never reads them, and two
+/// threads ranking the halves of a query (`halves.rs`) allocate per match.
+/// SQLite accepts the setting only before it initialises: if something in
+/// the process opened a database first, the call is refused (it returns
+/// `SQLITE_MISUSE`) and changes nothing.
+fn memory_statistics_off() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `sqlite3_config` with `SQLITE_CONFIG_MEMSTATUS` takes one
+        // int; the `Once` keeps it from racing another call, and SQLite
+        // refuses it (changing nothing) once initialised.
+        unsafe {
+            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0);
+        }
+    });
 }
 
 /// How many prepared statements a connection keeps for reuse. One
