@@ -641,6 +641,10 @@ pub enum BenchCommand {
         /// many held-out questions.
         #[arg(long, default_value_t = 0)]
         recall: usize,
+        /// Time each SQL statement the timed retrieves run (SQLite's
+        /// profile) and print the N costliest, per retrieve; 0: none.
+        #[arg(long, default_value_t = 0)]
+        sql_profile: usize,
     },
     /// Many owners in one store (SQLite, and PostgreSQL with
     /// --database-url): import throughput, retrieve p50/p95 and queries/s

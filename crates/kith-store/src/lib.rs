@@ -36,7 +36,7 @@ pub use query::{
     OperationStamp, SearchFilters, Stats, StoredEvent, StoredNode, VectorQuery, WorkItem,
     WorkQuery, WorkStatus,
 };
-pub use statements::StatementLog;
+pub use statements::{StatementLog, StatementTime};
 
 use kith_core::{
     Edge, Event, Node, Operation, OperationKind, OwnerId, SessionId, SourceId, Timestamp, Tombstone,

@@ -71,7 +71,7 @@ pub use kith_extract::{ExtractError, Provider};
 /// The identity rules and their options.
 pub use kith_identity as identity;
 pub use kith_store::{EventQuery, NodeQuery, SearchFilters, Stats, StoredEvent, StoredNode};
-pub use kith_store::{StoreError, StoreErrorKind};
+pub use kith_store::{StatementLog, StatementTime, StoreError, StoreErrorKind};
 pub use kith_store::{VectorProbe, VectorQuery};
 pub use kith_store::{WorkItem, WorkStatus};
 pub use memory::Memory;

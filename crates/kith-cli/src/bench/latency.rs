@@ -157,6 +157,18 @@ impl Gen {
     }
 }
 
+/// One statement's share of the timed retrieves, as SQLite timed it.
+#[derive(Debug, Serialize)]
+struct ProfiledStatement {
+    /// Mean runs per retrieve.
+    runs_per_retrieve: f64,
+    /// Mean ms per retrieve (statements FTS5 runs inside another are
+    /// listed too, and also counted in that one's time).
+    ms_per_retrieve: f64,
+    /// The statement, whitespace folded.
+    sql: String,
+}
+
 /// Figures for one size.
 #[derive(Debug, Serialize)]
 struct Figures {
@@ -188,6 +200,18 @@ struct Figures {
     /// Resident memory after the timed retrieves, and its peak (MiB).
     rss_mib: f64,
     peak_rss_mib: f64,
+    /// The retrieving thread's time on a CPU per timed retrieve (ms; from
+    /// /proc/thread-self/schedstat, 0 where missing): p50, p95 and mean,
+    /// and its mean time runnable but waiting for a CPU. On a shared
+    /// machine the wall time is this plus the queueing; threads a retrieve
+    /// starts (the halves of a BM25 ranking) are not counted in it.
+    /// A digest (FNV-1a) of every timed retrieve's ranked node ids and
+    /// context: equal digests, equal answers (for before/after runs).
+    results_digest: String,
+    on_cpu_p50_ms: f64,
+    on_cpu_p95_ms: f64,
+    on_cpu_mean_ms: f64,
+    queued_mean_ms: f64,
     /// Mean share of the exact scan's top 10 found by the vector path
     /// (with `--recall`), the queries measured, and whether an index
     /// answered.
@@ -197,6 +221,9 @@ struct Figures {
     /// Mean ms of the vector path and of the exact scan on those queries.
     recall_search_ms: f64,
     recall_exact_ms: f64,
+    /// The costliest statements of the timed retrieves (`--sql-profile`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sql_profile: Vec<ProfiledStatement>,
     /// Retrieves run at once in the concurrent phase (1: none ran).
     concurrency: usize,
     /// Retrieves a second in the concurrent phase.
@@ -239,6 +266,9 @@ pub struct LatencyOptions<'a> {
     /// Queries whose vector-path top 10 is compared with the exact scan's
     /// (0: none).
     pub recall_queries: usize,
+    /// Statements whose SQLite time the output lists, the costliest first
+    /// (0: none; the timed retrieves are profiled).
+    pub sql_profile: usize,
 }
 
 /// Runs the benchmark.
@@ -303,6 +333,26 @@ pub fn run(o: &LatencyOptions<'_>, json: bool) -> Result<()> {
                     f.recall_search_ms, f.recall_exact_ms
                 );
             }
+            println!(
+                "{:>8} {:>7} memories: results digest {} (the timed retrieves' ranked ids and contexts)",
+                f.backend, f.memories, f.results_digest
+            );
+            if f.on_cpu_mean_ms > 0.0 {
+                println!(
+                    "{:>8} {:>7} memories: retrieving thread on a CPU p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms; waiting for a CPU mean {:.2} ms",
+                    f.backend, f.memories, f.on_cpu_p50_ms, f.on_cpu_p95_ms, f.on_cpu_mean_ms, f.queued_mean_ms
+                );
+            }
+            if !f.sql_profile.is_empty() {
+                println!("  SQL per retrieve (SQLite's profile: ms, runs, statement):");
+                for p in &f.sql_profile {
+                    let sql: String = p.sql.chars().take(160).collect();
+                    println!(
+                        "  {:>8.3} ms {:>6.2}x  {sql}",
+                        p.ms_per_retrieve, p.runs_per_retrieve
+                    );
+                }
+            }
             if f.concurrency > 1 {
                 println!(
                     "{:>8} {:>7} memories, {} retrieves at once: {:.1} retrieves/s, p50 {:.2} ms, p95 {:.2} ms",
@@ -348,8 +398,17 @@ fn run_size(
     if let Some(c) = &cached {
         c.bypass.store(true, Ordering::Relaxed);
     }
-    let (mut times, stages, first_retrieve_ms, index_ready_ms) =
-        timed_retrieves(&memory, &mut gen, o.queries)?;
+    let log = memory
+        .store_backend()
+        .statement_log()
+        .filter(|_| o.sql_profile > 0);
+    let (mut times, stages, first_retrieve_ms, index_ready_ms, mut cpu, digest) =
+        timed_retrieves(&memory, &mut gen, o.queries, log)?;
+    let queued_mean_ms = cpu.iter().map(|c| c.1).sum::<f64>() / o.queries.max(1) as f64;
+    let mut on_cpu: Vec<f64> = cpu.drain(..).map(|c| c.0).collect();
+    let on_cpu_mean_ms = on_cpu.iter().sum::<f64>() / o.queries.max(1) as f64;
+    on_cpu.sort_by(f64::total_cmp);
+    let sql_profile = profiled(log, o.sql_profile, o.queries);
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| percentile(&times, p);
     let recall = if o.recall_queries > 0 {
@@ -402,11 +461,17 @@ fn run_size(
         index_ready_ms,
         rss_mib: rss_mib("VmRSS"),
         peak_rss_mib: rss_mib("VmHWM"),
+        results_digest: format!("{digest:016x}"),
+        on_cpu_p50_ms: percentile(&on_cpu, 0.50),
+        on_cpu_p95_ms: percentile(&on_cpu, 0.95),
+        on_cpu_mean_ms,
+        queued_mean_ms,
         recall_at_10: recall.as_ref().map(|r| r.recall),
         recall_queries: recall.as_ref().map_or(0, |r| r.queries),
         indexed: recall.as_ref().is_some_and(|r| r.indexed),
         recall_search_ms: recall.as_ref().map_or(0.0, |r| r.search_ms),
         recall_exact_ms: recall.as_ref().map_or(0.0, |r| r.exact_ms),
+        sql_profile,
         concurrency: o.concurrency.max(1),
         concurrent_per_sec: concurrent.as_ref().map_or(0.0, |c| c.0),
         concurrent_p50_ms: concurrent.as_ref().map_or(0.0, |c| percentile(&c.1, 0.50)),
@@ -516,26 +581,46 @@ fn open_memory(
 /// Times `queries` retrieves after 20 warm-up ones: each time (ms, in
 /// order), the summed stage times (embed, search, pack, record), the
 /// first warm-up's time and how long the vector index then took to be
-/// ready (it builds in the background).
+/// ready (it builds in the background), and each timed retrieve's
+/// [`thread_times`] (empty where unknown). `profile`, when given, times
+/// the SQL of the timed ones. Last, a digest of their answers (ranked
+/// node ids and packed context).
+#[allow(clippy::type_complexity)]
 fn timed_retrieves(
     memory: &Memory,
     gen: &mut Gen,
     queries: usize,
-) -> Result<(Vec<f64>, [f64; 4], f64, f64)> {
+    profile: Option<&kith::StatementLog>,
+) -> Result<(Vec<f64>, [f64; 4], f64, f64, Vec<(f64, f64)>, u64)> {
     let mut times = Vec::with_capacity(queries);
     let mut stages = [0f64; 4];
     let mut first_retrieve_ms = 0.0;
     let mut index_ready_ms = 0.0;
+    let mut cpu = Vec::with_capacity(queries);
+    let mut digest = 0xcbf2_9ce4_8422_2325u64;
     for q in 0..(queries + 20) {
+        if q == 20 {
+            if let Some(log) = profile {
+                log.start_profiling();
+            }
+        }
         let req = RetrieveRequest::new("bench", &gen.question())?;
+        let before = thread_times();
         let started = Instant::now();
         let r = memory.retrieve(&req)?;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if let (true, Some(a), Some(b)) = (q >= 20, before, thread_times()) {
+            cpu.push((b.0 - a.0, b.1 - a.1));
+        }
         if q == 0 {
             first_retrieve_ms = ms;
             index_ready_ms = wait_for_index(memory)?;
         }
         if q >= 20 {
+            for item in &r.results {
+                digest = fnv1a(digest, item.node_id.as_bytes());
+            }
+            digest = fnv1a(digest, r.context.as_bytes());
             times.push(ms);
             stages[0] += r.timings.embed_ms;
             stages[1] += r.timings.search_ms;
@@ -543,7 +628,55 @@ fn timed_retrieves(
             stages[3] += r.timings.record_ms;
         }
     }
-    Ok((times, stages, first_retrieve_ms, index_ready_ms))
+    Ok((
+        times,
+        stages,
+        first_retrieve_ms,
+        index_ready_ms,
+        cpu,
+        digest,
+    ))
+}
+
+/// FNV-1a over `bytes`, from `hash`.
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// This thread's time on a CPU and its time runnable but waiting for one
+/// so far (ms), from /proc/thread-self/schedstat; `None` where missing.
+fn thread_times() -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace().map(|f| f.parse::<f64>().ok());
+    let ran = fields.next()??;
+    let waited = fields.next()??;
+    Some((ran / 1e6, waited / 1e6))
+}
+
+/// The `top` costliest statements `log` profiled over `queries`
+/// retrieves (none without a log).
+fn profiled(
+    log: Option<&kith::StatementLog>,
+    top: usize,
+    queries: usize,
+) -> Vec<ProfiledStatement> {
+    let Some(log) = log else {
+        return Vec::new();
+    };
+    let n = queries.max(1) as f64;
+    log.take_profile()
+        .into_iter()
+        .take(top)
+        .map(|t| ProfiledStatement {
+            runs_per_retrieve: t.runs as f64 / n,
+            ms_per_retrieve: t.total.as_secs_f64() * 1000.0 / n,
+            sql: t.sql.split_whitespace().collect::<Vec<_>>().join(" "),
+        })
+        .collect()
 }
 
 /// This process's resident memory (`VmRSS`) or its peak (`VmHWM`), MiB;

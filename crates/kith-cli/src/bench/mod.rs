@@ -157,6 +157,7 @@ fn latency(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Resu
         derived_vectors,
         reuse,
         recall,
+        sql_profile,
     } = which
     else {
         unreachable!("bench::latency is called with BenchCommand::Latency only")
@@ -176,6 +177,7 @@ fn latency(which: &BenchCommand, database_url: Option<&str>, json: bool) -> Resu
             derived_vectors: *derived_vectors,
             reuse: *reuse,
             recall_queries: *recall,
+            sql_profile: *sql_profile,
         },
         json,
     )

@@ -15,8 +15,14 @@
 //! that way for each match it ranks), which a retrieve should not pay for
 //! nothing. Those nested statements (their text starts with `--`) are not
 //! counted: they are SQLite's own work for one of ours.
+//!
+//! While the log profiles ([`StatementLog::start_profiling`]), the same
+//! mark also asks SQLite for each statement's time (its profile event) and
+//! sums it per statement text, nested ones included.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::Duration;
 
 use rusqlite::trace::{TraceEvent, TraceEventCodes};
 use rusqlite::Connection;
@@ -31,6 +37,8 @@ thread_local! {
     /// Counted transactions open on this thread: one opened inside another
     /// (rare) is left to the outer one, so nothing is counted twice.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// Runs and summed time per statement text, while profiling.
+    static TIMES: RefCell<HashMap<String, (u64, Duration)>> = RefCell::new(HashMap::new());
 }
 
 /// Where a counted transaction started; [`Mark::settle`] adds what ran
@@ -39,13 +47,20 @@ pub(super) struct Mark {
     start: u64,
 }
 
-/// Starts counting `conn`'s statements when `log` records (see the module
-/// documentation); `None` when it does not.
+/// Starts counting `conn`'s statements when `log` records or profiles (see
+/// the module documentation); `None` when it does neither.
 pub(super) fn mark(conn: &Connection, log: &StatementLog) -> Option<Mark> {
-    if !log.is_recording() {
+    let mut codes = TraceEventCodes::empty();
+    if log.is_recording() {
+        codes |= TraceEventCodes::SQLITE_TRACE_STMT;
+    }
+    if log.is_profiling() {
+        codes |= TraceEventCodes::SQLITE_TRACE_PROFILE;
+    }
+    if codes.is_empty() {
         return None;
     }
-    conn.trace_v2(TraceEventCodes::SQLITE_TRACE_STMT, Some(on_statement));
+    conn.trace_v2(codes, Some(on_statement));
     DEPTH.with(|d| d.set(d.get() + 1));
     Some(Mark {
         start: RUN.with(Cell::get),
@@ -68,16 +83,30 @@ impl Mark {
         let ran = RUN.with(Cell::get) - self.start;
         let texts = TEXTS.with(|t| std::mem::take(&mut *t.borrow_mut()));
         log.ran(ran, texts);
+        log.timed(TIMES.with(|t| std::mem::take(&mut *t.borrow_mut())));
     }
 }
 
-/// The trace callback: one of kith's statements started.
+/// The trace callback: one of kith's statements started, or a statement
+/// (nested ones too) finished a run that took `took`.
 fn on_statement(event: TraceEvent<'_>) {
-    if let TraceEvent::Stmt(_, sql) = event {
-        if sql.starts_with("--") {
-            return;
+    match event {
+        TraceEvent::Stmt(_, sql) => {
+            if sql.starts_with("--") {
+                return;
+            }
+            RUN.with(|r| r.set(r.get() + 1));
+            TEXTS.with(|t| t.borrow_mut().push(sql.to_string()));
         }
-        RUN.with(|r| r.set(r.get() + 1));
-        TEXTS.with(|t| t.borrow_mut().push(sql.to_string()));
+        TraceEvent::Profile(stmt, took) => {
+            let sql = stmt.sql();
+            TIMES.with(|t| {
+                let mut t = t.borrow_mut();
+                let e = t.entry(sql.into_owned()).or_default();
+                e.0 += 1;
+                e.1 += took;
+            });
+        }
+        _ => {}
     }
 }

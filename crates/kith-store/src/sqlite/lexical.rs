@@ -7,6 +7,7 @@
 //! kith reports higher-is-better).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::SearchFilters;
@@ -16,7 +17,7 @@ use rusqlite::{Connection, Params};
 use uuid::Uuid;
 
 use super::sql::Select;
-use super::{map_err, query_all};
+use super::{halves, map_err, query_all, SqliteStore};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
 /// The FTS5 match expression for free text, or `None` when no word is left.
@@ -35,20 +36,122 @@ fn or_expression(terms: &[String]) -> String {
         .join(" OR ")
 }
 
-/// What a store remembers between lexical searches: whether an owner held
-/// a large share of the store the last time it was counted. Only a choice
-/// of plan hangs on it (both plans find the same hits), so an answer
-/// counted at the same store size is reused; a retrieve runs several
-/// searches, and counting a big owner walks a quarter of the store's
-/// nodes.
+/// What a store remembers between lexical searches ([`Shares`],
+/// [`KnownCounts`]).
 #[derive(Debug, Default)]
-pub(super) struct Shares(Mutex<HashMap<OwnerId, (i64, bool)>>);
+pub(super) struct Memo {
+    shares: Shares,
+    counts: KnownCounts,
+    /// Lexical searches running in halves now: a search splits only when
+    /// none does, so concurrent retrieves do not ask for more threads than
+    /// they leave cores for.
+    splitting: AtomicUsize,
+}
 
-/// What one read transaction remembers between its lexical searches: each
-/// word's capped count of matches (its snapshot does not change, and a
-/// retrieve's searches share most words). `None` in a write transaction,
-/// whose own writes may change them.
-pub(super) type WordCounts = Option<HashMap<(String, i64), i64>>;
+/// One search's claim on splitting ([`Memo::splitting`]), released on drop.
+struct Splitting<'m>(&'m AtomicUsize);
+
+impl<'m> Splitting<'m> {
+    /// The claim, when no other search holds one.
+    fn claim(counter: &'m AtomicUsize) -> Option<Self> {
+        let claim = Splitting(counter);
+        (counter.fetch_add(1, Ordering::AcqRel) == 0).then_some(claim)
+    }
+}
+
+impl Drop for Splitting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Whether an owner held a large share of the store the last time it was
+/// counted. Only a choice of plan hangs on it (both plans find the same
+/// hits), so an answer counted at the same store size is reused; a
+/// retrieve runs several searches, and counting a big owner walks a
+/// quarter of the store's nodes.
+#[derive(Debug, Default)]
+struct Shares(Mutex<HashMap<OwnerId, (i64, bool)>>);
+
+/// Words' capped match counts ([`without_common_words`]), kept across
+/// transactions for as long as the full-text index is unchanged: at 1M rows
+/// counting a query's words walks tens of thousands of postings each, on
+/// every retrieve. The index's version is the pair of FTS5 records every
+/// change of its content rewrites ([`index_version`]); a count is reused
+/// only under the version it was counted at, so it is always the count the
+/// transaction's snapshot would give.
+#[derive(Debug, Default)]
+struct KnownCounts(Mutex<KnownInner>);
+
+#[derive(Debug, Default)]
+struct KnownInner {
+    /// The index version the counts were taken at.
+    version: Vec<u8>,
+    /// (word, cap) → capped count.
+    counts: HashMap<(String, i64), i64>,
+}
+
+/// More words than this are forgotten at once (a bound on memory; a
+/// retrieve's words are counted again next time).
+const KNOWN_WORDS_MAX: usize = 4096;
+
+impl KnownCounts {
+    fn get(&self, version: &[u8], key: &(String, i64)) -> Option<i64> {
+        let inner = self.0.lock().ok()?;
+        (inner.version == version)
+            .then(|| inner.counts.get(key).copied())
+            .flatten()
+    }
+
+    fn put(&self, version: &[u8], key: (String, i64), n: i64) {
+        let Ok(mut inner) = self.0.lock() else { return };
+        if inner.version != version || inner.counts.len() >= KNOWN_WORDS_MAX {
+            inner.version = version.to_vec();
+            inner.counts.clear();
+        }
+        inner.counts.insert(key, n);
+    }
+}
+
+/// What one transaction's lexical searches share: in a read transaction,
+/// the full-text index's version once read (its snapshot does not change);
+/// `None` in a write transaction, whose own writes may change the counts,
+/// so they are counted afresh and not remembered.
+pub(super) type WordCounts = Option<Option<Vec<u8>>>;
+
+/// The full-text index's version: FTS5's averages record (rows and tokens
+/// indexed, id 1) and structure record (its segments and a counter of
+/// leaves written, id 10), concatenated. FTS5 rewrites the structure
+/// record whenever it writes index content (each flush adds a segment and
+/// advances the counter; merges replace segments), so two snapshots with
+/// the same version hold the same postings.
+pub(super) fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
+    conn.prepare_cached("SELECT block FROM node_fts_data WHERE id IN (1, 10) ORDER BY id")
+        .and_then(|mut s| {
+            let mut out = Vec::new();
+            let mut rows = s.query([])?;
+            while let Some(r) = rows.next()? {
+                let block: Vec<u8> = r.get(0)?;
+                out.extend_from_slice(&(block.len() as u64).to_le_bytes());
+                out.extend_from_slice(&block);
+            }
+            Ok(out)
+        })
+        .map_err(map_err)
+}
+
+/// The index version of a read transaction (read once), or `None` in a
+/// write transaction.
+fn tx_version<'a>(
+    conn: &Connection,
+    tx: &'a mut WordCounts,
+) -> Result<Option<&'a [u8]>, StoreError> {
+    Ok(match tx.as_mut() {
+        Some(Some(v)) => Some(&*v),
+        Some(slot) => Some(&*slot.insert(index_version(conn)?)),
+        None => None,
+    })
+}
 
 /// Runs a statement returning one integer through the statement cache.
 fn count(conn: &Connection, sql: &str, params: impl Params) -> Result<i64, StoreError> {
@@ -58,25 +161,28 @@ fn count(conn: &Connection, sql: &str, params: impl Params) -> Result<i64, Store
 }
 
 /// Leaves out of a query the words found in a large share of a big store
-/// ([`crate::words::without_common_words`]), counting FTS5 postings.
+/// ([`crate::words::without_common_words`]), counting FTS5 postings, or
+/// reusing counts taken at the same index version (read transactions).
 fn without_common_words(
     conn: &Connection,
     rows: i64,
     terms: Vec<String>,
-    counts: &mut WordCounts,
+    known: &KnownCounts,
+    tx: &mut WordCounts,
 ) -> Result<Vec<String>, StoreError> {
     crate::words::without_common_words(terms, rows, |t, cap| {
         let key = (t.to_string(), cap);
-        if let Some(n) = counts.as_ref().and_then(|c| c.get(&key)) {
-            return Ok(*n);
+        let version = tx_version(conn, tx)?;
+        if let Some(n) = version.and_then(|v| known.get(v, &key)) {
+            return Ok(n);
         }
         let n = count(
             conn,
             "SELECT count(*) FROM (SELECT 1 FROM node_fts WHERE node_fts MATCH ?1 LIMIT ?2)",
             rusqlite::params![format!("\"{t}\""), cap],
         )?;
-        if let Some(c) = counts.as_mut() {
-            c.insert(key, n);
+        if let Some(v) = version {
+            known.put(v, key, n);
         }
         Ok(n)
     })
@@ -85,18 +191,27 @@ fn without_common_words(
 /// How many of the best matches over all owners the fast path ranks first.
 const FAST_POOL_MIN: usize = 400;
 
-/// `Tx::search_lexical` for SQLite; `shares` and `counts` remember what
-/// earlier searches counted ([`Shares`], [`WordCounts`]).
+/// `Tx::search_lexical` for SQLite; `memo` and `counts` remember what
+/// earlier searches counted ([`Memo`], [`WordCounts`]); `store` (in a read
+/// transaction) lends a second connection for ranking a common query's
+/// matches in halves ([`super::halves`]).
 pub(super) fn search(
     conn: &Connection,
     q: &LexicalQuery,
-    shares: &Shares,
+    memo: &Memo,
     counts: &mut WordCounts,
+    store: Option<&SqliteStore>,
 ) -> Result<Vec<LexicalHit>, StoreError> {
     // The store's size (nodes ever written; a bound, not a count) decides
     // both the word pruning and the owner's share.
     let rows = count(conn, "SELECT coalesce(max(seq), 0) FROM nodes", [])?;
-    let terms = without_common_words(conn, rows, crate::words::query_words(&q.text), counts)?;
+    let terms = without_common_words(
+        conn,
+        rows,
+        crate::words::query_words(&q.text),
+        &memo.counts,
+        counts,
+    )?;
     if terms.is_empty() {
         return Ok(Vec::new());
     }
@@ -109,9 +224,28 @@ pub(super) fn search(
     // An owner holding a small share of the store (one of many tenants)
     // would rarely fill the fast path's pool: go straight to the query that
     // checks membership in its own nodes.
-    if q.limit > 0 && shares.owns_a_large_share(conn, rows, q)? {
+    if q.limit > 0 && memo.shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
-        let hits = ranked(conn, q, &expr, Some(pool))?;
+        // A big store and a common query: rank its matches in halves.
+        let claim = store
+            .filter(|_| rows >= halves::FROM_ROWS)
+            .and_then(|store| Some((store, Splitting::claim(&memo.splitting)?)));
+        let halves = match claim {
+            Some((store, claim)) => {
+                (!matches_fewer_than(conn, &expr, halves::FROM_MATCHES)?).then_some((store, claim))
+            }
+            None => None,
+        };
+        let hits = match halves {
+            Some((store, _claim)) => match tx_version(conn, counts)? {
+                Some(version) => {
+                    let best = halves::best_matches(conn, store, &expr, pool, rows, version)?;
+                    joined(conn, q, &best)?
+                }
+                None => ranked(conn, q, &expr, Some(pool))?,
+            },
+            None => ranked(conn, q, &expr, Some(pool))?,
+        };
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
             return Ok(hits);
         }
@@ -160,6 +294,40 @@ fn matches_fewer_than(conn: &Connection, expr: &str, n: usize) -> Result<bool, S
         [expr],
     )?;
     Ok((matched as usize) < n)
+}
+
+/// The hits among `best` (rowid and bm25, best first, over every owner)
+/// that are `q`'s owner's and pass its filters: the best `q.limit` by
+/// bm25 then seq, as [`ranked`] orders them.
+fn joined(
+    conn: &Connection,
+    q: &LexicalQuery,
+    best: &[(i64, f64)],
+) -> Result<Vec<LexicalHit>, StoreError> {
+    let seqs: Vec<String> = best.iter().map(|(seq, _)| seq.to_string()).collect();
+    let rank: HashMap<i64, f64> = best.iter().copied().collect();
+    let mut select = Select::new(
+        "SELECT n.id, 0.0, n.node_type, n.content, n.scope, e.id, e.session_id, e.role,
+                e.speaker, e.event_time, e.ingested_at, n.seq
+         FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
+         WHERE n.seq IN (SELECT value FROM json_each(?1)) AND +n.owner_id = ?2",
+        vec![
+            SqlValue::Text(format!("[{}]", seqs.join(","))),
+            SqlValue::Text(q.owner.as_str().to_string()),
+        ],
+    );
+    apply_filters(&mut select, &q.filters);
+    let (sql, args) = select.into_parts();
+    let mut hits = query_all(conn, &sql, &args, |r| {
+        let seq: i64 = r.get(11).map_err(map_err)?;
+        let r_of = rank.get(&seq).copied().unwrap_or(f64::INFINITY);
+        Ok((r_of, seq, decode_hit(r, Some(-r_of))?))
+    })?;
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    if q.limit > 0 {
+        hits.truncate(q.limit);
+    }
+    Ok(hits.into_iter().map(|h| h.2).collect())
 }
 
 /// Ranks the matches of `expr` for `q`: all of them, or (with `pool`) only
@@ -312,8 +480,92 @@ pub(super) fn decode_hit(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::match_expression;
+    use crate::sqlite::{OpenMode, SqliteStore};
+    use crate::{LexicalQuery, SearchFilters, Store, TxMode};
+    use kith_core::event::InputDefaults;
+    use kith_core::{Node, NodeType, OwnerId, ScopeId, Timestamp};
+    use uuid::Uuid;
+
+    /// Writes one note per text for owner "ana" in one transaction; their ids.
+    pub(in crate::sqlite) fn write(
+        store: &SqliteStore,
+        first: usize,
+        texts: &[String],
+    ) -> Vec<Uuid> {
+        let defaults = InputDefaults {
+            owner_id: None,
+            scope: ScopeId::personal(),
+            now: Timestamp::parse("now", "2025-01-01T00:00:00Z").unwrap(),
+        };
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        let mut ids = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let input = kith_core::EventInput {
+                content: text.clone(),
+                owner_id: Some("ana".to_string()),
+                source_id: Some(format!("m{}", first + i)),
+                ..kith_core::EventInput::new("user", text)
+            };
+            let event = input.validate(&defaults).unwrap().event;
+            let node = Node::note_for(&event, NodeType::Note);
+            tx.insert_event(&event).unwrap();
+            tx.insert_node(&node).unwrap();
+            ids.push(node.id);
+        }
+        tx.commit().unwrap();
+        ids
+    }
+
+    /// How many of "zebra rare"'s hits do not hold "rare": zero once
+    /// "zebra" is left out as a common word.
+    fn zebra_only_hits(store: &SqliteStore) -> usize {
+        let mut tx = store.begin(TxMode::Read).unwrap();
+        let q = LexicalQuery {
+            owner: OwnerId::new("ana").unwrap(),
+            text: "zebra rare".into(),
+            filters: SearchFilters::default(),
+            limit: 0,
+        };
+        // Twice in one transaction: the second search reuses the counts.
+        let first = tx.search_lexical(&q).unwrap();
+        let again = tx.search_lexical(&q).unwrap();
+        assert_eq!(first, again);
+        first.iter().filter(|h| !h.content.contains("rare")).count()
+    }
+
+    /// Words' counts are remembered across transactions, but never past a
+    /// change of the index: a word crossing the common-word share by one
+    /// row, either way (an insert, a delete that leaves the store's size
+    /// bound as it was), changes the query at once.
+    #[test]
+    fn remembered_word_counts_follow_every_change_of_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
+        // 20,000 rows (pruning starts there): the cap is 1,200 rows, and
+        // "zebra" is in 1,199 of them.
+        let cap = (crate::words::PRUNE_FROM_ROWS as f64 * crate::words::COMMON_SHARE) as usize;
+        let texts: Vec<String> = (0..crate::words::PRUNE_FROM_ROWS as usize)
+            .map(|i| match i {
+                0 => "a rare zebra".to_string(),
+                i if i < cap - 1 => format!("zebra number {i}"),
+                i => format!("filler number {i}"),
+            })
+            .collect();
+        write(&store, 0, &texts);
+        // A second transaction finds the counts remembered.
+        assert_eq!(zebra_only_hits(&store), cap - 2);
+        // One more "zebra" row reaches the cap (still 1,200 at 20,001 rows).
+        let extra = write(&store, texts.len(), &["zebra again".to_string()]);
+        assert_eq!(zebra_only_hits(&store), 0);
+        // Deleting it leaves the store's size bound (its largest seq) but not the count.
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        tx.delete_nodes(&extra).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(zebra_only_hits(&store), cap - 2);
+    }
 
     #[test]
     fn questions_become_quoted_or_terms() {

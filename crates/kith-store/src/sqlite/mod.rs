@@ -7,6 +7,7 @@
 //! instead of failing; readers never block writers.
 
 mod counting;
+mod halves;
 pub(crate) mod lexical;
 mod many;
 pub mod readonly;
@@ -59,8 +60,8 @@ pub struct SqliteStore {
     vectors: vector::VectorCache,
     /// Statements counted while recording ([`counting`]).
     statements: StatementLog,
-    /// Owners' shares of the store, as lexical searches last counted them.
-    shares: lexical::Shares,
+    /// What lexical searches counted: owners' shares, words' matches.
+    lexical: lexical::Memo,
 }
 
 impl SqliteStore {
@@ -68,6 +69,7 @@ impl SqliteStore {
     /// [`SCHEMA_VERSION`], refusing a newer one. [`OpenMode::ReadOnly`]
     /// migrates nothing and refuses an older schema instead.
     pub fn open(path: &Path, mode: OpenMode) -> Result<Self, StoreError> {
+        memory_statistics_off();
         if mode != OpenMode::CreateIfMissing && !path.exists() {
             return Err(StoreError::new(
                 StoreErrorKind::NotFound,
@@ -82,7 +84,7 @@ impl SqliteStore {
                 pool: Mutex::new(Vec::new()),
                 vectors: vector::VectorCache::default(),
                 statements: StatementLog::default(),
-                shares: lexical::Shares::default(),
+                lexical: lexical::Memo::default(),
             });
         }
         let store = SqliteStore {
@@ -91,7 +93,7 @@ impl SqliteStore {
             pool: Mutex::new(Vec::new()),
             vectors: vector::VectorCache::default(),
             statements: StatementLog::default(),
-            shares: lexical::Shares::default(),
+            lexical: lexical::Memo::default(),
         };
         // Refuse a newer schema before anything (even the WAL switch) can
         // touch the file.
@@ -182,6 +184,25 @@ impl SqliteStore {
             }
         }
     }
+}
+
+/// Turns SQLite's allocation statistics off, once per process, before
+/// the first connection. They are on by default and take a process-wide
+/// mutex on every allocation SQLite makes; kith never reads them, and two
+/// threads ranking the halves of a query (`halves.rs`) allocate per match.
+/// SQLite accepts the setting only before it initialises: if something in
+/// the process opened a database first, the call is refused (it returns
+/// `SQLITE_MISUSE`) and changes nothing.
+fn memory_statistics_off() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `sqlite3_config` with `SQLITE_CONFIG_MEMSTATUS` takes one
+        // int; the `Once` keeps it from racing another call, and SQLite
+        // refuses it (changing nothing) once initialised.
+        unsafe {
+            rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0);
+        }
+    });
 }
 
 /// How many prepared statements a connection keeps for reuse. One
@@ -375,7 +396,8 @@ struct SqliteTx<'a> {
     changes_at_begin: u64,
     /// Set while the store's log counts this transaction's statements.
     counted: Option<counting::Mark>,
-    /// Words' match counts this transaction's lexical searches took.
+    /// The full-text index's version, for the words' match counts
+    /// ([`lexical::WordCounts`]).
     word_counts: lexical::WordCounts,
 }
 
@@ -1212,7 +1234,8 @@ impl Tx for SqliteTx<'_> {
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
         let conn = self.conn.as_ref().expect("transaction connection is live");
-        lexical::search(conn, q, &self.store.shares, &mut self.word_counts)
+        let store = (self.mode == TxMode::Read).then_some(self.store);
+        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts, store)
     }
 
     fn put_embedding(
