@@ -25,6 +25,16 @@ use super::lexical::index_version;
 use super::{map_err, SqliteStore};
 use crate::StoreError;
 
+/// Whether a common query may be ranked in halves at all: opt-in
+/// (`KITH_SQLITE_RANK_HALVES=on`). The split wins only when a second core
+/// is idle; on a busy server a retrieve then waits for two CPUs at once,
+/// and under the loads measured it showed no wall-time gain (BENCHMARKS.md,
+/// issue 22 at 1M), so one statement stays the default.
+pub(super) fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("KITH_SQLITE_RANK_HALVES").is_ok_and(|v| v.trim() == "on"))
+}
+
 /// Stores with fewer rows (nodes ever written) rank in one statement.
 pub(super) const FROM_ROWS: i64 = 100_000;
 /// Queries with fewer matches rank in one statement: a thread and a

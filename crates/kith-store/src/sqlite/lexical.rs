@@ -226,9 +226,10 @@ pub(super) fn search(
     // checks membership in its own nodes.
     if q.limit > 0 && memo.shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
-        // A big store and a common query: rank its matches in halves.
+        // A big store and a common query: rank its matches in halves, when
+        // the deployment asked for it.
         let claim = store
-            .filter(|_| rows >= halves::FROM_ROWS)
+            .filter(|_| rows >= halves::FROM_ROWS && halves::enabled())
             .and_then(|store| Some((store, Splitting::claim(&memo.splitting)?)));
         let halves = match claim {
             Some((store, claim)) => {
