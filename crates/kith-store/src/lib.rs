@@ -149,14 +149,7 @@ pub fn search_lexical_nodes_in_steps<T: Tx + ?Sized>(
     tx: &mut T,
     query: &LexicalQuery,
 ) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
-    let any = tx.list_nodes(&NodeQuery {
-        owner: Some(query.owner.clone()),
-        scope: query.filters.scope.clone(),
-        node_types: query.filters.node_types.clone(),
-        limit: 1,
-        ..NodeQuery::default()
-    })?;
-    if any.is_empty() {
+    if !has_nodes_to_search(tx, query)? {
         return Ok(Vec::new());
     }
     let hits = tx.search_lexical(query)?;
@@ -170,6 +163,23 @@ pub fn search_lexical_nodes_in_steps<T: Tx + ?Sized>(
         .into_iter()
         .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
         .collect())
+}
+
+/// The entity search's probe: whether the query's owner holds any node of
+/// the types and scope it asks for (one indexed row), so an owner without
+/// entities skips the search statement.
+pub fn has_nodes_to_search<T: Tx + ?Sized>(
+    tx: &mut T,
+    query: &LexicalQuery,
+) -> Result<bool, StoreError> {
+    let any = tx.list_nodes(&NodeQuery {
+        owner: Some(query.owner.clone()),
+        scope: query.filters.scope.clone(),
+        node_types: query.filters.node_types.clone(),
+        limit: 1,
+        ..NodeQuery::default()
+    })?;
+    Ok(!any.is_empty())
 }
 
 /// What [`Tx::edges_of_nodes_with_ends`] reads: each node's edges (as

@@ -1728,14 +1728,7 @@ impl Tx for PgTx<'_> {
         // (~3 ms) than the round trip the probe spares an owner without a
         // node of the types asked (measured: BENCHMARKS.md, "Many owners on
         // PostgreSQL").
-        let any = self.list_nodes(&NodeQuery {
-            owner: Some(q.owner.clone()),
-            scope: q.filters.scope.clone(),
-            node_types: q.filters.node_types.clone(),
-            limit: 1,
-            ..NodeQuery::default()
-        })?;
-        if any.is_empty() {
+        if !crate::has_nodes_to_search(self, q)? {
             return Ok(Vec::new());
         }
         let avg_lexemes = self.avg_lexemes()?;
