@@ -144,7 +144,8 @@ pub fn rank_in_pool(query: &[String], pool: &Pool) -> Vec<(Uuid, f64)> {
 
 /// The [`FEEDBACK_TERMS`] words that weigh most in `best` (the best hits'
 /// texts): a word's share of each hit's length, summed, times its rarity
-/// among `all` (every candidate's text). Left out: the question's words
+/// among `all` (every candidate's text, the best hits' among them;
+/// `premise::rarity`, the premise check's measure). Left out: the question's words
 /// (already searched), stop words, words under [`MIN_TERM`] letters,
 /// numbers and the speakers' names (greetings carry them everywhere).
 /// Ties go to the word seen first, so the choice is stable.
@@ -178,14 +179,11 @@ pub fn expansion_terms(
     }
     let all_words: Vec<HashSet<String>> =
         all.iter().map(|t| words(t).into_iter().collect()).collect();
-    let n = all_words.len().max(1) as f64;
+    let rarity = super::premise::rarity(&order, &all_words);
     let mut scored: Vec<(usize, f64)> = order
         .iter()
         .enumerate()
-        .map(|(i, w)| {
-            let df = all_words.iter().filter(|s| s.contains(w)).count().max(1) as f64;
-            (i, weight[w] * (1.0 + n / df).ln())
-        })
+        .map(|(i, w)| (i, weight[w] * rarity[w]))
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored

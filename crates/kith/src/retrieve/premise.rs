@@ -318,7 +318,7 @@ fn stems(text: &str) -> HashSet<String> {
 
 /// Each content word's rarity among the turns: `ln(1 + n / df)`, 0 for a
 /// word no turn carries.
-fn rarity(content: &[String], turn_words: &[HashSet<String>]) -> HashMap<String, f64> {
+pub(super) fn rarity(content: &[String], turn_words: &[HashSet<String>]) -> HashMap<String, f64> {
     let n = turn_words.len() as f64;
     content
         .iter()
