@@ -920,6 +920,49 @@ fn serve_announces_its_address_and_stops_on_sigterm() {
     );
 }
 
+/// The announced address is a promise that signals are handled: a SIGHUP
+/// and a SIGTERM sent the moment the line is read reload the keys and stop
+/// the server cleanly, instead of meeting the default actions (which kill
+/// the process). Several rounds, since a handler installed late loses a race.
+#[cfg(unix)]
+#[test]
+fn serve_handles_signals_sent_the_moment_it_announces() {
+    let t = TestPack::new();
+    let keys = t.path("keys");
+    std::fs::write(&keys, "key-for-alice-0123456789 alice\n").unwrap();
+    for round in 0..4 {
+        let mut child = t
+            .cmd(&["serve", "--bind", "127.0.0.1:0", "--keys-file"])
+            .arg(&keys)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("http://"), "{line}");
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGHUP);
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "kith serve ignored SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "round {round}: {status:?}");
+    }
+}
+
 /// Starts `kith serve` on a free port with `extra` arguments; returns the
 /// child and its base URL.
 #[cfg(unix)]

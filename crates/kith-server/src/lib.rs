@@ -110,6 +110,20 @@ pub async fn serve_with(
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    serve_announced(listener, memory, auth, options, shutdown, || {}).await
+}
+
+/// [`serve_with`] that calls `ready` once every signal handler is installed
+/// and just before the first connection is accepted: whoever learns the
+/// address from `ready` may signal the process at once.
+async fn serve_announced(
+    listener: tokio::net::TcpListener,
+    memory: Arc<Memory>,
+    auth: Auth,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    ready: impl FnOnce(),
+) -> Result<(), ServerError> {
     options.limits.validate()?;
     let worker = options
         .worker
@@ -119,6 +133,7 @@ pub async fn serve_with(
         .reload_keys
         .map(|loader| tokio::spawn(reload::on_sighup(Arc::clone(&auth), loader)));
     let app = routes::router_with(memory, auth, worker.as_ref().map(|w| w.stats()));
+    ready();
     let served = listen::serve_with_limits(listener, app, options.limits, shutdown)
         .await
         .map_err(|source| ServerError::Io {
@@ -134,35 +149,49 @@ pub async fn serve_with(
     served
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        // If the handler cannot be installed, only SIGTERM stops us.
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed by
+/// this call, not when the future is first polled, so a signal sent as soon
+/// as the caller goes on is not lost (nor does it kill the process with
+/// SIGTERM's default action). Call it inside the runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let stops = {
+        use tokio::signal::unix::{signal, SignalKind};
+        (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            // A handler that cannot be installed leaves the other one.
+            let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            let (int, term) = stops;
+            tokio::select! {
+                () = wait(int) => {},
+                () = wait(term) => {},
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+        tracing::info!("shutting down: finishing requests in flight");
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }
 
 /// `kith serve`: checks the bind address against the auth mode, binds,
-/// calls `on_listening` with the bound address, and serves until SIGINT or
-/// SIGTERM. Blocks; builds its own runtime.
+/// installs the signal handlers, calls `on_listening` with the bound
+/// address, and serves until SIGINT or SIGTERM. Blocks; builds its own
+/// runtime.
 pub fn run_http(
     memory: Memory,
     bind: SocketAddr,
@@ -190,8 +219,11 @@ pub fn run_http(
             context: "cannot read the bound address".into(),
             source,
         })?;
-        on_listening(addr);
-        serve_with(listener, served, auth, options, shutdown_signal()).await
+        let shutdown = shutdown_signal();
+        serve_announced(listener, served, auth, options, shutdown, || {
+            on_listening(addr)
+        })
+        .await
     });
     drop(runtime);
     drop(memory);

@@ -278,6 +278,8 @@ pub async fn serve_with_limits(
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {
+            // A stop asked for wins over connections still arriving.
+            biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => accepted,
         };

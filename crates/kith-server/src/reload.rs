@@ -46,29 +46,44 @@ impl SharedAuth {
 }
 
 /// Reloads the keys with `loader` on every SIGHUP until the runtime stops.
+/// The handler is installed by this call, not when the future first runs:
+/// a SIGHUP that arrives once the caller goes on reloads the keys instead
+/// of ending the process (SIGHUP's default action). Call it inside the
+/// runtime.
 #[cfg(unix)]
-pub async fn on_sighup(auth: Arc<SharedAuth>, loader: KeyLoader) {
+pub fn on_sighup(
+    auth: Arc<SharedAuth>,
+    loader: KeyLoader,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot listen for SIGHUP: keys are reloaded only by a restart");
-        return;
-    };
-    while hangups.recv().await.is_some() {
-        let loader = Arc::clone(&loader);
-        // Reading a file: off the reactor.
-        let loaded = tokio::task::spawn_blocking(move || loader())
-            .await
-            .unwrap_or_else(|e| Err(format!("the reload task failed: {e}")));
-        match loaded.and_then(|keys| auth.replace_keys(keys)) {
-            Ok(n) => tracing::info!("SIGHUP: reloaded {n} API key(s)"),
-            Err(why) => tracing::error!("SIGHUP: keys not reloaded: {why}"),
+    let hangups = signal(SignalKind::hangup());
+    async move {
+        let Ok(mut hangups) = hangups else {
+            tracing::warn!("cannot listen for SIGHUP: keys are reloaded only by a restart");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            let loader = Arc::clone(&loader);
+            // Reading a file: off the reactor.
+            let loaded = tokio::task::spawn_blocking(move || loader())
+                .await
+                .unwrap_or_else(|e| Err(format!("the reload task failed: {e}")));
+            match loaded.and_then(|keys| auth.replace_keys(keys)) {
+                Ok(n) => tracing::info!("SIGHUP: reloaded {n} API key(s)"),
+                Err(why) => tracing::error!("SIGHUP: keys not reloaded: {why}"),
+            }
         }
     }
 }
 
 /// Without SIGHUP, keys change only by a restart.
 #[cfg(not(unix))]
-pub async fn on_sighup(_auth: Arc<SharedAuth>, _loader: KeyLoader) {}
+pub fn on_sighup(
+    _auth: Arc<SharedAuth>,
+    _loader: KeyLoader,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    std::future::ready(())
+}
 
 #[cfg(test)]
 mod tests {
