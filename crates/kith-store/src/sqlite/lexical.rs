@@ -17,7 +17,7 @@ use rusqlite::{Connection, Params};
 use uuid::Uuid;
 
 use super::sql::Select;
-use super::{halves, map_err, query_all, SqliteStore};
+use super::{bm25, halves, map_err, query_all, SqliteStore};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
 /// The FTS5 match expression for free text, or `None` when no word is left.
@@ -245,6 +245,11 @@ pub(super) fn search(
                 }
                 None => ranked(conn, q, &expr, Some(pool))?,
             },
+            // A big store: the best of the matches without scoring them all.
+            None if rows >= bm25::FROM_ROWS => {
+                let (best, _) = bm25::best_matches(conn, &expr, pool)?;
+                joined(conn, q, &best)?
+            }
             None => ranked(conn, q, &expr, Some(pool))?,
         };
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {

@@ -6,10 +6,12 @@
 //! wait up to [`BUSY_TIMEOUT`] for it, so two processes writing one pack queue
 //! instead of failing; readers never block writers.
 
+mod bm25;
 mod counting;
 mod halves;
 pub(crate) mod lexical;
 mod many;
+mod postings;
 pub mod readonly;
 mod rows;
 mod schema;
@@ -166,6 +168,7 @@ impl SqliteStore {
         )
         .map_err(map_err)?;
         keep_statements(&conn);
+        postings::register(&conn)?;
         Ok(conn)
     }
 

@@ -95,6 +95,7 @@ pub(super) fn connect(path: &Path, access: Access) -> Result<Connection, StoreEr
     )
     .map_err(|e| open_error(path, e))?;
     super::keep_statements(&conn);
+    super::postings::register(&conn)?;
     Ok(conn)
 }
 
