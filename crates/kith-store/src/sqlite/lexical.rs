@@ -42,6 +42,8 @@ fn or_expression(terms: &[String]) -> String {
 pub(super) struct Memo {
     shares: Shares,
     counts: KnownCounts,
+    /// Rows' lengths in the full-text index, for ranking in Rust.
+    lengths: super::lengths::Lengths,
     /// Lexical searches running in halves now: a search splits only when
     /// none does, so concurrent retrieves do not ask for more threads than
     /// they leave cores for.
@@ -246,9 +248,13 @@ pub(super) fn search(
                 None => ranked(conn, q, &expr, Some(pool))?,
             },
             // A big store: the best of the matches without scoring them all.
-            None if rows >= bm25::FROM_ROWS => {
-                let (best, _) = bm25::best_matches(conn, &expr, pool)?;
-                joined(conn, q, &best)?
+            // A big store, in a read transaction: the best of the matches
+            // scored in Rust, with rows' lengths from memory.
+            None if rows >= bm25::FROM_ROWS && counts.is_some() => {
+                match bm25::best_matches(conn, &memo.lengths, &expr, pool)? {
+                    Some(best) => joined(conn, q, &best)?,
+                    None => ranked(conn, q, &expr, Some(pool))?,
+                }
             }
             None => ranked(conn, q, &expr, Some(pool))?,
         };
@@ -304,7 +310,8 @@ fn matches_fewer_than(conn: &Connection, expr: &str, n: usize) -> Result<bool, S
 
 /// The hits among `best` (rowid and bm25, best first, over every owner)
 /// that are `q`'s owner's and pass its filters: the best `q.limit` by
-/// bm25 then seq, as [`ranked`] orders them.
+/// bm25 then seq, as [`ranked`] orders them. Only the kept hits are
+/// joined to their events (the pool is 8× the limit or more).
 fn joined(
     conn: &Connection,
     q: &LexicalQuery,
@@ -312,28 +319,29 @@ fn joined(
 ) -> Result<Vec<LexicalHit>, StoreError> {
     let seqs: Vec<String> = best.iter().map(|(seq, _)| seq.to_string()).collect();
     let rank: HashMap<i64, f64> = best.iter().copied().collect();
+    // `j.key` is the match's place in `best`: its order by (bm25, seq).
     let mut select = Select::new(
-        "SELECT n.id, 0.0, n.node_type, n.content, n.scope, e.id, e.session_id, e.role,
-                e.speaker, e.event_time, e.ingested_at, n.seq
-         FROM nodes n LEFT JOIN events e ON e.id = n.source_event_id
-         WHERE n.seq IN (SELECT value FROM json_each(?1)) AND +n.owner_id = ?2",
+        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq, j.key AS pos
+         FROM json_each(?1) j JOIN nodes n ON n.seq = j.value
+         WHERE +n.owner_id = ?2",
         vec![
             SqlValue::Text(format!("[{}]", seqs.join(","))),
             SqlValue::Text(q.owner.as_str().to_string()),
         ],
     );
     apply_filters(&mut select, &q.filters);
-    let (sql, args) = select.into_parts();
-    let mut hits = query_all(conn, &sql, &args, |r| {
+    let (sql, args) = select.finish("pos", q.limit);
+    let sql = format!(
+        "SELECT t.id, 0.0, t.node_type, t.content, t.scope, e.id, e.session_id, e.role,
+                e.speaker, e.event_time, e.ingested_at, t.seq
+         FROM ({sql}) t LEFT JOIN events e ON e.id = t.source_event_id
+         ORDER BY t.pos"
+    );
+    query_all(conn, &sql, &args, |r| {
         let seq: i64 = r.get(11).map_err(map_err)?;
         let r_of = rank.get(&seq).copied().unwrap_or(f64::INFINITY);
-        Ok((r_of, seq, decode_hit(r, Some(-r_of))?))
-    })?;
-    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    if q.limit > 0 {
-        hits.truncate(q.limit);
-    }
-    Ok(hits.into_iter().map(|h| h.2).collect())
+        decode_hit(r, Some(-r_of))
+    })
 }
 
 /// Ranks the matches of `expr` for `q`: all of them, or (with `pool`) only
@@ -571,6 +579,64 @@ pub(super) mod tests {
         tx.delete_nodes(&extra).unwrap();
         tx.commit().unwrap();
         assert_eq!(zebra_only_hits(&store), cap - 2);
+    }
+
+    /// Through the store past [`super::bm25::FROM_ROWS`] rows: a read
+    /// transaction's lexical search (ranked in Rust, rows' lengths from
+    /// the store's copy) returns what FTS5's statement gives, and keeps
+    /// doing so after an update of a node's text, a delete and new notes.
+    #[test]
+    fn a_big_store_ranks_as_fts5_across_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
+        let words = ["otter", "heron", "reeds", "otter heron", "the lake"];
+        let texts: Vec<String> = (0..super::bm25::FROM_ROWS as usize)
+            .map(|i| format!("{} {}", words[i % 5], "x ".repeat(i % 7)))
+            .collect();
+        let ids = write(&store, 0, &texts);
+        let q = LexicalQuery {
+            owner: OwnerId::new("ana").unwrap(),
+            text: "otter heron".into(),
+            filters: SearchFilters::default(),
+            limit: 10,
+        };
+        let compare = || {
+            let conn = store.take().unwrap();
+            conn.execute_batch("BEGIN DEFERRED").unwrap();
+            let ours = super::search(&conn, &q, &store.lexical, &mut Some(None), None).unwrap();
+            let expr = super::or_expression(&["otter".into(), "heron".into()]);
+            let theirs = super::ranked(&conn, &q, &expr, Some(super::FAST_POOL_MIN)).unwrap();
+            conn.execute_batch("COMMIT").unwrap();
+            store.release(conn);
+            assert_eq!(ours.len(), 10);
+            assert_eq!(ours, theirs);
+            ours
+        };
+        let first = compare();
+        // The best hit's text grows: it falls (same rowid, a new length).
+        let best = first[0].node_id;
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        let mut node = tx.get_node(best).unwrap().unwrap();
+        node.content = format!("otter heron {}", "y ".repeat(30));
+        tx.update_node(&node).unwrap();
+        tx.commit().unwrap();
+        let after_update = compare();
+        assert!(after_update.iter().all(|h| h.node_id != best));
+        // The new best is deleted; new short notes come in.
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        tx.delete_nodes(&[after_update[0].node_id]).unwrap();
+        tx.commit().unwrap();
+        assert!(compare()
+            .iter()
+            .all(|h| h.node_id != after_update[0].node_id));
+        let fresh = write(
+            &store,
+            ids.len(),
+            &vec!["otter otter heron heron".to_string(); 3],
+        );
+        let last = compare();
+        assert!(fresh.iter().all(|id| last.iter().any(|h| h.node_id == *id)));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 mod bm25;
 mod counting;
 mod halves;
+mod lengths;
 pub(crate) mod lexical;
 mod many;
 mod postings;
@@ -775,6 +776,7 @@ impl Tx for SqliteTx<'_> {
                 params![seq, n.content],
             )
             .map_err(map_err)?;
+            lengths::note_rewrite(conn)?;
         }
         Ok(())
     }

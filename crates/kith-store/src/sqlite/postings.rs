@@ -58,7 +58,9 @@ pub(super) fn register(conn: &Connection) -> Result<(), StoreError> {
     unsafe {
         let db = conn.handle();
         let api = fts5_api(db)?;
-        let create = (*api).xCreateFunction.ok_or_else(|| unusable("no xCreateFunction"))?;
+        let create = (*api)
+            .xCreateFunction
+            .ok_or_else(|| unusable("no xCreateFunction"))?;
         let rc = create(api, NAME.as_ptr(), ptr::null_mut(), Some(postings), None);
         if rc != ffi::SQLITE_OK {
             return Err(map_err(rusqlite::Error::SqliteFailure(
@@ -84,7 +86,13 @@ fn unusable(what: &str) -> StoreError {
 /// `db` must be a live connection handle used by no other thread meanwhile.
 unsafe fn fts5_api(db: *mut ffi::sqlite3) -> Result<*mut ffi::fts5_api, StoreError> {
     let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
-    let rc = ffi::sqlite3_prepare_v2(db, c"SELECT fts5(?1)".as_ptr(), -1, &mut stmt, ptr::null_mut());
+    let rc = ffi::sqlite3_prepare_v2(
+        db,
+        c"SELECT fts5(?1)".as_ptr(),
+        -1,
+        &mut stmt,
+        ptr::null_mut(),
+    );
     if rc != ffi::SQLITE_OK || stmt.is_null() {
         return Err(unusable("SELECT fts5(?1) does not prepare"));
     }
