@@ -75,7 +75,8 @@ impl Bm25 {
             let f = freq(i);
             score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * len / self.avgdl)));
         }
-        -1.0 * score
+        // FTS5 returns `-1.0 * score`: the same bits as the negation.
+        -score
     }
 }
 
