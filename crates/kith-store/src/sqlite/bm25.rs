@@ -17,8 +17,8 @@
 //! Bounding each match's score by its least possible length (its last
 //! matched position + 1) and reading true lengths only for matches that
 //! could enter was tried first: on the 1M benchmark's corpus the bound
-//! pruned nothing (query words sit early in short rows) and every length
-//! was read (BENCHMARKS.md, 2026-12-02 night).
+//! pruned nothing and every length was read (BENCHMARKS.md, 2026-12-02
+//! night).
 
 use std::cmp::Ordering;
 
