@@ -247,7 +247,6 @@ pub(super) fn search(
                 }
                 None => ranked(conn, q, &expr, Some(pool))?,
             },
-            // A big store: the best of the matches without scoring them all.
             // A big store, in a read transaction: the best of the matches
             // scored in Rust, with rows' lengths from memory.
             None if rows >= bm25::FROM_ROWS && counts.is_some() => {
