@@ -110,6 +110,9 @@ pub struct PgOptions {
     /// Answer vector searches with pgvector's HNSW index ([`hnsw`]) instead
     /// of the paths `vector_cache` chooses. Opt-in; off by default.
     pub hnsw: bool,
+    /// The HNSW walk's width (pgvector's `hnsw.ef_search`, 1 to 1,000;
+    /// [`hnsw::DEFAULT_EF_SEARCH`] by default): used with `hnsw` only.
+    pub hnsw_ef_search: u32,
 }
 
 impl Default for PgOptions {
@@ -118,13 +121,15 @@ impl Default for PgOptions {
             vector_cache: VectorCacheMode::Background,
             vector_cache_bytes: vectors::DEFAULT_BUDGET_MB * 1024 * 1024,
             hnsw: false,
+            hnsw_ef_search: hnsw::DEFAULT_EF_SEARCH,
         }
     }
 }
 
 impl PgOptions {
-    /// The options `KITH_PG_VECTOR_CACHE` and `KITH_VECTOR_CACHE_MB` set,
-    /// the defaults for what they leave unset.
+    /// The options `KITH_PG_VECTOR_CACHE`, `KITH_VECTOR_CACHE_MB`,
+    /// `KITH_PG_VECTOR_INDEX` and `KITH_PG_HNSW_EF_SEARCH` set, the defaults
+    /// for what they leave unset.
     pub fn from_env() -> Result<PgOptions, StoreError> {
         PgOptions::from_env_or(VectorCacheMode::Background)
     }
@@ -136,6 +141,7 @@ impl PgOptions {
             vector_cache: VectorCacheMode::from_env()?.unwrap_or(mode),
             vector_cache_bytes: VectorCache::budget_from_env()?,
             hnsw: hnsw::from_env()?,
+            hnsw_ef_search: hnsw::ef_search_from_env()?.unwrap_or(hnsw::DEFAULT_EF_SEARCH),
         })
     }
 }
@@ -153,6 +159,8 @@ pub struct PgStore {
     log: StatementLog,
     /// Vector searches through pgvector's HNSW index (opt-in).
     hnsw: bool,
+    /// The HNSW walk's width (`hnsw.ef_search`).
+    hnsw_ef_search: u32,
 }
 
 /// A connection and its prepared statements.
@@ -212,6 +220,7 @@ impl PgStore {
             avg_lexemes: Mutex::new(None),
             log: StatementLog::default(),
             hnsw: options.hnsw,
+            hnsw_ef_search: options.hnsw_ef_search,
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -1850,7 +1859,7 @@ impl Tx for PgTx<'_> {
         let mut k = limit * 2 + 16;
         loop {
             let found = if self.store.hnsw {
-                hnsw::search(self, q, k)?
+                hnsw::search(self, q, k, self.store.hnsw_ef_search)?
             } else {
                 match vectors::plan(self, q, generation.clone(), max_seq, k)? {
                     vectors::Plan::Sql => {
