@@ -527,6 +527,7 @@ impl Store for PgStore {
                     mode,
                     failed: None,
                     pending_begin: Some(READ_BEGIN),
+                    owner_has_entities: None,
                 }))
             }
             TxMode::Write => format!(
@@ -552,6 +553,7 @@ impl Store for PgStore {
             mode,
             failed: None,
             pending_begin: None,
+            owner_has_entities: None,
         }))
     }
 
@@ -641,6 +643,11 @@ struct PgTx<'a> {
     /// that never sends a statement never begins, and ends with nothing to
     /// send. The snapshot is the first statement's either way.
     pending_begin: Option<&'static str>,
+    /// Whether an owner holds any entity node, as a read transaction's
+    /// snapshot sees it: read with the vector copy's state
+    /// ([`vectors::state`]), so the entity search that follows needs no
+    /// probe of its own ([`PgTx::has_nodes_to_search`]).
+    owner_has_entities: Option<(OwnerId, bool)>,
 }
 
 impl Drop for PgTx<'_> {
@@ -698,6 +705,23 @@ impl PgTx<'_> {
                 "a read transaction cannot write; begin it with TxMode::Write",
             )),
         }
+    }
+
+    /// The entity search's probe ([`crate::has_nodes_to_search`]), answered
+    /// without a round trip when this read transaction already knows
+    /// whether the owner holds entities ([`PgTx::owner_has_entities`]): a
+    /// search for entities alone finds none in any scope when the owner has
+    /// none, and some when it has and the search is not limited to a scope.
+    /// Any other search sends the probe.
+    fn has_nodes_to_search(&mut self, q: &LexicalQuery) -> Result<bool, StoreError> {
+        let types = &q.filters.node_types;
+        let entities_only = !types.is_empty() && types.iter().all(|t| *t == NodeType::Entity);
+        if let Some((owner, has)) = &self.owner_has_entities {
+            if entities_only && *owner == q.owner && (!*has || q.filters.scope.is_none()) {
+                return Ok(*has);
+            }
+        }
+        crate::has_nodes_to_search(self, q)
     }
 
     /// Sends the pending `BEGIN` of a read transaction, if any, on its own.
@@ -1737,7 +1761,7 @@ impl Tx for PgTx<'_> {
         // (~3 ms) than the round trip the probe spares an owner without a
         // node of the types asked (measured: BENCHMARKS.md, "Many owners on
         // PostgreSQL").
-        if !crate::has_nodes_to_search(self, q)? {
+        if !self.has_nodes_to_search(q)? {
             return Ok(Vec::new());
         }
         let avg_lexemes = self.avg_lexemes()?;
