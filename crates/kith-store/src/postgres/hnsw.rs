@@ -17,7 +17,8 @@
 //! owners on PostgreSQL"). Wider finds more of the exact top k and costs
 //! more index pages per search.
 //!
-//! Not the default: the exact in-process copy answers exactly, and at many
+//! Not the default path: the in-process copy is exact (up to 50,000 vectors
+//! an owner; IVF past that) and local, and at many
 //! owners each owner's rows are few, which an index over every owner's
 //! vectors does not know.
 
@@ -48,7 +49,7 @@ pub fn from_env() -> Result<bool, StoreError> {
 }
 
 /// `hnsw.ef_search` when `KITH_PG_HNSW_EF_SEARCH` is unset.
-pub const DEFAULT_EF_SEARCH: u32 = 200;
+pub const DEFAULT_EF_SEARCH: u32 = 100;
 
 /// pgvector's bounds on `hnsw.ef_search`.
 const EF_SEARCH_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
