@@ -670,6 +670,16 @@ pub enum BenchCommand {
         /// Also build pgvector's HNSW index and time the opt-in HNSW path.
         #[arg(long)]
         hnsw: bool,
+        /// With --hnsw: the walk widths to measure (pgvector's
+        /// hnsw.ef_search, 1 to 1000), comma-separated; default: the
+        /// store's (KITH_PG_HNSW_EF_SEARCH's default).
+        #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1000))]
+        ef_search: Vec<u32>,
+        /// With --database-url: measure PostgreSQL again through a fresh
+        /// connection whose vector copies load before an owner's first
+        /// search (KITH_PG_VECTOR_CACHE=eager), on the same import.
+        #[arg(long)]
+        also_eager: bool,
         /// Embed only each owner's first N messages with the model; derive
         /// the rest's vectors from theirs (as `bench latency`), for MiniLM's
         /// neighbourhoods at sizes it cannot embed here. 0: embed all.

@@ -25,6 +25,10 @@ fn memory(url: &str) -> Memory {
         // The long-running server's path, copied before the first search so
         // the count does not depend on a background thread's timing.
         vector_cache: VectorCacheMode::Eager,
+        // The read transaction's end waits for the receipt however slowly
+        // a debug build ranks and packs, so the count does not depend on
+        // the machine's load either.
+        read_end_wait: std::time::Duration::from_secs(60),
         ..PgOptions::default()
     };
     Memory::init_database_with(url, Some(hashing()), options).unwrap()
@@ -75,19 +79,22 @@ fn one_retrieve_takes_a_handful_of_round_trips() {
     // the entity search and the entities' nodes in one, after the probe,
     // which stays on its own: an owner without entities then plans no
     // search (12).
+    // The entity search's probe rode with the vector copy's state (11);
+    // the read transaction's ROLLBACK with the receipt (10).
     // The bound holds the gain. Not yet the handful issue 22 asks for: see
     // BENCHMARKS.md, "Many owners on PostgreSQL".
-    let receipt: Vec<_> = sent
-        .iter()
-        .skip_while(|s| !s.starts_with("ROLLBACK"))
-        .skip(1)
-        .collect();
-    assert_eq!(
-        receipt.len(),
-        1,
-        "the receipt in one statement: {receipt:#?}"
+    let last = sent.last().map(String::as_str).unwrap_or("");
+    assert!(
+        last.starts_with("ROLLBACK; SELECT kith_append_unless_expiring("),
+        "the receipt in one statement, ending the read transaction: {sent:#?}"
     );
-    assert!(trips <= 12, "{trips} round trips");
+    assert!(
+        !sent[..sent.len() - 1]
+            .iter()
+            .any(|s| s.contains("ROLLBACK")),
+        "no ROLLBACK of its own: {sent:#?}"
+    );
+    assert!(trips <= 10, "{trips} round trips");
 }
 
 /// kith's tables that carry an owner: on Citus, distributed by `owner_id`.

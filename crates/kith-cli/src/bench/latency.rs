@@ -681,7 +681,7 @@ fn profiled(
 
 /// This process's resident memory (`VmRSS`) or its peak (`VmHWM`), MiB;
 /// 0 where /proc is missing.
-fn rss_mib(field: &str) -> f64 {
+pub(super) fn rss_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -88,6 +88,8 @@ pub fn run(
             embeddings,
             postgres_only,
             hnsw,
+            ef_search,
+            also_eager,
             derived_vectors,
         } => owners::run(
             &owners::OwnersOptions {
@@ -98,6 +100,8 @@ pub fn run(
                 database_url,
                 postgres_only: *postgres_only,
                 hnsw: *hnsw,
+                ef_search: ef_search.clone(),
+                also_eager: *also_eager,
                 derived_vectors: *derived_vectors,
             },
             json,

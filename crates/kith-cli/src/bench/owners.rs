@@ -7,8 +7,20 @@
 //!
 //! With `--hnsw` (PostgreSQL), pgvector's HNSW index is built after the
 //! import (build time reported) and the same queries run again through
-//! the opt-in HNSW path, beside the in-process copy; the vector path alone
-//! is compared for recall@10 of HNSW against the exact copy.
+//! the opt-in HNSW path, beside the in-process copy, once per walk width
+//! of `--ef-search`; the vector path alone is compared for recall@10,
+//! HNSW's and the copy's, against pgvector's exact scan (the SQL path,
+//! `KITH_PG_VECTOR_CACHE=off`): the copy is not exact past
+//! 50,000 vectors an owner, where it searches its IVF index
+//! (`KITH_VECTOR_INDEX=off` makes it exact).
+//!
+//! With `--also-eager` (PostgreSQL), the same queries run once more through
+//! a fresh connection whose vector copies load before an owner's first
+//! search (`KITH_PG_VECTOR_CACHE=eager`), after the import's own
+//! connection (the server's default, `background`, unless the environment
+//! says otherwise) is closed: one import, both vector paths. Each
+//! measurement reports the process's peak RSS since it started (the peak is
+//! reset first, where Linux allows it).
 //!
 //! Embeddings: one model for corpus and queries (vectors of two models are
 //! never compared). At a million memories MiniLM would take hours on two
@@ -50,6 +62,11 @@ pub struct OwnersOptions<'a> {
     pub postgres_only: bool,
     /// Also measure pgvector's HNSW index (PostgreSQL).
     pub hnsw: bool,
+    /// The HNSW walk widths measured (`hnsw.ef_search`); empty: the
+    /// store's default.
+    pub ef_search: Vec<u32>,
+    /// Also measure PostgreSQL with `eager` vector copies (PostgreSQL).
+    pub also_eager: bool,
     /// Embed each owner's first `derived_vectors` messages with the model
     /// and derive the rest's vectors from theirs ([`super::derived`]); 0:
     /// embed every message.
@@ -61,6 +78,10 @@ pub struct OwnersOptions<'a> {
 struct Figures {
     backend: String,
     vector_path: String,
+    /// PostgreSQL's vector copies (`background`, `eager`); SQLite: none.
+    vector_cache: Option<String>,
+    /// HNSW only: the walk's width.
+    ef_search: Option<u32>,
     owners: usize,
     per_owner: usize,
     embedding_model: String,
@@ -72,8 +93,12 @@ struct Figures {
     retrieve_p99_ms: f64,
     queries_per_sec: f64,
     mean_search_ms: f64,
-    /// HNSW only: index build time and the vector path's recall@10 against
-    /// the exact in-process copy.
+    /// The process's peak resident memory during this measurement (since
+    /// its start where the peak could be reset, else since the process
+    /// started), MiB.
+    peak_rss_mib: f64,
+    /// With `--hnsw`: the index's build time (HNSW only) and the vector
+    /// path's recall@10 against pgvector's exact scan.
     index_build_secs: Option<f64>,
     vector_recall_at_10: Option<f64>,
 }
@@ -92,36 +117,76 @@ pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
     if o.hnsw && o.database_url.is_none() {
         anyhow::bail!("--hnsw needs --database-url (it is pgvector's index)");
     }
+    if o.also_eager && o.database_url.is_none() {
+        anyhow::bail!("--also-eager needs --database-url (it is PostgreSQL's vector copy)");
+    }
     let mut all = Vec::new();
     for url in backends {
         let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
-        let (memory, db) = open(*url, &tmp.path().join("owners.kith"), o)?;
+        let (memory, db, mode) = open(*url, &tmp.path().join("owners.kith"), o)?;
         let import = import(&memory, o)?;
         if let Some(url) = url {
             // The steady state autovacuum reaches a minute after a load.
             kith::database::analyze_database(url, DB)?;
         }
-        let f = measure(&memory, o, import, "exact", None)?;
-        print(&f, json);
-        all.push(f);
-        if let (true, Some(db)) = (o.hnsw, &db) {
-            let dim = memory.embedder().map_or(0, |e| e.dimension());
-            let built = kith::database::create_hnsw_index(db, dim)?;
-            let hnsw = Memory::connect_with(
+        let mut f = measure(&memory, o, import, "default", None)?;
+        f.vector_cache = mode.map(mode_name);
+        // The reference for recall: pgvector's exact scan, no copy.
+        let exact = match (o.hnsw, &db) {
+            (true, Some(db)) => Some(Memory::connect_with(
                 db,
                 PgOptions {
-                    hnsw: true,
+                    vector_cache: VectorCacheMode::Off,
                     ..PgOptions::default()
                 },
+            )?),
+            _ => None,
+        };
+        if let Some(exact) = &exact {
+            f.vector_recall_at_10 = Some(recall_at_10(exact, &memory, o)?);
+        }
+        print(&f, json);
+        all.push(f);
+        if let (Some(exact), Some(db)) = (&exact, &db) {
+            let dim = memory.embedder().map_or(0, |e| e.dimension());
+            let built = kith::database::create_hnsw_index(db, dim)?;
+            let widths = if o.ef_search.is_empty() {
+                vec![PgOptions::default().hnsw_ef_search]
+            } else {
+                o.ef_search.clone()
+            };
+            for ef_search in widths {
+                let hnsw = Memory::connect_with(
+                    db,
+                    PgOptions {
+                        hnsw: true,
+                        hnsw_ef_search: ef_search,
+                        ..PgOptions::default()
+                    },
+                )?;
+                let recall = recall_at_10(exact, &hnsw, o)?;
+                let mut f = measure(&hnsw, o, import, "pgvector hnsw", Some(recall))?;
+                f.index_build_secs = Some(built.as_secs_f64());
+                f.ef_search = Some(ef_search);
+                print(&f, json);
+                all.push(f);
+            }
+        }
+        drop(exact);
+        drop(memory);
+        if let (true, Some(db)) = (o.also_eager, &db) {
+            let eager = Memory::connect_with(
+                db,
+                PgOptions {
+                    vector_cache: VectorCacheMode::Eager,
+                    ..PgOptions::from_env()?
+                },
             )?;
-            let recall = recall_at_10(&memory, &hnsw, o)?;
-            let mut f = measure(&hnsw, o, import, "pgvector hnsw", Some(recall))?;
-            f.index_build_secs = Some(built.as_secs_f64());
+            let mut f = measure(&eager, o, import, "default", None)?;
+            f.vector_cache = Some(mode_name(VectorCacheMode::Eager));
             print(&f, json);
             all.push(f);
-            drop(hnsw);
         }
-        drop(memory);
         if let Some(url) = url {
             kith::database::drop_database(url, DB)?;
         }
@@ -132,8 +197,23 @@ pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// A fresh memory: a pack in `dir`, or the database `DB` on `url`.
-fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory, Option<String>)> {
+/// A vector cache mode's name, as `KITH_PG_VECTOR_CACHE` spells it.
+fn mode_name(mode: VectorCacheMode) -> String {
+    match mode {
+        VectorCacheMode::Off => "off",
+        VectorCacheMode::Background => "background",
+        VectorCacheMode::Eager => "eager",
+    }
+    .to_string()
+}
+
+/// A fresh memory: a pack in `dir`, or the database `DB` on `url` (with
+/// its vector cache mode).
+fn open(
+    url: Option<&str>,
+    dir: &Path,
+    o: &OwnersOptions<'_>,
+) -> Result<(Memory, Option<String>, Option<VectorCacheMode>)> {
     let embedder = EmbeddingSpec::parse(o.embeddings)?.load()?;
     // Every owner's messages are numbered from 0: each owner's first
     // `derived_vectors` are embedded by the model (and join the basis).
@@ -156,6 +236,7 @@ fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory,
             (
                 Memory::init_database_with(&db, embedder, options)?,
                 Some(db),
+                Some(options.vector_cache),
             )
         }
         None => (
@@ -163,6 +244,7 @@ fn open(url: Option<&str>, dir: &Path, o: &OwnersOptions<'_>) -> Result<(Memory,
                 Some(e) => Memory::init_with_embedder(dir, e)?,
                 None => Memory::init(dir)?,
             },
+            None,
             None,
         ),
     })
@@ -221,6 +303,7 @@ fn measure(
     path: &str,
     recall: Option<f64>,
 ) -> Result<Figures> {
+    reset_peak_rss();
     let mut times = Vec::with_capacity(o.queries);
     let mut search = 0.0;
     for (q, (owner, question)) in questions(o, o.queries + 20).into_iter().enumerate() {
@@ -238,6 +321,8 @@ fn measure(
     Ok(Figures {
         backend: memory.store_backend().backend_name().to_string(),
         vector_path: path.to_string(),
+        vector_cache: None,
+        ef_search: None,
         owners: o.owners,
         per_owner: o.per_owner,
         embedding_model: memory
@@ -251,9 +336,17 @@ fn measure(
         retrieve_p99_ms: pct(0.99),
         queries_per_sec: 1000.0 / mean.max(1e-9),
         mean_search_ms: search / o.queries.max(1) as f64,
+        peak_rss_mib: super::latency::rss_mib("VmHWM"),
         index_build_secs: None,
         vector_recall_at_10: recall,
     })
+}
+
+/// Resets the process's peak resident memory (`VmHWM`) to its current
+/// size, so the next reading is this measurement's peak (Linux ≥ 4.0;
+/// elsewhere the reading stays the process's lifetime peak).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// The vector path alone, top 10, through `approx` against `exact`: the
@@ -298,11 +391,17 @@ fn print(f: &Figures, json: bool) {
         .unwrap_or_default();
     let recall = f
         .vector_recall_at_10
-        .map(|r| format!("; vector recall@10 {r:.3} vs exact"))
+        .map(|r| format!("; vector recall@10 {r:.3} vs exact scan"))
         .unwrap_or_default();
+    let path = match (&f.vector_cache, f.ef_search) {
+        (_, Some(ef)) => format!("{}, ef_search {ef}", f.vector_path),
+        (Some(mode), None) => format!("{}, {mode} copy", f.vector_path),
+        (None, None) => f.vector_path.clone(),
+    };
     println!(
-        "{:>8} {} owners × {} ({}, {}): import {:.0}/s ({:.0} s); retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.1} queries/s (mean search {:.2} ms){build}{recall}",
-        f.backend, f.owners, f.per_owner, f.embedding_model, f.vector_path, f.import_per_sec, f.import_secs,
-        f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms, f.queries_per_sec, f.mean_search_ms
+        "{:>8} {} owners × {} ({}, {path}): import {:.0}/s ({:.0} s); retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.1} queries/s (mean search {:.2} ms); peak RSS {:.0} MiB{build}{recall}",
+        f.backend, f.owners, f.per_owner, f.embedding_model, f.import_per_sec, f.import_secs,
+        f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms, f.queries_per_sec, f.mean_search_ms,
+        f.peak_rss_mib
     );
 }

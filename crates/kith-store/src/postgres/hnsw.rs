@@ -10,7 +10,15 @@
 //! that the owner filter (applied after the graph walk) still fills `k`
 //! rows. The engine re-checks the candidates as for the exact paths.
 //!
-//! Not the default: the exact in-process copy answers exactly, and at many
+//! How wide a walk is: pgvector's `hnsw.ef_search`, the candidates a walk
+//! keeps, set for the search's transaction only from
+//! [`super::PgOptions::hnsw_ef_search`] (`KITH_PG_HNSW_EF_SEARCH`, default
+//! [`DEFAULT_EF_SEARCH`], chosen by measurement: BENCHMARKS.md, "Many
+//! owners on PostgreSQL"). Wider finds more of the exact top k and costs
+//! more index pages per search.
+//!
+//! Not the default path: the in-process copy is exact (up to 50,000 vectors
+//! an owner; IVF past that) and local, and at many
 //! owners each owner's rows are few, which an index over every owner's
 //! vectors does not know.
 
@@ -38,6 +46,41 @@ pub fn from_env() -> Result<bool, StoreError> {
             format!("KITH_PG_VECTOR_INDEX is {other:?}; use none or hnsw"),
         )),
     }
+}
+
+/// `hnsw.ef_search` when `KITH_PG_HNSW_EF_SEARCH` is unset.
+pub const DEFAULT_EF_SEARCH: u32 = 100;
+
+/// pgvector's bounds on `hnsw.ef_search`.
+const EF_SEARCH_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+
+/// `KITH_PG_HNSW_EF_SEARCH`: the HNSW walk's width; unset or empty: `None`
+/// (the default). Anything but a whole number from 1 to 1,000 is refused.
+pub fn ef_search_from_env() -> Result<Option<u32>, StoreError> {
+    match std::env::var("KITH_PG_HNSW_EF_SEARCH") {
+        Err(_) => Ok(None),
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => parse_ef_search(&v).map(Some),
+    }
+}
+
+/// Parses an `ef_search` setting: a whole number from 1 to 1,000
+/// (pgvector's bounds).
+pub fn parse_ef_search(text: &str) -> Result<u32, StoreError> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| EF_SEARCH_RANGE.contains(n))
+        .ok_or_else(|| {
+            StoreError::new(
+                StoreErrorKind::Other,
+                format!(
+                    "KITH_PG_HNSW_EF_SEARCH is {text:?}; use a whole number from {} to {}",
+                    EF_SEARCH_RANGE.start(),
+                    EF_SEARCH_RANGE.end()
+                ),
+            )
+        })
 }
 
 /// The index's name for `dim`-dimensional vectors.
@@ -69,20 +112,24 @@ pub fn create_index(url: &str, dim: usize) -> Result<Duration, StoreError> {
 }
 
 /// The `k` nearest of `q.owner`'s vectors of `q.model` by the index, best
-/// first, with their cosine similarity (vectors are unit length).
+/// first, with their cosine similarity (vectors are unit length), walking
+/// `ef_search` candidates wide.
 pub(super) fn search(
     tx: &mut PgTx<'_>,
     q: &VectorQuery,
     k: usize,
+    ef_search: u32,
 ) -> Result<Vec<(Uuid, f32)>, StoreError> {
     let dim = q.vector.len();
-    // One round trip: the scan settings for this transaction only.
-    // ef_search bounds the candidates a walk keeps; below k it returns
-    // fewer than k.
+    // One round trip: the scan settings for this transaction only. The
+    // iterative scan walks on past `ef_search` until `k` rows of this
+    // owner are found (or pgvector's `max_scan_tuples` is reached), so a
+    // width below `k` still fills `k`; the width sets how close they are
+    // to the exact top k.
+    let ef_search = ef_search.clamp(*EF_SEARCH_RANGE.start(), *EF_SEARCH_RANGE.end());
     tx.execute_batch(&format!(
         "SET LOCAL hnsw.iterative_scan = relaxed_order;
-         SET LOCAL hnsw.ef_search = {}",
-        k.clamp(40, 1000)
+         SET LOCAL hnsw.ef_search = {ef_search}"
     ))?;
     let sql = format!(
         "SELECT node_id, (1 - (vector::vector({dim}) <=> $3::vector({dim})))::float4
@@ -116,5 +163,24 @@ impl HnswContext for StoreError {
     fn context_hnsw(self) -> StoreError {
         let message = format!("build the HNSW index: {}", self.message());
         self.with_message(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ef_search_takes_pgvectors_range_only() {
+        assert_eq!(parse_ef_search("200").unwrap(), 200);
+        assert_eq!(parse_ef_search(" 1 ").unwrap(), 1);
+        assert_eq!(parse_ef_search("1000").unwrap(), 1000);
+        for bad in ["0", "1001", "-5", "40.5", "wide", ""] {
+            let err = parse_ef_search(bad).unwrap_err();
+            assert!(
+                err.message().contains("KITH_PG_HNSW_EF_SEARCH"),
+                "{bad}: {err}"
+            );
+        }
     }
 }

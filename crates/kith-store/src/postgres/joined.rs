@@ -75,19 +75,17 @@ fn events_and_nodes_sql(events: &str, nodes: &str) -> String {
 }
 
 /// `Tx::search_lexical_nodes` after its probe, in one statement: `search`
-/// (the BM25 statement, whose `$2` is the owner), its hits numbered in
-/// order, then the hits' nodes.
+/// (the BM25 statement, whose `$2` is the owner and whose hits carry their
+/// `rank`), its hits in rank order, then the hits' nodes.
 pub(super) fn hits_with_nodes(
     tx: &mut PgTx<'_>,
     search: (String, Vec<Arg>),
 ) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
     let (search_sql, args) = search;
-    // `row_number() OVER ()` numbers the rows as the search's ORDER BY
-    // returns them.
+    // The search numbers its hits itself (`rank`, by its own ORDER BY):
+    // a CTE keeps no order, so the rank is what orders them here.
     let sql = format!(
-        "WITH h AS (
-             SELECT row_number() OVER () AS rank, x.* FROM ({search_sql}) x
-         )
+        "WITH h AS ({search_sql})
          SELECT 0 AS part, rank, score, id, node_type, content, scope, event_id, event_session,
                 event_role, event_speaker, event_event_time, event_ingested_at,
                 NULL::bigint AS seq, NULL::text AS owner_id, NULL::text AS session_id,

@@ -52,6 +52,7 @@
 mod batch;
 pub mod hnsw;
 mod joined;
+pub mod pool;
 mod rows;
 pub mod schema;
 mod search;
@@ -95,9 +96,6 @@ pub const WRITE_LOCK_KEY: i64 = 0x6b69_7468_0000_0077;
 /// database at once apply each step once.
 pub const MIGRATION_LOCK_KEY: i64 = 0x6b69_7468_0000_006d;
 
-/// Connections kept for reuse; more are opened when needed and closed after.
-const POOL_SIZE: usize = 8;
-
 /// How a [`PgStore`] is configured beyond its URL: typed, so a program
 /// passes it to [`PgStore::connect_with`] instead of setting environment
 /// variables for the store to read back.
@@ -110,6 +108,13 @@ pub struct PgOptions {
     /// Answer vector searches with pgvector's HNSW index ([`hnsw`]) instead
     /// of the paths `vector_cache` chooses. Opt-in; off by default.
     pub hnsw: bool,
+    /// The HNSW walk's width (pgvector's `hnsw.ef_search`, 1 to 1,000;
+    /// [`hnsw::DEFAULT_EF_SEARCH`] by default): used with `hnsw` only.
+    pub hnsw_ef_search: u32,
+    /// How long a read transaction's `ROLLBACK` may wait to travel with
+    /// its connection's next statement (retrieval's receipt) before it is
+    /// sent on its own ([`pool::DEFAULT_END_WAIT`] by default; [`pool`]).
+    pub read_end_wait: Duration,
 }
 
 impl Default for PgOptions {
@@ -118,13 +123,16 @@ impl Default for PgOptions {
             vector_cache: VectorCacheMode::Background,
             vector_cache_bytes: vectors::DEFAULT_BUDGET_MB * 1024 * 1024,
             hnsw: false,
+            hnsw_ef_search: hnsw::DEFAULT_EF_SEARCH,
+            read_end_wait: pool::DEFAULT_END_WAIT,
         }
     }
 }
 
 impl PgOptions {
-    /// The options `KITH_PG_VECTOR_CACHE` and `KITH_VECTOR_CACHE_MB` set,
-    /// the defaults for what they leave unset.
+    /// The options `KITH_PG_VECTOR_CACHE`, `KITH_VECTOR_CACHE_MB`,
+    /// `KITH_PG_VECTOR_INDEX` and `KITH_PG_HNSW_EF_SEARCH` set, the defaults
+    /// for what they leave unset.
     pub fn from_env() -> Result<PgOptions, StoreError> {
         PgOptions::from_env_or(VectorCacheMode::Background)
     }
@@ -136,6 +144,8 @@ impl PgOptions {
             vector_cache: VectorCacheMode::from_env()?.unwrap_or(mode),
             vector_cache_bytes: VectorCache::budget_from_env()?,
             hnsw: hnsw::from_env()?,
+            hnsw_ef_search: hnsw::ef_search_from_env()?.unwrap_or(hnsw::DEFAULT_EF_SEARCH),
+            read_end_wait: pool::DEFAULT_END_WAIT,
         })
     }
 }
@@ -144,21 +154,26 @@ impl PgOptions {
 /// uses one connection for its whole life.
 pub struct PgStore {
     config: postgres::Config,
-    pool: Mutex<Vec<Conn>>,
+    pool: pool::Pool,
     /// In-process copies of searched owners' vectors ([`vectors`]).
     vectors: Arc<Mutex<VectorCache>>,
     /// Lexical search's average node length and when it was sampled.
     avg_lexemes: Mutex<Option<(std::time::Instant, f64)>>,
     /// Round trips made, and statements recorded for tests.
-    log: StatementLog,
+    log: Arc<StatementLog>,
     /// Vector searches through pgvector's HNSW index (opt-in).
     hnsw: bool,
+    /// The HNSW walk's width (`hnsw.ef_search`).
+    hnsw_ef_search: u32,
 }
 
 /// A connection and its prepared statements.
 struct Conn {
     client: Client,
     statements: HashMap<String, Statement>,
+    /// When a read transaction on it ended without its `ROLLBACK` sent
+    /// yet (sent with the connection's next statement: [`pool`]).
+    end_due: Option<std::time::Instant>,
 }
 
 impl Conn {
@@ -205,13 +220,15 @@ impl PgStore {
             config.application_name("kith");
         }
         let cache = VectorCache::new(options.vector_cache, options.vector_cache_bytes);
+        let log = Arc::new(StatementLog::default());
         let store = PgStore {
             config,
-            pool: Mutex::new(Vec::new()),
+            pool: pool::Pool::new(Arc::clone(&log), options.read_end_wait),
             vectors: Arc::new(Mutex::new(cache)),
             avg_lexemes: Mutex::new(None),
-            log: StatementLog::default(),
+            log,
             hnsw: options.hnsw,
+            hnsw_ef_search: options.hnsw_ef_search,
         };
         let mut conn = store.open_conn()?;
         migrate(&mut conn.client)?;
@@ -268,26 +285,34 @@ impl PgStore {
         Ok(Conn {
             client,
             statements: HashMap::new(),
+            end_due: None,
         })
     }
 
+    /// A connection outside any transaction: pooled (a deferred end sent
+    /// first, on its own), else new.
     fn take(&self) -> Result<Conn, StoreError> {
-        let pooled = self.pool.lock().map(|mut p| p.pop()).unwrap_or(None);
-        match pooled {
-            Some(c) if !c.client.is_closed() => Ok(c),
-            _ => self.open_conn(),
+        match self.pool.take_unsettled() {
+            Some(mut c) => match c.settle(&self.log) {
+                Ok(()) => Ok(c),
+                // In an unknown state: dropped, and a new one opened.
+                Err(_) => self.open_conn(),
+            },
+            None => self.open_conn(),
+        }
+    }
+
+    /// A pooled connection whose deferred end, if any, is still due: the
+    /// caller sends [`Conn::end_prefix`] before its first statement.
+    fn take_unsettled(&self) -> Result<Conn, StoreError> {
+        match self.pool.take_unsettled() {
+            Some(c) => Ok(c),
+            None => self.open_conn(),
         }
     }
 
     fn release(&self, conn: Conn) {
-        if conn.client.is_closed() {
-            return;
-        }
-        if let Ok(mut pool) = self.pool.lock() {
-            if pool.len() < POOL_SIZE {
-                pool.push(conn);
-            }
-        }
+        self.pool.release(conn);
     }
 }
 
@@ -507,7 +532,8 @@ impl Store for PgStore {
     }
 
     fn begin(&self, mode: TxMode) -> Result<Box<dyn Tx + '_>, StoreError> {
-        let mut conn = self.take()?;
+        // A deferred end travels with the first statement.
+        let mut conn = self.take_unsettled()?;
         let sql = match mode {
             // A read transaction begins with its first statement (see
             // `PgTx::pending_begin`): nothing to send yet.
@@ -518,13 +544,15 @@ impl Store for PgStore {
                     mode,
                     failed: None,
                     pending_begin: Some(READ_BEGIN),
+                    owner_has_entities: None,
                 }))
             }
             TxMode::Write => format!(
-                "BEGIN ISOLATION LEVEL READ COMMITTED;
+                "{}BEGIN ISOLATION LEVEL READ COMMITTED;
                  SET LOCAL lock_timeout = '{}s';
                  SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY});
                  SET LOCAL lock_timeout = 0;",
+                conn.end_prefix(),
                 BUSY_TIMEOUT.as_secs()
             ),
         };
@@ -543,6 +571,7 @@ impl Store for PgStore {
             mode,
             failed: None,
             pending_begin: None,
+            owner_has_entities: None,
         }))
     }
 
@@ -574,36 +603,49 @@ impl Store for PgStore {
     ) -> Result<bool, StoreError> {
         // One statement outside a transaction block is a transaction of
         // its own: lock, checks, insert and generation bump commit
-        // together, or not at all (schema step 4).
-        let sql = "SELECT kith_append_unless_expiring($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-                   $11, $12, $13, $14)";
+        // together, or not at all (schema step 4). It travels in the simple
+        // protocol, its values written as literals, so that the deferred
+        // end of the read transaction before it (retrieval's) goes in the
+        // same round trip: `ROLLBACK; SELECT …` ends that transaction, then
+        // runs the call in a transaction of its own.
         let keep = check.keep.map(|k| i64::try_from(k).unwrap_or(i64::MAX));
         let scan = i32::try_from(check.scan).unwrap_or(i32::MAX);
-        let mut conn = self.take()?;
-        let result = conn.query(
-            &self.log,
-            sql,
-            &[
-                &WRITE_LOCK_KEY,
-                &format!("{}s", BUSY_TIMEOUT.as_secs()),
-                &op.id,
-                &op.kind.as_str(),
-                &op.owner_id.as_str(),
-                &op.scope.as_str(),
-                &op.target_id,
-                &kith_core::canon::to_canonical_string(&op.payload),
-                &op.created_at.to_rfc3339(),
-                &op.checksum,
-                &keep,
-                &check.cutoff_ms,
-                &scan,
-                &crate::WRITE_GENERATION_KEY,
-            ],
+        let int = |n: Option<i64>| n.map_or_else(|| "NULL".to_string(), |n| n.to_string());
+        let call = format!(
+            "SELECT kith_append_unless_expiring({lock}::bigint, {wait}, {id}::uuid, {kind}, \
+             {owner}, {scope}, {target}::uuid, {payload}, {created}, {checksum}, \
+             {keep}::bigint, {cutoff}::bigint, {scan}::integer, {generation})",
+            lock = WRITE_LOCK_KEY,
+            wait = sql::literal(&format!("{}s", BUSY_TIMEOUT.as_secs())),
+            id = sql::literal(&op.id.to_string()),
+            kind = sql::literal(op.kind.as_str()),
+            owner = sql::literal(op.owner_id.as_str()),
+            scope = sql::literal(op.scope.as_str()),
+            target = op
+                .target_id
+                .map_or_else(|| "NULL".to_string(), |t| sql::literal(&t.to_string())),
+            payload = sql::literal(&kith_core::canon::to_canonical_string(&op.payload)),
+            created = sql::literal(&op.created_at.to_rfc3339()),
+            checksum = sql::literal(&op.checksum),
+            keep = int(keep),
+            cutoff = int(check.cutoff_ms),
+            generation = sql::literal(crate::WRITE_GENERATION_KEY),
         );
-        // A failed statement outside a block leaves the connection idle.
+        let mut conn = self.take_unsettled()?;
+        let text = format!("{}{call}", conn.end_prefix());
+        self.log.sent(&text);
+        let result = conn.client.simple_query(&text);
+        // A failed statement outside a block leaves the connection idle
+        // (the message's implicit transaction is rolled back).
         self.release(conn);
         let rows = result.map_err(|e| map_err(e).context("journal a record"))?;
-        let status: &str = rows.first().map_or("", |r| r.get(0));
+        let status = rows
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => r.get(0),
+                _ => None,
+            })
+            .unwrap_or("");
         match status {
             "appended" => Ok(true),
             "expiring" => Ok(false),
@@ -632,17 +674,29 @@ struct PgTx<'a> {
     /// that never sends a statement never begins, and ends with nothing to
     /// send. The snapshot is the first statement's either way.
     pending_begin: Option<&'static str>,
+    /// Whether an owner holds any entity node, as a read transaction's
+    /// snapshot sees it: read with the vector copy's state
+    /// ([`vectors::state`]), so the entity search that follows needs no
+    /// probe of its own ([`PgTx::has_nodes_to_search`]).
+    owner_has_entities: Option<(OwnerId, bool)>,
 }
 
 impl Drop for PgTx<'_> {
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(mut conn) = self.conn.take() {
             if self.pending_begin.is_some() {
-                // Never begun: nothing to undo.
+                // Never begun: nothing to undo (an earlier transaction's
+                // deferred end stays due).
                 self.store.release(conn);
                 return;
             }
-            let mut conn = conn;
+            if self.mode == TxMode::Read && self.failed.is_none() {
+                // Nothing to undo: the ROLLBACK waits for the connection's
+                // next statement ([`pool`]).
+                conn.end_due = Some(std::time::Instant::now());
+                self.store.release(conn);
+                return;
+            }
             // Not committed: undo everything. If even ROLLBACK fails the
             // connection is in an unknown state, so it is not reused.
             self.store.log.sent("ROLLBACK");
@@ -691,14 +745,32 @@ impl PgTx<'_> {
         }
     }
 
+    /// The entity search's probe ([`crate::has_nodes_to_search`]), answered
+    /// without a round trip when this read transaction already knows
+    /// whether the owner holds entities ([`PgTx::owner_has_entities`]): a
+    /// search for entities alone finds none in any scope when the owner has
+    /// none, and some when it has and the search is not limited to a scope.
+    /// Any other search sends the probe.
+    fn has_nodes_to_search(&mut self, q: &LexicalQuery) -> Result<bool, StoreError> {
+        let types = &q.filters.node_types;
+        let entities_only = !types.is_empty() && types.iter().all(|t| *t == NodeType::Entity);
+        if let Some((owner, has)) = &self.owner_has_entities {
+            if entities_only && *owner == q.owner && (!*has || q.filters.scope.is_none()) {
+                return Ok(*has);
+            }
+        }
+        crate::has_nodes_to_search(self, q)
+    }
+
     /// Sends the pending `BEGIN` of a read transaction, if any, on its own.
     fn begin_now(&mut self) -> Result<(), StoreError> {
         let Some(begin) = self.pending_begin.take() else {
             return Ok(());
         };
-        self.store.log.sent(begin);
         let conn = self.conn.as_mut().expect("transaction connection is live");
-        conn.client.batch_execute(begin).map_err(|e| {
+        let begin = format!("{}{begin}", conn.end_prefix());
+        self.store.log.sent(&begin);
+        conn.client.batch_execute(&begin).map_err(|e| {
             let err = map_err(e).context("begin a transaction");
             self.failed = Some(err.clone());
             err
@@ -715,12 +787,12 @@ impl PgTx<'_> {
                 format!("the transaction was aborted by an earlier error: {err}"),
             ));
         }
+        let conn = self.conn.as_mut().expect("transaction connection is live");
         let text = match self.pending_begin.take() {
-            Some(begin) => format!("{begin}; {sql}"),
+            Some(begin) => format!("{}{begin}; {sql}", conn.end_prefix()),
             None => sql.to_string(),
         };
         self.store.log.sent(&text);
-        let conn = self.conn.as_mut().expect("transaction connection is live");
         match conn.client.simple_query(&text) {
             Ok(messages) => Ok(messages
                 .into_iter()
@@ -765,12 +837,12 @@ impl PgTx<'_> {
             ));
         }
         // A pending `BEGIN` travels in the same batch.
+        let conn = self.conn.as_mut().expect("transaction connection is live");
         let sql = match self.pending_begin.take() {
-            Some(begin) => format!("{begin}; {sql}"),
+            Some(begin) => format!("{}{begin}; {sql}", conn.end_prefix()),
             None => sql.to_string(),
         };
         self.store.log.sent(&sql);
-        let conn = self.conn.as_mut().expect("transaction connection is live");
         conn.client.batch_execute(&sql).map_err(|e| {
             let err = map_err(e);
             self.failed = Some(err.clone());
@@ -1728,7 +1800,7 @@ impl Tx for PgTx<'_> {
         // (~3 ms) than the round trip the probe spares an owner without a
         // node of the types asked (measured: BENCHMARKS.md, "Many owners on
         // PostgreSQL").
-        if !crate::has_nodes_to_search(self, q)? {
+        if !self.has_nodes_to_search(q)? {
             return Ok(Vec::new());
         }
         let avg_lexemes = self.avg_lexemes()?;
@@ -1850,7 +1922,7 @@ impl Tx for PgTx<'_> {
         let mut k = limit * 2 + 16;
         loop {
             let found = if self.store.hnsw {
-                hnsw::search(self, q, k)?
+                hnsw::search(self, q, k, self.store.hnsw_ef_search)?
             } else {
                 match vectors::plan(self, q, generation.clone(), max_seq, k)? {
                     vectors::Plan::Sql => {
@@ -2034,6 +2106,13 @@ impl Tx for PgTx<'_> {
         let mut conn = self.conn.take().expect("transaction connection is live");
         if self.pending_begin.take().is_some() {
             // A read transaction that sent nothing never began.
+            self.store.release(conn);
+            return Ok(());
+        }
+        if self.mode == TxMode::Read {
+            // Nothing to commit: ended with the connection's next
+            // statement, as when dropped ([`pool`]).
+            conn.end_due = Some(std::time::Instant::now());
             self.store.release(conn);
             return Ok(());
         }

@@ -233,12 +233,17 @@ fn length_norm(avg_lexemes: f64) -> String {
 /// A lexical search's statement from its ranking `select` (rows of `nodes`
 /// `n` with a `score`): the request's filters, the best `q.limit`, and
 /// only then their events joined (role and time are copied onto nodes at
-/// insert, so ranking and filtering need `nodes` alone).
+/// insert, so ranking and filtering need `nodes` alone). Each hit carries
+/// its place in that order as `rank` (from 1), numbered by the same
+/// `ORDER BY` the rows come in: a statement that wraps this one (a
+/// `UNION`, a CTE) orders by `rank`, since SQL keeps no subquery's order.
 fn ranked_hits(mut select: Select, q: &LexicalQuery) -> (String, Vec<Arg>) {
     apply_filters(&mut select, &q.filters);
     let (inner, args) = select.finish("score DESC, n.seq", q.limit);
     let sql = format!(
-        "SELECT n.score::float8 AS score, {} FROM ({inner}) n
+        "SELECT n.score::float8 AS score, {},
+                row_number() OVER (ORDER BY n.score DESC, n.seq) AS rank
+         FROM ({inner}) n
          LEFT JOIN events e ON e.id = n.source_event_id
          ORDER BY n.score DESC, n.seq",
         super::rows::HIT_COLUMNS

@@ -92,6 +92,24 @@ impl Select {
     }
 }
 
+/// `text` as an SQL string literal, for the few statements that travel in
+/// the simple protocol (which has no parameters) beside another: an
+/// escape string (`E'…'`, read the same whatever
+/// `standard_conforming_strings` says) with `\` and `'` escaped. PostgreSQL
+/// text holds no NUL, and kith's values have none (JSON escapes them).
+pub fn literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 3);
+    out.push_str("E'");
+    for c in text.chars() {
+        if c == '\\' || c == '\'' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
 /// Borrows owned arguments the way the driver takes them.
 pub fn refs(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
     args.iter()
@@ -102,6 +120,17 @@ pub fn refs(args: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_escape_quotes_and_backslashes() {
+        assert_eq!(literal("plain"), "E'plain'");
+        assert_eq!(literal("it's"), r"E'it\'s'");
+        assert_eq!(literal(r"a\b"), r"E'a\\b'");
+        assert_eq!(
+            literal(r"\'; DROP TABLE x; --"),
+            r"E'\\\'; DROP TABLE x; --'"
+        );
+    }
 
     #[test]
     fn no_limit_is_no_limit_clause_not_a_parameter() {

@@ -208,31 +208,69 @@ pub(super) const STATE_SQL: &str =
     "SELECT (SELECT value FROM kith_meta WHERE key = 'embeddings_generation'),
             (SELECT coalesce(max(seq), 0) FROM embeddings WHERE owner_id = $1)";
 
+/// [`STATE_SQL`] with one more column for a read transaction: whether
+/// owner `$1` holds any entity node (one probe of `nodes_owner_type_seq`),
+/// the entity search's probe ([`crate::has_nodes_to_search`] for entities),
+/// answered in the round trip retrieval makes first ([`PgTx::owner_has_entities`]).
+fn tx_state_sql() -> String {
+    format!(
+        "{STATE_SQL},
+            EXISTS (SELECT 1 FROM nodes WHERE owner_id = $1 AND node_type = 'entity')"
+    )
+}
+
 /// The embeddings generation and `owner`'s newest embedding `seq` as the
 /// transaction sees them ([`STATE_SQL`]). When the transaction has not
 /// begun, its `BEGIN` and this read go in one round trip: the simple
 /// protocol has no parameters, so the owner is written as a literal (owner
 /// ids are letters, digits and `._-:@`; quotes are doubled all the same).
+///
+/// A read transaction's read also notes whether the owner holds entities
+/// ([`tx_state_sql`]): its snapshot does not change, so that holds for the
+/// transaction's life and spares the entity search its probe.
 pub(super) fn state(
     tx: &mut super::PgTx<'_>,
     owner: &kith_core::OwnerId,
 ) -> Result<(Option<String>, i64), StoreError> {
     let no_row = || StoreError::new(StoreErrorKind::Other, "no vector state row");
+    let reads = tx.mode == crate::TxMode::Read;
+    let sql = if reads {
+        tx_state_sql()
+    } else {
+        STATE_SQL.to_string()
+    };
     if tx.pending_begin.is_none() {
-        let rows = tx.query(STATE_SQL, &[&owner.as_str()])?;
-        return rows
-            .first()
-            .map(|r| (r.get(0), r.get(1)))
-            .ok_or_else(no_row);
+        let rows = tx.query(&sql, &[&owner.as_str()])?;
+        let row = rows.first().ok_or_else(no_row)?;
+        if reads {
+            let has: bool = row
+                .try_get(2)
+                .map_err(|e| StoreError::corrupted(format!("the entity probe: {e}")))?;
+            tx.owner_has_entities = Some((owner.clone(), has));
+        }
+        return Ok((row.get(0), row.get(1)));
     }
     let literal = format!("'{}'", owner.as_str().replace('\'', "''"));
-    let rows = tx.simple_query(&STATE_SQL.replace("$1", &literal))?;
+    let rows = tx.simple_query(&sql.replace("$1", &literal))?;
     let row = rows.first().ok_or_else(no_row)?;
     let max_seq = row
         .get(1)
         .ok_or_else(no_row)?
         .parse::<i64>()
         .map_err(|e| StoreError::corrupted(format!("the newest embedding seq: {e}")))?;
+    if reads {
+        // The simple protocol's text form of a boolean.
+        let has = match row.get(2) {
+            Some("t") => true,
+            Some("f") => false,
+            other => {
+                return Err(StoreError::corrupted(format!(
+                    "the entity probe answered {other:?}"
+                )))
+            }
+        };
+        tx.owner_has_entities = Some((owner.clone(), has));
+    }
     Ok((row.get(0).map(str::to_string), max_seq))
 }
 

@@ -757,6 +757,8 @@ fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
         prop::option::of(1u64..7),
         any::<bool>(),
         1usize..5,
+        // The receipt's text, written into the statement as a literal.
+        prop_oneof![any::<String>(), "[a-z'\\\\$;E ]{0,12}"],
     );
     let mut runner = TestRunner::new(Config {
         cases: 48,
@@ -764,7 +766,7 @@ fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
         ..Config::default()
     });
     runner
-        .run(&case, |(deltas, keep, aged, scan)| {
+        .run(&case, |(deltas, keep, aged, scan, text)| {
             let who = format!("o{}", Uuid::new_v4().simple());
             let record = |created_at: Timestamp, kind: OperationKind| {
                 Operation::new(
@@ -773,7 +775,7 @@ fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
                     owner(&who),
                     ScopeId::personal(),
                     None,
-                    serde_json::json!({"q": "x"}),
+                    serde_json::json!({"q": text}),
                     created_at,
                 )
             };
@@ -811,6 +813,15 @@ fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
                 prop_assert!(!due, "appended although a record was due");
                 prop_assert_eq!(count, stamps.len() as u64 + 1);
                 prop_assert_eq!(generation(&store), before + 1);
+                let stored = {
+                    let mut tx = store.begin(TxMode::Read).unwrap();
+                    tx.get_operation(op.id).unwrap()
+                };
+                prop_assert_eq!(
+                    stored.as_ref(),
+                    Some(&op),
+                    "the record reads back as written"
+                );
                 let again = store.append_unless_expiring(
                     &op,
                     &ExpiryCheck {
@@ -828,4 +839,81 @@ fn postgres_only_append_unless_expiring_follows_the_retention_rule() {
             Ok(())
         })
         .unwrap();
+}
+
+/// A read transaction's `ROLLBACK` waits for its connection's next
+/// statement and travels with it (one round trip), and never waits longer
+/// than `read_end_wait`: the next transaction on that connection sees what
+/// another store committed meanwhile, and a connection left alone leaves
+/// its transaction within the wait (checked from the server's side).
+#[test]
+fn postgres_only_a_read_transactions_end_travels_with_the_next_statement() {
+    use kith_core::OperationKind;
+    use kith_store::postgres::PgOptions;
+
+    let db = test_database();
+    let with_wait = |wait| {
+        PgStore::connect_with(
+            db.url(),
+            PgOptions {
+                read_end_wait: wait,
+                ..PgOptions::default()
+            },
+        )
+        .expect("connect")
+    };
+    let kind = OperationKind::RetrievalRecorded;
+    let count = |store: &PgStore| {
+        read(store, |tx| {
+            tx.count_operations(&owner("ana"), kind).unwrap()
+        })
+    };
+    let append = |store: &PgStore| {
+        write(store, |tx| {
+            tx.append_operation(&operation("ana", kind, serde_json::json!({})))
+                .unwrap()
+        })
+    };
+    let patient = with_wait(Duration::from_secs(60));
+    let other = with_wait(Duration::from_secs(60));
+    append(&patient);
+    assert_eq!(count(&patient), 1);
+    append(&other);
+    let log = patient.statement_log().expect("PostgreSQL counts");
+    log.start_recording();
+    assert_eq!(count(&patient), 2, "a new snapshot after the deferred end");
+    let sent = log.take_recorded();
+    assert!(
+        sent.first()
+            .is_some_and(|s| s.starts_with("ROLLBACK; BEGIN")),
+        "{sent:#?}"
+    );
+
+    let mut server = Client::connect(db.url(), NoTls).expect("connect");
+    let waiting = |server: &mut Client| -> i64 {
+        server
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND state = 'idle in transaction'",
+                &[],
+            )
+            .expect("pg_stat_activity")
+            .get(0)
+    };
+    // `patient`'s last read waits (for a minute); a store waiting 50 ms
+    // ends its own soon.
+    assert_eq!(waiting(&mut server), 1);
+    let brief = with_wait(Duration::from_millis(50));
+    assert_eq!(count(&brief), 2);
+    assert_eq!(waiting(&mut server), 2);
+    let started = Instant::now();
+    while waiting(&mut server) > 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a read transaction waited past its bound"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(patient);
+    drop(brief);
 }

@@ -1,6 +1,6 @@
 //! Conformance: embeddings and exact vector search.
 
-use kith_core::{Lifecycle, NodeType};
+use kith_core::{EventInput, Lifecycle, NodeType};
 use kith_store::{SearchFilters, Store, StoreErrorKind, VectorQuery};
 use uuid::Uuid;
 
@@ -290,4 +290,65 @@ fn a_filter_on_lifecycle_reaches_past_many_closer_vectors(store: &dyn Store) {
     let mut q = vq("ana", unit(0, 0.0));
     q.limit = 50;
     assert_eq!(vsearch(store, &q).len(), 50);
+}
+
+vector_test!(an_entity_search_after_a_vector_search_answers_as_in_steps);
+/// An entity search after a vector search in one read transaction (the
+/// order retrieval asks them in; on PostgreSQL the vector search's first
+/// read also answers the entity search's probe) finds what the search in
+/// its three steps finds in a transaction of its own: for an owner whose
+/// entities are all in one scope, an owner without entities and an owner
+/// without vectors, with no scope, that scope and another, for entities
+/// alone and for entities with notes.
+fn an_entity_search_after_a_vector_search_answers_as_in_steps(store: &dyn Store) {
+    let at_work = event(EventInput {
+        scope: Some("work".into()),
+        ..input("ana", "a0", "Ana met Porto's mayor")
+    });
+    let at_home = event(input("ana", "a1", "a quiet evening about Porto"));
+    let bob = event(input("bob", "b0", "bob talked about Porto"));
+    let carl = event(input("carl", "c0", "carl has no vectors but knows Porto"));
+    write(store, |tx| {
+        for e in [&at_work, &at_home, &bob] {
+            let (_, n) = put(tx, e);
+            tx.put_embedding(n.id, MODEL, &unit(0, 0.1)).unwrap();
+        }
+        put(tx, &carl);
+        for (from, name) in [(&at_work, "Porto"), (&carl, "Porto")] {
+            tx.insert_node(&derived(from, NodeType::Entity, Lifecycle::Stable, name))
+                .unwrap();
+        }
+    });
+    let types = [
+        vec![NodeType::Entity],
+        vec![NodeType::Entity, NodeType::Note],
+    ];
+    let mut found = 0;
+    for who in ["ana", "bob", "carl"] {
+        for scope_asked in [None, Some("work"), Some("home")] {
+            for node_types in &types {
+                let q = kith_store::LexicalQuery {
+                    filters: SearchFilters {
+                        scope: scope_asked.map(scope),
+                        node_types: node_types.clone(),
+                        ..SearchFilters::default()
+                    },
+                    ..lexical(who, "Porto")
+                };
+                let got = read(store, |tx| {
+                    tx.search_vector(&vq(who, unit(0, 0.2))).unwrap();
+                    tx.search_lexical_nodes(&q).unwrap()
+                });
+                let want = read(store, |tx| {
+                    kith_store::search_lexical_nodes_in_steps(tx, &q).unwrap()
+                });
+                assert_eq!(got, want, "{who}, {q:?}");
+                found += got.len();
+            }
+        }
+    }
+    // ana: her entity (no scope, work) alone (1 + 1) and with her notes
+    // (3 + 2); bob: his note, with entities asked too (1); carl: his entity
+    // alone (1) and with his note (2). "home" holds nothing.
+    assert_eq!(found, 7 + 1 + 3, "the searches find what they should");
 }
