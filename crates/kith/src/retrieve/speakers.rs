@@ -46,6 +46,13 @@ pub const KEPT_STRONG: usize = 3;
 /// still goes to the named speaker.
 pub const KEPT_MARGIN: f64 = 1.1;
 
+/// How many of the best candidates before the boost may be a named
+/// speaker's question whose reply keeps its place ([`answers_to_named`]):
+/// the 5 the hops start from (`expand::HOP_SOURCES`); 3, as
+/// [`KEPT_STRONG`], kept fewer of the tune half's traps (0.798 against
+/// 0.833 R@10) at the same R@10 on ordinary questions (BENCHMARKS.md).
+pub const ANSWERED_STRONG: usize = 5;
+
 /// A speaker the question names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamedSpeaker {
@@ -145,6 +152,10 @@ pub fn boost(
         Some(_) => Vec::new(),
         None => strong_others(named, pool, weights),
     };
+    let answers = match misattributed {
+        Some(_) => Vec::new(),
+        None => answers_to_named(named, pool, weights),
+    };
     for c in pool.by_id.values_mut() {
         if c.hit.role == Some(Role::System) {
             continue;
@@ -152,11 +163,17 @@ pub fn boost(
         let speaker = c.hit.speaker.as_deref();
         let who = speaker.unwrap_or("someone else");
         let kept = match misattributed {
-            Some(m) if speaker == Some(m.about.as_str()) => Some(m.describe(&names)),
+            Some(m) if speaker == Some(m.about.as_str()) && m.keeps(c.hit.node_id) => {
+                Some(m.describe(&names))
+            }
             Some(_) => None,
-            None => strong.contains(&c.hit.node_id).then(|| format!(
+            None if strong.contains(&c.hit.node_id) => Some(format!(
                 "kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs"
             )),
+            None => answers
+                .iter()
+                .find(|(id, _)| *id == c.hit.node_id)
+                .map(|(_, question)| format!("kept level, as the reply to their question \"{question}\", one of the {ANSWERED_STRONG} best matches before the speaker boost")),
         };
         if let Some(n) = is_named(speaker) {
             c.trace.add_boost(Boost {
@@ -198,6 +215,45 @@ fn strong_others(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights)
         .collect()
 }
 
+/// The replies, by someone the question does not name, to a named
+/// speaker's turn that asks (`?`) and is among the [`ANSWERED_STRONG`]
+/// best candidates before the boost, each with an excerpt of that question.
+/// The question matched the question's words; its reply is where the
+/// answer is ("How did they handle the accident?" asked by Caroline,
+/// "They were scared but we reassured them…" by Melanie), and doubling
+/// every turn of the named speaker would bury it.
+fn answers_to_named(
+    named: &[NamedSpeaker],
+    pool: &mut Pool,
+    weights: &PathWeights,
+) -> Vec<(Uuid, String)> {
+    let is_named = |speaker: Option<&str>| named.iter().any(|n| Some(n.name.as_str()) == speaker);
+    let asked: Vec<(Uuid, String)> = pool
+        .ranked(weights)
+        .iter()
+        .take(ANSWERED_STRONG)
+        .filter(|c| is_named(c.hit.speaker.as_deref()) && c.hit.content.contains('?'))
+        .map(|c| (c.hit.node_id, excerpt(&c.hit.content)))
+        .collect();
+    pool.by_id
+        .values()
+        .filter(|c| !is_named(c.hit.speaker.as_deref()))
+        .filter_map(|c| {
+            let (_, q) = asked.iter().find(|(id, _)| Some(*id) == c.answers)?;
+            Some((c.hit.node_id, q.clone()))
+        })
+        .collect()
+}
+
+/// The first 60 characters of `text`, for a trace.
+fn excerpt(text: &str) -> String {
+    let mut out: String = text.chars().take(60).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// Whether the question's words point to someone it does not name
 /// ([`premise::check`]), read from the candidates' turns best first (so a
 /// tie between two turns of one person names the same one every time).
@@ -219,7 +275,16 @@ pub fn check_premise(
         })
         .collect();
     let names: Vec<&str> = named.iter().map(|n| n.name.as_str()).collect();
-    premise::check(query, &names, &turns)
+    let ids: Vec<Uuid> = ranked
+        .iter()
+        .filter(|c| c.hit.role != Some(Role::System) && c.hit.speaker.is_some())
+        .map(|c| c.hit.node_id)
+        .collect();
+    premise::check(query, &names, &turns).or_else(|| {
+        let mut m = premise::check_with_margin(query, &names, &turns, premise::NARROW_MARGIN)?;
+        m.only = Some(m.strongest.iter().map(|i| ids[*i]).collect());
+        Some(m)
+    })
 }
 
 /// A candidate's fused score less what it inherited as the reply to a
