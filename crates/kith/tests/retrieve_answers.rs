@@ -116,6 +116,12 @@ fn the_reply_to_the_named_speakers_question_keeps_its_place_labelled() {
         "{}",
         boost.reason
     );
+    // Switched off (`--weights replies=0`), it falls out of the ten.
+    let mut req = RetrieveRequest::new("o", q).unwrap();
+    req.record = false;
+    req.weights.replies = 0.0;
+    let off = m.retrieve(&req).unwrap();
+    assert_eq!(rank_of(&m, &off, "answer"), None);
     // Caroline's own turns keep the boost.
     assert!(r.results[asked - 1]
         .trace

@@ -77,6 +77,16 @@ pub struct PathWeights {
     /// (pseudo-relevance feedback; 0: it does not run).
     #[serde(default = "feedback")]
     pub feedback: f64,
+    /// Not a path, a switch (0 turns it off): the reply to a named
+    /// speaker's question among the best hits keeps its place beside their
+    /// boosted turns (`retrieve/speakers.rs`).
+    #[serde(default = "one")]
+    pub replies: f64,
+    /// Not a path, a switch (0 turns it off): a question whose words point
+    /// to someone it does not name by a smaller lead keeps only that
+    /// person's turns that carry the lead (`retrieve/premise.rs`).
+    #[serde(default = "one")]
+    pub narrow_premise: f64,
 }
 
 fn one() -> f64 {
@@ -125,6 +135,9 @@ impl Default for PathWeights {
             hop: half(),
             mention: 0.0,
             feedback: FEEDBACK_WEIGHT,
+            // Rules, not weights: on.
+            replies: 1.0,
+            narrow_premise: 1.0,
         }
     }
 }
@@ -169,6 +182,8 @@ impl PathWeights {
                 "hop" => w.hop = v,
                 "mention" | "mentions" => w.mention = v,
                 "feedback" => w.feedback = v,
+                "replies" => w.replies = v,
+                "narrow_premise" => w.narrow_premise = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

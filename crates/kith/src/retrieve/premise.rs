@@ -24,7 +24,9 @@
 //!    then the other speaker, when the candidates have exactly two.
 //! 5. The premise is **misattributed** when someone the question does not
 //!    name has a match above every match about a named person by more than
-//!    [`MISATTRIBUTED_MARGIN`].
+//!    [`MISATTRIBUTED_MARGIN`] (then every turn of theirs is kept level), or
+//!    by more than [`NARROW_MARGIN`] (then only their turns whose own match
+//!    leads by that much: [`Misattributed::only`]).
 //!
 //! For an ordinary question ("What did Caroline paint?") the best match is
 //! Caroline's own turn about painting, or Melanie's "your painting is

@@ -22,6 +22,14 @@
 //! rare words are the other speaker's, or said to them), every turn of that
 //! person is kept level instead, labelled with who said it: the premise is
 //! misattributed, and the question is about what they did.
+//!
+//! And a question often names the one who *asked*: "How did Caroline's
+//! children handle the accident?" when Caroline asked Melanie "How did they
+//! handle the accident?". Her question matches best; the answer is
+//! Melanie's reply, which the neighbour path brought in. The reply to a
+//! named speaker's question among the [`ANSWERED_STRONG`] best candidates
+//! before the boost is kept level too, labelled with the question it
+//! answers ([`answers_to_named`]; `weights.replies` = 0 turns it off).
 
 use std::collections::HashSet;
 
@@ -153,8 +161,8 @@ pub fn boost(
         None => strong_others(named, pool, weights),
     };
     let answers = match misattributed {
-        Some(_) => Vec::new(),
-        None => answers_to_named(named, pool, weights),
+        None if weights.replies > 0.0 => answers_to_named(named, pool, weights),
+        _ => Vec::new(),
     };
     for c in pool.by_id.values_mut() {
         if c.hit.role == Some(Role::System) {
@@ -280,7 +288,11 @@ pub fn check_premise(
         .filter(|c| c.hit.role != Some(Role::System) && c.hit.speaker.is_some())
         .map(|c| c.hit.node_id)
         .collect();
+    let narrow = weights.narrow_premise > 0.0;
     premise::check(query, &names, &turns).or_else(|| {
+        if !narrow {
+            return None;
+        }
         let mut m = premise::check_with_margin(query, &names, &turns, premise::NARROW_MARGIN)?;
         m.only = Some(m.strongest.iter().map(|i| ids[*i]).collect());
         Some(m)
