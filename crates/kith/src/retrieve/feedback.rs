@@ -106,7 +106,12 @@ pub fn rerank(req: &RetrieveRequest, lexical_text: &str, pool: &mut Pool) {
 /// their BM25 score under the pool's own statistics (words lightly stemmed
 /// on both sides; ties in first-found order).
 pub fn rank_in_pool(query: &[String], pool: &Pool) -> Vec<(Uuid, f64)> {
-    let q: HashSet<String> = query.iter().map(|w| stem(w)).collect();
+    // Sorted, not a set: a sum of floats depends on its order, and a
+    // set's order changes from one process to the next (two runs gave two
+    // rankings when scores nearly tied).
+    let mut q: Vec<String> = query.iter().map(|w| stem(w)).collect();
+    q.sort();
+    q.dedup();
     let docs: Vec<(Uuid, usize, Vec<String>)> = pool
         .by_id
         .values()
