@@ -1,7 +1,7 @@
 //! Pseudo-relevance feedback (issue 16), on the default path a user takes
-//! with `weights.feedback` set (it is off by default): a candidate
-//! that shares no word with the question, found far down by the vector
-//! path, is ranked up by the words of the best hit. Turns go in through
+//! (on by default; `weights.feedback = 0` turns it off): a candidate that
+//! shares no word with the question, found far down by the vector path, is
+//! ranked up by the words of the best hit. Turns go in through
 //! `ingest_batch` (the default heuristic extractor); vectors come from the
 //! hashing embedder, which only knows shared words, so before the feedback
 //! nothing tells the answer from the chatter around it.
@@ -123,9 +123,11 @@ fn the_best_hits_words_rank_up_evidence_sharing_no_word_with_the_question() {
 }
 
 #[test]
-fn by_default_the_feedback_does_not_run_and_it_stays_among_the_chatter() {
+fn by_default_the_feedback_runs_and_off_it_stays_among_the_chatter() {
     let (_d, m) = memory();
-    let r = ask(&m, None);
+    let by_default = ask(&m, None);
+    assert_eq!(rank_of(&m, &by_default, "bowl"), Some(2));
+    let r = ask(&m, Some(0.0));
     assert_eq!(rank_of(&m, &r, "signup"), Some(1));
     let rank = rank_of(&m, &r, "bowl");
     assert!(rank.is_none_or(|r| r > 2), "bowl ranks {rank:?}");

@@ -10,7 +10,11 @@
 //! the packed context whatever the question; for a present-tense question
 //! it is also multiplied by [`SUPERSEDED_FACTOR`] and the turn that
 //! grounds the claim in force joins the candidates with the old turn's
-//! fused score (path `current`), so it ranks above.
+//! fused score (path `current`), so it ranks above. So do the turns of
+//! the other claims in force of the same kind about the same subject,
+//! said since (`works_at Brightpath Labs` beside `NOT works_at Northwind
+//! Analytics`, which replaced `works_at Northwind Analytics`): "I left"
+//! says where she no longer works, the new job says where she works now.
 
 use std::collections::HashMap;
 
@@ -103,6 +107,10 @@ pub struct Superseded {
     pub current_text: String,
     /// The events that ground the claim in force, newest last.
     pub current_events: Vec<Uuid>,
+    /// Other claims in force of the same kind about the same subject, said
+    /// after the old one (`works_at Brightpath Labs` beside `NOT works_at
+    /// Northwind Analytics`), each with its events, newest last.
+    pub also_current: Vec<(Uuid, Vec<Uuid>)>,
 }
 
 /// Superseded evidence by event id, gathered by the graph path.
@@ -133,7 +141,26 @@ impl SupersededEvidence {
                 current_claim,
                 current_text: current_text.to_string(),
                 current_events: current_events.to_vec(),
+                also_current: Vec::new(),
             });
+        }
+    }
+
+    /// Records that `claim`, grounded in `events`, is also in force where
+    /// `old_events` were superseded: another claim of the same kind about
+    /// the same subject, said after the old one ("I started my new job at
+    /// Brightpath Labs" beside "I left Northwind Analytics"). An event that
+    /// grounds it is no longer superseded (the old claim was said again).
+    pub fn also_in_force(&mut self, old_events: &[Uuid], claim: Uuid, events: &[Uuid]) {
+        for event in events {
+            self.by_event.remove(event);
+        }
+        for event in old_events {
+            if let Some(s) = self.by_event.get_mut(event) {
+                if !s.also_current.iter().any(|(c, _)| *c == claim) {
+                    s.also_current.push((claim, events.to_vec()));
+                }
+            }
         }
     }
 
@@ -157,7 +184,8 @@ impl SupersededEvidence {
 
 /// For a present-tense question: multiplies superseded candidates by
 /// [`SUPERSEDED_FACTOR`] and brings in the turns behind the claims in force
-/// with the superseded turn's fused score (path `current`).
+/// (the one that replaced it, and the others of its kind said since) with
+/// the superseded turn's fused score (path `current`).
 pub fn put_current_first(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
@@ -187,16 +215,16 @@ pub fn put_current_first(
     // on a server), not two per turn.
     let turns: Vec<Uuid> = sources
         .iter()
-        .flat_map(|(_, _, s)| s.current_events.iter().rev().take(CURRENT_TURNS).copied())
+        .flat_map(|(_, _, s)| in_force_turns(s).into_iter().map(|(e, _)| e))
         .collect();
     let note_ids: Vec<Uuid> = turns.iter().map(|e| ids::note_node_id(*e)).collect();
     let (events, notes) = by_id::events_and_nodes(tx, &req.owner, &turns, &note_ids)?;
     for (i, (node_id, score, s)) in sources.iter().enumerate() {
-        for event_id in s.current_events.iter().rev().take(CURRENT_TURNS) {
-            let Some(event) = events.get(event_id).cloned() else {
+        for (event_id, claim) in in_force_turns(s) {
+            let Some(event) = events.get(&event_id).cloned() else {
                 continue;
             };
-            let Some(note) = notes.get(&ids::note_node_id(*event_id)).cloned() else {
+            let Some(note) = notes.get(&ids::note_node_id(event_id)).cloned() else {
                 continue;
             };
             if note.owner_id != req.owner || !admitted(&req.filters, &note, Some(&event)) {
@@ -208,15 +236,33 @@ pub fn put_current_first(
                     PathKind::Current,
                     i,
                     Some(*score),
-                    Some(format!(
-                        "claim in force {}, replaces node {node_id}",
-                        s.current_claim
-                    )),
+                    Some(format!("claim in force {claim}, replaces node {node_id}")),
                 ),
             );
         }
     }
     Ok(())
+}
+
+/// The turns to bring in for `s`, each with the claim in force it grounds:
+/// the [`CURRENT_TURNS`] newest of the claim that replaced it, then the
+/// newest of each other claim in force of its kind.
+fn in_force_turns(s: &Superseded) -> Vec<(Uuid, Uuid)> {
+    let mut out: Vec<(Uuid, Uuid)> = s
+        .current_events
+        .iter()
+        .rev()
+        .take(CURRENT_TURNS)
+        .map(|e| (*e, s.current_claim))
+        .collect();
+    for (claim, events) in &s.also_current {
+        if let Some(e) = events.last() {
+            if !out.iter().any(|(seen, _)| seen == e) {
+                out.push((*e, *claim));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -266,5 +312,35 @@ mod tests {
         );
         assert_eq!(s.mark(Some(b)), None);
         assert_eq!(s.mark(None), None);
+    }
+
+    #[test]
+    fn a_claim_of_the_same_kind_said_since_is_in_force_too() {
+        let (old, left, new_job, repeat) = (
+            Uuid::from_u128(1),
+            Uuid::from_u128(2),
+            Uuid::from_u128(3),
+            Uuid::from_u128(4),
+        );
+        let (in_force, brightpath) = (Uuid::from_u128(9), Uuid::from_u128(10));
+        let mut s = SupersededEvidence::default();
+        s.note(
+            &[old, repeat],
+            "works_at Northwind",
+            in_force,
+            "NOT works_at Northwind",
+            &[left],
+        );
+        s.also_in_force(&[old, repeat], brightpath, &[new_job]);
+        s.also_in_force(&[old, repeat], brightpath, &[new_job]);
+        // Brought in once, after the claim that replaced the old one.
+        assert_eq!(
+            in_force_turns(&s.by_event[&old]),
+            vec![(left, in_force), (new_job, brightpath)]
+        );
+        // A turn that grounds a claim in force is not superseded.
+        s.also_in_force(&[old], Uuid::from_u128(11), &[repeat]);
+        assert!(!s.by_event.contains_key(&repeat));
+        assert!(s.by_event.contains_key(&old));
     }
 }

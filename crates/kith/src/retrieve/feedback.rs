@@ -19,10 +19,11 @@
 //! That query ranks **the candidates already found** (BM25 with the pool's
 //! own statistics, [`rank_in_pool`]), and the ranking joins fusion as the
 //! `feedback` path, weighted by `weights.feedback`, a small share beside
-//! the question's own paths; the trace names the words. **Off by default**
-//! (weight 0; `--weights feedback=0.25` turns it on): it lifts LoCoMo's
-//! categories 1–4 on both halves, but on the demo pack it pushes Maya's new
-//! job out of the top 10 for "Where does Maya work now?".
+//! the question's own paths; the trace names the words. **On by default**
+//! (weight 0.25; `--weights feedback=0` turns it off): it lifts LoCoMo's
+//! categories 1–4 on both halves. It was off while it pushed Maya's new job
+//! out of the demo's top 10 for "Where does Maya work now?", a turn then
+//! found on the graph path alone (`current.rs` now brings it in).
 //! It costs no store query: the same query sent to the store (which could
 //! also reach turns no path found) gained as much on LoCoMo's tune half but
 //! cost about 10 ms a retrieve at 100k memories, a third of the p95 bar
@@ -106,7 +107,12 @@ pub fn rerank(req: &RetrieveRequest, lexical_text: &str, pool: &mut Pool) {
 /// their BM25 score under the pool's own statistics (words lightly stemmed
 /// on both sides; ties in first-found order).
 pub fn rank_in_pool(query: &[String], pool: &Pool) -> Vec<(Uuid, f64)> {
-    let q: HashSet<String> = query.iter().map(|w| stem(w)).collect();
+    // Sorted, not a set: a sum of floats depends on its order, and a
+    // set's order changes from one process to the next (two runs gave two
+    // rankings when scores nearly tied).
+    let mut q: Vec<String> = query.iter().map(|w| stem(w)).collect();
+    q.sort();
+    q.dedup();
     let docs: Vec<(Uuid, usize, Vec<String>)> = pool
         .by_id
         .values()

@@ -74,9 +74,19 @@ pub struct PathWeights {
     #[serde(default)]
     pub mention: f64,
     /// The candidates ranked again by a query built from the best hit
-    /// (pseudo-relevance feedback; 0, the default: it does not run).
+    /// (pseudo-relevance feedback; 0: it does not run).
     #[serde(default = "feedback")]
     pub feedback: f64,
+    /// Not a path, a switch (0 turns it off): the reply to a named
+    /// speaker's question among the best hits keeps its place beside their
+    /// boosted turns (`retrieve/speakers.rs`).
+    #[serde(default = "one")]
+    pub replies: f64,
+    /// Not a path, a switch (0 turns it off): a question whose words point
+    /// to someone it does not name by a smaller lead keeps only that
+    /// person's turns that carry the lead (`retrieve/premise.rs`).
+    #[serde(default = "one")]
+    pub narrow_premise: f64,
 }
 
 fn one() -> f64 {
@@ -91,12 +101,14 @@ fn feedback() -> f64 {
     FEEDBACK_WEIGHT
 }
 
-/// The feedback path's default weight: off. At [`FEEDBACK_WEIGHT_ON`] it
-/// lifts LoCoMo's categories 1–4 on both halves, but on the demo pack it
-/// pushes Maya's new job out of the top 10 for "Where does Maya work
-/// now?" (`tests/retrieve_people.rs`), so it is not on by default
-/// (BENCHMARKS.md, 2026-12-02, feedback).
-pub const FEEDBACK_WEIGHT: f64 = 0.0;
+/// The feedback path's default weight: on, at [`FEEDBACK_WEIGHT_ON`]. It
+/// lifts LoCoMo's categories 1–4 on both halves and no report-half row
+/// drops at R@10 (BENCHMARKS.md, 2026-12-02 (night)); it was off while it
+/// pushed Maya's new job out of the demo's top 10 for "Where does Maya
+/// work now?", which ranked there on the graph path alone until the
+/// current facts of its kind joined the `current` path (`current.rs`).
+/// `--weights feedback=0` turns it off.
+pub const FEEDBACK_WEIGHT: f64 = FEEDBACK_WEIGHT_ON;
 
 /// The weight the feedback path was measured at (`--weights
 /// feedback=0.25`): half the vector path's, a small share beside the
@@ -123,6 +135,9 @@ impl Default for PathWeights {
             hop: half(),
             mention: 0.0,
             feedback: FEEDBACK_WEIGHT,
+            // Rules, not weights: on.
+            replies: 1.0,
+            narrow_premise: 1.0,
         }
     }
 }
@@ -167,6 +182,8 @@ impl PathWeights {
                 "hop" => w.hop = v,
                 "mention" | "mentions" => w.mention = v,
                 "feedback" => w.feedback = v,
+                "replies" => w.replies = v,
+                "narrow_premise" => w.narrow_premise = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

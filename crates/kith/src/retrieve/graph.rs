@@ -16,6 +16,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use kith_core::{Edge, EdgeType, NodeType};
+use kith_identity::claims::predicate_class;
 use kith_store::{LexicalQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
@@ -67,7 +68,7 @@ fn is_accepted_alias(edge: &Edge) -> bool {
 type Queued = (Uuid, String, String, bool);
 
 /// A claim or linked memory reached: words shared with the query, minus
-/// its creation time (newest first on ties), the node and how.
+/// the time it was said (newest first on ties), the node and how.
 type Reached = (usize, i64, kith_core::Node, String);
 
 /// Adds the graph path's candidates to `pool`.
@@ -212,6 +213,9 @@ fn walk(
             .filter(|e| e.is_open())
             .cloned()
             .collect();
+        // This entity's claims: those superseded, and those in force.
+        let mut superseded: Vec<kith_core::Node> = Vec::new();
+        let mut in_force: Vec<kith_core::Node> = Vec::new();
         for edge in edges {
             if is_accepted_alias(&edge) {
                 let other = other_end(&edge, entity_id);
@@ -240,17 +244,51 @@ fn walk(
                 continue;
             }
             if reads_now && is_claim && node.superseded_by.is_some() {
-                note_superseded(tx, &node, &mut findings.superseded)?;
+                superseded.push(node.clone());
+            } else if reads_now && is_claim && node.lifecycle.is_active() {
+                in_force.push(node.clone());
             }
+            // When it was said, not when the node was written: an import
+            // or a batch writes a year of claims in one millisecond.
+            let newest = -node.event_time.unwrap_or(node.created_at).unix_millis();
             let overlap = claim_words(&node)
                 .iter()
                 .filter(|w| query_words.contains(*w))
                 .count();
-            let newest = -node.created_at.unix_millis();
             reached.push((overlap, newest, node, via.clone()));
+        }
+        for old in &superseded {
+            note_superseded(tx, old, &mut findings.superseded)?;
+            for claim in in_force.iter().filter(|c| same_kind_since(old, c)) {
+                findings.superseded.also_in_force(
+                    &old.evidence_refs,
+                    claim.id,
+                    &claim.evidence_refs,
+                );
+            }
         }
     }
     Ok(reached)
+}
+
+/// Whether `claim`, in force, says what holds now in place of `old`: a
+/// positive claim of the same kind (its predicate's supersedence class,
+/// `kith_identity::claims::predicate_class`, as ingestion reads it), said
+/// after it. `NOT works_at Northwind Analytics` replaced `works_at
+/// Northwind Analytics`; `works_at Brightpath Labs`, said since, is where
+/// she works now.
+fn same_kind_since(old: &kith_core::Node, claim: &kith_core::Node) -> bool {
+    let field = |n: &kith_core::Node, key: &str| -> Option<String> {
+        Some(n.metadata.as_ref()?.get(key)?.as_str()?.to_string())
+    };
+    let (Some(old_p), Some(p)) = (field(old, "predicate"), field(claim, "predicate")) else {
+        return false;
+    };
+    claim.id != old.id
+        && old.superseded_by != Some(claim.id)
+        && field(claim, "polarity").as_deref() == Some("positive")
+        && predicate_class(&old_p) == predicate_class(&p)
+        && claim.valid_from > old.valid_from
 }
 
 /// The node an entity's edge leads to, and whether it is a claim: HAS_FACT

@@ -15,7 +15,7 @@
 //!    asks when favours turns that state a time.
 //! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]); the
 //!    candidates can be ranked again by the best hit's words
-//!    ([`feedback`], off by default), one more path.
+//!    ([`feedback`]), one more path.
 //! 6. **Neighbours**: the turns just before and after each of the best
 //!    hits, in their session (an answer often spans two turns).
 //!    Then hops from the best hits ([`expand`]): their linked entities or

@@ -67,8 +67,9 @@ pub(super) fn candidates(
         }
     }
     let sessions = session_events(tx, req, &names)?;
-    // (source index, session, position of the neighbour, share)
-    let mut wanted: Vec<(usize, SessionId, usize, f64)> = Vec::new();
+    // (source index, session, position of the neighbour, share, whether
+    // it is the reply to a source that asks)
+    let mut wanted: Vec<(usize, SessionId, usize, f64, bool)> = Vec::new();
     for (i, source) in sources.iter().enumerate() {
         let (Some(event_id), Some(session)) = (&source.event_id, &source.session) else {
             continue;
@@ -84,17 +85,17 @@ pub(super) fn candidates(
             let Some(j) = j else { continue };
             let Some(e) = events.get(j) else { continue };
             if another_voice(e, source.voice.0.as_deref(), source.voice.1) {
-                wanted.push((i, session.clone(), j, share));
+                wanted.push((i, session.clone(), j, share, source.asks && j == at + 1));
             }
         }
     }
     // Every neighbour's note in one call (one round trip on a server).
     let note_ids: Vec<Uuid> = wanted
         .iter()
-        .map(|(_, session, j, _)| ids::note_node_id(sessions[session][*j].event.id))
+        .map(|(_, session, j, _, _)| ids::note_node_id(sessions[session][*j].event.id))
         .collect();
     let notes = by_id::nodes(tx, &req.owner, &note_ids)?;
-    for ((i, session, j, share), note_id) in wanted.into_iter().zip(note_ids) {
+    for ((i, session, j, share, answers), note_id) in wanted.into_iter().zip(note_ids) {
         let e = &sessions[&session][j];
         let source = &sources[i];
         let Some(note) = notes.get(&note_id) else {
@@ -107,6 +108,7 @@ pub(super) fn candidates(
             continue;
         }
         let hit = hit_for(note, Some(e));
+        let id = hit.node_id;
         pool.add(
             hit,
             path(
@@ -116,6 +118,11 @@ pub(super) fn candidates(
                 Some(format!("node {}", source.node_id)),
             ),
         );
+        if answers {
+            if let Some(c) = pool.by_id.get_mut(&id) {
+                c.answers.get_or_insert(source.node_id);
+            }
+        }
     }
     Ok(())
 }

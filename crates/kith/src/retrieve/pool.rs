@@ -16,6 +16,10 @@ pub(super) struct Candidate {
     pub trace: Trace,
     /// When it was first found: ties rank in this order.
     pub order: usize,
+    /// The candidate whose question this turn answers: it comes right
+    /// after that hit, which asks (`?`), in another voice (set by the
+    /// neighbour path).
+    pub answers: Option<Uuid>,
 }
 
 /// Candidates by node id, remembering first-seen order for stable ties.
@@ -34,6 +38,7 @@ impl Pool {
                 hit,
                 trace: Trace::default(),
                 order,
+                answers: None,
             })
             .trace
             .add_path(path);

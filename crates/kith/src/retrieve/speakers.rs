@@ -22,6 +22,14 @@
 //! rare words are the other speaker's, or said to them), every turn of that
 //! person is kept level instead, labelled with who said it: the premise is
 //! misattributed, and the question is about what they did.
+//!
+//! And a question often names the one who *asked*: "How did Caroline's
+//! children handle the accident?" when Caroline asked Melanie "How did they
+//! handle the accident?". Her question matches best; the answer is
+//! Melanie's reply, which the neighbour path brought in. The reply to a
+//! named speaker's question among the [`ANSWERED_STRONG`] best candidates
+//! before the boost is kept level too, labelled with the question it
+//! answers ([`answers_to_named`]; `weights.replies` = 0 turns it off).
 
 use std::collections::HashSet;
 
@@ -45,6 +53,13 @@ pub const KEPT_STRONG: usize = 3;
 /// from a tie broken by store order (1/31 against 1/32 is 1.03), so a tie
 /// still goes to the named speaker.
 pub const KEPT_MARGIN: f64 = 1.1;
+
+/// How many of the best candidates before the boost may be a named
+/// speaker's question whose reply keeps its place ([`answers_to_named`]):
+/// the 5 the hops start from (`expand::HOP_SOURCES`); 3, as
+/// [`KEPT_STRONG`], kept fewer of the tune half's traps (0.798 against
+/// 0.833 R@10) at the same R@10 on ordinary questions (BENCHMARKS.md).
+pub const ANSWERED_STRONG: usize = 5;
 
 /// A speaker the question names.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,6 +160,10 @@ pub fn boost(
         Some(_) => Vec::new(),
         None => strong_others(named, pool, weights),
     };
+    let answers = match misattributed {
+        None if weights.replies > 0.0 => answers_to_named(named, pool, weights),
+        _ => Vec::new(),
+    };
     for c in pool.by_id.values_mut() {
         if c.hit.role == Some(Role::System) {
             continue;
@@ -152,11 +171,17 @@ pub fn boost(
         let speaker = c.hit.speaker.as_deref();
         let who = speaker.unwrap_or("someone else");
         let kept = match misattributed {
-            Some(m) if speaker == Some(m.about.as_str()) => Some(m.describe(&names)),
+            Some(m) if speaker == Some(m.about.as_str()) && m.keeps(c.hit.node_id) => {
+                Some(m.describe(&names))
+            }
             Some(_) => None,
-            None => strong.contains(&c.hit.node_id).then(|| format!(
+            None if strong.contains(&c.hit.node_id) => Some(format!(
                 "kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs"
             )),
+            None => answers
+                .iter()
+                .find(|(id, _)| *id == c.hit.node_id)
+                .map(|(_, question)| format!("kept level, as the reply to their question \"{question}\", one of the {ANSWERED_STRONG} best matches before the speaker boost")),
         };
         if let Some(n) = is_named(speaker) {
             c.trace.add_boost(Boost {
@@ -198,6 +223,45 @@ fn strong_others(named: &[NamedSpeaker], pool: &mut Pool, weights: &PathWeights)
         .collect()
 }
 
+/// The replies, by someone the question does not name, to a named
+/// speaker's turn that asks (`?`) and is among the [`ANSWERED_STRONG`]
+/// best candidates before the boost, each with an excerpt of that question.
+/// The question matched the question's words; its reply is where the
+/// answer is ("How did they handle the accident?" asked by Caroline,
+/// "They were scared but we reassured them…" by Melanie), and doubling
+/// every turn of the named speaker would bury it.
+fn answers_to_named(
+    named: &[NamedSpeaker],
+    pool: &mut Pool,
+    weights: &PathWeights,
+) -> Vec<(Uuid, String)> {
+    let is_named = |speaker: Option<&str>| named.iter().any(|n| Some(n.name.as_str()) == speaker);
+    let asked: Vec<(Uuid, String)> = pool
+        .ranked(weights)
+        .iter()
+        .take(ANSWERED_STRONG)
+        .filter(|c| is_named(c.hit.speaker.as_deref()) && c.hit.content.contains('?'))
+        .map(|c| (c.hit.node_id, excerpt(&c.hit.content)))
+        .collect();
+    pool.by_id
+        .values()
+        .filter(|c| !is_named(c.hit.speaker.as_deref()))
+        .filter_map(|c| {
+            let (_, q) = asked.iter().find(|(id, _)| Some(*id) == c.answers)?;
+            Some((c.hit.node_id, q.clone()))
+        })
+        .collect()
+}
+
+/// The first 60 characters of `text`, for a trace.
+fn excerpt(text: &str) -> String {
+    let mut out: String = text.chars().take(60).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// Whether the question's words point to someone it does not name
 /// ([`premise::check`]), read from the candidates' turns best first (so a
 /// tie between two turns of one person names the same one every time).
@@ -219,7 +283,20 @@ pub fn check_premise(
         })
         .collect();
     let names: Vec<&str> = named.iter().map(|n| n.name.as_str()).collect();
-    premise::check(query, &names, &turns)
+    let ids: Vec<Uuid> = ranked
+        .iter()
+        .filter(|c| c.hit.role != Some(Role::System) && c.hit.speaker.is_some())
+        .map(|c| c.hit.node_id)
+        .collect();
+    let narrow = weights.narrow_premise > 0.0;
+    premise::check(query, &names, &turns).or_else(|| {
+        if !narrow {
+            return None;
+        }
+        let mut m = premise::check_with_margin(query, &names, &turns, premise::NARROW_MARGIN)?;
+        m.only = Some(m.strongest.iter().map(|i| ids[*i]).collect());
+        Some(m)
+    })
 }
 
 /// A candidate's fused score less what it inherited as the reply to a
