@@ -10,17 +10,10 @@
 
 mod common;
 
-use kith::{EventInput, IngestOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
+use kith::{EventInput, IngestOptions, Memory, Retrieval, RetrieveRequest};
 
 fn said(speaker: &str, source: &str, text: &str) -> EventInput {
-    EventInput {
-        owner_id: Some("o".into()),
-        session_id: Some("s1".into()),
-        speaker: Some(speaker.into()),
-        source_id: Some(source.into()),
-        event_time: Some("2023-05-08T13:56:00+00:00".into()),
-        ..EventInput::new("user", text)
-    }
+    common::turn("o", speaker, source, text)
 }
 
 /// Melanie's son had an accident on a road trip; Caroline asks how the
@@ -70,25 +63,11 @@ fn conversation() -> (tempfile::TempDir, Memory) {
 }
 
 fn ask(m: &Memory, q: &str) -> Retrieval {
-    let mut req = RetrieveRequest::new("o", q).unwrap();
-    req.record = false;
-    m.retrieve(&req).unwrap()
+    common::ask(m, "o", q)
 }
 
-/// The rank (1-based) of the result whose source event has `source`.
 fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
-    let owner = OwnerId::new("o").unwrap();
-    r.results
-        .iter()
-        .position(|i| {
-            m.event(&owner, i.provenance.event_id)
-                .unwrap()
-                .event
-                .source_id
-                .as_str()
-                == source
-        })
-        .map(|p| p + 1)
+    common::rank_of(m, "o", r, source)
 }
 
 #[test]

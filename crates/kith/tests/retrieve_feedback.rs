@@ -9,7 +9,7 @@
 mod common;
 
 use kith::retrieve::fusion::{PathKind, FEEDBACK_WEIGHT_ON};
-use kith::{EventInput, IngestOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
+use kith::{EventInput, IngestOptions, Memory, Retrieval, RetrieveRequest};
 
 fn maya(session: &str, source: &str, text: &str) -> EventInput {
     EventInput {
@@ -77,20 +77,8 @@ fn ask(m: &Memory, feedback: Option<f64>) -> Retrieval {
     m.retrieve(&req).unwrap()
 }
 
-/// The 1-based rank of the result whose source event has `source`.
 fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
-    let owner = OwnerId::new("o").unwrap();
-    r.results
-        .iter()
-        .position(|i| {
-            m.event(&owner, i.provenance.event_id)
-                .unwrap()
-                .event
-                .source_id
-                .as_str()
-                == source
-        })
-        .map(|p| p + 1)
+    common::rank_of(m, "o", r, source)
 }
 
 #[test]

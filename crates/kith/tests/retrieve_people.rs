@@ -5,8 +5,11 @@
 //! the hashing embedder; the demo's claims from the default heuristic
 //! extractor.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::{ask, rank_of};
 use kith::embedding::EmbeddingSpec;
 use kith::retrieve::fusion::PathKind;
 use kith::{Embedder, EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
@@ -26,36 +29,7 @@ fn memory() -> (tempfile::TempDir, Memory) {
 }
 
 fn turn(speaker: &str, source: &str, text: &str) -> EventInput {
-    EventInput {
-        owner_id: Some("ana".into()),
-        session_id: Some("s1".into()),
-        speaker: Some(speaker.into()),
-        source_id: Some(source.into()),
-        event_time: Some("2023-05-08T13:56:00+00:00".into()),
-        ..EventInput::new("user", text)
-    }
-}
-
-fn ask(m: &Memory, owner: &str, q: &str) -> Retrieval {
-    let mut req = RetrieveRequest::new(owner, q).unwrap();
-    req.record = false;
-    m.retrieve(&req).unwrap()
-}
-
-/// The rank (1-based) of the result whose source event has `source`.
-fn rank_of(m: &Memory, owner: &str, r: &Retrieval, source: &str) -> Option<usize> {
-    let owner = OwnerId::new(owner).unwrap();
-    r.results
-        .iter()
-        .position(|i| {
-            m.event(&owner, i.provenance.event_id)
-                .unwrap()
-                .event
-                .source_id
-                .as_str()
-                == source
-        })
-        .map(|p| p + 1)
+    common::turn("ana", speaker, source, text)
 }
 
 fn boost_reason(r: &Retrieval, rank: usize, name: &str) -> Option<String> {

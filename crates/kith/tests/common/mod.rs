@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kith::{EventInput, Memory, OwnerId};
+use kith::{EventInput, Memory, OwnerId, Retrieval, RetrieveRequest};
 
 /// The 64-dimension hashing embedder: vectors on every path, no model
 /// to download.
@@ -184,4 +184,40 @@ pub fn active_claim(memory: &Memory, owner: &str, sentence: &str) -> kith::Node 
         .collect();
     assert_eq!(found.len(), 1, "one active claim {sentence:?}: {found:?}");
     found.into_iter().next().expect("one")
+}
+
+/// `speaker`'s turn in `owner`'s session `s1`, known by `source`, at one
+/// fixed time (the retrieval tests' conversations).
+pub fn turn(owner: &str, speaker: &str, source: &str, text: &str) -> EventInput {
+    EventInput {
+        owner_id: Some(owner.into()),
+        session_id: Some("s1".into()),
+        speaker: Some(speaker.into()),
+        source_id: Some(source.into()),
+        event_time: Some("2023-05-08T13:56:00+00:00".into()),
+        ..EventInput::new("user", text)
+    }
+}
+
+/// `q` retrieved for `owner` with the defaults, leaving no receipt.
+pub fn ask(m: &Memory, owner: &str, q: &str) -> Retrieval {
+    let mut req = RetrieveRequest::new(owner, q).unwrap();
+    req.record = false;
+    m.retrieve(&req).unwrap()
+}
+
+/// The rank (1-based) of the result whose source event has `source`.
+pub fn rank_of(m: &Memory, owner: &str, r: &Retrieval, source: &str) -> Option<usize> {
+    let owner = OwnerId::new(owner).unwrap();
+    r.results
+        .iter()
+        .position(|i| {
+            m.event(&owner, i.provenance.event_id)
+                .unwrap()
+                .event
+                .source_id
+                .as_str()
+                == source
+        })
+        .map(|p| p + 1)
 }
