@@ -6,12 +6,11 @@
 //! at Brightpath Labs…" (`works_at Brightpath Labs`). Vectors come from the
 //! hashing embedder.
 
+mod common;
+
 use kith::embedding::EmbeddingSpec;
 use kith::retrieve::fusion::PathKind;
-use kith::{ImportOptions, Memory, OwnerId, Retrieval, RetrievePaths, RetrieveRequest};
-
-/// The demo pack's conversation (`kith demo`).
-const DEMO: &str = include_str!("../../kith-cli/demo/conversation.jsonl");
+use kith::{Memory, OwnerId, Retrieval, RetrievePaths, RetrieveRequest};
 
 fn demo() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
@@ -21,19 +20,7 @@ fn demo() -> (tempfile::TempDir, Memory) {
         .unwrap()
         .unwrap();
     let m = Memory::init_with_embedder(&dir.path().join("p.kith"), hashing).unwrap();
-    let owner = OwnerId::new("maya").unwrap();
-    m.import_jsonl(
-        DEMO,
-        &ImportOptions {
-            owner: Some(owner.clone()),
-            extract: true,
-            ..ImportOptions::default()
-        },
-        |_| {},
-    )
-    .unwrap();
-    m.process_pending(Some(&owner), 0, false, false, |_| {})
-        .unwrap();
+    common::import_demo(&m);
     (dir, m)
 }
 

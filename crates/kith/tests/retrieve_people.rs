@@ -12,10 +12,7 @@ use std::sync::Arc;
 use common::{ask, rank_of};
 use kith::embedding::EmbeddingSpec;
 use kith::retrieve::fusion::PathKind;
-use kith::{Embedder, EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
-
-/// The demo pack's conversation (`kith demo`).
-const DEMO: &str = include_str!("../../kith-cli/demo/conversation.jsonl");
+use kith::{Embedder, EventInput, Memory, Retrieval, RetrieveRequest};
 
 fn memory() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
@@ -141,19 +138,7 @@ fn strong_evidence_by_the_other_speaker_keeps_its_place_labelled() {
 
 fn demo() -> (tempfile::TempDir, Memory) {
     let (d, m) = memory();
-    let owner = OwnerId::new("maya").unwrap();
-    m.import_jsonl(
-        DEMO,
-        &ImportOptions {
-            owner: Some(owner.clone()),
-            extract: true,
-            ..ImportOptions::default()
-        },
-        |_| {},
-    )
-    .unwrap();
-    m.process_pending(Some(&owner), 0, false, false, |_| {})
-        .unwrap();
+    common::import_demo(&m);
     (d, m)
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kith::{EventInput, Memory, OwnerId, Retrieval, RetrieveRequest};
+use kith::{EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
 
 /// The 64-dimension hashing embedder: vectors on every path, no model
 /// to download.
@@ -220,4 +220,22 @@ pub fn rank_of(m: &Memory, owner: &str, r: &Retrieval, source: &str) -> Option<u
                 == source
         })
         .map(|p| p + 1)
+}
+
+/// Imports the demo pack's conversation (`kith demo`) into owner `maya`
+/// and extracts it with the default heuristic extractor.
+pub fn import_demo(m: &Memory) {
+    let owner = OwnerId::new("maya").unwrap();
+    m.import_jsonl(
+        include_str!("../../../kith-cli/demo/conversation.jsonl"),
+        &ImportOptions {
+            owner: Some(owner.clone()),
+            extract: true,
+            ..ImportOptions::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    m.process_pending(Some(&owner), 0, false, false, |_| {})
+        .unwrap();
 }
