@@ -6,13 +6,13 @@
 //! phrase's rows with `xQueryPhrase` and returns, as one blob, what BM25
 //! needs from the index and nothing it does not: the index's row and token
 //! totals, and per phrase every row holding it with its number of
-//! occurrences and its last position. No row's length is read (that is a
+//! occurrences. No row's length is read (that is a
 //! lookup in `node_fts_docsize` per row) and nothing is scored: ranking is
 //! [`super::bm25`]'s.
 //!
 //! The blob is native-endian: `rows: i64, tokens: i64, phrases: u32`, then
-//! per phrase `count: u32` and `count` postings of `rowid: i64, freq: u32,
-//! last: u32` in rowid order. It lives only between this module's two
+//! per phrase `count: u32` and `count` postings of `rowid: i64, freq: u32`
+//! in rowid order. It lives only between this module's two
 //! halves in one process.
 
 use std::ffi::{c_int, c_void};
@@ -31,8 +31,6 @@ pub(super) struct Posting {
     pub rowid: i64,
     /// The phrase's occurrences in the row.
     pub freq: u32,
-    /// The position (in tokens, from 0) of its last occurrence.
-    pub last: u32,
 }
 
 /// What the index says about a query's phrases.
@@ -219,15 +217,13 @@ unsafe extern "C" fn posting(
     if rc != ffi::SQLITE_OK {
         return rc;
     }
-    let (mut freq, mut last) = (0u32, 0u32);
+    let mut freq = 0u32;
     while col >= 0 {
         freq += 1;
-        last = last.max(off.max(0) as u32);
         next(fts, &mut iter, &mut col, &mut off);
     }
     sink.out.extend_from_slice(&rowid.to_ne_bytes());
     sink.out.extend_from_slice(&freq.to_ne_bytes());
-    sink.out.extend_from_slice(&last.to_ne_bytes());
     sink.count += 1;
     ffi::SQLITE_OK
 }
@@ -266,14 +262,13 @@ fn decode(blob: &[u8]) -> Option<Postings> {
     let mut out = Vec::with_capacity(phrases as usize);
     for _ in 0..phrases {
         let count = u32::from_ne_bytes(take(4)?.try_into().ok()?) as usize;
-        let bytes = take(count.checked_mul(16)?)?;
+        let bytes = take(count.checked_mul(12)?)?;
         out.push(
             bytes
-                .chunks_exact(16)
+                .chunks_exact(12)
                 .map(|p| Posting {
                     rowid: i64::from_ne_bytes(p[0..8].try_into().unwrap_or_default()),
                     freq: u32::from_ne_bytes(p[8..12].try_into().unwrap_or_default()),
-                    last: u32::from_ne_bytes(p[12..16].try_into().unwrap_or_default()),
                 })
                 .collect(),
         );
