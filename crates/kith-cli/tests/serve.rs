@@ -872,10 +872,7 @@ fn serve_announces_its_address_and_stops_on_sigterm() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = announcement(&mut child);
     assert!(line.contains("1 API key(s)"), "{line}");
     let url = line
         .split_whitespace()
@@ -898,17 +895,7 @@ fn serve_announces_its_address_and_stops_on_sigterm() {
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "kith serve ignored SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_status(&mut child);
     assert!(status.success(), "{status:?}");
     let mut log = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
@@ -938,28 +925,42 @@ fn serve_handles_signals_sent_the_moment_it_announces() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = announcement(&mut child);
         assert!(line.contains("http://"), "{line}");
         // SAFETY: signalling our own child.
         unsafe {
             libc::kill(child.id() as libc::pid_t, libc::SIGHUP);
             libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
         }
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "kith serve ignored SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = exit_status(&mut child);
         assert!(status.success(), "round {round}: {status:?}");
+    }
+}
+
+/// The line `kith serve` announces itself with (its address), read from
+/// the child's piped stdout.
+#[cfg(unix)]
+fn announcement(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line
+}
+
+/// How the child exited, once it has after a SIGTERM (20 s at most).
+#[cfg(unix)]
+fn exit_status(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "kith serve ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -976,10 +977,7 @@ fn start_serve(t: &TestPack, extra: &[&str]) -> (Child, String) {
         .stderr(std::fs::File::create(t.path("serve.log")).unwrap())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let line = announcement(&mut child);
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
