@@ -7,7 +7,6 @@
 //! kith reports higher-is-better).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::SearchFilters;
@@ -17,7 +16,7 @@ use rusqlite::{Connection, Params};
 use uuid::Uuid;
 
 use super::sql::Select;
-use super::{bm25, halves, map_err, query_all, SqliteStore};
+use super::{bm25, map_err, query_all};
 use crate::{LexicalHit, LexicalQuery, StoreError};
 
 /// The FTS5 match expression for free text, or `None` when no word is left.
@@ -44,27 +43,6 @@ pub(super) struct Memo {
     counts: KnownCounts,
     /// Rows' lengths in the full-text index, for ranking in Rust.
     lengths: super::lengths::Lengths,
-    /// Lexical searches running in halves now: a search splits only when
-    /// none does, so concurrent retrieves do not ask for more threads than
-    /// they leave cores for.
-    splitting: AtomicUsize,
-}
-
-/// One search's claim on splitting ([`Memo::splitting`]), released on drop.
-struct Splitting<'m>(&'m AtomicUsize);
-
-impl<'m> Splitting<'m> {
-    /// The claim, when no other search holds one.
-    fn claim(counter: &'m AtomicUsize) -> Option<Self> {
-        let claim = Splitting(counter);
-        (counter.fetch_add(1, Ordering::AcqRel) == 0).then_some(claim)
-    }
-}
-
-impl Drop for Splitting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// Whether an owner held a large share of the store the last time it was
@@ -127,7 +105,7 @@ pub(super) type WordCounts = Option<Option<Vec<u8>>>;
 /// record whenever it writes index content (each flush adds a segment and
 /// advances the counter; merges replace segments), so two snapshots with
 /// the same version hold the same postings.
-pub(super) fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
+fn index_version(conn: &Connection) -> Result<Vec<u8>, StoreError> {
     conn.prepare_cached("SELECT block FROM node_fts_data WHERE id IN (1, 10) ORDER BY id")
         .and_then(|mut s| {
             let mut out = Vec::new();
@@ -194,15 +172,12 @@ fn without_common_words(
 const FAST_POOL_MIN: usize = 400;
 
 /// `Tx::search_lexical` for SQLite; `memo` and `counts` remember what
-/// earlier searches counted ([`Memo`], [`WordCounts`]); `store` (in a read
-/// transaction) lends a second connection for ranking a common query's
-/// matches in halves ([`super::halves`]).
+/// earlier searches counted ([`Memo`], [`WordCounts`]).
 pub(super) fn search(
     conn: &Connection,
     q: &LexicalQuery,
     memo: &Memo,
     counts: &mut WordCounts,
-    store: Option<&SqliteStore>,
 ) -> Result<Vec<LexicalHit>, StoreError> {
     // The store's size (nodes ever written; a bound, not a count) decides
     // both the word pruning and the owner's share.
@@ -228,34 +203,15 @@ pub(super) fn search(
     // checks membership in its own nodes.
     if q.limit > 0 && memo.shares.owns_a_large_share(conn, rows, q)? {
         let pool = (q.limit * 8).max(FAST_POOL_MIN);
-        // A big store and a common query: rank its matches in halves, when
-        // the deployment asked for it.
-        let claim = store
-            .filter(|_| rows >= halves::FROM_ROWS && halves::enabled())
-            .and_then(|store| Some((store, Splitting::claim(&memo.splitting)?)));
-        let halves = match claim {
-            Some((store, claim)) => {
-                (!matches_fewer_than(conn, &expr, halves::FROM_MATCHES)?).then_some((store, claim))
-            }
-            None => None,
-        };
-        let hits = match halves {
-            Some((store, _claim)) => match tx_version(conn, counts)? {
-                Some(version) => {
-                    let best = halves::best_matches(conn, store, &expr, pool, rows, version)?;
-                    joined(conn, q, &best)?
-                }
+        // A big store, in a read transaction: the best of the matches
+        // scored in Rust, with rows' lengths from memory.
+        let hits = if rows >= bm25::FROM_ROWS && counts.is_some() {
+            match bm25::best_matches(conn, &memo.lengths, &expr, pool)? {
+                Some(best) => joined(conn, q, &best)?,
                 None => ranked(conn, q, &expr, Some(pool))?,
-            },
-            // A big store, in a read transaction: the best of the matches
-            // scored in Rust, with rows' lengths from memory.
-            None if rows >= bm25::FROM_ROWS && counts.is_some() => {
-                match bm25::best_matches(conn, &memo.lengths, &expr, pool)? {
-                    Some(best) => joined(conn, q, &best)?,
-                    None => ranked(conn, q, &expr, Some(pool))?,
-                }
             }
-            None => ranked(conn, q, &expr, Some(pool))?,
+        } else {
+            ranked(conn, q, &expr, Some(pool))?
         };
         if hits.len() >= q.limit || matches_fewer_than(conn, &expr, pool)? {
             return Ok(hits);
@@ -603,7 +559,7 @@ pub(super) mod tests {
         let compare = || {
             let conn = store.take().unwrap();
             conn.execute_batch("BEGIN DEFERRED").unwrap();
-            let ours = super::search(&conn, &q, &store.lexical, &mut Some(None), None).unwrap();
+            let ours = super::search(&conn, &q, &store.lexical, &mut Some(None)).unwrap();
             let expr = super::or_expression(&["otter".into(), "heron".into()]);
             let theirs = super::ranked(&conn, &q, &expr, Some(super::FAST_POOL_MIN)).unwrap();
             conn.execute_batch("COMMIT").unwrap();

@@ -8,7 +8,6 @@
 
 mod bm25;
 mod counting;
-mod halves;
 mod lengths;
 pub(crate) mod lexical;
 mod many;
@@ -192,8 +191,7 @@ impl SqliteStore {
 
 /// Turns SQLite's allocation statistics off, once per process, before
 /// the first connection. They are on by default and take a process-wide
-/// mutex on every allocation SQLite makes; kith never reads them, and two
-/// threads ranking the halves of a query (`halves.rs`) allocate per match.
+/// mutex on every allocation SQLite makes, and kith never reads them.
 /// SQLite accepts the setting only before it initialises: if something in
 /// the process opened a database first, the call is refused (it returns
 /// `SQLITE_MISUSE`) and changes nothing.
@@ -1239,8 +1237,7 @@ impl Tx for SqliteTx<'_> {
 
     fn search_lexical(&mut self, q: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
         let conn = self.conn.as_ref().expect("transaction connection is live");
-        let store = (self.mode == TxMode::Read).then_some(self.store);
-        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts, store)
+        lexical::search(conn, q, &self.store.lexical, &mut self.word_counts)
     }
 
     fn put_embedding(
