@@ -508,12 +508,16 @@ fn clause_from(sentence: &str, start: usize) -> String {
     let rest = &sentence[start..];
     let mut chars = rest.char_indices().peekable();
     let mut end = rest.len();
+    let mut before = ' ';
     while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
         let stop = match c {
+            _ if crate::tokens::within_number(before, c, next) => false,
             ',' | ';' | ':' | '!' | '?' | '\n' | '(' | ')' | '\u{2014}' | '\u{2013}' => true,
-            '.' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
+            '.' => next.is_none_or(char::is_whitespace),
             _ => false,
         };
+        before = c;
         if stop {
             end = i;
             break;

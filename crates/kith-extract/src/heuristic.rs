@@ -2187,6 +2187,33 @@ mod tests {
         }
     }
 
+    /// A time, a thousands separator or a decimal inside a claim's object
+    /// is part of it, not the end of its clause: "in 3:41" was cut to
+    /// "in 3" (the demo's marathon time).
+    #[test]
+    fn numbers_with_marks_stay_whole_in_objects() {
+        for (text, whole) in [
+            ("I ran Manchester in 3:41 back in April.", "3:41"),
+            ("I raised 1,500 pounds for the shelter.", "1,500"),
+            ("I ran 21.1 kilometres on Sunday.", "21.1"),
+        ] {
+            let e = extract(text);
+            assert!(
+                e.facts.iter().any(|f| f.object.contains(whole)),
+                "{text:?}: {:?}",
+                claims(&e)
+            );
+            assert_all_grounded(text, &e);
+        }
+        // A colon after a word still ends the clause.
+        let e = extract("Big news: I left Northwind Analytics.");
+        assert!(
+            e.facts.iter().all(|f| !f.object.contains("news")),
+            "{:?}",
+            claims(&e)
+        );
+    }
+
     #[test]
     fn every_pattern_reads_its_example() {
         for p in PATTERNS {
@@ -2947,7 +2974,7 @@ mod tests {
                 "Sam Whitaker",
                 "I",
                 "ran",
-                "Manchester in 3",
+                "Manchester in 3:41 back in April",
                 Positive,
                 false,
             ),

@@ -93,8 +93,10 @@ pub(crate) fn tokenize(sentence: &str) -> Vec<Tok> {
             while j < chars.len() {
                 let d = chars[j].1;
                 let joiner = matches!(normalize_quote_mark(d), '\'' | '-');
+                let next = chars.get(j + 1).map(|&(_, n)| n);
                 if d.is_alphanumeric()
-                    || (joiner && chars.get(j + 1).is_some_and(|&(_, n)| n.is_alphanumeric()))
+                    || (joiner && next.is_some_and(char::is_alphanumeric))
+                    || within_number(chars[j - 1].1, d, next)
                 {
                     j += 1;
                 } else {
@@ -127,6 +129,15 @@ pub(crate) fn tokenize(sentence: &str) -> Vec<Tok> {
 }
 
 /// Pushes one word, split when it is a contraction.
+/// Whether `mark` between `before` and `after` is inside a number: a time
+/// ("3:41"), thousands ("1,000") or a decimal ("3.5") is one word, not
+/// two words and a clause break.
+pub(crate) fn within_number(before: char, mark: char, after: Option<char>) -> bool {
+    matches!(mark, ':' | ',' | '.')
+        && before.is_ascii_digit()
+        && after.is_some_and(|c| c.is_ascii_digit())
+}
+
 fn push_word(toks: &mut Vec<Tok>, sentence: &str, start: usize, end: usize) {
     let text = &sentence[start..end];
     let lower = normalize_word(text);
