@@ -137,10 +137,13 @@ pub fn lexical_sql(
     // The inner query ranks and filters on `nodes` alone (role and time are
     // copied onto nodes at insert); events are joined for the top hits only.
     select.push(&format!(
-        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+        "WITH {size}
+         SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 ({sum}) * {norm} AS score
-         FROM nodes n, to_tsquery('english', {query}) AS tq(q), {sources}
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+         FROM {matches} n, {sources}
+         WHERE n.owner_id = {owner}",
+        size = owner_size(&owner),
+        matches = owner_matches(&owner, &format!("to_tsquery('english', {query})")),
         sum = terms.join(" + "),
         sources = sources.join(", "),
         norm = length_norm(avg_lexemes),
@@ -201,6 +204,7 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
              least(greatest(share * n, 0.0), n) AS holding
            FROM shares
          ),
+         {size},
          kept AS (
            SELECT w, i, to_tsquery('english', quote_literal(w)) AS q,
              CASE WHEN share IS NULL THEN 1.0::float8
@@ -211,13 +215,63 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
          SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 coalesce((SELECT sum(k.idf) FROM kept k WHERE n.content_tsv @@ k.q), 0.0)
                   * {norm} AS score
-         FROM nodes n,
-              (SELECT to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) AS q
-                 FROM kept) tq
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+         FROM {matches} n
+         WHERE n.owner_id = {owner}",
+        size = owner_size(&owner),
+        matches = owner_matches(
+            &owner,
+            "to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) FROM kept"
+        ),
         norm = length_norm(avg_lexemes),
     ));
     ranked_hits(select, q)
+}
+
+/// An owner holding fewer nodes than this has its lexical matches found
+/// by reading its own nodes (one owner-led index walk, each row's
+/// `tsvector` tested); a larger one through the `tsvector` GIN index,
+/// which spans every owner's rows. See [`owner_matches`].
+pub const OWNER_FIRST_BELOW: i64 = 5_000;
+
+/// The `WITH` item [`owner_matches`] reads: whether the owner bound at
+/// `owner` (a placeholder) holds fewer than [`OWNER_FIRST_BELOW`] nodes,
+/// counted no further than that through `nodes_owner_seq`.
+fn owner_size(owner: &str) -> String {
+    format!(
+        "owner_size AS (
+           SELECT count(*) < {OWNER_FIRST_BELOW} AS small
+           FROM (SELECT 1 FROM nodes WHERE owner_id = {owner} LIMIT {OWNER_FIRST_BELOW}) o
+         )"
+    )
+}
+
+/// The rows of `nodes` of the owner bound at `owner` (a placeholder)
+/// whose `content_tsv` matches the `tsquery` the SQL `tsquery` computes
+/// (the body of a scalar subquery, `SELECT` left out: it runs once), as a
+/// `FROM` item with every column of `nodes`; the statement defines
+/// [`owner_size`] in its `WITH`.
+///
+/// The GIN index on `content_tsv` holds every owner's rows, so a common
+/// word's postings run to a share of the whole store before the owner
+/// filter keeps an owner's few: at 1,000 owners × 1,000 nodes the search
+/// of a small owner cost 10–55 ms (BENCHMARKS.md, "Many owners on
+/// PostgreSQL"). For an owner of fewer than [`OWNER_FIRST_BELOW`] nodes
+/// (counted up to that bound through `nodes_owner_seq`) its own rows are
+/// read and tested instead: `ts_match_vq` is the function behind `@@`,
+/// the same test, but no index serves a function call, so the planner
+/// cannot choose the GIN index for that branch. A larger owner's branch
+/// keeps `@@` and the index. Both are one statement: the count gates each
+/// branch as a one-time filter, so only one of them runs.
+fn owner_matches(owner: &str, tsquery: &str) -> String {
+    format!(
+        "(SELECT m.* FROM nodes m
+           WHERE m.owner_id = {owner} AND (SELECT small FROM owner_size)
+             AND ts_match_vq(m.content_tsv, (SELECT {tsquery}))
+         UNION ALL
+         SELECT m.* FROM nodes m
+           WHERE m.owner_id = {owner} AND NOT (SELECT small FROM owner_size)
+             AND m.content_tsv @@ (SELECT {tsquery}))"
+    )
 }
 
 /// BM25's length factor, `(k1 + 1) / (1 + k1 (1 - b + b · len / avglen))`,
@@ -258,10 +312,13 @@ fn ranked_by_cover_density(q: &LexicalQuery, text: &str) -> (String, Vec<super::
     let query = select.arg(text.to_string());
     let owner = select.arg(q.owner.as_str().to_string());
     select.push(&format!(
-        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+        "WITH {size}
+         SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 ts_rank_cd(n.content_tsv, tq.q)::float8 AS score
-         FROM nodes n, to_tsquery('english', {query}) AS tq(q)
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}"
+         FROM {matches} n, to_tsquery('english', {query}) AS tq(q)
+         WHERE n.owner_id = {owner}",
+        size = owner_size(&owner),
+        matches = owner_matches(&owner, &format!("to_tsquery('english', {query})")),
     ));
     ranked_hits(select, q)
 }
