@@ -43,6 +43,19 @@ pub fn tsquery_of(words: &[String]) -> Option<String> {
     )
 }
 
+/// The share of rows holding word `u.w` by the statistics `s` (of
+/// [`WORD_STATS_SQL`] and [`bm25_sql`]): the largest share of the lexemes
+/// `to_tsvector` makes of it, each found by its position in
+/// `most_common_elems` (NULL for none). The word is parsed once, not once
+/// per tracked lexeme (~1,000 of them: ~0.7 ms a word, at 1,000 owners ×
+/// 1,000 nodes). A macro, so the `const` statement can hold it too.
+macro_rules! tracked_share {
+    () => {
+        "SELECT max(s.freqs[array_position(s.elems, l.lexeme)])::float8
+           FROM s, unnest(tsvector_to_array(to_tsvector('english', u.w))) AS l(lexeme)"
+    };
+}
+
 /// For each word of `$1` (in order): the share of rows holding it as
 /// PostgreSQL's statistics for `nodes.content_tsv` know it (`pg_stats`
 /// `most_common_elems`; NULL when it is not among them), and the smallest
@@ -50,19 +63,21 @@ pub fn tsquery_of(words: &[String]) -> Option<String> {
 /// before the first (auto)analyze), and on every row the store's size
 /// (`max(seq)` of nodes). A word is looked up as the lexeme(s)
 /// `to_tsvector('english', …)` makes of it, which is how it is indexed.
-pub const WORD_STATS_SQL: &str = "WITH s AS (
+pub const WORD_STATS_SQL: &str = concat!(
+    "WITH s AS (
    SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
    FROM pg_stats
    WHERE schemaname = current_schema() AND tablename = 'nodes' AND attname = 'content_tsv'
  )
  SELECT u.w,
-   (SELECT max(e.freq)::float8
-      FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
-     WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))),
+   (",
+    tracked_share!(),
+    "),
    (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s),
    (SELECT coalesce(max(seq), 0) FROM nodes)
  FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
- ORDER BY u.i";
+ ORDER BY u.i"
+);
 
 /// For each word of `$1` (in order), how many rows hold it, counting no
 /// further than `$2`: the shares when the statistics [`WORD_STATS_SQL`]
@@ -164,6 +179,12 @@ pub fn lexical_sql(
 /// [`crate::words::COMMON_SHARE`]+ of them are left out when a rarer one
 /// is left; then [`idf`] of each kept word (1 without a share) and the
 /// BM25-like score of [`lexical_sql`].
+///
+/// `tracked` and `shares` are `MATERIALIZED`: each is read in several
+/// places, and inlined, its per-word lookups (a statistics scan, or before
+/// the first analyze a capped count of matches) ran once per place: at
+/// 1,000 owners × 1,000 nodes the word statistics took 10–15 ms of a
+/// 20–25 ms search (BENCHMARKS.md, "Many owners on PostgreSQL").
 pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String, Vec<Arg>) {
     let mut select = Select::new("");
     let words_arg = select.arg(words.to_vec());
@@ -180,15 +201,12 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
              AND attname = 'content_tsv'
          ),
          total AS (SELECT coalesce(max(seq), 0)::float8 AS n FROM nodes),
-         tracked AS (
-           SELECT u.w, u.i,
-             (SELECT max(e.freq)::float8
-                FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
-               WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))) AS share,
+         tracked AS MATERIALIZED (
+           SELECT u.w, u.i, ({share}) AS share,
              (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s) AS smallest
            FROM unnest({words_arg}::text[]) WITH ORDINALITY AS u(w, i)
          ),
-         shares AS (
+         shares AS MATERIALIZED (
            SELECT r.w, r.i, greatest(t.n, 1.0) AS n, CASE
              WHEN r.smallest IS NOT NULL THEN coalesce(r.share, r.smallest / 2)
              WHEN {count} AND t.n > 0 THEN (SELECT count(*) FROM (SELECT 1 FROM nodes
@@ -217,6 +235,7 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
                   * {norm} AS score
          FROM {matches} n
          WHERE n.owner_id = {owner}",
+        share = tracked_share!(),
         size = owner_size(&owner),
         matches = owner_matches(
             &owner,
