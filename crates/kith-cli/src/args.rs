@@ -685,6 +685,19 @@ pub enum BenchCommand {
         /// neighbourhoods at sizes it cannot embed here. 0: embed all.
         #[arg(long, default_value_t = 0)]
         derived_vectors: usize,
+        /// Where SQLite's pack is made (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Leave the import in place afterwards (the pack at --dir, the
+        /// PostgreSQL database kith_bench_owners), for --reuse or a look at
+        /// query plans.
+        #[arg(long)]
+        keep: bool,
+        /// Measure on the import a run with --keep left (same --owners,
+        /// --per-owner and --embeddings; the pack at --dir), skipping the
+        /// import and the statistics refresh.
+        #[arg(long)]
+        reuse: bool,
     },
     /// Evidence recall on LoCoMo or LongMemEval (protocols in BENCHMARKS.md).
     Recall {

@@ -2052,6 +2052,118 @@ fn lexical_ranking_weighs_rare_words_above_common_ones(store: &dyn Store) {
     assert!(hits[0].score > hits[1].score && hits[1].score > hits[2].score);
 }
 
+store_test!(an_owners_lexical_hits_do_not_depend_on_how_many_nodes_it_has);
+/// A small owner's lexical search answers what a large owner's answers on
+/// the same notes: the same notes, in the same order, with the same
+/// scores (word statistics are the store's, so they are shared). On
+/// PostgreSQL the two take different plans: an owner under
+/// `OWNER_FIRST_BELOW` nodes has its own rows read and tested, a larger
+/// one is searched through the store-wide `tsvector` index. Twenty other
+/// owners write the same vocabulary, so every word matches rows of many
+/// owners; the large owner's extra notes match no query.
+fn an_owners_lexical_hits_do_not_depend_on_how_many_nodes_it_has(store: &dyn Store) {
+    const WORDS: [&str; 8] = [
+        "harbour", "violin", "lisbon", "pottery", "nurse", "biscuit", "beach", "concert",
+    ];
+    // Note i holds word i % 8, word (i * 3) % 8 and word (i * 5 + 1) % 8,
+    // and a length of its own: words repeat with different shares, and
+    // ties (equal words, equal lengths) occur.
+    let note_text = |i: usize| {
+        format!(
+            "{} {} and {} {}",
+            WORDS[i % 8],
+            WORDS[(i * 3) % 8],
+            WORDS[(i * 5 + 1) % 8],
+            "very ".repeat(i % 4)
+        )
+    };
+    let notes_of = |who: &str, count: usize| -> Vec<Event> {
+        (0..count)
+            .map(|i| event(input(who, &format!("{who}-{i}"), &note_text(i))))
+            .collect()
+    };
+    let large_extra = kith_store::postgres::OWNER_FIRST_BELOW as usize;
+    let filler: Vec<Event> = (0..large_extra)
+        .map(|i| {
+            event(input(
+                "lia",
+                &format!("filler-{i}"),
+                &format!("quiet filler {i}"),
+            ))
+        })
+        .collect();
+    write(store, |tx| {
+        for other in 0..20 {
+            let events = notes_of(&format!("o{other}"), 10 + other);
+            tx.insert_events(&events).unwrap();
+            tx.insert_nodes(&events.iter().map(note).collect::<Vec<_>>())
+                .unwrap();
+        }
+        for events in [notes_of("sol", 40), notes_of("lia", 40), filler] {
+            for chunk in events.chunks(500) {
+                tx.insert_events(chunk).unwrap();
+                tx.insert_nodes(&chunk.iter().map(note).collect::<Vec<_>>())
+                    .unwrap();
+            }
+        }
+    });
+    let queries = [
+        "harbour",
+        "violin concert",
+        "where is the pottery class in lisbon",
+        "nurse biscuit beach harbour",
+        "filler",
+        "nothing matches this",
+    ];
+    for text in queries {
+        let answer = |who: &str| {
+            let q = lexical(who, text);
+            let hits = read(store, |tx| search(tx, &q));
+            let with_nodes = read(store, |tx| tx.search_lexical_nodes(&q).unwrap());
+            assert_eq!(
+                hit_ids(&hits),
+                with_nodes
+                    .iter()
+                    .map(|(h, _)| h.node_id)
+                    .collect::<Vec<_>>(),
+                "{who}: {text:?}, with and without nodes"
+            );
+            hits.iter()
+                .map(|h| {
+                    let content = with_nodes
+                        .iter()
+                        .find(|(w, _)| w.node_id == h.node_id)
+                        .map(|(_, n)| n.content.clone())
+                        .unwrap();
+                    (content, h.score)
+                })
+                .collect::<Vec<_>>()
+        };
+        let small = answer("sol");
+        let large = answer("lia");
+        let matching = (0..40).filter(|&i| {
+            let t = note_text(i);
+            kith_store::words::query_words(text)
+                .iter()
+                .any(|w| t.split_whitespace().any(|x| x == w))
+        });
+        if text == "filler" {
+            assert!(small.is_empty(), "{small:?}");
+            assert_eq!(large.len(), large_extra.min(100), "{text:?}");
+            continue;
+        }
+        assert_eq!(small.len(), matching.count(), "{text:?}: {small:?}");
+        assert_eq!(small.len(), large.len(), "{text:?}");
+        for (s, l) in small.iter().zip(&large) {
+            assert_eq!(s.0, l.0, "{text:?}: {small:?}\n{large:?}");
+            assert!(
+                (s.1 - l.1).abs() <= 1e-9 * s.1.abs().max(1.0),
+                "{text:?}: {s:?} {l:?}"
+            );
+        }
+    }
+}
+
 /// The reads that answer two questions at once (one round trip on a
 /// server) answer exactly what the two reads they stand for answer:
 /// edges with the nodes at their ends, events and nodes by id, listed

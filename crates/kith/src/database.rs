@@ -206,6 +206,11 @@ pub fn analyze_database(url: &str, name: &str) -> Result<(), Error> {
     Ok(kith_store::postgres::analyze(&db)?)
 }
 
+/// The URL of database `name` on the server of `url`.
+pub fn database_url(url: &str, name: &str) -> String {
+    kith_store::postgres::with_dbname(url, name)
+}
+
 /// Drops database `name` on the server of `url`, if it exists.
 pub fn drop_database(url: &str, name: &str) -> Result<(), Error> {
     Ok(kith_store::postgres::drop_database(url, name)?)

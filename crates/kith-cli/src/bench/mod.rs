@@ -91,6 +91,9 @@ pub fn run(
             ef_search,
             also_eager,
             derived_vectors,
+            dir,
+            keep,
+            reuse,
         } => owners::run(
             &owners::OwnersOptions {
                 owners: *owners,
@@ -103,6 +106,9 @@ pub fn run(
                 ef_search: ef_search.clone(),
                 also_eager: *also_eager,
                 derived_vectors: *derived_vectors,
+                dir: dir.as_deref(),
+                keep: *keep,
+                reuse: *reuse,
             },
             json,
         ),

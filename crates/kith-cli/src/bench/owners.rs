@@ -22,6 +22,11 @@
 //! measurement reports the process's peak RSS since it started (the peak is
 //! reset first, where Linux allows it).
 //!
+//! `--keep` leaves the import in place (SQLite's pack at `--dir`, the
+//! PostgreSQL database `kith_bench_owners`) and `--reuse` measures on it
+//! without importing again, so two builds can be timed on one import
+//! (statistics are not refreshed on reuse: both see the same word counts).
+//!
 //! Embeddings: one model for corpus and queries (vectors of two models are
 //! never compared). At a million memories MiniLM would take hours on two
 //! cores, so runs of that size use `--embeddings hashing-384` (a
@@ -71,6 +76,12 @@ pub struct OwnersOptions<'a> {
     /// and derive the rest's vectors from theirs ([`super::derived`]); 0:
     /// embed every message.
     pub derived_vectors: usize,
+    /// Where SQLite's pack is made; `None`: a temporary directory.
+    pub dir: Option<&'a Path>,
+    /// Leave the import in place afterwards.
+    pub keep: bool,
+    /// Measure on the import a `keep` run left, without importing.
+    pub reuse: bool,
 }
 
 /// Figures for one backend (and vector path).
@@ -120,15 +131,25 @@ pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
     if o.also_eager && o.database_url.is_none() {
         anyhow::bail!("--also-eager needs --database-url (it is PostgreSQL's vector copy)");
     }
+    if (o.keep || o.reuse) && o.dir.is_none() && backends.contains(&None) {
+        anyhow::bail!("--keep and --reuse need --dir for SQLite's pack (or --postgres-only)");
+    }
     let mut all = Vec::new();
     for url in backends {
         let tmp = tempfile::tempdir().context("cannot create a temporary directory")?;
-        let (memory, db, mode) = open(*url, &tmp.path().join("owners.kith"), o)?;
-        let import = import(&memory, o)?;
-        if let Some(url) = url {
-            // The steady state autovacuum reaches a minute after a load.
-            kith::database::analyze_database(url, DB)?;
-        }
+        let pack = o.dir.unwrap_or(tmp.path()).join("owners.kith");
+        let (memory, db, mode) = open(*url, &pack, o)?;
+        let import = if o.reuse {
+            check_reused(&memory, o)?;
+            (0.0, 0.0)
+        } else {
+            let import = import(&memory, o)?;
+            if let Some(url) = url {
+                // The steady state autovacuum reaches a minute after a load.
+                kith::database::analyze_database(url, DB)?;
+            }
+            import
+        };
         let mut f = measure(&memory, o, import, "default", None)?;
         f.vector_cache = mode.map(mode_name);
         // The reference for recall: pgvector's exact scan, no copy.
@@ -187,8 +208,9 @@ pub fn run(o: &OwnersOptions<'_>, json: bool) -> Result<()> {
             print(&f, json);
             all.push(f);
         }
-        if let Some(url) = url {
-            kith::database::drop_database(url, DB)?;
+        match url {
+            Some(url) if !o.keep => kith::database::drop_database(url, DB)?,
+            _ => {}
         }
     }
     if json {
@@ -225,6 +247,24 @@ fn open(
         e => e,
     };
     Ok(match url {
+        Some(url) if o.reuse => {
+            let db = kith::database::database_url(url, DB);
+            let options = PgOptions::from_env_or(VectorCacheMode::Background)?;
+            let memory = Memory::connect_with(&db, options)?;
+            let memory = match embedder {
+                Some(e) => memory.with_embedder(e),
+                None => memory,
+            };
+            (memory, Some(db), Some(options.vector_cache))
+        }
+        None if o.reuse => (
+            match embedder {
+                Some(e) => Memory::open(dir)?.with_embedder(e),
+                None => Memory::open(dir)?,
+            },
+            None,
+            None,
+        ),
         Some(url) => {
             let db = kith::database::create_database(url, DB, true)?;
             // The server's default: an owner's first search is pgvector's
@@ -248,6 +288,21 @@ fn open(
             None,
         ),
     })
+}
+
+/// Refuses a reused import that does not hold what `o` would import.
+fn check_reused(memory: &Memory, o: &OwnersOptions<'_>) -> Result<()> {
+    let events = memory.stats(None)?.events;
+    let want = (o.owners * o.per_owner) as u64;
+    if events != want {
+        anyhow::bail!(
+            "--reuse: the kept import holds {events} memories, not {} owners × {} = {want}; \
+             import it again with --keep",
+            o.owners,
+            o.per_owner
+        );
+    }
+    Ok(())
 }
 
 /// Imports every owner's memories; returns (memories/s, seconds).
@@ -398,9 +453,14 @@ fn print(f: &Figures, json: bool) {
         (Some(mode), None) => format!("{}, {mode} copy", f.vector_path),
         (None, None) => f.vector_path.clone(),
     };
+    let import = if f.import_secs > 0.0 {
+        format!("{:.0}/s ({:.0} s)", f.import_per_sec, f.import_secs)
+    } else {
+        "reused".to_string()
+    };
     println!(
-        "{:>8} {} owners × {} ({}, {path}): import {:.0}/s ({:.0} s); retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.1} queries/s (mean search {:.2} ms); peak RSS {:.0} MiB{build}{recall}",
-        f.backend, f.owners, f.per_owner, f.embedding_model, f.import_per_sec, f.import_secs,
+        "{:>8} {} owners × {} ({}, {path}): import {import}; retrieve p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, {:.1} queries/s (mean search {:.2} ms); peak RSS {:.0} MiB{build}{recall}",
+        f.backend, f.owners, f.per_owner, f.embedding_model,
         f.retrieve_p50_ms, f.retrieve_p95_ms, f.retrieve_p99_ms, f.queries_per_sec, f.mean_search_ms,
         f.peak_rss_mib
     );

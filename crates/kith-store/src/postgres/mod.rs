@@ -75,6 +75,7 @@ use postgres::{Client, NoTls, Row, Statement};
 use uuid::Uuid;
 
 pub use schema::SCHEMA_VERSION;
+pub use search::OWNER_FIRST_BELOW;
 pub use vectors::{VectorCache, VectorCacheMode};
 
 use crate::{
@@ -259,6 +260,33 @@ impl PgStore {
                     .collect()
             },
         )
+    }
+
+    /// PostgreSQL's plan of the statement a lexical search for `q` runs
+    /// (a query of at most 64 words, as retrieval asks), executed:
+    /// `EXPLAIN (ANALYZE, BUFFERS)`, one line a row. For looking into a
+    /// slow search; `None` when the query has no word to search.
+    pub fn explain_lexical(&self, q: &LexicalQuery) -> Result<Option<Vec<String>>, StoreError> {
+        let words = crate::words::query_words(&q.text);
+        if words.is_empty() || words.len() > search::MAX_SCORED_WORDS {
+            return Ok(None);
+        }
+        let mut conn = self.take()?;
+        let plan = (|| {
+            let avg: f64 = conn
+                .client
+                .query_one(search::AVG_LEXEMES_SQL, &[])
+                .map_err(map_err)?
+                .get(0);
+            let (sql, args) = search::bm25_sql(q, &words, avg);
+            let rows = conn
+                .client
+                .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), &refs(&args))
+                .map_err(map_err)?;
+            Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })();
+        self.release(conn);
+        plan.map(Some)
     }
 
     /// The schema version stored in the database.

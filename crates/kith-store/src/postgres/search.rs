@@ -43,6 +43,19 @@ pub fn tsquery_of(words: &[String]) -> Option<String> {
     )
 }
 
+/// The share of rows holding word `u.w` by the statistics `s` (of
+/// [`WORD_STATS_SQL`] and [`bm25_sql`]): the largest share of the lexemes
+/// `to_tsvector` makes of it, each found by its position in
+/// `most_common_elems` (NULL for none). The word is parsed once, not once
+/// per tracked lexeme (~1,000 of them: ~0.7 ms a word, at 1,000 owners ×
+/// 1,000 nodes). A macro, so the `const` statement can hold it too.
+macro_rules! tracked_share {
+    () => {
+        "SELECT max(s.freqs[array_position(s.elems, l.lexeme)])::float8
+           FROM s, unnest(tsvector_to_array(to_tsvector('english', u.w))) AS l(lexeme)"
+    };
+}
+
 /// For each word of `$1` (in order): the share of rows holding it as
 /// PostgreSQL's statistics for `nodes.content_tsv` know it (`pg_stats`
 /// `most_common_elems`; NULL when it is not among them), and the smallest
@@ -50,19 +63,21 @@ pub fn tsquery_of(words: &[String]) -> Option<String> {
 /// before the first (auto)analyze), and on every row the store's size
 /// (`max(seq)` of nodes). A word is looked up as the lexeme(s)
 /// `to_tsvector('english', …)` makes of it, which is how it is indexed.
-pub const WORD_STATS_SQL: &str = "WITH s AS (
+pub const WORD_STATS_SQL: &str = concat!(
+    "WITH s AS (
    SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
    FROM pg_stats
    WHERE schemaname = current_schema() AND tablename = 'nodes' AND attname = 'content_tsv'
  )
  SELECT u.w,
-   (SELECT max(e.freq)::float8
-      FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
-     WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))),
+   (",
+    tracked_share!(),
+    "),
    (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s),
    (SELECT coalesce(max(seq), 0) FROM nodes)
  FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i)
- ORDER BY u.i";
+ ORDER BY u.i"
+);
 
 /// For each word of `$1` (in order), how many rows hold it, counting no
 /// further than `$2`: the shares when the statistics [`WORD_STATS_SQL`]
@@ -137,10 +152,13 @@ pub fn lexical_sql(
     // The inner query ranks and filters on `nodes` alone (role and time are
     // copied onto nodes at insert); events are joined for the top hits only.
     select.push(&format!(
-        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+        "WITH {size}
+         SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 ({sum}) * {norm} AS score
-         FROM nodes n, to_tsquery('english', {query}) AS tq(q), {sources}
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+         FROM {matches} n, {sources}
+         WHERE n.owner_id = {owner}",
+        size = owner_size(&owner),
+        matches = owner_matches(&owner, &format!("to_tsquery('english', {query})")),
         sum = terms.join(" + "),
         sources = sources.join(", "),
         norm = length_norm(avg_lexemes),
@@ -161,6 +179,12 @@ pub fn lexical_sql(
 /// [`crate::words::COMMON_SHARE`]+ of them are left out when a rarer one
 /// is left; then [`idf`] of each kept word (1 without a share) and the
 /// BM25-like score of [`lexical_sql`].
+///
+/// `tracked` and `shares` are `MATERIALIZED`: each is read in several
+/// places, and inlined, its per-word lookups (a statistics scan, or before
+/// the first analyze a capped count of matches) ran once per place: at
+/// 1,000 owners × 1,000 nodes the word statistics took 10–15 ms of a
+/// 20–25 ms search (BENCHMARKS.md, "Many owners on PostgreSQL").
 pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String, Vec<Arg>) {
     let mut select = Select::new("");
     let words_arg = select.arg(words.to_vec());
@@ -177,15 +201,12 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
              AND attname = 'content_tsv'
          ),
          total AS (SELECT coalesce(max(seq), 0)::float8 AS n FROM nodes),
-         tracked AS (
-           SELECT u.w, u.i,
-             (SELECT max(e.freq)::float8
-                FROM s, unnest(s.elems, s.freqs[1:array_length(s.elems, 1)]) AS e(lexeme, freq)
-               WHERE e.lexeme = ANY(tsvector_to_array(to_tsvector('english', u.w)))) AS share,
+         tracked AS MATERIALIZED (
+           SELECT u.w, u.i, ({share}) AS share,
              (SELECT s.freqs[array_length(s.elems, 1) + 1]::float8 FROM s) AS smallest
            FROM unnest({words_arg}::text[]) WITH ORDINALITY AS u(w, i)
          ),
-         shares AS (
+         shares AS MATERIALIZED (
            SELECT r.w, r.i, greatest(t.n, 1.0) AS n, CASE
              WHEN r.smallest IS NOT NULL THEN coalesce(r.share, r.smallest / 2)
              WHEN {count} AND t.n > 0 THEN (SELECT count(*) FROM (SELECT 1 FROM nodes
@@ -201,6 +222,7 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
              least(greatest(share * n, 0.0), n) AS holding
            FROM shares
          ),
+         {size},
          kept AS (
            SELECT w, i, to_tsquery('english', quote_literal(w)) AS q,
              CASE WHEN share IS NULL THEN 1.0::float8
@@ -211,13 +233,66 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
          SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 coalesce((SELECT sum(k.idf) FROM kept k WHERE n.content_tsv @@ k.q), 0.0)
                   * {norm} AS score
-         FROM nodes n,
-              (SELECT to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) AS q
-                 FROM kept) tq
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}",
+         FROM {matches} n
+         WHERE n.owner_id = {owner}",
+        share = tracked_share!(),
+        size = owner_size(&owner),
+        matches = owner_matches(
+            &owner,
+            "to_tsquery('english', string_agg(quote_literal(w), ' | ' ORDER BY i)) FROM kept"
+        ),
         norm = length_norm(avg_lexemes),
     ));
     ranked_hits(select, q)
+}
+
+/// An owner holding fewer nodes than this has its lexical matches found
+/// by reading its own nodes (one owner-led index walk, each row's
+/// `tsvector` tested); a larger one through the `tsvector` GIN index,
+/// which spans every owner's rows. See [`owner_matches`]. Set from one
+/// measurement, not swept: 1,000 rows read and tested took 1.3 ms, so
+/// 5,000 take ~6.5 ms, under the 7–15 ms the index took at 1M rows.
+pub const OWNER_FIRST_BELOW: i64 = 5_000;
+
+/// The `WITH` item [`owner_matches`] reads: whether the owner bound at
+/// `owner` (a placeholder) holds fewer than [`OWNER_FIRST_BELOW`] nodes,
+/// counted no further than that through `nodes_owner_seq`.
+fn owner_size(owner: &str) -> String {
+    format!(
+        "owner_size AS (
+           SELECT count(*) < {OWNER_FIRST_BELOW} AS small
+           FROM (SELECT 1 FROM nodes WHERE owner_id = {owner} LIMIT {OWNER_FIRST_BELOW}) o
+         )"
+    )
+}
+
+/// The rows of `nodes` of the owner bound at `owner` (a placeholder)
+/// whose `content_tsv` matches the `tsquery` the SQL `tsquery` computes
+/// (the body of a scalar subquery, `SELECT` left out: it runs once), as a
+/// `FROM` item with every column of `nodes`; the statement defines
+/// [`owner_size`] in its `WITH`.
+///
+/// The GIN index on `content_tsv` holds every owner's rows, so a common
+/// word's postings run to a share of the whole store before the owner
+/// filter keeps an owner's few: at 1,000 owners × 1,000 nodes the search
+/// of a small owner cost 10–55 ms (BENCHMARKS.md, "Many owners on
+/// PostgreSQL"). For an owner of fewer than [`OWNER_FIRST_BELOW`] nodes
+/// (counted up to that bound through `nodes_owner_seq`) its own rows are
+/// read and tested instead: `ts_match_vq` is the function behind `@@`,
+/// the same test, but no index serves a function call, so the planner
+/// cannot choose the GIN index for that branch. A larger owner's branch
+/// keeps `@@` and the index. Both are one statement: the count gates each
+/// branch as a one-time filter, so only one of them runs.
+fn owner_matches(owner: &str, tsquery: &str) -> String {
+    format!(
+        "(SELECT m.* FROM nodes m
+           WHERE m.owner_id = {owner} AND (SELECT small FROM owner_size)
+             AND ts_match_vq(m.content_tsv, (SELECT {tsquery}))
+         UNION ALL
+         SELECT m.* FROM nodes m
+           WHERE m.owner_id = {owner} AND NOT (SELECT small FROM owner_size)
+             AND m.content_tsv @@ (SELECT {tsquery}))"
+    )
 }
 
 /// BM25's length factor, `(k1 + 1) / (1 + k1 (1 - b + b · len / avglen))`,
@@ -258,10 +333,13 @@ fn ranked_by_cover_density(q: &LexicalQuery, text: &str) -> (String, Vec<super::
     let query = select.arg(text.to_string());
     let owner = select.arg(q.owner.as_str().to_string());
     select.push(&format!(
-        "SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
+        "WITH {size}
+         SELECT n.id, n.node_type, n.content, n.scope, n.source_event_id, n.seq,
                 ts_rank_cd(n.content_tsv, tq.q)::float8 AS score
-         FROM nodes n, to_tsquery('english', {query}) AS tq(q)
-         WHERE n.content_tsv @@ tq.q AND n.owner_id = {owner}"
+         FROM {matches} n, to_tsquery('english', {query}) AS tq(q)
+         WHERE n.owner_id = {owner}",
+        size = owner_size(&owner),
+        matches = owner_matches(&owner, &format!("to_tsquery('english', {query})")),
     ));
     ranked_hits(select, q)
 }

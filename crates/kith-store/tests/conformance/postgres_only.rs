@@ -917,3 +917,73 @@ fn postgres_only_a_read_transactions_end_travels_with_the_next_statement() {
     drop(patient);
     drop(brief);
 }
+
+// ---------------------------------------------------------------------------
+// Lexical search at many owners (postgres/search.rs, `owner_matches`)
+// ---------------------------------------------------------------------------
+
+/// Whether the plan node that `needle`'s line belongs to (the nearest
+/// node line at or above it, `->` or the root) ran; `None` when no line
+/// holds `needle`.
+fn ran(plan: &[String], needle: impl Fn(&str) -> bool) -> Option<bool> {
+    let at = plan.iter().position(|l| needle(l))?;
+    let node = plan[..=at]
+        .iter()
+        .rev()
+        .find(|l| l.contains("->"))
+        .unwrap_or(&plan[0]);
+    Some(!node.contains("never executed"))
+}
+
+/// A small owner's lexical search reads and tests its own rows; the
+/// store-wide `tsvector` index (every owner's rows) is left for owners of
+/// `OWNER_FIRST_BELOW` nodes or more. Read from the executed plan: exactly
+/// one of the two branches runs, chosen by the owner's size.
+#[test]
+fn postgres_only_a_small_owner_is_searched_through_its_own_rows() {
+    let (db, store) = new_store();
+    let big = kith_store::postgres::OWNER_FIRST_BELOW as usize;
+    write(&store, |tx| {
+        for (who, count) in [("ana", 30), ("ben", 30), ("cai", big)] {
+            let events: Vec<_> = (0..count)
+                .map(|i| {
+                    let text = match i % 3 {
+                        0 => format!("we walked along the harbour, day {i}"),
+                        1 => format!("she practised the violin, day {i}"),
+                        _ => format!("a quiet afternoon at home, day {i}"),
+                    };
+                    event(input(who, &format!("m{i}"), &text))
+                })
+                .collect();
+            for chunk in events.chunks(500) {
+                tx.insert_events(chunk).unwrap();
+                tx.insert_nodes(&chunk.iter().map(note).collect::<Vec<_>>())
+                    .unwrap();
+            }
+        }
+    });
+    raw(&db).batch_execute("ANALYZE").unwrap();
+    let plan = |who: &str| {
+        store
+            .explain_lexical(&lexical(who, "harbour violin"))
+            .expect("explain")
+            .expect("a query with words")
+    };
+    let own_rows = |l: &str| l.contains("ts_match_vq(");
+    let index = |l: &str| {
+        l.split("content_tsv @@ ")
+            .skip(1)
+            .any(|rest| rest.starts_with('$'))
+    };
+    let small = plan("ana");
+    assert_eq!(ran(&small, own_rows), Some(true), "{}", small.join("\n"));
+    assert_eq!(ran(&small, index), Some(false), "{}", small.join("\n"));
+    let large = plan("cai");
+    assert_eq!(ran(&large, own_rows), Some(false), "{}", large.join("\n"));
+    assert_eq!(ran(&large, index), Some(true), "{}", large.join("\n"));
+    // And both answer: 20 and 3,334 matching notes, the best 100 of them.
+    for (who, want) in [("ana", 20), ("cai", 100)] {
+        let hits = read(&store, |tx| search(tx, &lexical(who, "harbour violin")));
+        assert_eq!(hits.len(), want, "{who}");
+    }
+}
