@@ -59,6 +59,7 @@ mod search;
 mod sql;
 #[cfg(any(test, feature = "pg-testing"))]
 pub mod testing;
+mod together;
 pub mod vectors;
 
 use std::collections::HashMap;
@@ -1806,6 +1807,13 @@ impl Tx for PgTx<'_> {
         let avg_lexemes = self.avg_lexemes()?;
         let search = search::bm25_sql(q, &words, avg_lexemes);
         joined::hits_with_nodes(self, search)
+    }
+
+    fn read_together(
+        &mut self,
+        reads: &[crate::Read],
+    ) -> Result<Vec<crate::Answer>, StoreError> {
+        together::read(self, reads)
     }
 
     fn put_embedding(

@@ -15,9 +15,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use kith_core::{Edge, EdgeType, NodeType};
+use kith_core::{Edge, EdgeType, Node, NodeType};
 use kith_identity::claims::predicate_class;
-use kith_store::{LexicalQuery, SearchFilters, Tx};
+use kith_store::{LexicalHit, LexicalQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -71,15 +71,22 @@ type Queued = (Uuid, String, String, bool);
 /// the time it was said (newest first on ties), the node and how.
 type Reached = (usize, i64, kith_core::Node, String);
 
-/// Adds the graph path's candidates to `pool`.
+/// Adds the graph path's candidates to `pool`; `entities` is what
+/// [`entity_search`] found for `named`, when it was read with the lexical
+/// search (one round trip on a server), else it is searched here.
 pub fn candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     named: &[NamedSpeaker],
+    entities: Option<Vec<(LexicalHit, Node)>>,
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
-    let queue = named_entities(tx, req, named)?;
+    let entities = match entities {
+        Some(found) => found,
+        None => tx.search_lexical_nodes(&entity_search(req, named))?,
+    };
+    let queue = named_entities(req, named, &entities);
     if queue.is_empty() {
         return Ok(findings);
     }
@@ -90,25 +97,18 @@ pub fn candidates(
     Ok(findings)
 }
 
-/// The entities the query names (as people say names) or that are named
-/// like a speaker the query names, each with how it was named.
-fn named_entities(
-    tx: &mut dyn Tx,
-    req: &RetrieveRequest,
-    named: &[NamedSpeaker],
-) -> Result<VecDeque<Queued>, Error> {
-    let said = QueryWords::new(&req.query);
-    // A short form finds no entity by its words ("Mel" is not a word of
-    // "Melanie"): the full names of the speakers the query names join the
-    // search.
+/// The search for the entities the query may name: its words and the
+/// full names of the speakers it names (a short form finds no entity by
+/// its words: "Mel" is not a word of "Melanie"). The store probes for any
+/// entity first ([`Tx::search_lexical_nodes`]): most memories of a
+/// store()-only owner have none, and the probe saves a full-text search.
+pub(super) fn entity_search(req: &RetrieveRequest, named: &[NamedSpeaker]) -> LexicalQuery {
     let mut text = req.query.clone();
     for n in named {
         text.push(' ');
         text.push_str(&n.name);
     }
-    // The store probes for any entity first: most memories of a
-    // store()-only owner have none, and the probe saves a full-text search.
-    let entities = tx.search_lexical_nodes(&LexicalQuery {
+    LexicalQuery {
         owner: req.owner.clone(),
         text,
         filters: SearchFilters {
@@ -117,9 +117,20 @@ fn named_entities(
             ..SearchFilters::default()
         },
         limit: 20,
-    })?;
+    }
+}
+
+/// The entities the query names (as people say names) or that are named
+/// like a speaker the query names, each with how it was named, among the
+/// `entities` [`entity_search`] found.
+fn named_entities(
+    req: &RetrieveRequest,
+    named: &[NamedSpeaker],
+    entities: &[(LexicalHit, Node)],
+) -> VecDeque<Queued> {
+    let said = QueryWords::new(&req.query);
     let mut queue = VecDeque::new();
-    for (e, node) in &entities {
+    for (e, node) in entities {
         let person = is_person(node);
         let speaker = named
             .iter()
@@ -131,7 +142,7 @@ fn named_entities(
         };
         queue.push_back((e.node_id, e.content.clone(), via, false));
     }
-    Ok(queue)
+    queue
 }
 
 /// The entities' edges and the nodes at their other ends, read as the walk

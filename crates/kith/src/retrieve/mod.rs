@@ -176,16 +176,18 @@ fn candidates(
     let mut tx = ctx.store.begin(TxMode::Read)?;
     let tx: &mut dyn Tx = &mut *tx;
     let mut pool = Pool::default();
-    let main = paths::main_hits(tx, req, embedded, pool_size)?;
+    let mut main = paths::main_hits(tx, req, embedded, pool_size)?;
     if req.paths.dated {
         let asked = when::question_spans(tx, req)?;
         when::dated_candidates(tx, req, &asked, &main.lexical_text, embedded, &mut pool)?;
     }
     let lexical_text = main.lexical_text.clone();
+    // Read with the lexical search, used at their paths' turns.
+    let (entities, newest) = (main.entities.take(), main.newest.take());
     let mut named = main.add_to(req, &mut pool);
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
-        let found = graph::candidates(tx, req, &named, &mut pool)?;
+        let found = graph::candidates(tx, req, &named, entities, &mut pool)?;
         if req.paths.speaker_boost {
             speakers::add_reached(&mut named, &found.people, &pool);
         }
@@ -200,7 +202,7 @@ fn candidates(
         expand::candidates(tx, req, &mut pool)?;
     }
     if req.paths.recency && paths::asks_about_recent(&req.query) {
-        paths::recency_candidates(tx, req, &mut pool)?;
+        paths::recency_candidates(tx, req, newest, &mut pool)?;
     }
 
     // Boosts.
