@@ -5,10 +5,14 @@
 //! default runs them one after another (SQLite, which has no round trips),
 //! PostgreSQL in one statement (`postgres/together.rs`).
 
-use kith_core::{Node, OwnerId};
+use std::collections::HashMap;
+
+use kith_core::{Edge, Node, OwnerId, SessionId};
 use uuid::Uuid;
 
-use crate::{LexicalHit, LexicalQuery, NodeQuery, StoreError, StoredEvent, StoredNode, Tx};
+use crate::{
+    EdgesWithEnds, LexicalHit, LexicalQuery, NodeQuery, StoreError, StoredEvent, StoredNode, Tx,
+};
 
 /// One read of [`crate::Tx::read_together`], named for the method it stands
 /// for.
@@ -18,6 +22,13 @@ pub enum Read {
     Search(LexicalQuery),
     /// [`crate::Tx::search_lexical_nodes`].
     SearchNodes(LexicalQuery),
+    /// [`crate::Tx::search_lexical_nodes`], then
+    /// [`crate::Tx::edges_of_nodes_with_ends`] of every node found.
+    SearchNodesWithEdges(LexicalQuery),
+    /// [`crate::Tx::edges_of_nodes`].
+    EdgesOf(OwnerId, Vec<Uuid>),
+    /// [`crate::Tx::list_session_events`].
+    SessionEvents(OwnerId, Vec<SessionId>, usize),
     /// [`crate::Tx::list_nodes_with_evidence`].
     NodesWithEvidence(NodeQuery),
     /// [`crate::Tx::get_owned_nodes`].
@@ -31,6 +42,12 @@ pub enum Answer {
     Hits(Vec<LexicalHit>),
     /// Of [`Read::SearchNodes`].
     HitsWithNodes(Vec<(LexicalHit, Node)>),
+    /// Of [`Read::SearchNodesWithEdges`].
+    HitsWithEdges(Vec<(LexicalHit, Node)>, EdgesWithEnds),
+    /// Of [`Read::EdgesOf`].
+    Edges(HashMap<Uuid, Vec<Edge>>),
+    /// Of [`Read::SessionEvents`].
+    Events(Vec<StoredEvent>),
     /// Of [`Read::NodesWithEvidence`].
     NodesWithEvidence(Vec<StoredNode>, Vec<StoredEvent>),
     /// Of [`Read::OwnedNodes`].
@@ -51,6 +68,31 @@ impl Answer {
     pub fn into_hits_with_nodes(self) -> Vec<(LexicalHit, Node)> {
         match self {
             Answer::HitsWithNodes(h) => h,
+            _ => Vec::new(),
+        }
+    }
+
+    /// The hits, nodes, edges and ends of a [`Read::SearchNodesWithEdges`];
+    /// nothing for any other read.
+    pub fn into_hits_with_edges(self) -> (Vec<(LexicalHit, Node)>, EdgesWithEnds) {
+        match self {
+            Answer::HitsWithEdges(h, e) => (h, e),
+            _ => (Vec::new(), (HashMap::new(), Vec::new())),
+        }
+    }
+
+    /// The edges of a [`Read::EdgesOf`]; nothing for any other read.
+    pub fn into_edges(self) -> HashMap<Uuid, Vec<Edge>> {
+        match self {
+            Answer::Edges(e) => e,
+            _ => HashMap::new(),
+        }
+    }
+
+    /// The events of a [`Read::SessionEvents`]; nothing for any other read.
+    pub fn into_events(self) -> Vec<StoredEvent> {
+        match self {
+            Answer::Events(e) => e,
             _ => Vec::new(),
         }
     }
@@ -78,6 +120,16 @@ pub fn read_one<T: Tx + ?Sized>(tx: &mut T, read: &Read) -> Result<Answer, Store
     Ok(match read {
         Read::Search(q) => Answer::Hits(tx.search_lexical(q)?),
         Read::SearchNodes(q) => Answer::HitsWithNodes(tx.search_lexical_nodes(q)?),
+        Read::SearchNodesWithEdges(q) => {
+            let found = tx.search_lexical_nodes(q)?;
+            let ids: Vec<Uuid> = found.iter().map(|(h, _)| h.node_id).collect();
+            let edges = tx.edges_of_nodes_with_ends(&q.owner, &ids)?;
+            Answer::HitsWithEdges(found, edges)
+        }
+        Read::EdgesOf(owner, ids) => Answer::Edges(tx.edges_of_nodes(owner, ids)?),
+        Read::SessionEvents(owner, sessions, limit) => {
+            Answer::Events(tx.list_session_events(owner, sessions, *limit)?)
+        }
         Read::NodesWithEvidence(q) => {
             let (nodes, events) = tx.list_nodes_with_evidence(q)?;
             Answer::NodesWithEvidence(nodes, events)

@@ -5,8 +5,10 @@
 //! by a `part` column (as in [`super::joined`]). Every side fills the
 //! columns of one decoder ([`rows::hit`], [`rows::node`], [`rows::event`])
 //! under their usual names and leaves the others `NULL`; `ord` carries
-//! each side's own order (a search's `rank`, a list's `seq`), since SQL
-//! keeps no subquery's order.
+//! each side's own order (a search's `rank`, a session's `rn`, a list's
+//! `seq`), since SQL keeps no subquery's order. Where one read's second
+//! step depends on its first only through SQL (a search's nodes, edges and
+//! the nodes at their ends), both are sides of the same statement.
 //!
 //! A read that takes statements of its own anyway (a pasted document's
 //! search, a list without an owner) is answered by its method, and the
@@ -18,7 +20,7 @@
 use std::collections::HashMap;
 
 use super::sql::{refs, Arg};
-use super::{rows, search, PgTx};
+use super::{joined, rows, search, session_events_sql, PgTx};
 use crate::together::{read_one, Answer, Read};
 use crate::{LexicalHit, StoreError, StoredEvent, StoredNode};
 
@@ -28,25 +30,31 @@ enum Kind {
     Hit = 1,
     Node = 2,
     Event = 4,
+    Edge = 8,
 }
 
 const H: u8 = Kind::Hit as u8;
 const N: u8 = Kind::Node as u8;
 const E: u8 = Kind::Event as u8;
+const G: u8 = Kind::Edge as u8;
 
 /// Every side's columns, in order: name, SQL type, and the kinds whose
 /// relation has the column (the others select `NULL` of the type). The
 /// names are the decoders'; a name two tables share has one type in both.
 const COLUMNS: &[(&str, &str, u8)] = &[
-    ("id", "uuid", H | N | E),
-    ("scope", "text", H | N | E),
+    ("id", "uuid", H | N | E | G),
+    ("scope", "text", H | N | E | G),
     ("content", "text", H | N | E),
     ("node_type", "text", H | N),
-    ("seq", "bigint", N | E),
-    ("owner_id", "text", N | E),
+    ("seq", "bigint", N | E | G),
+    ("owner_id", "text", N | E | G),
     ("session_id", "text", N | E),
-    ("metadata", "text", N | E),
+    ("metadata", "text", N | E | G),
     ("event_time", "text", N | E),
+    ("confidence", "float8", N | G),
+    ("valid_from", "text", N | G),
+    ("valid_to", "text", N | G),
+    ("created_at", "text", N | G),
     ("score", "float8", H),
     ("event_id", "uuid", H),
     ("event_session", "text", H),
@@ -54,15 +62,11 @@ const COLUMNS: &[(&str, &str, u8)] = &[
     ("event_speaker", "text", H),
     ("event_event_time", "text", H),
     ("event_ingested_at", "text", H),
-    ("confidence", "float8", N),
     ("lifecycle", "text", N),
     ("epistemic_type", "text", N),
     ("source_type", "text", N),
-    ("valid_from", "text", N),
-    ("valid_to", "text", N),
     ("superseded_by", "uuid", N),
     ("evidence_refs", "uuid[]", N),
-    ("created_at", "text", N),
     ("updated_at", "text", N),
     ("role", "text", E),
     ("speaker", "text", E),
@@ -74,6 +78,10 @@ const COLUMNS: &[(&str, &str, u8)] = &[
     ("forgotten_reason", "text", E),
     ("forgotten_by", "uuid", E),
     ("tombstone_checksum", "text", E),
+    ("edge_source", "uuid", G),
+    ("target_id", "uuid", G),
+    ("edge_type", "text", G),
+    ("provenance_event_id", "uuid", G),
 ];
 
 /// One side of the `UNION ALL`: rows of `kind` for read `read`, from the
@@ -192,6 +200,9 @@ struct Found {
     hits: Vec<LexicalHit>,
     nodes: Vec<StoredNode>,
     events: Vec<StoredEvent>,
+    edges: Vec<kith_core::Edge>,
+    /// Nodes of a second node side (the ends of a search's edges).
+    ends: Vec<StoredNode>,
 }
 
 /// [`crate::Tx::read_together`] on PostgreSQL.
@@ -204,15 +215,17 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
     let mut st = Statement::default();
     for (i, r) in reads.iter().enumerate() {
         match r {
-            Read::Search(q) | Read::SearchNodes(q) => {
+            Read::Search(q) | Read::SearchNodes(q) | Read::SearchNodesWithEdges(q) => {
                 let words = crate::words::query_words(&q.text);
-                let with_nodes = matches!(r, Read::SearchNodes(_));
+                let with_nodes = !matches!(r, Read::Search(_));
+                let with_edges = matches!(r, Read::SearchNodesWithEdges(_));
+                let nothing = || match r {
+                    Read::Search(_) => Answer::Hits(Vec::new()),
+                    Read::SearchNodes(_) => Answer::HitsWithNodes(Vec::new()),
+                    _ => Answer::HitsWithEdges(Vec::new(), Default::default()),
+                };
                 if words.is_empty() {
-                    answers[i] = Some(if with_nodes {
-                        Answer::HitsWithNodes(Vec::new())
-                    } else {
-                        Answer::Hits(Vec::new())
-                    });
+                    answers[i] = Some(nothing());
                     continue;
                 }
                 if words.len() > search::MAX_SCORED_WORDS {
@@ -221,7 +234,7 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
                     continue;
                 }
                 if with_nodes && !tx.has_nodes_to_search(q)? {
-                    answers[i] = Some(Answer::HitsWithNodes(Vec::new()));
+                    answers[i] = Some(nothing());
                     continue;
                 }
                 let avg_lexemes = tx.avg_lexemes()?;
@@ -236,7 +249,35 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
                         rows::NODE_COLUMNS
                     ));
                     st.side(i, Kind::Node, nodes, "seq");
+                    if with_edges {
+                        let g = st.entry(joined::edges_at_sql(
+                            &owner,
+                            &format!("IN (SELECT id FROM {hits})"),
+                        ));
+                        st.side(i, Kind::Edge, g.clone(), "seq");
+                        let ends = st.entry(joined::ends_sql(&owner, &g));
+                        st.side(i, Kind::Node, ends, "seq");
+                    }
                 }
+            }
+            Read::EdgesOf(owner, ids) => {
+                if ids.is_empty() {
+                    answers[i] = Some(Answer::Edges(HashMap::new()));
+                    continue;
+                }
+                let owner = st.arg(owner.as_str().to_string());
+                let ids = st.arg(ids.clone());
+                let g = st.entry(joined::edges_at_sql(&owner, &format!("= ANY({ids})")));
+                st.side(i, Kind::Edge, g, "seq");
+            }
+            Read::SessionEvents(owner, sessions, limit) => {
+                if sessions.is_empty() {
+                    answers[i] = Some(Answer::Events(Vec::new()));
+                    continue;
+                }
+                let (sql, args) = session_events_sql(owner, sessions, *limit);
+                let events = st.relation(&sql, args);
+                st.side(i, Kind::Event, events, "rn");
             }
             Read::NodesWithEvidence(q) => {
                 let Some(owner) = &q.owner else {
@@ -279,11 +320,18 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
             let side = st.sides.get(part as usize).ok_or_else(|| {
                 StoreError::corrupted(format!("a joined read's row has part {part}"))
             })?;
+            // A read's second node side (after its first) holds the ends
+            // of its edges.
+            let second_nodes = st.sides[..part as usize]
+                .iter()
+                .any(|s| s.read == side.read && s.kind == Kind::Node);
             let f = found.entry(side.read).or_default();
             match side.kind {
                 Kind::Hit => f.hits.push(rows::hit(row)?),
+                Kind::Node if second_nodes => f.ends.push(rows::stored_node(row)?),
                 Kind::Node => f.nodes.push(rows::stored_node(row)?),
                 Kind::Event => f.events.push(rows::event(row)?),
+                Kind::Edge => f.edges.push(rows::edge(row)?),
             }
         }
     }
@@ -297,16 +345,24 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
             let f = found.remove(&i).unwrap_or_default();
             Ok(match r {
                 Read::Search(_) => Answer::Hits(f.hits),
-                Read::SearchNodes(_) => {
+                Read::SearchNodes(_) | Read::SearchNodesWithEdges(_) => {
                     let mut nodes: HashMap<_, _> =
                         f.nodes.into_iter().map(|n| (n.node.id, n.node)).collect();
-                    Answer::HitsWithNodes(
-                        f.hits
-                            .into_iter()
-                            .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
-                            .collect(),
-                    )
+                    let found: Vec<_> = f
+                        .hits
+                        .into_iter()
+                        .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
+                        .collect();
+                    if matches!(r, Read::SearchNodes(_)) {
+                        Answer::HitsWithNodes(found)
+                    } else {
+                        let ids: Vec<_> = found.iter().map(|(h, _)| h.node_id).collect();
+                        let ends = f.ends.into_iter().map(|n| n.node).collect();
+                        Answer::HitsWithEdges(found, (joined::group_by_end(&ids, f.edges), ends))
+                    }
                 }
+                Read::EdgesOf(_, ids) => Answer::Edges(joined::group_by_end(ids, f.edges)),
+                Read::SessionEvents(..) => Answer::Events(f.events),
                 Read::NodesWithEvidence(q) => {
                     let mut nodes = f.nodes;
                     // The side's order is by seq; the list's may be newest first.

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use kith_core::{Edge, EdgeType, Node, NodeType};
 use kith_identity::claims::predicate_class;
-use kith_store::{LexicalHit, LexicalQuery, SearchFilters, Tx};
+use kith_store::{EdgesWithEnds, LexicalHit, LexicalQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -72,25 +72,35 @@ type Queued = (Uuid, String, String, bool);
 type Reached = (usize, i64, kith_core::Node, String);
 
 /// Adds the graph path's candidates to `pool`; `entities` is what
-/// [`entity_search`] found for `named`, when it was read with the lexical
-/// search (one round trip on a server), else it is searched here.
+/// [`entity_search`] found for `named` with the entities' edges and the
+/// nodes at their ends, when it was read with the lexical search (one
+/// round trip on a server), else it is searched here.
 pub fn candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     named: &[NamedSpeaker],
-    entities: Option<Vec<(LexicalHit, Node)>>,
+    entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
+    let mut around = Neighbourhood::default();
     let entities = match entities {
-        Some(found) => found,
+        Some((found, (mut edges, ends))) => {
+            for (e, _) in &found {
+                around
+                    .edges_of
+                    .insert(e.node_id, edges.remove(&e.node_id).unwrap_or_default());
+            }
+            around.ends.extend(ends.into_iter().map(|n| (n.id, n)));
+            found
+        }
         None => tx.search_lexical_nodes(&entity_search(req, named))?,
     };
     let queue = named_entities(req, named, &entities);
     if queue.is_empty() {
         return Ok(findings);
     }
-    let mut reached = walk(tx, req, queue, &mut findings)?;
+    let mut reached = walk(tx, req, queue, around, &mut findings)?;
     reached.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     reached.truncate(50);
     add_reached(tx, req, reached, pool)?;
@@ -146,7 +156,7 @@ fn named_entities(
 }
 
 /// The entities' edges and the nodes at their other ends, read as the walk
-/// needs them.
+/// needs them (those of the entities the search found come with it).
 #[derive(Default)]
 struct Neighbourhood {
     edges_of: HashMap<Uuid, Vec<Edge>>,
@@ -201,6 +211,7 @@ fn walk(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     mut queue: VecDeque<Queued>,
+    mut around: Neighbourhood,
     findings: &mut GraphFindings,
 ) -> Result<Vec<Reached>, Error> {
     let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
@@ -210,7 +221,6 @@ fn walk(
     let mut reached: Vec<Reached> = Vec::new();
     let mut seen = HashSet::new();
     let mut visited = HashSet::new();
-    let mut around = Neighbourhood::default();
     while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
         if !visited.insert(entity_id) {
             continue;

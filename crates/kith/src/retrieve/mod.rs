@@ -45,6 +45,7 @@
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
+mod ahead;
 mod by_id;
 mod current;
 mod dates;
@@ -194,12 +195,17 @@ fn candidates(
         superseded = found.superseded;
     }
     feedback::rerank(req, &lexical_text, &mut pool);
+    // The expansion's links and the pool's claims are read with the
+    // neighbours' sessions, and used where they still cover their stage.
+    let mut read_ahead = ahead::Ahead::default();
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
-        neighbours::candidates(tx, req, &sources, &mut pool)?;
+        let reads = ahead::reads(req, &mut pool);
+        let answers = neighbours::candidates(tx, req, &sources, &mut pool, &reads)?;
+        read_ahead = ahead::found(&reads, answers);
     }
     if req.paths.graph {
-        expand::candidates(tx, req, &mut pool)?;
+        expand::candidates(tx, req, &mut pool, read_ahead.links.as_ref())?;
     }
     if req.paths.recency && paths::asks_about_recent(&req.query) {
         paths::recency_candidates(tx, req, newest, &mut pool)?;
@@ -217,7 +223,7 @@ fn candidates(
         let misattributed = speakers::check_premise(&req.query, &named, &mut pool, &req.weights);
         speakers::boost(&named, misattributed.as_ref(), &mut pool, &req.weights);
     }
-    let corrected = results::owner_corrected(tx, &req.owner, &pool)?;
+    let corrected = results::owner_corrected(tx, &req.owner, &pool, &read_ahead.claims)?;
     Ok(Found {
         pool,
         superseded,

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use kith_core::{Node, NodeType};
 use kith_store::{
-    LexicalHit, LexicalQuery, NodeQuery, Read, StoredEvent, StoredNode, Tx, VectorQuery,
+    EdgesWithEnds, LexicalHit, LexicalQuery, NodeQuery, Read, StoredEvent, StoredNode, Tx,
+    VectorQuery,
 };
 use uuid::Uuid;
 
@@ -42,9 +43,10 @@ pub(super) struct MainHits {
     /// The text BM25 searched: the query without the named speakers' names
     /// (the whole query when that would leave nothing).
     pub lexical_text: String,
-    /// The graph path's entity search for `named` ([`graph::entity_search`]),
-    /// when the graph path runs.
-    pub entities: Option<Vec<(LexicalHit, Node)>>,
+    /// The graph path's entity search for `named` ([`graph::entity_search`])
+    /// with the found entities' edges and the nodes at their ends (where
+    /// its walk starts), when the graph path runs.
+    pub entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
     /// The recency path's newest notes and their turns ([`recency_query`]),
     /// when the query asks about what is recent.
     pub newest: Option<(Vec<StoredNode>, Vec<StoredEvent>)>,
@@ -53,8 +55,9 @@ pub(super) struct MainHits {
 /// Runs the lexical and vector searches for `req` (at most `pool_size` hits
 /// each), `embedded` being the query's model and vector; with the final
 /// lexical search, the later paths' reads that need nothing more than the
-/// named speakers: the graph path's entity search and the recency path's
-/// newest notes (read together: one round trip on a server).
+/// named speakers: the graph path's entity search with the entities' edges,
+/// and the recency path's newest notes (read together: one round trip on a
+/// server).
 pub(super) fn main_hits(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
@@ -120,7 +123,7 @@ pub(super) fn main_hits(
         }));
     }
     if req.paths.graph {
-        reads.push(Read::SearchNodes(graph::entity_search(req, &named)));
+        reads.push(Read::SearchNodesWithEdges(graph::entity_search(req, &named)));
     }
     let recent = req.paths.recency && asks_about_recent(&req.query);
     if recent {
@@ -132,7 +135,7 @@ pub(super) fn main_hits(
         false => first_pass.unwrap_or_default(),
     };
     let entities = match req.paths.graph {
-        true => answers.next().map(|a| a.into_hits_with_nodes()),
+        true => answers.next().map(|a| a.into_hits_with_edges()),
         false => None,
     };
     let newest = match recent {
