@@ -1357,10 +1357,7 @@ impl Tx for PgTx<'_> {
         if nodes.is_empty() {
             return Ok(HashMap::new());
         }
-        let sql = format!(
-            "{} ORDER BY seq",
-            joined::edges_at_sql("$1", "= ANY($2)")
-        );
+        let sql = format!("{} ORDER BY seq", joined::edges_at_sql("$1", "= ANY($2)"));
         // In seq order for each end asked about.
         let edges = self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)?;
         Ok(joined::group_by_end(nodes, edges))
@@ -1822,10 +1819,7 @@ impl Tx for PgTx<'_> {
         joined::hits_with_nodes(self, search)
     }
 
-    fn read_together(
-        &mut self,
-        reads: &[crate::Read],
-    ) -> Result<Vec<crate::Answer>, StoreError> {
+    fn read_together(&mut self, reads: &[crate::Read]) -> Result<Vec<crate::Answer>, StoreError> {
         together::read(self, reads)
     }
 

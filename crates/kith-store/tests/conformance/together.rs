@@ -40,7 +40,12 @@ fn reads_together_answer_as_their_methods(store: &dyn Store) {
     let alice: Vec<Event> = (0..5)
         .map(|i| {
             let s = if i < 3 { "s1" } else { "s2" };
-            let mut e = said("alice", &format!("a{i}"), s, &format!("turn {i} about Porto"));
+            let mut e = said(
+                "alice",
+                &format!("a{i}"),
+                s,
+                &format!("turn {i} about Porto"),
+            );
             e.metadata = Some(json!({"i": i}));
             e
         })
@@ -108,7 +113,10 @@ fn reads_together_answer_as_their_methods(store: &dyn Store) {
             owner: Some(who.clone()),
             ..NodeQuery::default()
         }),
-        Read::OwnedNodes(who.clone(), vec![claim.id, notes[0].id, bob_ana.id, missing]),
+        Read::OwnedNodes(
+            who.clone(),
+            vec![claim.id, notes[0].id, bob_ana.id, missing],
+        ),
         // Answered without a statement, or by statements of their own.
         Read::Search(lexical("alice", "")),
         Read::Search(lexical("alice", &long)),

@@ -139,6 +139,9 @@ pub(super) fn session_events(
     Ok(session_events_with(tx, req, names, &[])?.0)
 }
 
+/// Each session's events, in order.
+type Sessions = HashMap<SessionId, Vec<StoredEvent>>;
+
 /// [`session_events`], with `riders` read in the same call (one round trip
 /// on a server) and their answers.
 fn session_events_with(
@@ -146,9 +149,8 @@ fn session_events_with(
     req: &RetrieveRequest,
     names: &[SessionId],
     riders: &[Read],
-) -> Result<(HashMap<SessionId, Vec<StoredEvent>>, Vec<Answer>), Error> {
-    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
-        names.iter().map(|s| (s.clone(), Vec::new())).collect();
+) -> Result<(Sessions, Vec<Answer>), Error> {
+    let mut sessions: Sessions = names.iter().map(|s| (s.clone(), Vec::new())).collect();
     let mut reads = vec![Read::SessionEvents(
         req.owner.clone(),
         names.to_vec(),

@@ -64,16 +64,17 @@ pub(super) fn main_hits(
     embedded: &Option<(String, Vec<f32>)>,
     pool_size: usize,
 ) -> Result<MainHits, Error> {
+    let search = |text: &str| LexicalQuery {
+        owner: req.owner.clone(),
+        text: text.to_string(),
+        filters: req.filters.clone(),
+        limit: pool_size,
+    };
     let lexical = |tx: &mut dyn Tx, text: &str| -> Result<Vec<LexicalHit>, Error> {
         if !req.paths.lexical {
             return Ok(Vec::new());
         }
-        Ok(tx.search_lexical(&LexicalQuery {
-            owner: req.owner.clone(),
-            text: text.to_string(),
-            filters: req.filters.clone(),
-            limit: pool_size,
-        })?)
+        Ok(tx.search_lexical(&search(text))?)
     };
     let vector = match embedded {
         Some((model, vector)) => tx.search_vector(&VectorQuery {
@@ -112,36 +113,35 @@ pub(super) fn main_hits(
     } else {
         rest.join(" ")
     };
+    // The first pass stands when it searched the same text.
     let search_again = req.paths.lexical && !(first_pass.is_some() && named.is_empty());
     let mut reads = Vec::new();
     if search_again {
-        reads.push(Read::Search(LexicalQuery {
-            owner: req.owner.clone(),
-            text: lexical_text.clone(),
-            filters: req.filters.clone(),
-            limit: pool_size,
-        }));
+        reads.push(Read::Search(search(&lexical_text)));
     }
     if req.paths.graph {
-        reads.push(Read::SearchNodesWithEdges(graph::entity_search(req, &named)));
+        reads.push(Read::SearchNodesWithEdges(graph::entity_search(
+            req, &named,
+        )));
     }
     let recent = req.paths.recency && asks_about_recent(&req.query);
     if recent {
         reads.push(Read::NodesWithEvidence(recency_query(req)));
     }
     let mut answers = tx.read_together(&reads)?.into_iter();
-    let lexical = match search_again {
-        true => answers.next().map(|a| a.into_hits()).unwrap_or_default(),
-        false => first_pass.unwrap_or_default(),
+    let lexical = if search_again {
+        answers.next().map(|a| a.into_hits()).unwrap_or_default()
+    } else {
+        first_pass.unwrap_or_default()
     };
-    let entities = match req.paths.graph {
-        true => answers.next().map(|a| a.into_hits_with_edges()),
-        false => None,
-    };
-    let newest = match recent {
-        true => answers.next().map(|a| a.into_nodes_with_evidence()),
-        false => None,
-    };
+    let entities = req
+        .paths
+        .graph
+        .then(|| answers.next().map(|a| a.into_hits_with_edges()))
+        .flatten();
+    let newest = recent
+        .then(|| answers.next().map(|a| a.into_nodes_with_evidence()))
+        .flatten();
     Ok(MainHits {
         lexical,
         vector,

@@ -154,7 +154,11 @@ pub(super) fn owner_corrected(
 ) -> Result<HashSet<Uuid>, Error> {
     let (asked, found) = ahead;
     let ids = claim_ids(pool);
-    let missing: Vec<Uuid> = ids.iter().filter(|id| !asked.contains(id)).copied().collect();
+    let missing: Vec<Uuid> = ids
+        .iter()
+        .filter(|id| !asked.contains(id))
+        .copied()
+        .collect();
     let read = if missing.is_empty() {
         Vec::new()
     } else {
