@@ -86,3 +86,44 @@ pub(super) fn found(reads: &[Read], answers: Vec<Answer>) -> Ahead {
     }
     ahead
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kith_core::EdgeType;
+
+    fn edge(from: Uuid, to: Uuid) -> Edge {
+        let now = kith_core::Timestamp::now();
+        Edge {
+            id: Uuid::new_v4(),
+            owner_id: kith_core::OwnerId::new("o").unwrap(),
+            scope: kith_core::ScopeId::personal(),
+            source_id: from,
+            target_id: to,
+            edge_type: EdgeType::RelatesTo,
+            confidence: 1.0,
+            valid_from: now,
+            valid_to: None,
+            provenance_event_id: None,
+            metadata: None,
+            created_at: now,
+        }
+    }
+
+    #[test]
+    fn links_cover_only_what_was_read() {
+        let (a, b, c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let e = edge(a, c);
+        let links = Links {
+            of: [a, b].into_iter().collect(),
+            edges: [(a, vec![e.clone()])].into_iter().collect(),
+        };
+        // b was read and has no edges: covered, with no entry.
+        let got = links.covering(&[b, a]).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[&a], vec![e]);
+        // c was not read (its edges are not all in `edges`): not covered.
+        assert!(links.covering(&[a, c]).is_none());
+        assert!(links.covering(&[]).unwrap().is_empty());
+    }
+}
