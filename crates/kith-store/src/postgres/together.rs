@@ -213,6 +213,27 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
     }
     let mut answers: Vec<Option<Answer>> = vec![None; reads.len()];
     let mut st = Statement::default();
+    plan(tx, reads, &mut st, &mut answers)?;
+    let mut found = run(tx, reads, &mut st, &mut answers)?;
+    Ok(reads
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            answers[i]
+                .take()
+                .unwrap_or_else(|| answer(r, found.remove(&i).unwrap_or_default()))
+        })
+        .collect())
+}
+
+/// Adds each of `reads` to `st`, or answers it in `answers` when it needs
+/// no statement (nothing to read) or statements of its own.
+fn plan(
+    tx: &mut PgTx<'_>,
+    reads: &[Read],
+    st: &mut Statement,
+    answers: &mut [Option<Answer>],
+) -> Result<(), StoreError> {
     for (i, r) in reads.iter().enumerate() {
         match r {
             Read::Search(q) | Read::SearchNodes(q) | Read::SearchNodesWithEdges(q) => {
@@ -310,6 +331,17 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
             }
         }
     }
+    Ok(())
+}
+
+/// Runs `st` and sorts its rows by read; a read that turned out to be the
+/// only one joined sends its own statement instead.
+fn run(
+    tx: &mut PgTx<'_>,
+    reads: &[Read],
+    st: &mut Statement,
+    answers: &mut [Option<Answer>],
+) -> Result<HashMap<usize, Found>, StoreError> {
     let mut found: HashMap<usize, Found> = HashMap::new();
     let joined: Vec<usize> = st.sides.iter().map(|s| s.read).collect();
     if let Some(&only) = joined.first().filter(|i| joined.iter().all(|j| j == *i)) {
@@ -349,48 +381,41 @@ pub(super) fn read(tx: &mut PgTx<'_>, reads: &[Read]) -> Result<Vec<Answer>, Sto
             }
         }
     }
-    reads
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            if let Some(a) = answers[i].take() {
-                return Ok(a);
+    Ok(found)
+}
+
+/// `r`'s answer from the rows `f` the statement returned for it.
+fn answer(r: &Read, f: Found) -> Answer {
+    match r {
+        Read::Search(_) => Answer::Hits(f.hits),
+        Read::SearchNodes(_) | Read::SearchNodesWithEdges(_) => {
+            let mut nodes: HashMap<_, _> =
+                f.nodes.into_iter().map(|n| (n.node.id, n.node)).collect();
+            let found: Vec<_> = f
+                .hits
+                .into_iter()
+                .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
+                .collect();
+            if matches!(r, Read::SearchNodes(_)) {
+                Answer::HitsWithNodes(found)
+            } else {
+                let ids: Vec<_> = found.iter().map(|(h, _)| h.node_id).collect();
+                let ends = f.ends.into_iter().map(|n| n.node).collect();
+                Answer::HitsWithEdges(found, (joined::group_by_end(&ids, f.edges), ends))
             }
-            let f = found.remove(&i).unwrap_or_default();
-            Ok(match r {
-                Read::Search(_) => Answer::Hits(f.hits),
-                Read::SearchNodes(_) | Read::SearchNodesWithEdges(_) => {
-                    let mut nodes: HashMap<_, _> =
-                        f.nodes.into_iter().map(|n| (n.node.id, n.node)).collect();
-                    let found: Vec<_> = f
-                        .hits
-                        .into_iter()
-                        .filter_map(|h| nodes.remove(&h.node_id).map(|n| (h, n)))
-                        .collect();
-                    if matches!(r, Read::SearchNodes(_)) {
-                        Answer::HitsWithNodes(found)
-                    } else {
-                        let ids: Vec<_> = found.iter().map(|(h, _)| h.node_id).collect();
-                        let ends = f.ends.into_iter().map(|n| n.node).collect();
-                        Answer::HitsWithEdges(found, (joined::group_by_end(&ids, f.edges), ends))
-                    }
-                }
-                Read::EdgesOf(_, ids) => Answer::Edges(joined::group_by_end(ids, f.edges)),
-                Read::SessionEvents(..) => Answer::Events(f.events),
-                Read::NodesWithEvidence(q) => {
-                    let mut nodes = f.nodes;
-                    // The side's order is by seq; the list's may be newest first.
-                    if q.newest_first {
-                        nodes.reverse();
-                    }
-                    Answer::NodesWithEvidence(nodes, f.events)
-                }
-                Read::OwnedNodes(..) => {
-                    Answer::Nodes(f.nodes.into_iter().map(|n| n.node).collect())
-                }
-            })
-        })
-        .collect()
+        }
+        Read::EdgesOf(_, ids) => Answer::Edges(joined::group_by_end(ids, f.edges)),
+        Read::SessionEvents(..) => Answer::Events(f.events),
+        Read::NodesWithEvidence(q) => {
+            let mut nodes = f.nodes;
+            // The side's order is by seq; the list's may be newest first.
+            if q.newest_first {
+                nodes.reverse();
+            }
+            Answer::NodesWithEvidence(nodes, f.events)
+        }
+        Read::OwnedNodes(..) => Answer::Nodes(f.nodes.into_iter().map(|n| n.node).collect()),
+    }
 }
 
 #[cfg(test)]
