@@ -27,6 +27,7 @@ mod predicates;
 pub mod query;
 pub mod sqlite;
 pub mod statements;
+pub mod together;
 pub mod vector_scan;
 pub mod words;
 
@@ -37,6 +38,7 @@ pub use query::{
     WorkQuery, WorkStatus,
 };
 pub use statements::{StatementLog, StatementTime};
+pub use together::{Answer, Read};
 
 use kith_core::{
     Edge, Event, Node, Operation, OperationKind, OwnerId, SessionId, SourceId, Timestamp, Tombstone,
@@ -604,6 +606,14 @@ pub trait Tx {
         query: &LexicalQuery,
     ) -> Result<Vec<(LexicalHit, Node)>, StoreError> {
         search_lexical_nodes_in_steps(self, query)
+    }
+
+    /// Reads that do not depend on each other, each answered as its own
+    /// method would ([`Answer`], in the order of `reads`), in fewer round
+    /// trips where the backend can (one statement on PostgreSQL for those
+    /// it can join; one after another by default).
+    fn read_together(&mut self, reads: &[Read]) -> Result<Vec<Answer>, StoreError> {
+        together::read_in_turn(self, reads)
     }
 
     /// Saves a node's embedding under `model`, replacing one it had. Fails

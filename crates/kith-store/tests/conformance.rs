@@ -34,6 +34,8 @@ mod postgres_only;
 mod snapshots;
 #[path = "conformance/sqlite_only.rs"]
 mod sqlite_only;
+#[path = "conformance/together.rs"]
+mod together;
 #[path = "conformance/vectors.rs"]
 mod vectors;
 

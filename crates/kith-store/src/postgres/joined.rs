@@ -20,32 +20,52 @@ use super::sql::{refs, Arg};
 use super::{rows, PgTx};
 use crate::{LexicalHit, StoreError, StoredEvent, StoredNode};
 
-/// An owner's edges at any of `$2` (two index scans, as
-/// `edges_of_nodes`), then the owner's nodes at either end of them.
-const EDGES_WITH_ENDS_SQL: &str = "WITH g AS (
-         SELECT seq, id, owner_id, scope, source_id, target_id, edge_type, confidence,
-                valid_from, valid_to, provenance_event_id, metadata::text AS metadata, created_at
-         FROM edges WHERE owner_id = $1 AND source_id = ANY($2)
+/// An owner's (`owner`, a placeholder) edges with either end in `ids`
+/// (`= ANY($n)`, `IN (SELECT …)`): two index scans (source, target)
+/// rather than one `OR` over both, each row with its `seq`.
+pub(super) fn edges_at_sql(owner: &str, ids: &str) -> String {
+    format!(
+        "SELECT seq, {cols} FROM edges WHERE owner_id = {owner} AND source_id {ids}
          UNION
-         SELECT seq, id, owner_id, scope, source_id, target_id, edge_type, confidence,
-                valid_from, valid_to, provenance_event_id, metadata::text AS metadata, created_at
-         FROM edges WHERE owner_id = $1 AND target_id = ANY($2)
-     )
-     SELECT 0 AS part, seq, id, owner_id, scope, metadata, confidence, valid_from, valid_to,
-            created_at, source_id, target_id, edge_type, provenance_event_id,
-            NULL::text AS session_id, NULL::text AS node_type, NULL::text AS content,
-            NULL::text AS lifecycle, NULL::text AS epistemic_type, NULL::text AS source_type,
-            NULL::text AS event_time, NULL::uuid AS superseded_by, NULL::uuid[] AS evidence_refs,
-            NULL::text AS updated_at
-     FROM g
-     UNION ALL
-     SELECT 1, n.seq, n.id, n.owner_id, n.scope, n.metadata::text, n.confidence, n.valid_from,
-            n.valid_to, n.created_at, NULL::uuid, NULL::uuid, NULL::text, NULL::uuid,
-            n.session_id, n.node_type, n.content, n.lifecycle, n.epistemic_type, n.source_type,
-            n.event_time, n.superseded_by, n.evidence_refs, n.updated_at
-     FROM nodes n
-     WHERE n.owner_id = $1 AND n.id IN (SELECT source_id FROM g UNION SELECT target_id FROM g)
-     ORDER BY part, seq";
+         SELECT seq, {cols} FROM edges WHERE owner_id = {owner} AND target_id {ids}",
+        cols = rows::EDGE_COLUMNS
+    )
+}
+
+/// The owner's nodes at either end of the edges `g` (`edges_at_sql`'s
+/// rows), `owner` a placeholder.
+pub(super) fn ends_sql(owner: &str, g: &str) -> String {
+    format!(
+        "SELECT {} FROM nodes n
+         WHERE n.owner_id = {owner}
+           AND n.id IN (SELECT edge_source FROM {g} UNION SELECT target_id FROM {g})",
+        rows::NODE_COLUMNS
+    )
+}
+
+/// An owner's edges at any of `$2`, then the owner's nodes at either end
+/// of them.
+fn edges_with_ends_sql() -> String {
+    format!(
+        "WITH g AS ({}), e AS ({})
+         SELECT 0 AS part, seq, id, owner_id, scope, metadata, confidence, valid_from, valid_to,
+                created_at, edge_source, target_id, edge_type, provenance_event_id,
+                NULL::text AS session_id, NULL::text AS node_type, NULL::text AS content,
+                NULL::text AS lifecycle, NULL::text AS epistemic_type, NULL::text AS source_type,
+                NULL::text AS event_time, NULL::uuid AS superseded_by,
+                NULL::uuid[] AS evidence_refs, NULL::text AS updated_at
+         FROM g
+         UNION ALL
+         SELECT 1, seq, id, owner_id, scope, metadata, confidence, valid_from, valid_to,
+                created_at, NULL::uuid, NULL::uuid, NULL::text, NULL::uuid,
+                session_id, node_type, content, lifecycle, epistemic_type, source_type,
+                event_time, superseded_by, evidence_refs, updated_at
+         FROM e
+         ORDER BY part, seq",
+        edges_at_sql("$1", "= ANY($2)"),
+        ends_sql("$1", "g")
+    )
+}
 
 /// Events (`part` 0) and nodes (`part` 1) in one statement: the events of
 /// `events` (a `FROM … WHERE` over `events`), then the nodes of `nodes` (a
@@ -155,7 +175,7 @@ pub(super) fn edges_with_ends(
     }
     let mut edges = Vec::new();
     let mut ends = Vec::new();
-    for row in tx.query(EDGES_WITH_ENDS_SQL, &[&owner.as_str(), &nodes])? {
+    for row in tx.query(&edges_with_ends_sql(), &[&owner.as_str(), &nodes])? {
         match part(&row)? {
             0 => edges.push(rows::edge(&row)?),
             _ => ends.push(rows::node(&row)?),

@@ -59,6 +59,7 @@ mod search;
 mod sql;
 #[cfg(any(test, feature = "pg-testing"))]
 pub mod testing;
+mod together;
 pub mod vectors;
 
 use std::collections::HashMap;
@@ -686,6 +687,36 @@ impl Store for PgStore {
     }
 }
 
+/// `list_session_events`'s statement and arguments: each session's first
+/// `limit` events (0: all) through the (owner, session, seq) index, in the
+/// order the sessions were given, numbered in that order (`rn`, for a
+/// statement that wraps this one: SQL keeps no subquery's order).
+fn session_events_sql(
+    owner: &OwnerId,
+    sessions: &[kith_core::SessionId],
+    limit: usize,
+) -> (String, Vec<Arg>) {
+    let names: Vec<String> = sessions.iter().map(|s| s.as_str().to_string()).collect();
+    let sql = format!(
+        "SELECT e.*, row_number() OVER (ORDER BY s.ord, e.seq) AS rn
+         FROM unnest($2::text[]) WITH ORDINALITY AS s(id, ord)
+         CROSS JOIN LATERAL (
+             SELECT {} FROM events
+             WHERE owner_id = $1 AND session_id = s.id ORDER BY seq LIMIT $3
+         ) e
+         ORDER BY s.ord, e.seq",
+        rows::EVENT_COLUMNS
+    );
+    // NULL: no limit.
+    let limit = (limit > 0).then_some(limit as i64);
+    let args: Vec<Arg> = vec![
+        Box::new(owner.as_str().to_string()),
+        Box::new(names),
+        Box::new(limit),
+    ];
+    (sql, args)
+}
+
 /// How a read transaction begins: one snapshot for all its statements
 /// (taken by the first of them, not by `BEGIN`).
 const READ_BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -1155,21 +1186,8 @@ impl Tx for PgTx<'_> {
         if sessions.is_empty() {
             return Ok(Vec::new());
         }
-        let names: Vec<&str> = sessions.iter().map(|s| s.as_str()).collect();
-        // Each session's first `limit` events through the
-        // (owner, session, seq) index, in the order the sessions were given.
-        let sql = format!(
-            "SELECT e.* FROM unnest($2::text[]) WITH ORDINALITY AS s(id, ord)
-             CROSS JOIN LATERAL (
-                 SELECT {} FROM events
-                 WHERE owner_id = $1 AND session_id = s.id ORDER BY seq LIMIT $3
-             ) e
-             ORDER BY s.ord, e.seq",
-            rows::EVENT_COLUMNS
-        );
-        // NULL: no limit.
-        let limit = (limit > 0).then_some(limit as i64);
-        self.query_map(&sql, &[&owner.as_str(), &names, &limit], rows::event)
+        let (sql, args) = session_events_sql(owner, sessions, limit);
+        self.query_map(&sql, &refs(&args), rows::event)
     }
 
     fn insert_node(&mut self, n: &Node) -> Result<(), StoreError> {
@@ -1367,14 +1385,7 @@ impl Tx for PgTx<'_> {
         if nodes.is_empty() {
             return Ok(HashMap::new());
         }
-        // Two index scans (source, target) rather than one OR over both.
-        let sql = format!(
-            "SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND source_id = ANY($2)
-             UNION
-             SELECT seq, {cols} FROM edges WHERE owner_id = $1 AND target_id = ANY($2)
-             ORDER BY seq",
-            cols = rows::EDGE_COLUMNS
-        );
+        let sql = format!("{} ORDER BY seq", joined::edges_at_sql("$1", "= ANY($2)"));
         // In seq order for each end asked about.
         let edges = self.query_map(&sql, &[&owner.as_str(), &nodes], rows::edge)?;
         Ok(joined::group_by_end(nodes, edges))
@@ -1834,6 +1845,10 @@ impl Tx for PgTx<'_> {
         let avg_lexemes = self.avg_lexemes()?;
         let search = search::bm25_sql(q, &words, avg_lexemes);
         joined::hits_with_nodes(self, search)
+    }
+
+    fn read_together(&mut self, reads: &[crate::Read]) -> Result<Vec<crate::Answer>, StoreError> {
+        together::read(self, reads)
     }
 
     fn put_embedding(

@@ -28,9 +28,12 @@ pub const NODE_COLUMNS: &str = "n.seq, n.id, n.owner_id, n.scope, n.session_id, 
      n.source_type, n.valid_from, n.valid_to, n.event_time, n.superseded_by, n.evidence_refs, \
      n.created_at, n.updated_at";
 
-/// Columns of `edges`, in the names [`edge`] reads.
-pub const EDGE_COLUMNS: &str = "id, owner_id, scope, source_id, target_id, edge_type, confidence, \
-     valid_from, valid_to, provenance_event_id, metadata::text AS metadata, created_at";
+/// Columns of `edges`, in the names [`edge`] reads: the source as
+/// `edge_source`, since an event's `source_id` (text) is another column
+/// where rows of both kinds travel in one statement (`together.rs`).
+pub const EDGE_COLUMNS: &str = "id, owner_id, scope, source_id AS edge_source, target_id, \
+     edge_type, confidence, valid_from, valid_to, provenance_event_id, \
+     metadata::text AS metadata, created_at";
 
 /// Columns of `operations`, in the names [`operation`] reads.
 pub const OPERATION_COLUMNS: &str =
@@ -183,7 +186,7 @@ pub fn edge(row: &Row) -> Result<Edge, StoreError> {
         id: c.get("id")?,
         owner_id: c.valid(OwnerId::new(c.text("owner_id")?))?,
         scope: c.valid(ScopeId::new(c.text("scope")?))?,
-        source_id: c.get("source_id")?,
+        source_id: c.get("edge_source")?,
         target_id: c.get("target_id")?,
         edge_type: c.valid(EdgeType::parse("edge_type", &c.text("edge_type")?))?,
         confidence: c.get("confidence")?,

@@ -30,6 +30,7 @@ use kith_core::{ids, EdgeType, NodeType, SessionId};
 use kith_store::{LexicalHit, LexicalQuery, StoredEvent, Tx};
 use uuid::Uuid;
 
+use super::ahead::Links;
 use super::by_id;
 use super::filters::admitted;
 use super::fusion::PathKind;
@@ -156,10 +157,9 @@ fn excerpt(text: &str) -> String {
     format!("\"{}…\"", cut.trim_end())
 }
 
-/// Adds the hops' candidates to `pool` (see the module's documentation).
-pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
-    let sources: Vec<Source> = pool
-        .ranked(&req.weights)
+/// The hops' sources: the [`HOP_SOURCES`] best candidates of `pool`.
+fn sources(req: &RetrieveRequest, pool: &mut Pool) -> Vec<Source> {
+    pool.ranked(&req.weights)
         .into_iter()
         .take(HOP_SOURCES)
         .map(|c| Source {
@@ -168,7 +168,23 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
             content: c.hit.content.clone(),
             score: c.trace.rrf,
         })
-        .collect();
+        .collect()
+}
+
+/// The node ids of the hops' sources in `pool` as it stands.
+pub(super) fn source_ids(req: &RetrieveRequest, pool: &mut Pool) -> Vec<Uuid> {
+    sources(req, pool).iter().map(|s| s.node_id).collect()
+}
+
+/// Adds the hops' candidates to `pool` (see the module's documentation);
+/// `links` are edges read ahead, used when they cover the sources.
+pub fn candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    pool: &mut Pool,
+    links: Option<&Links>,
+) -> Result<(), Error> {
+    let sources = sources(req, pool);
     if sources.is_empty() {
         return Ok(());
     }
@@ -184,7 +200,7 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
     let skip = |name: &str| {
         said.mentions(name, true).is_some() || words(name).iter().all(|w| speakers.contains(w))
     };
-    let (mut reached, followed) = by_entity(tx, req, &sources, &skip)?;
+    let (mut reached, followed) = by_entity(tx, req, &sources, &skip, links)?;
     if req.weights.mention > 0.0 {
         reached.extend(by_mention(tx, req, &sources, &skip, &followed)?);
     }
@@ -211,9 +227,13 @@ fn by_entity(
     req: &RetrieveRequest,
     sources: &[Source],
     skip: &dyn Fn(&str) -> bool,
+    links: Option<&Links>,
 ) -> Result<(Vec<Reached>, HashSet<String>), Error> {
     let source_ids: Vec<Uuid> = sources.iter().map(|s| s.node_id).collect();
-    let edges = tx.edges_of_nodes(&req.owner, &source_ids)?;
+    let edges = match links.and_then(|l| l.covering(&source_ids)) {
+        Some(edges) => edges,
+        None => tx.edges_of_nodes(&req.owner, &source_ids)?,
+    };
     // (source index, entity)
     let mut linked: Vec<(usize, Uuid)> = Vec::new();
     for (i, s) in sources.iter().enumerate() {

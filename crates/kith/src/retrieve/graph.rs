@@ -15,9 +15,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use kith_core::{Edge, EdgeType, NodeType};
+use kith_core::{Edge, EdgeType, Node, NodeType};
 use kith_identity::claims::predicate_class;
-use kith_store::{LexicalQuery, SearchFilters, Tx};
+use kith_store::{EdgesWithEnds, LexicalHit, LexicalQuery, SearchFilters, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -71,44 +71,54 @@ type Queued = (Uuid, String, String, bool);
 /// the time it was said (newest first on ties), the node and how.
 type Reached = (usize, i64, kith_core::Node, String);
 
-/// Adds the graph path's candidates to `pool`.
+/// Adds the graph path's candidates to `pool`; `entities` is what
+/// [`entity_search`] found for `named` with the entities' edges and the
+/// nodes at their ends, when it was read with the lexical search (one
+/// round trip on a server), else it is searched here.
 pub fn candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     named: &[NamedSpeaker],
+    entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
-    let queue = named_entities(tx, req, named)?;
+    let mut around = Neighbourhood::default();
+    let entities = match entities {
+        Some((found, (mut edges, ends))) => {
+            for (e, _) in &found {
+                around
+                    .edges_of
+                    .insert(e.node_id, edges.remove(&e.node_id).unwrap_or_default());
+            }
+            around.ends.extend(ends.into_iter().map(|n| (n.id, n)));
+            found
+        }
+        None => tx.search_lexical_nodes(&entity_search(req, named))?,
+    };
+    let queue = named_entities(req, named, &entities);
     if queue.is_empty() {
         return Ok(findings);
     }
-    let mut reached = walk(tx, req, queue, &mut findings)?;
+    let mut reached = walk(tx, req, queue, around, &mut findings)?;
     reached.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     reached.truncate(50);
     add_reached(tx, req, reached, pool)?;
     Ok(findings)
 }
 
-/// The entities the query names (as people say names) or that are named
-/// like a speaker the query names, each with how it was named.
-fn named_entities(
-    tx: &mut dyn Tx,
-    req: &RetrieveRequest,
-    named: &[NamedSpeaker],
-) -> Result<VecDeque<Queued>, Error> {
-    let said = QueryWords::new(&req.query);
-    // A short form finds no entity by its words ("Mel" is not a word of
-    // "Melanie"): the full names of the speakers the query names join the
-    // search.
+/// The search for the entities the query may name: its words and the
+/// full names of the speakers it names (a short form finds no entity by
+/// its words: "Mel" is not a word of "Melanie"). The store probes for any
+/// entity first ([`Tx::search_lexical_nodes`]): most memories of a
+/// store()-only owner have none, and the probe saves a full-text search.
+pub(super) fn entity_search(req: &RetrieveRequest, named: &[NamedSpeaker]) -> LexicalQuery {
     let mut text = req.query.clone();
     for n in named {
         text.push(' ');
         text.push_str(&n.name);
     }
-    // The store probes for any entity first: most memories of a
-    // store()-only owner have none, and the probe saves a full-text search.
-    let entities = tx.search_lexical_nodes(&LexicalQuery {
+    LexicalQuery {
         owner: req.owner.clone(),
         text,
         filters: SearchFilters {
@@ -117,9 +127,20 @@ fn named_entities(
             ..SearchFilters::default()
         },
         limit: 20,
-    })?;
+    }
+}
+
+/// The entities the query names (as people say names) or that are named
+/// like a speaker the query names, each with how it was named, among the
+/// `entities` [`entity_search`] found.
+fn named_entities(
+    req: &RetrieveRequest,
+    named: &[NamedSpeaker],
+    entities: &[(LexicalHit, Node)],
+) -> VecDeque<Queued> {
+    let said = QueryWords::new(&req.query);
     let mut queue = VecDeque::new();
-    for (e, node) in &entities {
+    for (e, node) in entities {
         let person = is_person(node);
         let speaker = named
             .iter()
@@ -131,11 +152,11 @@ fn named_entities(
         };
         queue.push_back((e.node_id, e.content.clone(), via, false));
     }
-    Ok(queue)
+    queue
 }
 
 /// The entities' edges and the nodes at their other ends, read as the walk
-/// needs them.
+/// needs them (those of the entities the search found come with it).
 #[derive(Default)]
 struct Neighbourhood {
     edges_of: HashMap<Uuid, Vec<Edge>>,
@@ -190,6 +211,7 @@ fn walk(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     mut queue: VecDeque<Queued>,
+    mut around: Neighbourhood,
     findings: &mut GraphFindings,
 ) -> Result<Vec<Reached>, Error> {
     let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
@@ -199,7 +221,6 @@ fn walk(
     let mut reached: Vec<Reached> = Vec::new();
     let mut seen = HashSet::new();
     let mut visited = HashSet::new();
-    let mut around = Neighbourhood::default();
     while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
         if !visited.insert(entity_id) {
             continue;

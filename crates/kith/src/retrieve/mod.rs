@@ -45,6 +45,7 @@
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
+mod ahead;
 mod by_id;
 mod current;
 mod dates;
@@ -176,31 +177,38 @@ fn candidates(
     let mut tx = ctx.store.begin(TxMode::Read)?;
     let tx: &mut dyn Tx = &mut *tx;
     let mut pool = Pool::default();
-    let main = paths::main_hits(tx, req, embedded, pool_size)?;
+    let mut main = paths::main_hits(tx, req, embedded, pool_size)?;
     if req.paths.dated {
         let asked = when::question_spans(tx, req)?;
         when::dated_candidates(tx, req, &asked, &main.lexical_text, embedded, &mut pool)?;
     }
     let lexical_text = main.lexical_text.clone();
+    // Read with the lexical search, used at their paths' turns.
+    let (entities, newest) = (main.entities.take(), main.newest.take());
     let mut named = main.add_to(req, &mut pool);
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
-        let found = graph::candidates(tx, req, &named, &mut pool)?;
+        let found = graph::candidates(tx, req, &named, entities, &mut pool)?;
         if req.paths.speaker_boost {
             speakers::add_reached(&mut named, &found.people, &pool);
         }
         superseded = found.superseded;
     }
     feedback::rerank(req, &lexical_text, &mut pool);
+    // The expansion's links and the pool's claims are read with the
+    // neighbours' sessions, and used where they still cover their stage.
+    let mut read_ahead = ahead::Ahead::default();
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
-        neighbours::candidates(tx, req, &sources, &mut pool)?;
+        let reads = ahead::reads(req, &mut pool);
+        let answers = neighbours::candidates(tx, req, &sources, &mut pool, &reads)?;
+        read_ahead = ahead::found(&reads, answers);
     }
     if req.paths.graph {
-        expand::candidates(tx, req, &mut pool)?;
+        expand::candidates(tx, req, &mut pool, read_ahead.links.as_ref())?;
     }
     if req.paths.recency && paths::asks_about_recent(&req.query) {
-        paths::recency_candidates(tx, req, &mut pool)?;
+        paths::recency_candidates(tx, req, newest, &mut pool)?;
     }
 
     // Boosts.
@@ -215,7 +223,7 @@ fn candidates(
         let misattributed = speakers::check_premise(&req.query, &named, &mut pool, &req.weights);
         speakers::boost(&named, misattributed.as_ref(), &mut pool, &req.weights);
     }
-    let corrected = results::owner_corrected(tx, &req.owner, &pool)?;
+    let corrected = results::owner_corrected(tx, &req.owner, &pool, &read_ahead.claims)?;
     Ok(Found {
         pool,
         superseded,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use kith_core::{ids, NodeType, Role, SessionId};
-use kith_store::{StoredEvent, Tx};
+use kith_store::{Answer, Read, StoredEvent, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -50,13 +50,15 @@ pub(super) struct Source {
 }
 
 /// The turns before and after each source hit in its session, when someone
-/// else said them.
+/// else said them; `riders` (later stages' reads that need nothing this
+/// one finds) are read with the sessions, and their answers returned.
 pub(super) fn candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     sources: &[Source],
     pool: &mut Pool,
-) -> Result<(), Error> {
+    riders: &[Read],
+) -> Result<Vec<Answer>, Error> {
     // Every source's session in one call (one round trip on a server).
     let mut names: Vec<SessionId> = Vec::new();
     for s in sources.iter().filter(|s| s.event_id.is_some()) {
@@ -66,7 +68,7 @@ pub(super) fn candidates(
             }
         }
     }
-    let sessions = session_events(tx, req, &names)?;
+    let (sessions, answers) = session_events_with(tx, req, &names, riders)?;
     // (source index, session, position of the neighbour, share, whether
     // it is the reply to a source that asks)
     let mut wanted: Vec<(usize, SessionId, usize, f64, bool)> = Vec::new();
@@ -124,7 +126,7 @@ pub(super) fn candidates(
             }
         }
     }
-    Ok(())
+    Ok(answers)
 }
 
 /// The events of the sessions `names`, each session's in order, in one
@@ -134,9 +136,30 @@ pub(super) fn session_events(
     req: &RetrieveRequest,
     names: &[SessionId],
 ) -> Result<HashMap<SessionId, Vec<StoredEvent>>, Error> {
-    let mut sessions: HashMap<SessionId, Vec<StoredEvent>> =
-        names.iter().map(|s| (s.clone(), Vec::new())).collect();
-    for e in tx.list_session_events(&req.owner, names, 5_000)? {
+    Ok(session_events_with(tx, req, names, &[])?.0)
+}
+
+/// Each session's events, in order.
+type Sessions = HashMap<SessionId, Vec<StoredEvent>>;
+
+/// [`session_events`], with `riders` read in the same call (one round trip
+/// on a server) and their answers.
+fn session_events_with(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    names: &[SessionId],
+    riders: &[Read],
+) -> Result<(Sessions, Vec<Answer>), Error> {
+    let mut sessions: Sessions = names.iter().map(|s| (s.clone(), Vec::new())).collect();
+    let mut reads = vec![Read::SessionEvents(
+        req.owner.clone(),
+        names.to_vec(),
+        5_000,
+    )];
+    reads.extend(riders.iter().cloned());
+    let mut answers = tx.read_together(&reads)?;
+    let events = answers.remove(0).into_events();
+    for e in events {
         if let Some(list) = e
             .event
             .session_id
@@ -146,7 +169,7 @@ pub(super) fn session_events(
             list.push(e);
         }
     }
-    Ok(sessions)
+    Ok((sessions, answers))
 }
 
 /// Whether `e` is said by another voice than (`speaker`, `role`): only a

@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
-use kith_core::NodeType;
-use kith_store::{LexicalHit, LexicalQuery, NodeQuery, StoredEvent, Tx, VectorQuery};
+use kith_core::{Node, NodeType};
+use kith_store::{
+    EdgesWithEnds, LexicalHit, LexicalQuery, NodeQuery, Read, StoredEvent, StoredNode, Tx,
+    VectorQuery,
+};
 use uuid::Uuid;
 
 use super::filters::{admitted, vector_filters};
 use super::fusion::PathKind;
+use super::graph;
 use super::pool::{hit_for, path, Pool};
 use super::speakers::{self, NamedSpeaker};
 use super::RetrieveRequest;
@@ -39,26 +43,38 @@ pub(super) struct MainHits {
     /// The text BM25 searched: the query without the named speakers' names
     /// (the whole query when that would leave nothing).
     pub lexical_text: String,
+    /// The graph path's entity search for `named` ([`graph::entity_search`])
+    /// with the found entities' edges and the nodes at their ends (where
+    /// its walk starts), when the graph path runs.
+    pub entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
+    /// The recency path's newest notes and their turns ([`recency_query`]),
+    /// when the query asks about what is recent.
+    pub newest: Option<(Vec<StoredNode>, Vec<StoredEvent>)>,
 }
 
 /// Runs the lexical and vector searches for `req` (at most `pool_size` hits
-/// each), `embedded` being the query's model and vector.
+/// each), `embedded` being the query's model and vector; with the final
+/// lexical search, the later paths' reads that need nothing more than the
+/// named speakers: the graph path's entity search with the entities' edges,
+/// and the recency path's newest notes (read together: one round trip on a
+/// server).
 pub(super) fn main_hits(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     embedded: &Option<(String, Vec<f32>)>,
     pool_size: usize,
 ) -> Result<MainHits, Error> {
+    let search = |text: &str| LexicalQuery {
+        owner: req.owner.clone(),
+        text: text.to_string(),
+        filters: req.filters.clone(),
+        limit: pool_size,
+    };
     let lexical = |tx: &mut dyn Tx, text: &str| -> Result<Vec<LexicalHit>, Error> {
         if !req.paths.lexical {
             return Ok(Vec::new());
         }
-        Ok(tx.search_lexical(&LexicalQuery {
-            owner: req.owner.clone(),
-            text: text.to_string(),
-            filters: req.filters.clone(),
-            limit: pool_size,
-        })?)
+        Ok(tx.search_lexical(&search(text))?)
     };
     let vector = match embedded {
         Some((model, vector)) => tx.search_vector(&VectorQuery {
@@ -97,15 +113,42 @@ pub(super) fn main_hits(
     } else {
         rest.join(" ")
     };
-    let lexical = match first_pass {
-        Some(hits) if named.is_empty() => hits,
-        _ => lexical(tx, &lexical_text)?,
+    // The first pass stands when it searched the same text.
+    let search_again = req.paths.lexical && !(first_pass.is_some() && named.is_empty());
+    let mut reads = Vec::new();
+    if search_again {
+        reads.push(Read::Search(search(&lexical_text)));
+    }
+    if req.paths.graph {
+        reads.push(Read::SearchNodesWithEdges(graph::entity_search(
+            req, &named,
+        )));
+    }
+    let recent = req.paths.recency && asks_about_recent(&req.query);
+    if recent {
+        reads.push(Read::NodesWithEvidence(recency_query(req)));
+    }
+    let mut answers = tx.read_together(&reads)?.into_iter();
+    let lexical = if search_again {
+        answers.next().map(|a| a.into_hits()).unwrap_or_default()
+    } else {
+        first_pass.unwrap_or_default()
     };
+    let entities = req
+        .paths
+        .graph
+        .then(|| answers.next().map(|a| a.into_hits_with_edges()))
+        .flatten();
+    let newest = recent
+        .then(|| answers.next().map(|a| a.into_nodes_with_evidence()))
+        .flatten();
     Ok(MainHits {
         lexical,
         vector,
         named,
         lexical_text,
+        entities,
+        newest,
     })
 }
 
@@ -142,21 +185,31 @@ pub(super) fn asks_about_recent(query: &str) -> bool {
         .any(|w| RECENCY_CUES.contains(&w.as_str()))
 }
 
-/// The newest notes, for questions about what is recent.
-pub(super) fn recency_candidates(
-    tx: &mut dyn Tx,
-    req: &RetrieveRequest,
-    pool: &mut Pool,
-) -> Result<(), Error> {
-    // With their source events, in one read (one round trip on a server).
-    let (newest, events) = tx.list_nodes_with_evidence(&NodeQuery {
+/// The recency path's read: the newest notes, with their source events.
+fn recency_query(req: &RetrieveRequest) -> NodeQuery {
+    NodeQuery {
         owner: Some(req.owner.clone()),
         scope: req.filters.scope.clone(),
         node_types: vec![NodeType::Note],
         newest_first: true,
         limit: 10,
         ..NodeQuery::default()
-    })?;
+    }
+}
+
+/// The newest notes, for questions about what is recent: `read` when they
+/// were read already ([`MainHits::newest`]), else read here.
+pub(super) fn recency_candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    read: Option<(Vec<StoredNode>, Vec<StoredEvent>)>,
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    // With their source events, in one read (one round trip on a server).
+    let (newest, events) = match read {
+        Some(found) => found,
+        None => tx.list_nodes_with_evidence(&recency_query(req))?,
+    };
     let events: HashMap<Uuid, StoredEvent> = events.into_iter().map(|e| (e.event.id, e)).collect();
     let mut rank = 0;
     for s in newest {

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kith_core::{NodeType, OwnerId, ScopeId};
+use kith_core::{Node, NodeType, OwnerId, ScopeId};
 use kith_store::Tx;
 use serde::Serialize;
 use uuid::Uuid;
@@ -144,24 +144,40 @@ pub(super) fn one_per_event(
 /// says what its message does not, so it gets a packed line of its own
 /// instead of folding into the message's (which would show the old value
 /// only).
+/// `ahead`: claims asked for before (their ids) and those found, read
+/// again only for the claims not asked for then.
 pub(super) fn owner_corrected(
     tx: &mut dyn Tx,
     owner: &OwnerId,
     pool: &Pool,
+    ahead: &(HashSet<Uuid>, HashMap<Uuid, Node>),
 ) -> Result<HashSet<Uuid>, Error> {
-    let ids: Vec<Uuid> = pool
-        .by_id
-        .values()
-        .filter(|c| !matches!(c.hit.node_type, NodeType::Note | NodeType::Entity))
-        .map(|c| c.hit.node_id)
-        .collect();
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    Ok(tx
-        .get_owned_nodes(owner, &ids)?
+    let (asked, found) = ahead;
+    let ids = claim_ids(pool);
+    let missing: Vec<Uuid> = ids
         .iter()
+        .filter(|id| !asked.contains(id))
+        .copied()
+        .collect();
+    let read = if missing.is_empty() {
+        Vec::new()
+    } else {
+        tx.get_owned_nodes(owner, &missing)?
+    };
+    Ok(ids
+        .iter()
+        .filter_map(|id| found.get(id))
+        .chain(&read)
         .filter(|n| crate::claims::is_owner_corrected(n))
         .map(|n| n.id)
         .collect())
+}
+
+/// The candidates of `pool` that are claims (neither notes nor entities).
+pub(super) fn claim_ids(pool: &Pool) -> Vec<Uuid> {
+    pool.by_id
+        .values()
+        .filter(|c| !matches!(c.hit.node_type, NodeType::Note | NodeType::Entity))
+        .map(|c| c.hit.node_id)
+        .collect()
 }
