@@ -42,6 +42,9 @@ pub enum PathKind {
     /// Ranked by a query built from the best hit's words
     /// (pseudo-relevance feedback, `retrieve/feedback.rs`).
     Feedback,
+    /// Names a member of a category the question names ("Spain" for
+    /// "European countries", `retrieve/category.rs`).
+    Category,
 }
 
 /// Each path's weight in fusion.
@@ -87,6 +90,10 @@ pub struct PathWeights {
     /// person's turns that carry the lead (`retrieve/premise.rs`).
     #[serde(default = "one")]
     pub narrow_premise: f64,
+    /// Turns naming a member of a category the question names (0: the
+    /// path does not run).
+    #[serde(default = "one")]
+    pub category: f64,
 }
 
 fn one() -> f64 {
@@ -138,6 +145,9 @@ impl Default for PathWeights {
             // Rules, not weights: on.
             replies: 1.0,
             narrow_premise: 1.0,
+            // A BM25 search for what the question's words mean: the
+            // lexical path's weight, picked before measuring.
+            category: 1.0,
         }
     }
 }
@@ -155,6 +165,7 @@ impl PathWeights {
             PathKind::Current => self.current,
             PathKind::Hop => self.hop,
             PathKind::Feedback => self.feedback,
+            PathKind::Category => self.category,
         }
     }
 
@@ -184,6 +195,7 @@ impl PathWeights {
                 "feedback" => w.feedback = v,
                 "replies" => w.replies = v,
                 "narrow_premise" => w.narrow_premise = v,
+                "category" | "categories" => w.category = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -204,6 +216,7 @@ impl PathKind {
             PathKind::Current => "current",
             PathKind::Hop => "hop",
             PathKind::Feedback => "feedback",
+            PathKind::Category => "category",
         }
     }
 }

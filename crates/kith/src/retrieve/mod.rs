@@ -46,6 +46,7 @@
 //! [`pack`] and [`receipt`].
 
 mod by_id;
+mod category;
 mod current;
 mod dates;
 mod expand;
@@ -53,6 +54,7 @@ mod feedback;
 mod filters;
 pub mod fusion;
 mod graph;
+mod lexicon;
 mod names;
 mod neighbours;
 pub mod pack;
@@ -183,6 +185,7 @@ fn candidates(
     }
     let lexical_text = main.lexical_text.clone();
     let mut named = main.add_to(req, &mut pool);
+    category::candidates(tx, req, &mut pool)?;
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
         let found = graph::candidates(tx, req, &named, &mut pool)?;
