@@ -45,6 +45,9 @@ pub enum PathKind {
     /// Names a member of a category the question names ("Spain" for
     /// "European countries", `retrieve/category.rs`).
     Category,
+    /// One side of a comparison the question makes ("…, A or B?",
+    /// "between A and B"), searched on its own (`retrieve/parts.rs`).
+    Parts,
 }
 
 /// Each path's weight in fusion.
@@ -94,6 +97,10 @@ pub struct PathWeights {
     /// path does not run).
     #[serde(default = "one")]
     pub category: f64,
+    /// Each side of a comparison the question makes, searched on its own
+    /// (0: the path does not run).
+    #[serde(default = "one")]
+    pub parts: f64,
 }
 
 fn one() -> f64 {
@@ -148,6 +155,9 @@ impl Default for PathWeights {
             // A BM25 search for what the question's words mean: the
             // lexical path's weight, picked before measuring.
             category: 1.0,
+            // BM25 of a part of the question: the lexical path's weight,
+            // picked before measuring.
+            parts: 1.0,
         }
     }
 }
@@ -166,6 +176,7 @@ impl PathWeights {
             PathKind::Hop => self.hop,
             PathKind::Feedback => self.feedback,
             PathKind::Category => self.category,
+            PathKind::Parts => self.parts,
         }
     }
 
@@ -196,6 +207,7 @@ impl PathWeights {
                 "replies" => w.replies = v,
                 "narrow_premise" => w.narrow_premise = v,
                 "category" | "categories" => w.category = v,
+                "parts" => w.parts = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -217,6 +229,7 @@ impl PathKind {
             PathKind::Hop => "hop",
             PathKind::Feedback => "feedback",
             PathKind::Category => "category",
+            PathKind::Parts => "parts",
         }
     }
 }

@@ -58,6 +58,7 @@ mod lexicon;
 mod names;
 mod neighbours;
 pub mod pack;
+mod parts;
 mod paths;
 mod pool;
 mod premise;
@@ -186,6 +187,7 @@ fn candidates(
     let lexical_text = main.lexical_text.clone();
     let mut named = main.add_to(req, &mut pool);
     category::candidates(tx, req, &mut pool)?;
+    parts::candidates(tx, req, &mut pool)?;
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
         let found = graph::candidates(tx, req, &named, &mut pool)?;
