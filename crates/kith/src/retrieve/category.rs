@@ -62,11 +62,7 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
             }
         }
     }
-    let text = members
-        .iter()
-        .map(|(_, m)| *m)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = search_words(members.iter().map(|(_, m)| *m));
     let hits = search(tx, req, &text)?;
     let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
     let mut rank = 0;
@@ -89,6 +85,40 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
     Ok(())
 }
 
+/// Words of multi-word members too common to search for: they add long
+/// posting lists to the query ("new" of "New York", "south" of "South
+/// Korea") and the member's other word finds the same turns.
+const GENERIC_WORDS: &[&str] = &[
+    "new", "south", "north", "east", "west", "united", "great", "the", "city", "coast", "republic",
+    "island", "islands", "lake", "lakes", "san", "los", "las", "de", "el", "saint", "gulf", "sri",
+    "costa", "arab",
+];
+
+/// The words BM25 is asked for: each member's words but the generic ones
+/// (all of them when every word is generic), once each. Hits are checked
+/// against the whole member afterwards.
+fn search_words<'m>(members: impl Iterator<Item = &'m str>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for m in members {
+        let ws = words(m);
+        let specific: Vec<&String> = ws
+            .iter()
+            .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
+            .collect();
+        let chosen = if specific.is_empty() {
+            ws.iter().collect()
+        } else {
+            specific
+        };
+        for w in chosen {
+            if !out.contains(w) {
+                out.push(w.clone());
+            }
+        }
+    }
+    out.join(" ")
+}
+
 /// The path's one store read: BM25 over the members, under the request's
 /// owner and filters.
 fn search(tx: &mut dyn Tx, req: &RetrieveRequest, text: &str) -> Result<Vec<LexicalHit>, Error> {
@@ -98,4 +128,17 @@ fn search(tx: &mut dyn Tx, req: &RetrieveRequest, text: &str) -> Result<Vec<Lexi
         filters: req.filters.clone(),
         limit: ASKED,
     })?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_words_of_a_member_are_not_searched() {
+        assert_eq!(
+            search_words(["new york", "new zealand", "spain", "the south", "york"].into_iter()),
+            "york zealand spain the south"
+        );
+    }
 }
