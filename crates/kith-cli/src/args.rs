@@ -449,6 +449,10 @@ pub struct RetrieveArgs {
     /// ingested by then.
     #[arg(long)]
     pub as_of: Option<String>,
+    /// When the question is asked (RFC 3339), for its relative dates ("a
+    /// month ago", "last Friday"); default: --as-of, else the newest event.
+    #[arg(long)]
+    pub asked_at: Option<String>,
     /// Turn paths off (comma-separated: lexical, vector, graph, neighbours,
     /// recency, speaker_boost).
     #[arg(long, value_delimiter = ',')]

@@ -23,6 +23,11 @@ pub fn retrieve(cli: &Cli, a: &RetrieveArgs) -> Result<()> {
         .as_deref()
         .map(|t| Timestamp::parse("--as-of", t))
         .transpose()?;
+    req.asked_at = a
+        .asked_at
+        .as_deref()
+        .map(|t| Timestamp::parse("--asked-at", t))
+        .transpose()?;
     req.token_budget = a.budget;
     req.limit = a.limit;
     req.record = !a.no_record;

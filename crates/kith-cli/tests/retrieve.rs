@@ -128,3 +128,57 @@ fn init_without_embeddings_retrieves_lexically() {
         "a refused init leaves nothing behind"
     );
 }
+
+#[test]
+fn retrieve_reads_relative_dates_against_asked_at() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("m.kith");
+    let ok = |args: &[&str]| {
+        let out = kith_cmd(&pack, args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&["init", "--embeddings", "none"]);
+    for (when, text) in [
+        (
+            "2023-02-14T10:00:00Z",
+            "I rode in the bike charity event today.",
+        ),
+        (
+            "2023-03-19T10:00:00Z",
+            "I walked in the hunger charity event today.",
+        ),
+    ] {
+        ok(&["store", "--event-time", when, text]);
+    }
+    let first = |asked_at: Option<&str>| {
+        let mut args = vec![
+            "--json",
+            "retrieve",
+            "What charity event did I do a month ago?",
+            "--no-record",
+        ];
+        if let Some(t) = asked_at {
+            args.extend(["--asked-at", t]);
+        }
+        let r: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        r["results"][0]["content"].as_str().unwrap().to_string()
+    };
+    // A month before 18 April is the walk; a month before the newest
+    // turn (19 March) is the ride.
+    assert!(first(Some("2023-04-18T18:00:00Z")).contains("hunger"));
+    assert!(first(None).contains("bike"));
+    let bad = kith_cmd(&pack, &["retrieve", "x", "--asked-at", "yesterday"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--asked-at"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

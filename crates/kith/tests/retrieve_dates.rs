@@ -169,3 +169,61 @@ fn a_question_that_asks_when_favours_the_turn_that_says_when() {
         .unwrap();
     assert!(other.trace.boosts.iter().all(|b| b.name != "states_a_time"));
 }
+
+/// The time a question is asked, when the caller knows it (`asked_at`),
+/// is what its relative dates are read against: "a month ago", asked on
+/// 18 April, is the charity walk of 19 March, not the bike ride of
+/// 14 February that a month before the newest turn (19 March) would mean.
+/// Turns go in through `ingest_batch` (the default heuristic extractor).
+#[test]
+fn relative_dates_in_the_question_are_read_against_when_it_is_asked() {
+    let (_d, m) = memory();
+    let turns = vec![
+        said(
+            "s1",
+            "bike",
+            "2023-02-14",
+            "Just got back from the 24-Hour Bike Ride charity event today, four hours on the bike!",
+        ),
+        said("s1", "f1", "2023-02-14", "Can you suggest a recovery meal?"),
+        said(
+            "s2",
+            "walk",
+            "2023-03-19",
+            "I did the Walk for Hunger charity event today with my colleagues, five kilometres.",
+        ),
+        said("s2", "f2", "2023-03-19", "What snacks are easy to prepare?"),
+    ];
+    let r = m
+        .ingest_batch(turns, kith::IngestOptions::default())
+        .unwrap();
+    let (bike, walk) = (r[0].event_id, r[2].event_id);
+    let q = "What charity event did I participate in a month ago?";
+    let rank = |got: &kith::Retrieval, id| {
+        got.results
+            .iter()
+            .position(|i| i.provenance.event_id == id)
+            .map(|p| p + 1)
+    };
+    let mut req = RetrieveRequest::new("ana", q).unwrap();
+    req.record = false;
+    req.asked_at = Some(kith::Timestamp::parse("asked_at", "2023-04-18T18:34:00Z").unwrap());
+    let asked = m.retrieve(&req).unwrap();
+    assert_eq!(
+        rank(&asked, walk),
+        Some(1),
+        "{:?}",
+        asked.results[0].content
+    );
+    let dated = &asked.results[0].trace;
+    assert!(dated.has(PathKind::Dated), "{dated:?}");
+    assert!(!asked
+        .results
+        .iter()
+        .any(|i| i.provenance.event_id == bike && i.trace.has(PathKind::Dated)));
+    // Without it, "now" is the newest turn's time, and a month before
+    // that is the bike ride's.
+    req.asked_at = None;
+    let newest = m.retrieve(&req).unwrap();
+    assert_eq!(rank(&newest, bike), Some(1));
+}

@@ -10,7 +10,9 @@
 //! - LongMemEval: one owner per question in one pack; user turns only, id
 //!   `<session>_<turn index>`; gold turns are user turns with `has_answer`,
 //!   gold sessions `answer_session_ids`; abstention questions and questions
-//!   with no gold user turn skipped. recall_any@k, recall_all@k and nDCG@k
+//!   with no gold user turn skipped; each question is asked at its
+//!   `question_date` (the request's `asked_at`: its relative dates, "a
+//!   month ago", are read against it). recall_any@k, recall_all@k and nDCG@k
 //!   (binary gains) at k = 5, 10, at turn and session level (a session ranks
 //!   at its best turn).
 //!
@@ -251,10 +253,12 @@ fn ranked_sources(
     memory: &Memory,
     owner: &str,
     query: &str,
+    asked_at: Option<kith_core::Timestamp>,
     o: &RecallOptions<'_>,
     k: usize,
 ) -> Result<Vec<String>> {
     let mut req = RetrieveRequest::new(owner, query)?;
+    req.asked_at = asked_at;
     req.weights = o.weights;
     let paths = o.paths;
     req.limit = k;
@@ -392,7 +396,7 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             }
             let q = qa["question"].as_str().unwrap_or("");
             let t = Instant::now();
-            let ranked = ranked_sources(&memory, &owner, q, o, 50)?;
+            let ranked = ranked_sources(&memory, &owner, q, None, o, 50)?;
             retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             asked += 1;
             if let Some(out) = o.misses {
@@ -652,7 +656,14 @@ fn longmemeval(
         store_all(&memory, haystack.inputs, o.extract)?;
         memory.settle()?;
         let t = Instant::now();
-        let ranked = ranked_sources(&memory, &owner, q["question"].as_str().unwrap_or(""), o, 50)?;
+        // Asked when the dataset says it was ("a month ago" is a month
+        // before that), not as of the haystack's newest session.
+        let asked_at = q["question_date"]
+            .as_str()
+            .and_then(lme_time)
+            .and_then(|t| kith_core::Timestamp::parse("question_date", &t).ok());
+        let question = q["question"].as_str().unwrap_or("");
+        let ranked = ranked_sources(&memory, &owner, question, asked_at, o, 50)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         asked += 1;
         if let Some(out) = o.misses {

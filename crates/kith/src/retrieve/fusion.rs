@@ -42,6 +42,12 @@ pub enum PathKind {
     /// Ranked by a query built from the best hit's words
     /// (pseudo-relevance feedback, `retrieve/feedback.rs`).
     Feedback,
+    /// Names a member of a category the question names ("Spain" for
+    /// "European countries", `retrieve/category.rs`).
+    Category,
+    /// One side of a comparison the question makes ("…, A or B?",
+    /// "between A and B"), searched on its own (`retrieve/parts.rs`).
+    Parts,
 }
 
 /// Each path's weight in fusion.
@@ -87,6 +93,14 @@ pub struct PathWeights {
     /// person's turns that carry the lead (`retrieve/premise.rs`).
     #[serde(default = "one")]
     pub narrow_premise: f64,
+    /// Turns naming a member of a category the question names (0: the
+    /// path does not run).
+    #[serde(default = "one")]
+    pub category: f64,
+    /// Each side of a comparison the question makes, searched on its own
+    /// (0: the path does not run).
+    #[serde(default = "one")]
+    pub parts: f64,
 }
 
 fn one() -> f64 {
@@ -138,6 +152,12 @@ impl Default for PathWeights {
             // Rules, not weights: on.
             replies: 1.0,
             narrow_premise: 1.0,
+            // A BM25 search for what the question's words mean: the
+            // lexical path's weight, picked before measuring.
+            category: 1.0,
+            // BM25 of a part of the question: the lexical path's weight,
+            // picked before measuring.
+            parts: 1.0,
         }
     }
 }
@@ -155,6 +175,8 @@ impl PathWeights {
             PathKind::Current => self.current,
             PathKind::Hop => self.hop,
             PathKind::Feedback => self.feedback,
+            PathKind::Category => self.category,
+            PathKind::Parts => self.parts,
         }
     }
 
@@ -184,6 +206,8 @@ impl PathWeights {
                 "feedback" => w.feedback = v,
                 "replies" => w.replies = v,
                 "narrow_premise" => w.narrow_premise = v,
+                "category" | "categories" => w.category = v,
+                "parts" => w.parts = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -204,6 +228,8 @@ impl PathKind {
             PathKind::Current => "current",
             PathKind::Hop => "hop",
             PathKind::Feedback => "feedback",
+            PathKind::Category => "category",
+            PathKind::Parts => "parts",
         }
     }
 }

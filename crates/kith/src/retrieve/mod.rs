@@ -47,6 +47,7 @@
 
 mod ahead;
 mod by_id;
+mod category;
 mod current;
 mod dates;
 mod expand;
@@ -54,9 +55,11 @@ mod feedback;
 mod filters;
 pub mod fusion;
 mod graph;
+mod lexicon;
 mod names;
 mod neighbours;
 pub mod pack;
+mod parts;
 mod paths;
 mod pool;
 mod premise;
@@ -186,6 +189,8 @@ fn candidates(
     // Read with the lexical search, used at their paths' turns.
     let (entities, newest) = (main.entities.take(), main.newest.take());
     let mut named = main.add_to(req, &mut pool);
+    category::candidates(tx, req, &mut pool)?;
+    parts::candidates(tx, req, &mut pool)?;
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
         let found = graph::candidates(tx, req, &named, entities, &mut pool)?;

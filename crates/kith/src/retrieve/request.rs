@@ -1,7 +1,7 @@
 //! What a retrieval is asked: [`RetrieveRequest`], with the candidate
 //! paths and boosts to run ([`RetrievePaths`]).
 
-use kith_core::OwnerId;
+use kith_core::{OwnerId, Timestamp};
 use kith_store::SearchFilters;
 use serde::Serialize;
 
@@ -85,6 +85,13 @@ pub struct RetrieveRequest {
     pub weights: PathWeights,
     /// Journal a receipt (default true).
     pub record: bool,
+    /// When the question is asked, for the relative dates it says ("a
+    /// month ago", "last Friday"). `None`: the filters' `as_of`, else the
+    /// time of the owner's newest event, else the clock
+    /// (the dated path). An agent that knows the time of
+    /// the conversation it answers in says so here; unlike `as_of` it
+    /// hides nothing.
+    pub asked_at: Option<Timestamp>,
 }
 
 impl RetrieveRequest {
@@ -99,6 +106,7 @@ impl RetrieveRequest {
             paths: RetrievePaths::default(),
             weights: PathWeights::default(),
             record: true,
+            asked_at: None,
         })
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The question's times ([`spans`]: "on 3 June, 2023", "in May", "last
 //! week", "the Sunday before 15 July 2023", "two years ago") are resolved
-//! against the time it is asked: the request's `as_of`, else the time of
+//! against the time it is asked: the request's `asked_at` or `as_of`, else the time of
 //! the owner's newest event (memory's own "now": a conversation imported
 //! long after it happened is asked about as of its end), else the clock.
 //! Each of the first [`MAX_SPANS`] spans then searches (BM25 and vectors,
@@ -38,7 +38,7 @@ pub fn question_spans(tx: &mut dyn Tx, req: &RetrieveRequest) -> Result<Vec<Span
     if spans(&req.query, clock).is_empty() {
         return Ok(Vec::new());
     }
-    let asked_at = match req.filters.as_of {
+    let asked_at = match req.asked_at.or(req.filters.as_of) {
         Some(t) => t.unix_millis(),
         None => tx
             .list_events(&EventQuery {

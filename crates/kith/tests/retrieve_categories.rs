@@ -1,0 +1,105 @@
+//! Questions that ask for members of a category (issue 16, multi-hop and
+//! open-domain): "What European countries has Maria been to?" when Maria
+//! said "We spent a week in Spain" and "Our trip to Portugal…". The answer
+//! shares no word with the question; a dozen turns of hers that say
+//! "European", "countries" or "been" rank above it on the question's own
+//! words. The `category` path looks the members up (`retrieve/lexicon.rs`)
+//! and names them in the trace. Turns go in through `ingest_batch` (the
+//! default heuristic extractor); vectors come from the hashing embedder.
+
+mod common;
+
+use kith::retrieve::fusion::PathKind;
+use kith::{EventInput, IngestOptions, Memory, Retrieval, RetrieveRequest};
+
+fn said(speaker: &str, source: &str, text: &str) -> EventInput {
+    common::turn("o", speaker, source, text)
+}
+
+/// Maria's two trips, and before them a dozen turns of hers and John's
+/// with the question's words.
+fn conversation() -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let chatter = [
+        "I have been so busy with the shelter this month.",
+        "European history was my favourite class in school.",
+        "Some countries have amazing programs for the homeless.",
+        "I've been thinking about volunteering more often.",
+        "My aunt collects stamps from different countries.",
+        "The European football final was on TV last night.",
+        "I have been baking a lot lately, mostly bread.",
+        "Countries with good public transport are my favourite.",
+        "It has been a long week at the shelter.",
+        "My neighbour is European and makes the best pastries.",
+        "We have been planning a fundraiser for weeks.",
+        "There are so many countries I want to see one day.",
+    ];
+    let mut turns: Vec<EventInput> = chatter
+        .iter()
+        .enumerate()
+        .map(|(i, text)| said("Maria", &format!("c{i}"), text))
+        .collect();
+    turns.extend([
+        said(
+            "Maria",
+            "spain",
+            "We spent a week in Spain last summer and the food was amazing.",
+        ),
+        said("John", "reply", "That sounds wonderful, I love tapas!"),
+        said(
+            "Maria",
+            "portugal",
+            "Our trip to Portugal was short but Lisbon stole my heart.",
+        ),
+    ]);
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    (dir, m)
+}
+
+fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
+    common::rank_of(m, "o", r, source)
+}
+
+fn category_via(r: &Retrieval, rank: usize) -> Option<String> {
+    r.results[rank - 1]
+        .trace
+        .paths
+        .iter()
+        .find(|p| p.path == PathKind::Category)
+        .and_then(|p| p.via.clone())
+}
+
+#[test]
+fn a_question_asking_for_a_category_finds_its_members() {
+    let (_d, m) = conversation();
+    let q = "What European countries has Maria been to?";
+    let r = common::ask(&m, "o", q);
+    for (source, member) in [("spain", "spain"), ("portugal", "portugal")] {
+        let at = rank_of(&m, &r, source).unwrap_or_else(|| panic!("{source} in the ten"));
+        assert!(at <= 10, "{q}: {source} at {at}");
+        assert_eq!(
+            category_via(&r, at).as_deref(),
+            Some(format!("category \"European countries\": {member}").as_str())
+        );
+    }
+    // Switched off (`--weights category=0`), neither is in the ten.
+    let mut req = RetrieveRequest::new("o", q).unwrap();
+    req.record = false;
+    req.weights.category = 0.0;
+    let off = m.retrieve(&req).unwrap();
+    assert_eq!(rank_of(&m, &off, "spain"), None);
+    assert_eq!(rank_of(&m, &off, "portugal"), None);
+}
+
+#[test]
+fn a_category_named_in_passing_is_not_looked_up() {
+    // "countries" here is not what is asked for: no turn is found for
+    // naming one.
+    let (_d, m) = conversation();
+    let r = common::ask(&m, "o", "Would Maria like to live in other countries?");
+    assert!(r
+        .results
+        .iter()
+        .all(|i| i.trace.paths.iter().all(|p| p.path != PathKind::Category)));
+}

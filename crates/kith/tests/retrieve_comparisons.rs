@@ -1,0 +1,94 @@
+//! Questions that compare two things said at different times (issue 16,
+//! temporal): "Which happened first, the road trip to the coast or the
+//! arrival of my new prime lens?" needs the turn of each. Searched as one
+//! query, ten turns about the lens, rich in the question's words, rank
+//! above the one turn about the road trip. The `parts` path searches each
+//! side on its own and puts both sides' best first. Turns go in through
+//! `ingest_batch` (the default heuristic extractor); vectors come from the
+//! hashing embedder.
+
+mod common;
+
+use kith::retrieve::fusion::PathKind;
+use kith::{EventInput, IngestOptions, Memory, Retrieval, RetrieveRequest};
+
+fn said(source: &str, text: &str) -> EventInput {
+    common::turn("o", "Sam", source, text)
+}
+
+/// Forty turns about other things, ten about the new lens in the
+/// question's words, and one about the road trip.
+fn conversation() -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let topics = [
+        "gardening",
+        "taxes",
+        "cooking",
+        "running",
+        "music",
+        "books",
+        "chess",
+        "movies",
+    ];
+    let mut turns: Vec<EventInput> = (0..40)
+        .map(|i| {
+            let topic = topics[i % topics.len()];
+            said(
+                &format!("f{i}"),
+                &format!("Can you give me a tip about {topic}, number {i}?"),
+            )
+        })
+        .collect();
+    let lens = [
+        "The new prime lens is so sharp, the first shots happened to be portraits.",
+        "Since the arrival of the new prime lens I shoot every day.",
+        "Which filters fit a new prime lens like mine?",
+        "The prime lens arrival was the first good news of the month.",
+        "My new prime lens needs a cap, the first one got lost.",
+        "Is a prime lens better than a zoom for a first trip?",
+        "The new prime lens happened to be on sale.",
+        "How do I clean the new prime lens after the first use?",
+        "A prime lens forces me to walk, which happened to help my framing.",
+        "My friend wants a new prime lens now too, after the arrival of mine.",
+    ];
+    turns.extend(
+        lens.iter()
+            .enumerate()
+            .map(|(i, text)| said(&format!("l{i}"), text)),
+    );
+    turns.push(said(
+        "trip",
+        "I just got back from a road trip to the coast with friends, the cliffs were amazing.",
+    ));
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    (dir, m)
+}
+
+fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
+    common::rank_of(m, "o", r, source)
+}
+
+#[test]
+fn each_side_of_a_comparison_has_its_evidence_near_the_top() {
+    let (_d, m) = conversation();
+    let q =
+        "Which happened first, the road trip to the coast or the arrival of the new prime lens?";
+    let r = common::ask(&m, "o", q);
+    let trip = rank_of(&m, &r, "trip").expect("the road trip in the ten");
+    assert!(trip <= 3, "{q}: the road trip at {trip}");
+    let via = r.results[trip - 1]
+        .trace
+        .paths
+        .iter()
+        .find(|p| p.path == PathKind::Parts)
+        .and_then(|p| p.via.clone());
+    assert_eq!(via.as_deref(), Some("part \"the road trip to the coast\""));
+    // Switched off (`--weights parts=0`), the road trip falls below.
+    let mut req = RetrieveRequest::new("o", q).unwrap();
+    req.record = false;
+    req.weights.parts = 0.0;
+    let off = m.retrieve(&req).unwrap();
+    let off_rank = rank_of(&m, &off, "trip");
+    assert!(off_rank.is_none_or(|at| at > 3), "{off_rank:?} vs {trip}");
+}
