@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::kith_cmd;
+use common::{kith_cmd, TestPack};
 
 #[test]
 fn retrieve_with_the_default_model_and_show_its_receipt() {
@@ -131,18 +131,7 @@ fn init_without_embeddings_retrieves_lexically() {
 
 #[test]
 fn retrieve_reads_relative_dates_against_asked_at() {
-    let dir = tempfile::tempdir().unwrap();
-    let pack = dir.path().join("m.kith");
-    let ok = |args: &[&str]| {
-        let out = kith_cmd(&pack, args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    ok(&["init", "--embeddings", "none"]);
+    let t = TestPack::new();
     for (when, text) in [
         (
             "2023-02-14T10:00:00Z",
@@ -153,7 +142,7 @@ fn retrieve_reads_relative_dates_against_asked_at() {
             "I walked in the hunger charity event today.",
         ),
     ] {
-        ok(&["store", "--event-time", when, text]);
+        t.ok(&["store", "--event-time", when, text]);
     }
     let first = |asked_at: Option<&str>| {
         let mut args = vec![
@@ -165,20 +154,13 @@ fn retrieve_reads_relative_dates_against_asked_at() {
         if let Some(t) = asked_at {
             args.extend(["--asked-at", t]);
         }
-        let r: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        let r: serde_json::Value = serde_json::from_str(&t.ok(&args)).unwrap();
         r["results"][0]["content"].as_str().unwrap().to_string()
     };
     // A month before 18 April is the walk; a month before the newest
     // turn (19 March) is the ride.
     assert!(first(Some("2023-04-18T18:00:00Z")).contains("hunger"));
     assert!(first(None).contains("bike"));
-    let bad = kith_cmd(&pack, &["retrieve", "x", "--asked-at", "yesterday"])
-        .output()
-        .unwrap();
-    assert!(!bad.status.success());
-    assert!(
-        String::from_utf8_lossy(&bad.stderr).contains("--asked-at"),
-        "{}",
-        String::from_utf8_lossy(&bad.stderr)
-    );
+    let bad = t.fails(&["retrieve", "x", "--asked-at", "yesterday"]);
+    assert!(bad.contains("--asked-at"), "{bad}");
 }

@@ -13,8 +13,6 @@
 //! `weights.category`; the trace says which category and which member:
 //! `category "European countries": spain`.
 
-use std::collections::HashSet;
-
 use kith_core::NodeType;
 use kith_store::{LexicalHit, LexicalQuery, Tx};
 
@@ -45,12 +43,7 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
     if named.is_empty() {
         return Ok(());
     }
-    let speakers: HashSet<String> = pool
-        .by_id
-        .values()
-        .filter_map(|c| c.hit.speaker.as_deref())
-        .flat_map(words)
-        .collect();
+    let speakers = pool.speaker_words();
     // (category label, member), in the lexicon's order, once each.
     let mut members: Vec<(&str, &str)> = Vec::new();
     for c in &named {

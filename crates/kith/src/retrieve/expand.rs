@@ -191,12 +191,7 @@ pub fn candidates(
     let said = QueryWords::new(&req.query);
     // Speakers' names are left out of both hops: greetings name them in
     // every other turn, so they lead anywhere.
-    let speakers: HashSet<String> = pool
-        .by_id
-        .values()
-        .filter_map(|c| c.hit.speaker.as_deref())
-        .flat_map(words)
-        .collect();
+    let speakers = pool.speaker_words();
     let skip = |name: &str| {
         said.mentions(name, true).is_some() || words(name).iter().all(|w| speakers.contains(w))
     };

@@ -1,12 +1,13 @@
 //! The candidate pool every path adds to: one candidate per node, with the
 //! trace of every path that found it, ranked by fused score.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use kith_store::{LexicalHit, StoredEvent};
 use uuid::Uuid;
 
 use super::fusion::{PathKind, PathRank, PathWeights, Trace};
+use super::paths::words;
 
 /// A candidate under construction.
 pub(super) struct Candidate {
@@ -42,6 +43,17 @@ impl Pool {
             })
             .trace
             .add_path(path);
+    }
+
+    /// The words of every speaker's name in the pool: paths that follow
+    /// names leave these out, as greetings name the speakers in every
+    /// other turn.
+    pub fn speaker_words(&self) -> HashSet<String> {
+        self.by_id
+            .values()
+            .filter_map(|c| c.hit.speaker.as_deref())
+            .flat_map(words)
+            .collect()
     }
 
     /// Candidates best first.
