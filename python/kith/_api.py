@@ -251,6 +251,7 @@ class MemoryApi:
         since: Optional[TimeLike] = None,
         until: Optional[TimeLike] = None,
         as_of: Optional[TimeLike] = None,
+        asked_at: Optional[TimeLike] = None,
         without: Sequence[str] = (),
         record: bool = True,
     ) -> Retrieval:
@@ -259,7 +260,9 @@ class MemoryApi:
         dates the question names, the named speaker), ranked, and packed
         into ``budget`` cl100k tokens as ``context``. Filters: ``scope``,
         ``session``, ``roles``, ``since``/``until`` (when it was said),
-        ``as_of`` (the memory as it was then). ``without`` turns paths off
+        ``as_of`` (the memory as it was then). ``asked_at``: when the
+        question is asked, for its relative dates ("a month ago"; default:
+        ``as_of``, else the newest turn). ``without`` turns paths off
         (``vector``, ``recency``, ...). ``record`` journals a receipt."""
         filters: Dict[str, Any] = {}
         if scope is not None:
@@ -284,6 +287,8 @@ class MemoryApi:
         }
         if as_of is not None:
             body["as_of"] = _time(as_of, "as_of")
+        if asked_at is not None:
+            body["asked_at"] = _time(asked_at, "asked_at")
         return Retrieval(self._retrieve(body))
 
     def events(

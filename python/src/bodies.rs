@@ -130,6 +130,8 @@ pub struct RetrieveBody {
     #[serde(default)]
     as_of: Option<String>,
     #[serde(default)]
+    asked_at: Option<String>,
+    #[serde(default)]
     without: Vec<String>,
     #[serde(default = "yes")]
     record: bool,
@@ -149,6 +151,10 @@ impl RetrieveBody {
         req.filters.as_of = self
             .as_of
             .map(|t| Timestamp::parse("as_of", &t))
+            .transpose()?;
+        req.asked_at = self
+            .asked_at
+            .map(|t| Timestamp::parse("asked_at", &t))
             .transpose()?;
         req.token_budget = self.token_budget;
         req.limit = self.limit;

@@ -50,6 +50,28 @@ def test_store_then_retrieve_gives_the_turn_with_who_and_when(mem, fresh):
     ]
 
 
+
+def test_asked_at_is_the_time_relative_dates_are_read_against(mem, fresh):
+    utc = dt.timezone.utc
+    for day, text in [
+        (dt.datetime(2023, 2, 14, 10, tzinfo=utc), "I rode in the bike charity event today."),
+        (dt.datetime(2023, 3, 19, 10, tzinfo=utc), "I walked in the hunger charity event today."),
+    ]:
+        mem.store(text, speaker="Alice", session=fresh, time=day)
+
+    def first(asked_at):
+        hits = mem.retrieve(
+            "What charity event did I do a month ago?", session=fresh, asked_at=asked_at, record=False
+        )
+        return hits[0].text
+
+    # A month before 18 April is the walk; a month before 20 March, the ride.
+    assert "hunger" in first("2023-04-18T18:00:00Z")
+    assert "bike" in first(dt.datetime(2023, 3, 20, 9, tzinfo=utc))
+    with pytest.raises(kith.InvalidInput) as e:
+        mem.retrieve("x", asked_at="yesterday")
+    assert "asked_at" in str(e.value)
+
 def test_ingest_extracts_claims_and_a_deferred_one_waits(mem, fresh):
     r = mem.ingest("My sister Maya lives in Berlin.", speaker="Alice", session=fresh)
     assert r.status == "complete" and r.error is None

@@ -258,6 +258,11 @@ pub struct RetrieveBody {
     /// Memory as it stood at this time (RFC 3339).
     #[serde(default)]
     pub as_of: Option<String>,
+    /// When the question is asked (RFC 3339): its relative dates ("a month
+    /// ago", "last Friday") are read against this time. Default: `as_of`,
+    /// else the owner's newest turn. Unlike `as_of` it hides nothing.
+    #[serde(default)]
+    pub asked_at: Option<String>,
     /// Paths to turn off: `lexical`, `vector`, `graph`, `neighbours`,
     /// `recency`, `dated`, `speaker_boost`.
     #[serde(default)]
@@ -294,6 +299,11 @@ impl RetrieveBody {
             .as_of
             .as_deref()
             .map(|t| Timestamp::parse("as_of", t))
+            .transpose()?;
+        req.asked_at = self
+            .asked_at
+            .as_deref()
+            .map(|t| Timestamp::parse("asked_at", t))
             .transpose()?;
         req.token_budget = self.token_budget;
         req.limit = self.limit;

@@ -1945,3 +1945,64 @@ fn forget_endpoints_erase_refuse_and_stay_within_the_owner() {
         .iter()
         .all(|e| e["content"] == "" && e["tombstone"].is_object()));
 }
+
+/// `asked_at` is when the question is asked: "a month ago" is read
+/// against it, not against the newest turn; a bad time is refused.
+#[test]
+fn retrieve_reads_relative_dates_against_asked_at() {
+    let s = TestServer::keyed();
+    let a = ALICE_KEY;
+    for (when, text) in [
+        (
+            "2023-02-14T10:00:00Z",
+            "I rode in the bike charity event today.",
+        ),
+        (
+            "2023-03-19T10:00:00Z",
+            "I walked in the hunger charity event today.",
+        ),
+    ] {
+        let r = call(
+            &s,
+            a,
+            "POST",
+            "/v1/events",
+            Some(json!({"content": text, "speaker": "Alice", "event_time": when})),
+        );
+        assert!(r.status < 300, "{}", r.body);
+    }
+    let first = |asked_at: Option<&str>| {
+        let mut body =
+            json!({"query": "What charity event did I do a month ago?", "record": false});
+        if let Some(t) = asked_at {
+            body["asked_at"] = json!(t);
+        }
+        let r = call(&s, a, "POST", "/v1/retrieve", Some(body));
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body["results"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // A month before 18 April is the walk; a month before the newest turn
+    // (19 March) is the ride.
+    assert!(first(Some("2023-04-18T18:00:00Z")).contains("hunger"));
+    assert!(first(None).contains("bike"));
+    let bad = call(
+        &s,
+        a,
+        "POST",
+        "/v1/retrieve",
+        Some(json!({"query": "x", "asked_at": "yesterday"})),
+    );
+    assert_eq!(bad.status, 422, "{}", bad.body);
+    assert_eq!(error_code(&bad), "invalid_input");
+    assert!(
+        bad.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("asked_at"),
+        "{}",
+        bad.body
+    );
+}
