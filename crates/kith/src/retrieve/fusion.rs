@@ -101,6 +101,11 @@ pub struct PathWeights {
     /// (0: the path does not run).
     #[serde(default = "one")]
     pub parts: f64,
+    /// Not a path, a boost: for a question that asks for a count or an
+    /// amount, turns that state a figure are multiplied by `1 + quantity`
+    /// (`retrieve/quantities.rs`; 0 turns it off).
+    #[serde(default = "quantity")]
+    pub quantity: f64,
 }
 
 fn one() -> f64 {
@@ -110,6 +115,15 @@ fn one() -> f64 {
 fn half() -> f64 {
     0.5
 }
+
+fn quantity() -> f64 {
+    QUANTITY_BOOST
+}
+
+/// The default of [`PathWeights::quantity`]: half the boost for turns
+/// that state a time when the question asks when (`when.rs`), as far more
+/// turns state some figure than state a time.
+pub const QUANTITY_BOOST: f64 = 0.25;
 
 fn feedback() -> f64 {
     FEEDBACK_WEIGHT
@@ -158,6 +172,7 @@ impl Default for PathWeights {
             // BM25 of a part of the question: the lexical path's weight,
             // picked before measuring.
             parts: 1.0,
+            quantity: QUANTITY_BOOST,
         }
     }
 }
@@ -208,6 +223,7 @@ impl PathWeights {
                 "narrow_premise" => w.narrow_premise = v,
                 "category" | "categories" => w.category = v,
                 "parts" => w.parts = v,
+                "quantity" | "quantities" => w.quantity = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

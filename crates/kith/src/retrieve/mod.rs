@@ -12,7 +12,8 @@
 //!    how many query words each shares.
 //! 4. **Dated**: what was said about the times the query names, relative
 //!    dates resolved on both sides ([`when`], [`spans`]); a question that
-//!    asks when favours turns that state a time.
+//!    asks when favours turns that state a time, one that asks how many
+//!    or how much those that state a figure ([`quantities`]).
 //! 5. **Fusion**: weighted reciprocal rank fusion ([`fusion`]); the
 //!    candidates can be ranked again by the best hit's words
 //!    ([`feedback`]), one more path.
@@ -63,6 +64,7 @@ mod parts;
 mod paths;
 mod pool;
 mod premise;
+mod quantities;
 pub(crate) mod receipt;
 mod request;
 mod results;
@@ -224,6 +226,7 @@ fn candidates(
     if req.paths.dated {
         when::boost_stated_times(&req.query, &mut pool);
     }
+    quantities::boost_stated_quantities(&req.query, &req.weights, &mut pool);
     if !named.is_empty() {
         let misattributed = speakers::check_premise(&req.query, &named, &mut pool, &req.weights);
         speakers::boost(&named, misattributed.as_ref(), &mut pool, &req.weights);
