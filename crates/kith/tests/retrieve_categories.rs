@@ -103,3 +103,74 @@ fn a_category_named_in_passing_is_not_looked_up() {
         .iter()
         .all(|i| i.trace.paths.iter().all(|p| p.path != PathKind::Category)));
 }
+
+/// A broad kind ("activities") is named by both speakers all the time: the
+/// named speaker's turns naming a member come first on the path, however
+/// many of the other speaker's there are.
+#[test]
+fn a_broad_kind_finds_the_named_speakers_instances_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let pastimes = [
+        "painting",
+        "pottery",
+        "knitting",
+        "sewing",
+        "quilting",
+        "baking",
+        "chess",
+        "karaoke",
+        "bowling",
+        "jogging",
+        "skating",
+        "sketching",
+        "journaling",
+        "blogging",
+        "crocheting",
+        "woodworking",
+        "photography",
+        "meditation",
+        "surfing",
+        "kayaking",
+        "fishing",
+        "sailing",
+        "birdwatching",
+        "stargazing",
+        "gardening",
+    ];
+    let mut turns: Vec<EventInput> = pastimes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| said("Caroline", &format!("c{i}"), &format!("Lately {p}.")))
+        .collect();
+    turns.extend([
+        said(
+            "Melanie",
+            "camping",
+            "Two weekends ago we went camping up north with my husband and the kids, \
+             and it was lovely to unplug for a while.",
+        ),
+        said(
+            "Caroline",
+            "reply",
+            "That sounds like a lovely weekend away.",
+        ),
+        said(
+            "Melanie",
+            "clay",
+            "The kids were so excited to get their hands dirty and make something \
+             with clay at the studio on Saturday.",
+        ),
+    ]);
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    let q = "What activities has Melanie done with her family?";
+    let r = common::ask(&m, "o", q);
+    for (source, member) in [("camping", "camping"), ("clay", "clay")] {
+        let at = rank_of(&m, &r, source).unwrap_or_else(|| panic!("{source} in the ten"));
+        assert!(at <= 10, "{q}: {source} at {at}");
+        assert_eq!(
+            category_via(&r, at).as_deref(),
+            Some(format!("category \"activities\": {member}").as_str())
+        );
+    }
+}

@@ -11,7 +11,9 @@
 //! whole words (BM25 stems and splits "kung fu"). The kept hits join
 //! fusion in BM25 order, rarer members first, weighted by
 //! `weights.category`; the trace says which category and which member:
-//! `category "European countries": spain`.
+//! `category "European countries": spain`. When the question names a
+//! speaker, their hits come first on the path ("What activities has
+//! Melanie done?": everyone names activities, hers are asked for).
 
 use kith_core::NodeType;
 use kith_store::{LexicalHit, LexicalQuery, Tx};
@@ -20,6 +22,7 @@ use super::fusion::PathKind;
 use super::lexicon::{categories_named, mentions_member};
 use super::paths::words;
 use super::pool::{path, Pool};
+use super::speakers::NamedSpeaker;
 use super::RetrieveRequest;
 use crate::error::Error;
 
@@ -35,18 +38,23 @@ const ASKED: usize = 3 * CATEGORY_HITS;
 /// the module's documentation). Does nothing when the weight is 0 or the
 /// question names no category. Members that are a speaker's name in the
 /// pool ("Georgia") are left out: greetings name them everywhere.
-pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Result<(), Error> {
+pub fn candidates(
+    tx: &mut dyn Tx,
+    req: &RetrieveRequest,
+    named: &[NamedSpeaker],
+    pool: &mut Pool,
+) -> Result<(), Error> {
     if req.weights.category <= 0.0 || !req.paths.lexical {
         return Ok(());
     }
-    let named = categories_named(&req.query);
-    if named.is_empty() {
+    let asked = categories_named(&req.query);
+    if asked.is_empty() {
         return Ok(());
     }
     let speakers = pool.speaker_words();
     // (category label, member), in the lexicon's order, once each.
     let mut members: Vec<(&str, &str)> = Vec::new();
-    for c in &named {
+    for c in &asked {
         for m in c.members() {
             if !words(m).iter().all(|w| speakers.contains(w))
                 && !members.iter().any(|(_, seen)| *seen == m)
@@ -56,7 +64,16 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
         }
     }
     let text = search_words(members.iter().map(|(_, m)| *m));
-    let hits = search(tx, req, &text)?;
+    let mut hits = search(tx, req, &text)?;
+    // "What activities has Melanie done?": her turns naming a member come
+    // first, in BM25 order, then everyone else's (a broad kind is named by
+    // both speakers all the time, and the other's would fill the path).
+    let by_named = |h: &LexicalHit| {
+        h.speaker
+            .as_deref()
+            .is_some_and(|s| named.iter().any(|n| n.name == s))
+    };
+    hits.sort_by_key(|h| !by_named(h));
     let wants_entities = req.filters.node_types.contains(&NodeType::Entity);
     let mut rank = 0;
     for h in hits {
@@ -94,9 +111,11 @@ fn search_words<'m>(members: impl Iterator<Item = &'m str>) -> String {
     let mut out: Vec<String> = Vec::new();
     for m in members {
         let ws = words(m);
+        // Words of two letters or fewer ("s" of "women's") match far more
+        // than the member.
         let specific: Vec<&String> = ws
             .iter()
-            .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
+            .filter(|w| w.chars().count() > 2 && !GENERIC_WORDS.contains(&w.as_str()))
             .collect();
         let chosen = if specific.is_empty() {
             ws.iter().collect()
@@ -132,6 +151,10 @@ mod tests {
         assert_eq!(
             search_words(["new york", "new zealand", "spain", "the south", "york"].into_iter()),
             "york zealand spain the south"
+        );
+        assert_eq!(
+            search_words(["women's rights", "tai chi"].into_iter()),
+            "women rights tai chi"
         );
     }
 }

@@ -5,12 +5,14 @@
 //!
 //! The members are general facts (countries by continent, US states, big
 //! cities, sports, martial arts, instruments, pets, languages, desserts,
-//! workouts, yoga and dance styles, outdoor activities), not words from any
+//! workouts, yoga and dance styles, outdoor activities; and the broad kinds
+//! of [`super::kinds`]: pastimes, events, art forms, causes), not words from any
 //! benchmark. A question names a category by a cue — a run of its words
 //! ("european countries", "martial arts", "instruments") — and a more
 //! specific category wins over a broader one it is part of ("European
 //! countries" over "countries").
 
+use super::kinds::{ART_FORMS, CAUSES, EVENTS, PASTIMES};
 use super::paths::words;
 
 /// A category a question can name.
@@ -822,6 +824,34 @@ static CATEGORIES: &[Category] = &[
         cues: &[&["outdoor", "activities"], &["outdoors"], &["outdoor"]],
         parts: &[OUTDOORS],
     },
+    Category {
+        label: "activities",
+        cues: &[&["activities"], &["hobbies"], &["pastimes"]],
+        parts: &[PASTIMES, OUTDOORS],
+    },
+    Category {
+        label: "events",
+        cues: &[&["events"]],
+        parts: &[EVENTS],
+    },
+    Category {
+        label: "art",
+        cues: &[
+            &["kind", "of", "art"],
+            &["kinds", "of", "art"],
+            &["type", "of", "art"],
+            &["types", "of", "art"],
+            &["art", "forms"],
+            &["artwork"],
+            &["artworks"],
+        ],
+        parts: &[ART_FORMS],
+    },
+    Category {
+        label: "causes",
+        cues: &[&["causes"], &["charities"]],
+        parts: &[CAUSES],
+    },
 ];
 
 #[cfg(test)]
@@ -856,6 +886,26 @@ mod tests {
             labels("What kinds of dance has Jon taught?"),
             vec!["dance styles"]
         );
+        // The broad kinds, and a narrower one over them.
+        assert_eq!(
+            labels("What activities has Melanie done with her family?"),
+            vec!["activities"]
+        );
+        assert_eq!(
+            labels("What outdoor activities does Jon like?"),
+            vec!["outdoor activities"]
+        );
+        assert_eq!(labels("What events has Caroline attended?"), vec!["events"]);
+        assert_eq!(labels("What kind of art does Caroline make?"), vec!["art"]);
+        assert_eq!(
+            labels("What causes does John feel passionate about?"),
+            vec!["causes"]
+        );
+        assert!(labels("What martial art did he take up?") != vec!["art"]);
+        // One event, one cause: the question names it, it is not a list
+        // ("What event did John volunteer at last weekend?").
+        assert!(labels("What event did John volunteer at last weekend?").is_empty());
+        assert!(labels("What cause did the charity run support?").is_empty());
         // Named in passing, not asked for.
         assert!(labels("Would John be open to moving to another country?").is_empty());
         assert!(labels("How does Maria plan to honor the memories of her pet?").is_empty());

@@ -56,6 +56,7 @@ mod feedback;
 mod filters;
 pub mod fusion;
 mod graph;
+mod kinds;
 mod lexicon;
 mod names;
 mod neighbours;
@@ -191,7 +192,7 @@ fn candidates(
     // Read with the lexical search, used at their paths' turns.
     let (entities, newest) = (main.entities.take(), main.newest.take());
     let mut named = main.add_to(req, &mut pool);
-    category::candidates(tx, req, &mut pool)?;
+    category::candidates(tx, req, &named, &mut pool)?;
     parts::candidates(tx, req, &mut pool)?;
     let mut superseded = SupersededEvidence::default();
     if req.paths.graph {
