@@ -2,48 +2,38 @@
 //! favour turns that state one (`retrieve/quantities.rs`). Vectors come from
 //! the hashing embedder.
 
-use kith::embedding::EmbeddingSpec;
+mod common;
+
 use kith::retrieve::fusion::PathWeights;
 use kith::{EventInput, Memory, Retrieval, RetrieveRequest};
 
 fn memory() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
-    let e = EmbeddingSpec::parse("hashing-256")
-        .unwrap()
-        .load()
-        .unwrap()
-        .unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), e).unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
     (dir, m)
 }
 
-fn said(session: &str, source: &str, text: &str) -> EventInput {
-    EventInput {
-        owner_id: Some("ana".into()),
-        session_id: Some(session.into()),
-        speaker: Some("Ana".into()),
-        source_id: Some(source.into()),
-        ..EventInput::new("user", text)
-    }
+fn said(source: &str, text: &str) -> EventInput {
+    common::turn("ana", "Ana", source, text)
 }
 
 /// Plants talked about twice, once with a count; and filler.
 fn plants() -> Vec<EventInput> {
     vec![
         said(
-            "s1",
             "1",
             "The plants on the balcony are thriving, I love those plants.",
         ),
-        said("s1", "2", "The weather was grey all week."),
-        said("s2", "3", "I got three plants at the market on Saturday."),
-        said("s2", "4", "We cooked soup with the kids."),
-        said("s3", "5", "My sister called about her new flat."),
+        said("2", "The weather was grey all week."),
+        said("3", "I got three plants at the market on Saturday."),
+        said("4", "We cooked soup with the kids."),
+        said("5", "My sister called about her new flat."),
     ]
 }
 
 fn ask(m: &Memory, query: &str, quantity: Option<f64>) -> Retrieval {
     let mut req = RetrieveRequest::new("ana", query).unwrap();
+    req.record = false;
     if let Some(q) = quantity {
         req.weights = PathWeights {
             quantity: q,
