@@ -137,6 +137,7 @@ fn run(name: &str, store: &dyn Store, d: &Data, after_load: impl FnOnce()) {
     let mut times = Vec::new();
     for text in &d.lexical {
         let q = LexicalQuery {
+            common_share: None,
             owner: owner.clone(),
             text: text.clone(),
             filters: SearchFilters::default(),

@@ -107,6 +107,22 @@ pub struct LexicalQuery {
     pub filters: SearchFilters,
     /// At most this many hits (0: no limit).
     pub limit: usize,
+    /// In a big store, words found in at least this share of the rows are
+    /// left out when a rarer word is left (`None`: the default,
+    /// [`crate::words::COMMON_SHARE`]). A query of many alternatives (the
+    /// members of a category) asks for a smaller share: each of its words
+    /// is one way to match, and the common ones cost the most postings.
+    pub common_share: Option<f64>,
+}
+
+impl LexicalQuery {
+    /// The share of a big store's rows from which a word counts as common
+    /// ([`LexicalQuery::common_share`] or the default).
+    pub fn pruning_share(&self) -> f64 {
+        self.common_share
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(crate::words::COMMON_SHARE)
+    }
 }
 
 /// An exact nearest-neighbour query over stored embeddings.

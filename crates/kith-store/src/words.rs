@@ -42,7 +42,7 @@ pub(crate) const PRUNE_FROM_ROWS: i64 = 20_000;
 /// query that has rarer words.
 /// 6% was chosen by measuring both LongMemEval recall (unchanged at 0.750
 /// turn all@5; 5% lost a question) and 100k-memory latency (BENCHMARKS.md).
-pub(crate) const COMMON_SHARE: f64 = 0.06;
+pub const COMMON_SHARE: f64 = 0.06;
 
 /// Leaves out of a query the words that occur in a large share of a big
 /// store (`rows`: the number of indexed rows, or a bound on it), when it
@@ -55,12 +55,13 @@ pub(crate) const COMMON_SHARE: f64 = 0.06;
 pub(crate) fn without_common_words(
     terms: Vec<String>,
     rows: i64,
+    share: f64,
     mut count_up_to: impl FnMut(&str, i64) -> Result<i64, StoreError>,
 ) -> Result<Vec<String>, StoreError> {
     if terms.len() < 2 || rows < PRUNE_FROM_ROWS {
         return Ok(terms);
     }
-    let cap = (rows as f64 * COMMON_SHARE) as i64;
+    let cap = (rows as f64 * share) as i64;
     let mut rare = Vec::new();
     for t in &terms {
         if count_up_to(t, cap)? < cap {

@@ -934,6 +934,7 @@ fn search_ranks_more_matching_terms_higher(store: &dyn Store) {
         let top = search(
             tx,
             &kith_store::LexicalQuery {
+                common_share: None,
                 limit: 1,
                 ..lexical("alice", "green jasmine tea")
             },
@@ -957,6 +958,7 @@ fn search_never_crosses_owners(store: &dyn Store) {
         assert!(search(tx, &lexical("carol", "Lisbon moved")).is_empty());
         // Even with every lifecycle and no limit.
         let all = kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 lifecycles: Lifecycle::ALL.to_vec(),
                 ..lexical("alice", "Lisbon moved").filters
@@ -1000,6 +1002,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 scope: Some(scope("work")),
                 ..base().filters
@@ -1010,6 +1013,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 scope: Some(ScopeId::personal()),
                 ..base().filters
@@ -1020,6 +1024,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 scope: Some(scope("elsewhere")),
                 ..base().filters
@@ -1030,6 +1035,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 session: Some(session("s1")),
                 ..base().filters
@@ -1040,6 +1046,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 session: Some(session("s2")),
                 ..base().filters
@@ -1050,6 +1057,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 roles: vec![role("user")],
                 ..base().filters
@@ -1060,6 +1068,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 roles: vec![role("participant"), role("tool")],
                 ..base().filters
@@ -1070,6 +1079,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 roles: vec![role("system")],
                 ..base().filters
@@ -1080,6 +1090,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 node_types: vec![NodeType::Fact],
                 ..base().filters
@@ -1090,6 +1101,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     );
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 node_types: vec![NodeType::Fact, NodeType::Note],
                 ..base().filters
@@ -1101,6 +1113,7 @@ fn search_filters_scope_session_role_type(store: &dyn Store) {
     // Filters combine.
     assert_eq!(
         find(kith_store::LexicalQuery {
+            common_share: None,
             filters: SearchFilters {
                 scope: Some(ScopeId::personal()),
                 session: Some(session("s1")),
@@ -1155,6 +1168,7 @@ fn search_filters_time_range(store: &dyn Store) {
             sorted(hit_ids(&search(
                 tx,
                 &kith_store::LexicalQuery {
+                    common_share: None,
                     filters: SearchFilters {
                         time_from: from.map(ts),
                         time_to: to.map(ts),
@@ -1241,6 +1255,7 @@ fn search_skips_inactive_lifecycles_by_default(store: &dyn Store) {
             sorted(hit_ids(&search(
                 tx,
                 &kith_store::LexicalQuery {
+                    common_share: None,
                     filters: SearchFilters {
                         lifecycles,
                         ..SearchFilters::default()
@@ -2313,6 +2328,7 @@ fn joined_reads_equal_their_two_reads(store: &dyn Store) {
             (lexical("alice", "turn about Porto"), 6),
             (
                 LexicalQuery {
+                    common_share: None,
                     filters: entities.clone(),
                     ..lexical("alice", "Ana Porto")
                 },
@@ -2320,6 +2336,7 @@ fn joined_reads_equal_their_two_reads(store: &dyn Store) {
             ),
             (
                 LexicalQuery {
+                    common_share: None,
                     filters: SearchFilters {
                         scope: Some(scope("work")),
                         ..entities.clone()
@@ -2330,6 +2347,7 @@ fn joined_reads_equal_their_two_reads(store: &dyn Store) {
             ),
             (
                 LexicalQuery {
+                    common_share: None,
                     filters: SearchFilters {
                         node_types: vec![NodeType::Fact],
                         ..SearchFilters::default()

@@ -73,6 +73,7 @@ pub struct SearchHit {
 /// BM25 search over node text, filtered by owner and the request's filters.
 pub(crate) fn search(ctx: &Ctx<'_>, req: &SearchRequest) -> Result<Vec<SearchHit>, Error> {
     let query = LexicalQuery {
+        common_share: None,
         owner: req.owner.clone(),
         text: req.query.clone(),
         filters: req.filters.clone(),

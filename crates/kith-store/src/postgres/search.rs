@@ -176,7 +176,7 @@ pub fn lexical_sql(
 /// do), or, before the first (auto)analyze, counted as
 /// [`WORD_COUNTS_SQL`] counts them (for 2+ words, up to a cap); in a store
 /// of [`crate::words::PRUNE_FROM_ROWS`]+ rows, words in
-/// [`crate::words::COMMON_SHARE`]+ of them are left out when a rarer one
+/// [`LexicalQuery::pruning_share`]+ of them are left out when a rarer one
 /// is left; then [`idf`] of each kept word (1 without a share) and the
 /// BM25-like score of [`lexical_sql`].
 ///
@@ -189,7 +189,7 @@ pub fn bm25_sql(q: &LexicalQuery, words: &[String], avg_lexemes: f64) -> (String
     let mut select = Select::new("");
     let words_arg = select.arg(words.to_vec());
     let owner = select.arg(q.owner.as_str().to_string());
-    let common = select.arg(crate::words::COMMON_SHARE);
+    let common = select.arg(q.pruning_share());
     let count = select.arg((2..=MAX_SCORED_WORDS).contains(&words.len()));
     let prune = select.arg(words.len() >= 2);
     let prune_from = select.arg(crate::words::PRUNE_FROM_ROWS as f64);

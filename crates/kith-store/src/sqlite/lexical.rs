@@ -146,11 +146,12 @@ fn count(conn: &Connection, sql: &str, params: impl Params) -> Result<i64, Store
 fn without_common_words(
     conn: &Connection,
     rows: i64,
+    share: f64,
     terms: Vec<String>,
     known: &KnownCounts,
     tx: &mut WordCounts,
 ) -> Result<Vec<String>, StoreError> {
-    crate::words::without_common_words(terms, rows, |t, cap| {
+    crate::words::without_common_words(terms, rows, share, |t, cap| {
         let key = (t.to_string(), cap);
         let version = tx_version(conn, tx)?;
         if let Some(n) = version.and_then(|v| known.get(v, &key)) {
@@ -185,6 +186,7 @@ pub(super) fn search(
     let terms = without_common_words(
         conn,
         rows,
+        q.pruning_share(),
         crate::words::query_words(&q.text),
         &memo.counts,
         counts,
@@ -490,8 +492,14 @@ pub(super) mod tests {
     /// How many of "zebra rare"'s hits do not hold "rare": zero once
     /// "zebra" is left out as a common word.
     fn zebra_only_hits(store: &SqliteStore) -> usize {
+        zebra_only_hits_at(store, None)
+    }
+
+    /// [`zebra_only_hits`] with the query's own common-word share.
+    fn zebra_only_hits_at(store: &SqliteStore, common_share: Option<f64>) -> usize {
         let mut tx = store.begin(TxMode::Read).unwrap();
         let q = LexicalQuery {
+            common_share,
             owner: OwnerId::new("ana").unwrap(),
             text: "zebra rare".into(),
             filters: SearchFilters::default(),
@@ -526,6 +534,11 @@ pub(super) mod tests {
         write(&store, 0, &texts);
         // A second transaction finds the counts remembered.
         assert_eq!(zebra_only_hits(&store), cap - 2);
+        // A query that asks for a smaller share (a category's members)
+        // leaves "zebra" out at 6%; one asking for a larger share keeps it.
+        assert_eq!(zebra_only_hits_at(&store, Some(0.01)), 0);
+        assert_eq!(zebra_only_hits_at(&store, Some(0.5)), cap - 2);
+        assert_eq!(zebra_only_hits(&store), cap - 2);
         // One more "zebra" row reaches the cap (still 1,200 at 20,001 rows).
         let extra = write(&store, texts.len(), &["zebra again".to_string()]);
         assert_eq!(zebra_only_hits(&store), 0);
@@ -551,6 +564,7 @@ pub(super) mod tests {
             .collect();
         let ids = write(&store, 0, &texts);
         let q = LexicalQuery {
+            common_share: None,
             owner: OwnerId::new("ana").unwrap(),
             text: "otter heron".into(),
             filters: SearchFilters::default(),

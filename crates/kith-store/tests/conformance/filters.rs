@@ -220,6 +220,7 @@ fn filtered_searches_admit_what_the_rule_admits(store: &dyn Store) {
             );
             let lexical = read(store, |tx| {
                 tx.search_lexical(&LexicalQuery {
+                    common_share: None,
                     owner: owner(&owner_id),
                     text: "marmot".into(),
                     filters: filters.clone(),

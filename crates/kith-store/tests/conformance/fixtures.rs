@@ -143,6 +143,7 @@ pub fn put(tx: &mut dyn Tx, event: &Event) -> (i64, Node) {
 /// A lexical query for `owner` with every filter off.
 pub fn lexical(owner_id: &str, text: &str) -> LexicalQuery {
     LexicalQuery {
+        common_share: None,
         owner: owner(owner_id),
         text: text.to_string(),
         filters: SearchFilters::default(),

@@ -574,8 +574,8 @@ fn postgres_only_vectors_are_copied_in_the_background() {
 }
 
 /// In a big store (20k+ nodes ever written), a word the statistics find in
-/// 6%+ of rows is left out of a query that has rarer words, as on SQLite;
-/// alone, it is still searched.
+/// 6%+ of rows (or the query's own share) is left out of a query that has
+/// rarer words, as on SQLite; alone, it is still searched.
 #[test]
 fn postgres_only_common_words_are_left_out_of_queries_with_rarer_ones() {
     let (db, store) = new_store();
@@ -604,7 +604,15 @@ fn postgres_only_common_words_are_left_out_of_queries_with_rarer_ones() {
     assert!(before.len() > violin.len());
     raw(&db).batch_execute("ANALYZE nodes").unwrap();
     let after = read(&store, |tx| search(tx, &q));
+    let violins = violin.len();
     assert_eq!(sorted(hit_ids(&after)), sorted(violin));
+    // A query that asks for a larger share of its own keeps "harbour"
+    // (40%); the smaller share a category's members ask for is the same
+    // rule (`LexicalQuery::pruning_share`).
+    let mut wide = lexical("ana", "harbour violin");
+    wide.common_share = Some(0.5);
+    let kept = read(&store, |tx| search(tx, &wide));
+    assert!(kept.len() > violins, "{}", kept.len());
     // A common word alone is still searched.
     let alone = read(&store, |tx| search(tx, &lexical("ana", "harbour")));
     assert!(alone.len() >= 10, "{}", alone.len());

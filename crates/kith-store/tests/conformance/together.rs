@@ -86,6 +86,7 @@ fn reads_together_answer_as_their_methods(store: &dyn Store) {
     });
     let who = owner("alice");
     let entities = |text: &str| LexicalQuery {
+        common_share: None,
         filters: SearchFilters {
             node_types: vec![NodeType::Entity],
             ..SearchFilters::default()
@@ -121,6 +122,7 @@ fn reads_together_answer_as_their_methods(store: &dyn Store) {
         Read::Search(lexical("alice", "")),
         Read::Search(lexical("alice", &long)),
         Read::SearchNodes(LexicalQuery {
+            common_share: None,
             owner: owner("carol"),
             ..entities("Ana")
         }),

@@ -328,6 +328,7 @@ fn an_entity_search_after_a_vector_search_answers_as_in_steps(store: &dyn Store)
         for scope_asked in [None, Some("work"), Some("home")] {
             for node_types in &types {
                 let q = kith_store::LexicalQuery {
+                    common_share: None,
                     filters: SearchFilters {
                         scope: scope_asked.map(scope),
                         node_types: node_types.clone(),

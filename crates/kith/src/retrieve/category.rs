@@ -95,6 +95,15 @@ pub fn candidates(
     Ok(())
 }
 
+/// In a big store (20,000 rows and more), a member's word found in at
+/// least this share of the rows is not searched: the query holds dozens
+/// of members, each a way to match, and the common ones ("reading",
+/// "party") cost the most postings while saying least. A sixth of the
+/// store's default share for one question's words
+/// ([`kith_store::words::COMMON_SHARE`]); not tuned (no benchmark
+/// conversation is that big).
+pub const MEMBER_COMMON_SHARE: f64 = 0.01;
+
 /// Words of multi-word members too common to search for: they add long
 /// posting lists to the query ("new" of "New York", "south" of "South
 /// Korea") and the member's other word finds the same turns.
@@ -135,6 +144,7 @@ fn search_words<'m>(members: impl Iterator<Item = &'m str>) -> String {
 /// owner and filters.
 fn search(tx: &mut dyn Tx, req: &RetrieveRequest, text: &str) -> Result<Vec<LexicalHit>, Error> {
     Ok(tx.search_lexical(&LexicalQuery {
+        common_share: Some(MEMBER_COMMON_SHARE),
         owner: req.owner.clone(),
         text: text.to_string(),
         filters: req.filters.clone(),

@@ -335,6 +335,7 @@ fn by_mention(
         .collect::<Vec<_>>()
         .join(" ");
     let hits = tx.search_lexical(&LexicalQuery {
+        common_share: None,
         owner: req.owner.clone(),
         text,
         filters: req.filters.clone(),

@@ -119,6 +119,7 @@ pub(super) fn entity_search(req: &RetrieveRequest, named: &[NamedSpeaker]) -> Le
         text.push_str(&n.name);
     }
     LexicalQuery {
+        common_share: None,
         owner: req.owner.clone(),
         text,
         filters: SearchFilters {

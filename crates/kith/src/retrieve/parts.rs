@@ -124,6 +124,7 @@ pub fn candidates(tx: &mut dyn Tx, req: &RetrieveRequest, pool: &mut Pool) -> Re
 /// and filters.
 fn search(tx: &mut dyn Tx, req: &RetrieveRequest, text: &str) -> Result<Vec<LexicalHit>, Error> {
     Ok(tx.search_lexical(&LexicalQuery {
+        common_share: None,
         owner: req.owner.clone(),
         text: text.to_string(),
         filters: req.filters.clone(),

@@ -65,6 +65,7 @@ pub(super) fn main_hits(
     pool_size: usize,
 ) -> Result<MainHits, Error> {
     let search = |text: &str| LexicalQuery {
+        common_share: None,
         owner: req.owner.clone(),
         text: text.to_string(),
         filters: req.filters.clone(),

@@ -81,6 +81,7 @@ pub fn dated_candidates(
         );
         let lexical = if req.paths.lexical {
             tx.search_lexical(&LexicalQuery {
+                common_share: None,
                 owner: req.owner.clone(),
                 text: lexical_text.to_string(),
                 filters: filters.clone(),
