@@ -70,19 +70,25 @@ fn category_via(r: &Retrieval, rank: usize) -> Option<String> {
         .and_then(|p| p.via.clone())
 }
 
+/// Asserts that each turn of `sources` (each naming the member of its
+/// source id) is in `r`'s ten, found by the category path via `label`.
+fn found_in_ten_via(m: &Memory, r: &Retrieval, q: &str, label: &str, sources: &[&str]) {
+    for source in sources {
+        let at = rank_of(m, r, source).unwrap_or_else(|| panic!("{source} in the ten"));
+        assert!(at <= 10, "{q}: {source} at {at}");
+        assert_eq!(
+            category_via(r, at).as_deref(),
+            Some(format!("category \"{label}\": {source}").as_str())
+        );
+    }
+}
+
 #[test]
 fn a_question_asking_for_a_category_finds_its_members() {
     let (_d, m) = conversation();
     let q = "What European countries has Maria been to?";
     let r = common::ask(&m, "o", q);
-    for (source, member) in [("spain", "spain"), ("portugal", "portugal")] {
-        let at = rank_of(&m, &r, source).unwrap_or_else(|| panic!("{source} in the ten"));
-        assert!(at <= 10, "{q}: {source} at {at}");
-        assert_eq!(
-            category_via(&r, at).as_deref(),
-            Some(format!("category \"European countries\": {member}").as_str())
-        );
-    }
+    found_in_ten_via(&m, &r, q, "European countries", &["spain", "portugal"]);
     // Switched off (`--weights category=0`), neither is in the ten.
     let mut req = RetrieveRequest::new("o", q).unwrap();
     req.record = false;
@@ -165,12 +171,5 @@ fn a_broad_kind_finds_the_named_speakers_instances_first() {
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     let q = "What activities has Melanie done with her family?";
     let r = common::ask(&m, "o", q);
-    for (source, member) in [("camping", "camping"), ("clay", "clay")] {
-        let at = rank_of(&m, &r, source).unwrap_or_else(|| panic!("{source} in the ten"));
-        assert!(at <= 10, "{q}: {source} at {at}");
-        assert_eq!(
-            category_via(&r, at).as_deref(),
-            Some(format!("category \"activities\": {member}").as_str())
-        );
-    }
+    found_in_ten_via(&m, &r, q, "activities", &["camping", "clay"]);
 }
