@@ -1768,6 +1768,8 @@ impl Tx for PgTx<'_> {
         // last (auto)analyze. The same round trip reads the store's size
         // (nodes ever written: a bound, from the seq index) for IDFs and for
         // leaving common words out as on SQLite.
+        // A word in this share of the rows or more is common.
+        let common = q.pruning_share();
         let found = self.query(search::WORD_STATS_SQL, &[&words])?;
         let rows: i64 = found.first().map_or(0, |r| r.get(3));
         let mut stats: Vec<(String, Option<f64>, Option<f64>)> = found
@@ -1782,7 +1784,7 @@ impl Tx for PgTx<'_> {
             // word's rows exactly, in one pass over the query's matches.
             // A word reaching the cap is common: its exact share matters
             // no more (it is left out in a big store, and weighs little).
-            let cap = ((rows as f64 * q.pruning_share()) as i64).max(100);
+            let cap = ((rows as f64 * common) as i64).max(100);
             let counts = self.query(search::WORD_COUNTS_SQL, &[&words, &cap])?;
             for (w, r) in stats.iter_mut().zip(&counts) {
                 let n: i64 = r.get(0);
@@ -1799,7 +1801,7 @@ impl Tx for PgTx<'_> {
         let prune = words.len() >= 2 && rows >= crate::words::PRUNE_FROM_ROWS;
         let rare: Vec<&(String, Option<f64>, Option<f64>)> = stats
             .iter()
-            .filter(|w| !prune || share(w).is_none_or(|s| s < q.pruning_share()))
+            .filter(|w| !prune || share(w).is_none_or(|s| s < common))
             .collect();
         let kept: Vec<&(String, Option<f64>, Option<f64>)> = if rare.is_empty() {
             stats.iter().collect()

@@ -613,6 +613,16 @@ fn postgres_only_common_words_are_left_out_of_queries_with_rarer_ones() {
     wide.common_share = Some(0.5);
     let kept = read(&store, |tx| search(tx, &wide));
     assert!(kept.len() > violins, "{}", kept.len());
+    // The same past the scored words' bound (the statistics read first,
+    // then the search): words that match nothing pad the query.
+    let padding: String = (0..70).map(|i| format!(" zzpad{i}")).collect();
+    let long = lexical("ana", &format!("harbour violin{padding}"));
+    let pruned = read(&store, |tx| search(tx, &long));
+    assert_eq!(pruned.len(), violins);
+    let mut long_wide = long.clone();
+    long_wide.common_share = Some(0.5);
+    let kept = read(&store, |tx| search(tx, &long_wide));
+    assert!(kept.len() > violins, "{}", kept.len());
     // A common word alone is still searched.
     let alone = read(&store, |tx| search(tx, &lexical("ana", "harbour")));
     assert!(alone.len() >= 10, "{}", alone.len());
