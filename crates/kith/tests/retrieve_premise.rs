@@ -126,3 +126,44 @@ fn an_ordinary_question_keeps_the_boost_for_the_named_speaker() {
         "no turn of Melanie's is kept level"
     );
 }
+
+#[test]
+fn the_speaker_boost_never_pushes_the_best_match_off_the_first_page() {
+    // Melanie adopted the kitten; a dozen of Caroline's turns each share
+    // a word or two with the question, so no rule sees the premise as
+    // Melanie's, and her turn wins before the boost by too little to be
+    // kept level. Doubled, Caroline's turns would fill the first ten.
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let mut turns = vec![said(
+        "Melanie",
+        "kitten",
+        "We adopted a kitten from the shelter on Friday, her name is Biscuit.",
+    )];
+    let chatter = [
+        "I volunteer with every kitten at the animal shelter.",
+        "Deciding to adopt a kitten is such a big step.",
+        "The shelter wants people to adopt before winter.",
+        "I watched a shelter kitten video this morning.",
+        "My neighbour wants to adopt a dog from a shelter.",
+        "A kitten sleeps all day, would you adopt one?",
+        "The shelter downtown had a kitten open day.",
+        "I want to adopt a kitten someday too.",
+        "That shelter kitten in the window was cute.",
+        "I donated towels so the shelter can help them adopt.",
+        "We talked about whether to adopt or foster a kitten.",
+        "Every shelter kitten deserves a warm home.",
+    ];
+    for (i, text) in chatter.iter().enumerate() {
+        turns.push(said("Caroline", &format!("c{i}"), text));
+    }
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    let r = ask(&m, "What kitten did Caroline adopt from the shelter?");
+    let rank = rank_of(&m, &r, "kitten").expect("Melanie's turn is in the results");
+    assert!(rank <= 10, "Melanie's turn ranks {rank}");
+    let boosts = &r.results[rank - 1].trace.boosts;
+    assert!(
+        boosts.iter().any(|b| b.name == "best_before_boosts"),
+        "kept by the rule that keeps the best match: {boosts:?}"
+    );
+}

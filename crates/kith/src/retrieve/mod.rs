@@ -30,7 +30,8 @@
 //!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
 //!    and strong evidence by someone else keeps its place ([`speakers`]);
 //!    when the question's words point to someone it does not name
-//!    ([`premise`]), all of that person's turns keep their place.
+//!    ([`premise`]), all of that person's turns keep their place. No boost
+//!    pushes the best match before boosts below 10th place ([`pool`]).
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.
@@ -120,7 +121,7 @@ pub(crate) fn retrieve(
 
     let t = Instant::now();
     let mut found = candidates(ctx, req, &embedded, pool_size)?;
-    let ranked = found.pool.ranked(&req.weights);
+    let ranked = found.pool.ranked_for_results(&req.weights);
     let (results, items) = results::one_per_event(
         &ranked,
         limit,
