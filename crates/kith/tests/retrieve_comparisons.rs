@@ -92,3 +92,35 @@ fn each_side_of_a_comparison_has_its_evidence_near_the_top() {
     let off_rank = rank_of(&m, &off, "trip");
     assert!(off_rank.is_none_or(|at| at > 3), "{off_rank:?} vs {trip}");
 }
+
+#[test]
+fn a_time_measured_between_two_events_finds_both() {
+    // "How many days before I …, did I …" names two events; the lens's
+    // ten look-alikes carry the second event's words, the road trip is
+    // said once, in other words than the question's head.
+    let (_d, m) = conversation();
+    let q = "How many days before the arrival of the new prime lens did I get back from the coast?";
+    let r = common::ask(&m, "o", q);
+    let trip = rank_of(&m, &r, "trip").expect("the road trip in the ten");
+    assert!(trip <= 3, "{q}: the road trip at {trip}");
+    let via = r.results[trip - 1]
+        .trace
+        .paths
+        .iter()
+        .find(|p| p.path == PathKind::Parts)
+        .and_then(|p| p.via.clone());
+    assert_eq!(via.as_deref(), Some("part \"I get back from the coast\""));
+    let lens = r.results.iter().take(3).any(|i| {
+        i.trace
+            .paths
+            .iter()
+            .any(|p| p.via.as_deref() == Some("part \"the arrival of the new prime lens\""))
+    });
+    assert!(lens, "the lens's best turn near the top too");
+    let mut req = RetrieveRequest::new("o", q).unwrap();
+    req.record = false;
+    req.weights.parts = 0.0;
+    let off = m.retrieve(&req).unwrap();
+    let off_rank = rank_of(&m, &off, "trip");
+    assert!(off_rank.is_none_or(|at| at > 3), "{off_rank:?} vs {trip}");
+}
