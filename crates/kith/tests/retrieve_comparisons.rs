@@ -69,13 +69,12 @@ fn rank_of(m: &Memory, r: &Retrieval, source: &str) -> Option<usize> {
     common::rank_of(m, "o", r, source)
 }
 
-#[test]
-fn each_side_of_a_comparison_has_its_evidence_near_the_top() {
-    let (_d, m) = conversation();
-    let q =
-        "Which happened first, the road trip to the coast or the arrival of the new prime lens?";
-    let r = common::ask(&m, "o", q);
-    let trip = rank_of(&m, &r, "trip").expect("the road trip in the ten");
+/// Asks `q`, checks the road trip is in the first three, found by the
+/// `parts` path as `part`, and that with the path off (`--weights
+/// parts=0`) it falls below; gives back the retrieval.
+fn trip_found_by_its_part(m: &Memory, q: &str, part: &str) -> Retrieval {
+    let r = common::ask(m, "o", q);
+    let trip = rank_of(m, &r, "trip").expect("the road trip in the ten");
     assert!(trip <= 3, "{q}: the road trip at {trip}");
     let via = r.results[trip - 1]
         .trace
@@ -83,33 +82,37 @@ fn each_side_of_a_comparison_has_its_evidence_near_the_top() {
         .iter()
         .find(|p| p.path == PathKind::Parts)
         .and_then(|p| p.via.clone());
-    assert_eq!(via.as_deref(), Some("part \"the road trip to the coast\""));
-    // Switched off (`--weights parts=0`), the road trip falls below.
+    assert_eq!(via.as_deref(), Some(format!("part \"{part}\"").as_str()));
     let mut req = RetrieveRequest::new("o", q).unwrap();
     req.record = false;
     req.weights.parts = 0.0;
     let off = m.retrieve(&req).unwrap();
-    let off_rank = rank_of(&m, &off, "trip");
+    let off_rank = rank_of(m, &off, "trip");
     assert!(off_rank.is_none_or(|at| at > 3), "{off_rank:?} vs {trip}");
+    r
+}
+
+#[test]
+fn each_side_of_a_comparison_has_its_evidence_near_the_top() {
+    let (_d, m) = conversation();
+    trip_found_by_its_part(
+        &m,
+        "Which happened first, the road trip to the coast or the arrival of the new prime lens?",
+        "the road trip to the coast",
+    );
 }
 
 #[test]
 fn a_time_measured_between_two_events_finds_both() {
-    // "How many days before I …, did I …" names two events; the lens's
-    // ten look-alikes carry the second event's words, the road trip is
-    // said once, in other words than the question's head.
+    // "How many days before … did I …" names two events; the lens's ten
+    // look-alikes carry the first event's words, the road trip is said
+    // once, in other words than the question's head.
     let (_d, m) = conversation();
-    let q = "How many days before the arrival of the new prime lens did I get back from the coast?";
-    let r = common::ask(&m, "o", q);
-    let trip = rank_of(&m, &r, "trip").expect("the road trip in the ten");
-    assert!(trip <= 3, "{q}: the road trip at {trip}");
-    let via = r.results[trip - 1]
-        .trace
-        .paths
-        .iter()
-        .find(|p| p.path == PathKind::Parts)
-        .and_then(|p| p.via.clone());
-    assert_eq!(via.as_deref(), Some("part \"I get back from the coast\""));
+    let r = trip_found_by_its_part(
+        &m,
+        "How many days before the arrival of the new prime lens did I get back from the coast?",
+        "I get back from the coast",
+    );
     let lens = r.results.iter().take(3).any(|i| {
         i.trace
             .paths
@@ -117,10 +120,4 @@ fn a_time_measured_between_two_events_finds_both() {
             .any(|p| p.via.as_deref() == Some("part \"the arrival of the new prime lens\""))
     });
     assert!(lens, "the lens's best turn near the top too");
-    let mut req = RetrieveRequest::new("o", q).unwrap();
-    req.record = false;
-    req.weights.parts = 0.0;
-    let off = m.retrieve(&req).unwrap();
-    let off_rank = rank_of(&m, &off, "trip");
-    assert!(off_rank.is_none_or(|at| at > 3), "{off_rank:?} vs {trip}");
 }
