@@ -30,8 +30,9 @@
 //!    multiplied by [`NAMED_SPEAKER_BOOST`] — kith knows who said what —
 //!    and strong evidence by someone else keeps its place ([`speakers`]);
 //!    when the question's words point to someone it does not name
-//!    ([`premise`]), all of that person's turns keep their place. No boost
-//!    pushes the best match before boosts below 10th place ([`pool`]).
+//!    ([`premise`]), all of that person's turns keep their place. The best
+//!    match before boosts and the vector path's first hit stay within the
+//!    first 10 ([`pool`]).
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.

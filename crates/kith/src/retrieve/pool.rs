@@ -72,29 +72,39 @@ impl Pool {
     }
 
     /// The results' order: [`Pool::ranked`], after which the best match
-    /// before any boost is never below [`BEST_KEPT_WITHIN`]th place
-    /// ([`Pool::keep_best`]).
+    /// before any boost and the vector path's first hit are never below
+    /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]).
     pub fn ranked_for_results(&mut self, weights: &PathWeights) -> Vec<&Candidate> {
         let mut order: Vec<Uuid> = self.ranked(weights).iter().map(|c| c.hit.node_id).collect();
         self.keep_best(&mut order);
         order.iter().map(|id| &self.by_id[id]).collect()
     }
 
-    /// Moves the candidate the paths ranked best before any boost (highest
-    /// fused score, first found on a tie) up to [`BEST_KEPT_WITHIN`]th
-    /// place in `order` when the boosts pushed it further down, and says so
-    /// in its trace. A boost is a prior about who or what the question is
-    /// about (the named speaker, a stated time or figure); it may reorder
-    /// the evidence, but the turn that matches the question best on its
-    /// own words and meaning stays among the first results a caller reads.
-    /// The case it mends: a question that names the wrong person ("What
-    /// did Caroline realise after her charity race?" when Melanie ran it),
-    /// where the named speaker's turns, multiplied by the boost, filled the
-    /// first ten. Only the one best is kept: keeping the best two or three
-    /// as well lost LoCoMo's tune half 0.003 R@10 on ordinary questions
-    /// (BENCHMARKS.md, 2026-12-03, session 11).
+    /// Moves two candidates up to the first [`BEST_KEPT_WITHIN`] places of
+    /// `order` when fusion and the boosts left them further down, and says
+    /// so in their traces:
+    ///
+    /// - **the best match before boosts** (highest fused score, first found
+    ///   on a tie). A boost is a prior about who or what the question is
+    ///   about (the named speaker, a stated time or figure); it may reorder
+    ///   the evidence, but not push the turn that matches the question best
+    ///   off the first page. The case: a question that names the wrong
+    ///   person ("What did Caroline realise after her charity race?" when
+    ///   Melanie ran it), where the named speaker's turns, doubled, filled
+    ///   the first ten.
+    /// - **the vector path's first hit**: the closest in meaning, found
+    ///   whatever words it uses. Fusion adds up paths, and most of them
+    ///   (lexical, feedback, category, parts, dated) reward shared words,
+    ///   so a paraphrase that only the embedding finds can be outvoted by
+    ///   turns that repeat the question's words.
+    ///
+    /// Kept in that order, after the first page's other candidates. Only
+    /// these two: the best two or three before boosts cost LoCoMo's tune
+    /// half 0.003 R@10 on ordinary questions, and the lexical path's first
+    /// hit as well lost the trap row's gain (BENCHMARKS.md, 2026-12-03,
+    /// session 11).
     fn keep_best(&mut self, order: &mut Vec<Uuid>) {
-        let Some(best) = self
+        let best = self
             .by_id
             .values()
             .max_by(|a, b| {
@@ -103,32 +113,64 @@ impl Pool {
                     .total_cmp(&b.trace.rrf)
                     .then(b.order.cmp(&a.order))
             })
-            .map(|c| c.hit.node_id)
-        else {
-            return;
-        };
-        let at = order.iter().position(|id| *id == best).unwrap_or(0);
-        let within = BEST_KEPT_WITHIN - 1;
-        if at <= within {
+            .map(|c| {
+                (
+                    c.hit.node_id,
+                    "best_before_boosts",
+                    "the best match before boosts",
+                )
+            });
+        let closest = self
+            .by_id
+            .values()
+            .find(|c| {
+                c.trace
+                    .paths
+                    .iter()
+                    .any(|p| p.path == PathKind::Vector && p.rank == 1)
+            })
+            .map(|c| {
+                (
+                    c.hit.node_id,
+                    "closest_in_meaning",
+                    "the vector path's first hit",
+                )
+            });
+        let within = BEST_KEPT_WITHIN;
+        let mut kept: Vec<(Uuid, &str, &str, usize)> = Vec::new();
+        for (id, name, what) in best.into_iter().chain(closest) {
+            if kept.iter().any(|k| k.0 == id) {
+                continue;
+            }
+            match order.iter().position(|x| *x == id) {
+                Some(at) if at >= within => kept.push((id, name, what, at)),
+                _ => {}
+            }
+        }
+        if kept.is_empty() {
             return;
         }
-        order.remove(at);
-        order.insert(within, best);
-        if let Some(c) = self.by_id.get_mut(&best) {
-            c.trace.add_boost(Boost {
-                name: "best_before_boosts".into(),
-                factor: 1.0,
-                reason: format!(
-                    "the best match before boosts, ranked {} after them; kept at {BEST_KEPT_WITHIN}",
-                    at + 1
-                ),
-            });
+        order.retain(|id| !kept.iter().any(|k| k.0 == *id));
+        let from = (within - kept.len()).min(order.len());
+        for (i, (id, name, what, at)) in kept.into_iter().enumerate() {
+            order.insert(from + i, id);
+            if let Some(c) = self.by_id.get_mut(&id) {
+                c.trace.add_boost(Boost {
+                    name: name.into(),
+                    factor: 1.0,
+                    reason: format!(
+                        "{what}, ranked {} after fusion and boosts; kept within the first {BEST_KEPT_WITHIN}",
+                        at + 1
+                    ),
+                });
+            }
         }
     }
 }
 
-/// The place the best match before boosts is kept within: the first page
-/// of results (a retrieve's default limit).
+/// The places the best match before boosts and the closest in meaning
+/// are kept within: the first page of results (a retrieve's default
+/// limit).
 pub const BEST_KEPT_WITHIN: usize = 10;
 
 /// The rank of the `index`th (0-based) hit of a path.
@@ -233,6 +275,38 @@ mod tests {
             .speaker
             .as_deref()
             == Some("Caroline")));
+    }
+
+    #[test]
+    fn the_closest_in_meaning_stays_in_the_first_page_beside_the_best_match() {
+        // Twelve turns found by two word paths each; the vector path's
+        // first hit, found by it alone, fuses below all of them. The best
+        // match before boosts (Melanie's, boosted down to last) is kept too.
+        let (mut pool, melanie) = boosted();
+        let closest = add(&mut pool, "Caroline", 40);
+        let c = pool.by_id.get_mut(&closest).unwrap();
+        c.trace.paths.clear();
+        c.trace
+            .add_path(path(PathKind::Vector, 0, Some(0.61), None));
+        let weights = PathWeights::default();
+        let plain: Vec<Uuid> = pool
+            .ranked(&weights)
+            .iter()
+            .map(|c| c.hit.node_id)
+            .collect();
+        assert!(plain.iter().position(|id| *id == closest).unwrap() >= BEST_KEPT_WITHIN);
+        let ranked: Vec<Uuid> = pool
+            .ranked_for_results(&weights)
+            .iter()
+            .map(|c| c.hit.node_id)
+            .collect();
+        assert_eq!(ranked[BEST_KEPT_WITHIN - 2], melanie);
+        assert_eq!(ranked[BEST_KEPT_WITHIN - 1], closest);
+        let label = &pool.by_id[&closest].trace.boosts;
+        assert!(
+            label.iter().any(|b| b.name == "closest_in_meaning"),
+            "{label:?}"
+        );
     }
 
     #[test]
