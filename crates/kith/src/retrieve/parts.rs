@@ -47,7 +47,9 @@ const ORDER_WORDS: &[&str] = &[
 /// no word to search for.
 pub fn compared_parts(question: &str) -> Option<Vec<String>> {
     let q = question.trim().trim_end_matches(['?', '.', '!']).trim();
-    let lower = q.to_lowercase();
+    // ASCII lower case keeps every byte offset of `q` (the words looked
+    // for are ASCII; full lower case can change a text's length: "İ").
+    let lower = q.to_ascii_lowercase();
     let asks_how = lower.starts_with("how");
     let about_order = ORDER_WORDS.iter().any(|w| find_word(&lower, w).is_some());
     let between = find_word(&lower, "between").filter(|_| asks_how);
@@ -104,7 +106,7 @@ const HEAD_WORDS: &[&str] = &[
 /// follows the connective and ends at the next connective or auxiliary
 /// ([`AUXILIARIES`]).
 fn two_events(q: &str) -> Option<Vec<&str>> {
-    let lower = q.to_lowercase();
+    let lower = q.to_ascii_lowercase();
     let mut words = lower.split_whitespace();
     let measures_time = match (words.next(), words.next(), words.next()) {
         (Some("how"), Some("long"), _) => true,
@@ -182,7 +184,7 @@ fn without_head(text: &str) -> &str {
 /// events happened in order: the day I…, the day I…, and the day I…?"
 /// (after a colon, cut at commas). `None` when it lists nothing.
 fn listed(q: &str) -> Option<Vec<&str>> {
-    let lower = q.to_lowercase();
+    let lower = q.to_ascii_lowercase();
     if let Some(at) = find_word(&lower, "among") {
         let rest = &q[at + "among".len()..];
         let mut items: Vec<&str> = Vec::new();
@@ -213,7 +215,7 @@ fn find_word(lower: &str, word: &str) -> Option<usize> {
 
 /// `text` cut at every whole-word `word` (any case).
 fn split_word<'t>(text: &'t str, word: &str) -> Vec<&'t str> {
-    let lower = text.to_lowercase();
+    let lower = text.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(at) = find_word(&lower[from..], word) {
@@ -386,5 +388,29 @@ mod tests {
             None
         );
         assert_eq!(parts("Note: what did I order first?"), None);
+    }
+
+    proptest::proptest! {
+        /// Any question, in any script, is cut without a panic, into parts
+        /// that are pieces of it.
+        #[test]
+        fn any_question_is_cut_into_pieces_of_itself(
+            words in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "how", "many", "days", "long", "before", "after", "when", "since", "did",
+                    "I", "İstanbul", "Straße", "ǅ", "among", "and", "or", "first", "order",
+                    "between", ":", ",", "the", "trip", "lens", "Emma", "than", "é",
+                ]),
+                0..14,
+            )
+        ) {
+            let q = words.join(" ");
+            if let Some(parts) = compared_parts(&q) {
+                proptest::prop_assert!((2..=MAX_PARTS).contains(&parts.len()));
+                for p in parts {
+                    proptest::prop_assert!(q.contains(&p), "{p:?} not in {q:?}");
+                }
+            }
+        }
     }
 }
