@@ -56,10 +56,10 @@ pub fn compared_parts(question: &str) -> Option<Vec<String>> {
     let parts: Vec<&str> = if let Some(at) = between {
         let rest = &q[at + "between".len()..];
         split_word(rest, "and")
-    } else if let Some(parts) = two_events(q) {
+    } else if let Some(parts) = two_events(q, &lower) {
         parts
     } else if let Some(parts) =
-        listed(q).filter(|_| about_order || find_word(&lower, "order").is_some())
+        listed(q, &lower).filter(|_| about_order || find_word(&lower, "order").is_some())
     {
         parts
     } else if about_order && find_word(&lower, "or").is_some() {
@@ -104,9 +104,9 @@ const HEAD_WORDS: &[&str] = &[
 /// What comes before the first connective, without the question's head
 /// ([`HEAD_WORDS`]), is one event; when nothing is left, the first event
 /// follows the connective and ends at the next connective or auxiliary
-/// ([`AUXILIARIES`]).
-fn two_events(q: &str) -> Option<Vec<&str>> {
-    let lower = q.to_ascii_lowercase();
+/// ([`AUXILIARIES`]). `lower` is `q` in ASCII lower case (the same byte
+/// offsets).
+fn two_events<'q>(q: &'q str, lower: &str) -> Option<Vec<&'q str>> {
     let mut words = lower.split_whitespace();
     let measures_time = match (words.next(), words.next(), words.next()) {
         (Some("how"), Some("long"), _) => true,
@@ -118,7 +118,7 @@ fn two_events(q: &str) -> Option<Vec<&str>> {
     if !measures_time {
         return None;
     }
-    let (at, word) = first_of(&lower, CONNECTIVES, 0)?;
+    let (at, word) = first_of(lower, CONNECTIVES)?;
     // "How many years older am I than when I graduated?" compares an age
     // with one event.
     if find_word(&lower[..at], "than").is_some() {
@@ -130,8 +130,8 @@ fn two_events(q: &str) -> Option<Vec<&str>> {
         vec![first, &q[rest_from..]]
     } else {
         let rest_lower = &lower[rest_from..];
-        let (cut, word) = first_of(rest_lower, CONNECTIVES, 1)
-            .or_else(|| first_of(rest_lower, AUXILIARIES, 1))?;
+        let (cut, word) =
+            first_of(rest_lower, CONNECTIVES).or_else(|| first_of(rest_lower, AUXILIARIES))?;
         let rest = &q[rest_from..];
         vec![&rest[..cut], &rest[cut + word.len()..]]
     };
@@ -143,28 +143,13 @@ fn two_events(q: &str) -> Option<Vec<&str>> {
         .then_some(events)
 }
 
-/// The earliest whole word of `words` in `lower` that starts after its
-/// `skip`th byte, with its offset.
-fn first_of<'w>(lower: &str, words: &[&'w str], skip: usize) -> Option<(usize, &'w str)> {
+/// The earliest whole word of `words` in `lower` ([`find_word`]), with its
+/// offset.
+fn first_of<'w>(lower: &str, words: &[&'w str]) -> Option<(usize, &'w str)> {
     words
         .iter()
-        .filter_map(|w| {
-            lower
-                .match_indices(w)
-                .map(|(i, _)| i)
-                .filter(|&i| i >= skip)
-                .find(|&i| find_word(&lower[i..], w) == Some(0) && is_word_start(lower, i))
-                .map(|i| (i, *w))
-        })
+        .filter_map(|w| find_word(lower, w).map(|i| (i, *w)))
         .min_by_key(|(i, _)| *i)
-}
-
-/// Whether `lower[i..]` starts a word.
-fn is_word_start(lower: &str, i: usize) -> bool {
-    !lower[..i]
-        .chars()
-        .next_back()
-        .is_some_and(char::is_alphanumeric)
 }
 
 /// `text` without its leading [`HEAD_WORDS`].
@@ -182,10 +167,10 @@ fn without_head(text: &str) -> &str {
 /// The items an order question lists: "Who graduated first, second and
 /// third among Emma, Rachel and Alex?" (after "among"), "Which three
 /// events happened in order: the day I…, the day I…, and the day I…?"
-/// (after a colon, cut at commas). `None` when it lists nothing.
-fn listed(q: &str) -> Option<Vec<&str>> {
-    let lower = q.to_ascii_lowercase();
-    if let Some(at) = find_word(&lower, "among") {
+/// (after a colon, cut at commas). `None` when it lists nothing. `lower`
+/// is `q` in ASCII lower case (the same byte offsets).
+fn listed<'q>(q: &'q str, lower: &str) -> Option<Vec<&'q str>> {
+    if let Some(at) = find_word(lower, "among") {
         let rest = &q[at + "among".len()..];
         let mut items: Vec<&str> = Vec::new();
         for piece in rest.split(',') {
