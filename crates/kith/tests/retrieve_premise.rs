@@ -13,13 +13,28 @@ fn said(speaker: &str, source: &str, text: &str) -> EventInput {
     common::turn("o", speaker, source, text)
 }
 
+/// Caroline's turns `texts`, with sources `c0`, `c1`…
+fn carolines(texts: &[&str]) -> Vec<EventInput> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| said("Caroline", &format!("c{i}"), text))
+        .collect()
+}
+
+/// A memory (hashing vectors) holding `turns`, ingested in one batch.
+fn ingested(turns: Vec<EventInput>) -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    (dir, m)
+}
+
 /// Melanie tells of her charity race, Caroline asks what she realised
 /// after it, and Melanie's answer names neither the race nor the charity;
 /// around it, a dozen turns of Caroline's that use "realize" and the
 /// question's other common words.
 fn conversation(extra: Vec<EventInput>) -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
     let mut turns = vec![
         said(
             "Melanie",
@@ -51,12 +66,9 @@ fn conversation(extra: Vec<EventInput>) -> (tempfile::TempDir, Memory) {
         "After the concert I could not sleep.",
         "I realize my phone needs a new battery.",
     ];
-    for (i, text) in chatter.iter().enumerate() {
-        turns.push(said("Caroline", &format!("c{i}"), text));
-    }
+    turns.extend(carolines(&chatter));
     turns.extend(extra);
-    m.ingest_batch(turns, IngestOptions::default()).unwrap();
-    (dir, m)
+    ingested(turns)
 }
 
 fn ask(m: &Memory, q: &str) -> Retrieval {
@@ -133,8 +145,6 @@ fn the_speaker_boost_never_pushes_the_best_match_off_the_first_page() {
     // a word or two with the question, so no rule sees the premise as
     // Melanie's, and her turn wins before the boost by too little to be
     // kept level. Doubled, Caroline's turns would fill the first ten.
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
     let mut turns = vec![said(
         "Melanie",
         "kitten",
@@ -154,10 +164,8 @@ fn the_speaker_boost_never_pushes_the_best_match_off_the_first_page() {
         "We talked about whether to adopt or foster a kitten.",
         "Every shelter kitten deserves a warm home.",
     ];
-    for (i, text) in chatter.iter().enumerate() {
-        turns.push(said("Caroline", &format!("c{i}"), text));
-    }
-    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    turns.extend(carolines(&chatter));
+    let (_d, m) = ingested(turns);
     let r = ask(&m, "What kitten did Caroline adopt from the shelter?");
     let rank = rank_of(&m, &r, "kitten").expect("Melanie's turn is in the results");
     assert!(rank <= 10, "Melanie's turn ranks {rank}");
