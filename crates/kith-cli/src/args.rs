@@ -728,8 +728,9 @@ pub enum BenchCommand {
         /// (same model only), so reruns skip re-embedding the corpus.
         #[arg(long)]
         embedding_cache: Option<PathBuf>,
-        /// LoCoMo: append each question whose evidence is not in the top 10
-        /// (with the evidence and the top 3) to this file.
+        /// Append each question whose evidence is not all in the top 10
+        /// (LoCoMo: each evidence turn with its rank, and the top 3; LongMemEval:
+        /// the top 5) to this file.
         #[arg(long)]
         misses: Option<PathBuf>,
         /// Extract entities and claims (the configured provider) while storing.

@@ -68,6 +68,12 @@ fn print(r: &ForgetReport) {
         "removed {nodes} node(s), {} edge(s), {} vector(s), {} work item(s); kept {updated} node(s) with less evidence; scrubbed {scrubbed} journal record(s)",
         r.edges_deleted, r.vectors_deleted, r.work_items_deleted
     );
+    if !r.notes_reembedded.is_empty() {
+        println!(
+            "embedded {} short turn(s) again without the erased turn before them",
+            r.notes_reembedded.len()
+        );
+    }
     if let Some(op) = r.operation_id {
         println!("journal record FORGOTTEN {op}");
     }

@@ -676,6 +676,10 @@ pub trait Tx {
     /// model); returns how many there were.
     fn delete_embeddings(&mut self) -> Result<u64, StoreError>;
 
+    /// Removes the vectors of the nodes `ids` (of any model; the nodes
+    /// stay); returns how many there were.
+    fn delete_node_embeddings(&mut self, ids: &[Uuid]) -> Result<u64, StoreError>;
+
     /// The models whose vectors the store holds.
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError>;
 

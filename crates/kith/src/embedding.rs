@@ -17,8 +17,13 @@
 //! the facade (`memory.rs`) hands them over.
 
 mod backlog;
+mod context;
 mod entities;
 mod notes;
+
+pub(crate) use context::after_stored;
+pub use context::{needs_context, turn_vector_text, CONTEXT_WORDS};
+pub(crate) use notes::embed_again;
 
 use std::sync::Arc;
 
@@ -114,26 +119,35 @@ pub(crate) fn embed_entities(
 }
 
 /// Vectors for the notes `valid` will make, in batches of [`EMBED_BATCH`]
-/// texts (`None` without an embedder).
+/// texts (`None` without an embedder). A short turn's text has the turn
+/// before it in front ([`context`]), read from the batch or the store.
 pub(crate) fn embed_valid(
+    store: &dyn Store,
     embedder: Option<&dyn Embedder>,
     valid: &[ValidEvent],
 ) -> Result<Option<NoteVectors>, Error> {
     let Some(embedder) = embedder else {
         return Ok(None);
     };
+    let short_in_session =
+        |v: &ValidEvent| v.event.session_id.is_some() && context::needs_context(&v.event.content);
+    let before = if valid.iter().any(short_in_session) {
+        let mut tx = store.begin(TxMode::Read)?;
+        context::before_new(&mut *tx, valid)?
+    } else {
+        vec![None; valid.len()]
+    };
+    let texts: Vec<String> = valid
+        .iter()
+        .zip(&before)
+        .map(|(v, before)| {
+            let speaker = v.event.speaker.as_ref().map(|s| s.as_str());
+            turn_vector_text(&v.event.content, speaker, before.as_ref())
+        })
+        .collect();
     let mut vectors = Vec::with_capacity(valid.len());
-    for chunk in valid.chunks(STORE_EMBED_CHUNK) {
-        let texts: Vec<String> = chunk
-            .iter()
-            .map(|v| {
-                vector_text(
-                    &v.event.content,
-                    v.event.speaker.as_ref().map(|s| s.as_str()),
-                )
-            })
-            .collect();
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for chunk in texts.chunks(STORE_EMBED_CHUNK) {
+        let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
         vectors.extend(embed_checked(embedder, &texts)?);
     }
     Ok(Some(NoteVectors {
@@ -177,7 +191,8 @@ fn rebuild(
         let Some(last) = last else { break };
         after = last;
         for chunk in notes.chunks(EMBED_BATCH) {
-            notes::embed_and_save(store, embedder, chunk)?;
+            let chunk: Vec<&kith_core::Node> = chunk.iter().map(|s| &s.node).collect();
+            notes::embed_and_save(store, embedder, &chunk)?;
             report.embedded += chunk.len() as u64;
             progress(report.embedded, total);
         }
@@ -231,9 +246,10 @@ pub fn entity_vector_text(name: &str, entity_type: Option<&str>, context: &[Stri
     text
 }
 
-/// The text a note's vector is made from: the turn with its speaker
-/// (`Caroline: I went to the support group`), so that "what did Caroline
-/// say" lands near Caroline's turns.
+/// A turn with its speaker (`Caroline: I went to the support group`), so
+/// that "what did Caroline say" lands near Caroline's turns: what a note's
+/// vector is made from, after the turn before it when the turn is short
+/// ([`turn_vector_text`]).
 pub fn vector_text(content: &str, speaker: Option<&str>) -> String {
     match speaker {
         Some(s) if !s.trim().is_empty() => format!("{s}: {content}"),

@@ -337,7 +337,7 @@ impl Vectors for Memory {
         if self.background.is_some() {
             return Ok(None);
         }
-        embedding::embed_valid(self.checked_embedder()?, valid)
+        embedding::embed_valid(self.store.as_ref(), self.checked_embedder()?, valid)
     }
 
     fn checked_model(&self) -> Result<Option<String>, Error> {

@@ -18,7 +18,8 @@ fn said(speaker: &str, source: &str, text: &str) -> EventInput {
 
 /// Melanie's son had an accident on a road trip; Caroline asks how the
 /// children handled it and Melanie answers. Before it, a dozen turns of
-/// Caroline's that use the question's words, each doubled by the boost.
+/// Caroline's on other days that use the question's words, each doubled by
+/// the boost.
 fn conversation() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
@@ -39,7 +40,11 @@ fn conversation() -> (tempfile::TempDir, Memory) {
     let mut turns: Vec<EventInput> = chatter
         .iter()
         .enumerate()
-        .map(|(i, text)| said("Caroline", &format!("c{i}"), text))
+        .map(|(i, text)| EventInput {
+            // Said on other days: each in a session of its own.
+            session_id: Some(format!("day{i}")),
+            ..said("Caroline", &format!("c{i}"), text)
+        })
         .collect();
     turns.extend([
         said(

@@ -57,10 +57,16 @@ fn conversation() -> (tempfile::TempDir, Memory) {
             .enumerate()
             .map(|(i, text)| said(&format!("l{i}"), text)),
     );
-    turns.push(said(
-        "trip",
-        "I just got back from a road trip to the coast with friends, the cliffs were amazing.",
-    ));
+    // Told on another day: in a session of its own (a short turn is
+    // embedded after the turn before it in its session, and a lens turn
+    // before it would lend it the lens's words).
+    turns.push(EventInput {
+        session_id: Some("s2".into()),
+        ..said(
+            "trip",
+            "I just got back from a road trip to the coast with friends, the cliffs were amazing.",
+        )
+    });
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     (dir, m)
 }

@@ -54,8 +54,8 @@ pub struct RecallOptions<'a> {
     pub weights: kith::retrieve::fusion::PathWeights,
     /// A file keeping embeddings between runs.
     pub embedding_cache: Option<&'a Path>,
-    /// Append questions whose evidence misses the top 10 (LoCoMo) or the
-    /// top 5 (LongMemEval) here.
+    /// Append questions with evidence outside the top 10 (LoCoMo, each
+    /// gold turn with its rank) or the top 5 (LongMemEval) here.
     pub misses: Option<&'a Path>,
     /// Run on PostgreSQL: each haystack in a fresh database made (and
     /// dropped) through this URL, whose role needs CREATEDB.
@@ -400,15 +400,21 @@ fn locomo(o: &RecallOptions<'_>, embedder: Option<Arc<dyn Embedder>>, json: bool
             retrieve_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             asked += 1;
             if let Some(out) = o.misses {
-                if !ranked.iter().take(10).any(|id| gold.contains(id)) {
+                // Any gold turn outside the ten: partial misses teach as
+                // much as whole ones (a list question with one of five found).
+                let rank_of = |g: &String| ranked.iter().position(|id| id == g);
+                if gold.iter().any(|g| rank_of(g).is_none_or(|r| r >= 10)) {
                     let text_of = |id: &str| texts.get(id).cloned().unwrap_or_default();
                     let mut line = format!("Q [{cat}] {q}\n");
                     for g in &gold {
-                        line.push_str(&format!("   gold {g}: {}\n", text_of(g)));
+                        let rank = rank_of(g).map_or("-".to_string(), |r| (r + 1).to_string());
+                        line.push_str(&format!("   gold {g} (rank {rank}): {}\n", text_of(g)));
                     }
                     for id in ranked.iter().take(3) {
                         line.push_str(&format!("   got  {id}: {}\n", text_of(id)));
                     }
+                    let ten: Vec<&str> = ranked.iter().take(10).map(String::as_str).collect();
+                    line.push_str(&format!("   top10 {}\n", ten.join(" ")));
                     append_miss(out, &line)?;
                 }
             }

@@ -610,6 +610,7 @@ pub fn components() -> Vec<(&'static str, Value)> {
                         ("nodes_updated", uuids()),
                         ("edges_deleted", count()),
                         ("vectors_deleted", count()),
+                        ("notes_reembedded", uuids()),
                         ("work_items_deleted", count()),
                         ("journal_records_scrubbed", uuids()),
                         ("compaction", array(string())),

@@ -54,8 +54,8 @@ pub fn forget_body(m: &Memory, owner: &Owner, body: ForgetBody) -> Result<Forget
 }
 
 const REPORT: &str = "`{dry_run, operation_id, events, already_forgotten, nodes_deleted, \
-    nodes_updated, edges_deleted, vectors_deleted, work_items_deleted, journal_records_scrubbed, \
-    compaction, verification}`";
+    nodes_updated, edges_deleted, vectors_deleted, notes_reembedded, work_items_deleted, \
+    journal_records_scrubbed, compaction, verification}`";
 
 fn request(selector: ForgetSelector, p: ForgetParams) -> ForgetRequest {
     ForgetRequest {

@@ -1935,6 +1935,26 @@ impl Tx for PgTx<'_> {
         Ok(n)
     }
 
+    fn delete_node_embeddings(&mut self, ids: &[Uuid]) -> Result<u64, StoreError> {
+        self.writable()?;
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let ids = ids.to_vec();
+        let n = self
+            .query(
+                "DELETE FROM embeddings WHERE node_id = ANY($1) RETURNING 1",
+                &[&ids],
+            )?
+            .len() as u64;
+        if n > 0 {
+            // In-process copies holding the removed vectors start over.
+            let generation = Uuid::new_v4().to_string();
+            self.query(vectors::BUMP_SQL, &[&generation])?;
+        }
+        Ok(n)
+    }
+
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
         self.query_map(
             "SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim ORDER BY model, dim",

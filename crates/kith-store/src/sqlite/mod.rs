@@ -484,6 +484,18 @@ fn uuid_text(id: Uuid) -> String {
     id.to_string()
 }
 
+/// Tells in-process vector caches that the stored vectors changed: a
+/// cache that sees another generation starts over (`vector.rs`).
+fn bump_embeddings_generation(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('embeddings_generation', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![Uuid::new_v4().to_string()],
+    )
+    .map_err(map_err)?;
+    Ok(())
+}
+
 impl Tx for SqliteTx<'_> {
     fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
         let conn = self.writer()?;
@@ -949,12 +961,7 @@ impl Tx for SqliteTx<'_> {
                 .map_err(map_err)?;
         }
         if out.vectors > 0 {
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('embeddings_generation', ?1)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![Uuid::new_v4().to_string()],
-            )
-            .map_err(map_err)?;
+            bump_embeddings_generation(conn)?;
         }
         Ok(out)
     }
@@ -1345,13 +1352,25 @@ impl Tx for SqliteTx<'_> {
         let n = conn
             .execute("DELETE FROM embeddings", [])
             .map_err(map_err)?;
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('embeddings_generation', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            params![Uuid::new_v4().to_string()],
-        )
-        .map_err(map_err)?;
+        bump_embeddings_generation(conn)?;
         Ok(n as u64)
+    }
+
+    fn delete_node_embeddings(&mut self, ids: &[Uuid]) -> Result<u64, StoreError> {
+        let conn = self.writer()?;
+        let mut n = 0;
+        for id in ids {
+            n += conn
+                .execute(
+                    "DELETE FROM embeddings WHERE node_id = ?1",
+                    params![uuid_text(*id)],
+                )
+                .map_err(map_err)? as u64;
+        }
+        if n > 0 {
+            bump_embeddings_generation(conn)?;
+        }
+        Ok(n)
     }
 
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {

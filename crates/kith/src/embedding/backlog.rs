@@ -240,6 +240,7 @@ fn step(
     let Some(last) = last else {
         return Ok(None);
     };
-    notes::embed_and_save(store, embedder, &notes)?;
+    let nodes: Vec<&kith_core::Node> = notes.iter().map(|s| &s.node).collect();
+    notes::embed_and_save(store, embedder, &nodes)?;
     Ok(Some((last, notes.len() as u64)))
 }

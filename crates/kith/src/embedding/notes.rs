@@ -4,12 +4,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kith_core::{NodeType, OwnerId};
+use kith_core::{Event, Node, NodeType, OwnerId};
 use kith_embed::Embedder;
 use kith_store::{Store, StoredNode, TxMode};
 use uuid::Uuid;
 
-use super::{embed_checked, vector_text};
+use super::context::before_stored;
+use super::{embed_checked, turn_vector_text};
 use crate::error::Error;
 
 /// Nodes read per page when looking for notes without a vector.
@@ -52,13 +53,14 @@ pub(crate) fn count_missing(
     }
 }
 
-/// Embeds `notes` (their turn with its speaker, as at store time) and saves
+/// Embeds `notes` (their turn with its speaker, and the turn before when
+/// short, as at store time) and saves
 /// the vectors in one write transaction. Saving replaces, so embedding a
 /// note twice (two workers, a retry) is harmless.
 pub(crate) fn embed_and_save(
     store: &dyn Store,
     embedder: &dyn Embedder,
-    notes: &[StoredNode],
+    notes: &[&Node],
 ) -> Result<(), Error> {
     if notes.is_empty() {
         return Ok(());
@@ -69,27 +71,27 @@ pub(crate) fn embed_and_save(
         // owners; one round trip each on a server, not one per note).
         let mut wanted: HashMap<&OwnerId, Vec<Uuid>> = HashMap::new();
         for s in notes {
-            if let Some(id) = s.node.evidence_refs.first() {
-                wanted.entry(&s.node.owner_id).or_default().push(*id);
+            if let Some(id) = s.evidence_refs.first() {
+                wanted.entry(&s.owner_id).or_default().push(*id);
             }
         }
-        let mut speakers: HashMap<Uuid, Option<String>> = HashMap::new();
+        // Each turn's speaker and, when it is short, the turn before it
+        // (one more read per short turn).
+        let mut turns: HashMap<Uuid, (Option<String>, Option<Event>)> = HashMap::new();
         for (owner, ids) in wanted {
             for e in tx.get_events(owner, &ids)? {
+                let before = before_stored(&mut *tx, &e)?;
                 let speaker = e.event.speaker.map(|s| s.as_str().to_string());
-                speakers.insert(e.event.id, speaker);
+                turns.insert(e.event.id, (speaker, before));
             }
         }
         notes
             .iter()
             .map(|s| {
-                let speaker = s
-                    .node
-                    .evidence_refs
-                    .first()
-                    .and_then(|id| speakers.get(id))
-                    .and_then(|s| s.as_deref());
-                vector_text(&s.node.content, speaker)
+                let turn = s.evidence_refs.first().and_then(|id| turns.get(id));
+                let speaker = turn.and_then(|t| t.0.as_deref());
+                let before = turn.and_then(|t| t.1.as_ref());
+                turn_vector_text(&s.content, speaker, before)
             })
             .collect()
     };
@@ -103,15 +105,15 @@ pub(crate) fn embed_and_save(
         // vector is not wanted either.
         let mut owners: Vec<&OwnerId> = Vec::new();
         for s in notes {
-            if !owners.contains(&&s.node.owner_id) {
-                owners.push(&s.node.owner_id);
+            if !owners.contains(&&s.owner_id) {
+                owners.push(&s.owner_id);
             }
         }
         for owner in owners {
             let ids: Vec<Uuid> = notes
                 .iter()
-                .filter(|s| &s.node.owner_id == owner)
-                .map(|s| s.node.id)
+                .filter(|s| &s.owner_id == owner)
+                .map(|s| s.id)
                 .collect();
             let live: HashSet<Uuid> = tx
                 .get_owned_nodes(owner, &ids)?
@@ -121,12 +123,35 @@ pub(crate) fn embed_and_save(
             let rows: Vec<(Uuid, &[f32])> = notes
                 .iter()
                 .zip(&vectors)
-                .filter(|(s, _)| &s.node.owner_id == owner && live.contains(&s.node.id))
-                .map(|(s, v)| (s.node.id, v.as_slice()))
+                .filter(|(s, _)| &s.owner_id == owner && live.contains(&s.id))
+                .map(|(s, v)| (s.id, v.as_slice()))
                 .collect();
             tx.put_owned_embeddings(owner, model, &rows)?;
         }
         tx.commit()?;
         Ok(())
     })
+}
+
+/// Embeds `owner`'s notes `ids` again (those still there), when the
+/// memory has an embedder of the store's model: a forget took away the
+/// turn a short note was embedded after ([`super::context`]). Returns how
+/// many were embedded; without a usable embedder the notes stay without a
+/// vector, in the backlog `kith rebuild --embeddings` fills.
+pub(crate) fn embed_again(
+    store: &dyn Store,
+    embedder: Option<&dyn Embedder>,
+    owner: &OwnerId,
+    ids: &[Uuid],
+) -> Result<usize, Error> {
+    let Some(embedder) = embedder else {
+        return Ok(0);
+    };
+    if ids.is_empty() || super::check_model(store, embedder).is_err() {
+        return Ok(0);
+    }
+    let nodes = store.begin(TxMode::Read)?.get_owned_nodes(owner, ids)?;
+    let notes: Vec<&Node> = nodes.iter().collect();
+    embed_and_save(store, embedder, &notes)?;
+    Ok(notes.len())
 }

@@ -28,13 +28,14 @@ pub(crate) mod verify;
 use std::collections::HashSet;
 
 use kith_core::tombstone::{self, Tombstone};
-use kith_core::{Operation, OperationKind, OwnerId, ScopeId, SessionId, SourceId, Timestamp};
+use kith_core::{ids, Operation, OperationKind, OwnerId, ScopeId, SessionId, SourceId, Timestamp};
 use kith_store::{Tx, TxMode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::context::Ctx;
+use crate::embedding;
 use crate::error::Error;
 
 pub use verify::Verification;
@@ -87,8 +88,14 @@ pub struct ForgetReport {
     pub nodes_updated: Vec<Uuid>,
     /// Edges removed.
     pub edges_deleted: u64,
-    /// Vectors removed.
+    /// Vectors removed (the erased notes', and those of `notes_reembedded`).
     pub vectors_deleted: u64,
+    /// Short turns right after an erased one in its session: their vector
+    /// was made with the erased turn in front (`embedding::context`), so it
+    /// went, and was made again without it after the commit when the memory
+    /// has an embedder of the store's model (else they wait in the
+    /// embedding backlog for `kith rebuild --embeddings`).
+    pub notes_reembedded: Vec<Uuid>,
     /// Ingestion work items removed.
     pub work_items_deleted: u64,
     /// Journal records whose payload was replaced by a scrub tombstone.
@@ -135,6 +142,13 @@ pub(crate) fn forget(
     if report.dry_run || (report.operation_id.is_none() && report.already_forgotten.is_empty()) {
         return Ok(report);
     }
+    // The short turns embedded after an erased one get a vector without
+    // it (a failure leaves them in the embedding backlog, not the forget
+    // undone).
+    if let Err(e) = embedding::embed_again(ctx.store, ctx.embedder, owner, &report.notes_reembedded)
+    {
+        tracing::warn!("forget: re-embedding the turns after the erased ones failed: {e}");
+    }
     // The forget has committed: a compaction that fails (a reader held
     // the WAL past the busy timeout, a server refusing VACUUM) is
     // reported, and the verification below shows what it left, rather
@@ -167,12 +181,14 @@ fn forget_in(
         ..ForgetReport::default()
     };
     let mut live = Vec::new();
+    let mut live_stored = Vec::new();
     for s in selected {
         if s.tombstone.is_some() {
             report.already_forgotten.push(s.event.id);
         } else {
             report.events.push(s.event.id);
-            live.push(s.event);
+            live.push(s.event.clone());
+            live_stored.push(s);
         }
     }
     if live.is_empty() {
@@ -180,6 +196,16 @@ fn forget_in(
     }
     let whole_owner = request.selector == ForgetSelector::Owner;
     let erased: HashSet<Uuid> = live.iter().map(|e| e.id).collect();
+    // A short turn right after an erased one was embedded with it in front.
+    for s in &live_stored {
+        if let Some(next) = embedding::after_stored(tx, s)? {
+            if !erased.contains(&next.event.id) {
+                report
+                    .notes_reembedded
+                    .push(ids::note_node_id(next.event.id));
+            }
+        }
+    }
     let texts: Vec<String> = live.iter().map(|e| e.content.clone()).collect();
     let plan = derived::plan(tx, owner, &erased, whole_owner)?;
     let mut named: HashSet<Uuid> = erased.clone();
@@ -212,8 +238,9 @@ fn forget_in(
         scrubbed.checksum = scrubbed.compute_checksum();
         tx.rewrite_operation(&scrubbed)?;
     }
+    let context_vectors = tx.delete_node_embeddings(&report.notes_reembedded)?;
     report.edges_deleted = asserted + deleted.edges;
-    report.vectors_deleted = deleted.vectors;
+    report.vectors_deleted = deleted.vectors + context_vectors;
     report.work_items_deleted = work_items;
     report.operation_id = Some(operation_id);
     let scope = live
@@ -257,6 +284,7 @@ fn record(
             "nodes_updated": report.nodes_updated.len(),
             "edges_deleted": report.edges_deleted,
             "vectors_deleted": report.vectors_deleted,
+            "notes_reembedded": report.notes_reembedded.len(),
             "work_items_deleted": report.work_items_deleted,
             "journal_records_scrubbed": report.journal_records_scrubbed.len(),
         },

@@ -266,6 +266,10 @@ impl Tx for FaultyTx<'_> {
         self.faults.write("delete_embeddings")?;
         self.inner.delete_embeddings()
     }
+    fn delete_node_embeddings(&mut self, ids: &[Uuid]) -> Result<u64, StoreError> {
+        self.faults.write("delete_node_embeddings")?;
+        self.inner.delete_node_embeddings(ids)
+    }
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
         self.inner.embedding_models()
     }
