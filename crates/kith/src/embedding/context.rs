@@ -49,14 +49,13 @@ pub fn turn_vector_text(content: &str, speaker: Option<&str>, before: Option<&Ev
 
 /// The turn before each of `valid` (events about to be written, in order)
 /// in its session, for those that need it: the previous one of the batch in
-/// the same session, else the newest stored one of that session. One read
-/// per session whose first short turn starts the batch.
+/// the same session, else the newest stored one of that session (one read
+/// per session whose first turn in the batch is short).
 pub(crate) fn before_new(
     tx: &mut dyn Tx,
     valid: &[ValidEvent],
 ) -> Result<Vec<Option<Event>>, Error> {
     let mut last_in_batch: HashMap<(&OwnerId, &SessionId), usize> = HashMap::new();
-    let mut stored: HashMap<(&OwnerId, &SessionId), Option<Event>> = HashMap::new();
     let mut out = Vec::with_capacity(valid.len());
     for (i, v) in valid.iter().enumerate() {
         let e = &v.event;
@@ -64,18 +63,10 @@ pub(crate) fn before_new(
             out.push(None);
             continue;
         };
-        let key = (&e.owner_id, session);
-        let before = match last_in_batch.insert(key, i) {
+        let before = match last_in_batch.insert((&e.owner_id, session), i) {
             _ if !needs_context(&e.content) => None,
             Some(j) => Some(valid[j].event.clone()),
-            None => match stored.get(&key) {
-                Some(found) => found.clone(),
-                None => {
-                    let found = newest(tx, &e.owner_id, session, None)?;
-                    stored.insert(key, found.clone());
-                    found
-                }
-            },
+            None => newest(tx, &e.owner_id, session, None)?,
         };
         out.push(before);
     }
