@@ -3,7 +3,8 @@
 //! the same batch, an earlier call, or a rebuild; the vector path finds a
 //! short reply by the topic of the turn it answers; and forgetting the turn
 //! before leaves no vector made with it — on SQLite and PostgreSQL, with an
-//! embedder (made again at once) and without (left to the backlog).
+//! embedder (made again at once) and without (left to the backlog), and the
+//! same on both backends when turns come one call at a time.
 
 mod common;
 
@@ -86,18 +87,17 @@ fn event_of(m: &Memory, source: &str) -> kith::StoredEvent {
     .expect("stored")
 }
 
-#[test]
-fn a_short_reply_is_embedded_after_the_turn_it_answers_however_it_was_stored() {
+/// `batch` gets the conversation in one batch, `one_by_one` one call per
+/// turn (the turn before read from the store); then every vector of
+/// `one_by_one` is made again by a rebuild. The reply's vector is the same
+/// every time.
+fn embedded_alike(batch: &Memory, one_by_one: &Memory) {
     let with_question = embedded(&format!("Maria: {ASKED} John: {REPLY}"));
-    // One batch; one call per turn (the turn before read from the store);
-    // and a rebuild of every vector.
-    let (_a, _, batch) = pack_with_vectors();
     batch.store_batch(conversation()).unwrap();
-    let (_b, _, one_by_one) = pack_with_vectors();
     for input in conversation() {
         one_by_one.store(input).unwrap();
     }
-    for m in [&batch, &one_by_one] {
+    for m in [batch, one_by_one] {
         let reply = event_of(m, "reply");
         assert_eq!(vector_of(m, reply.event.id), Some(with_question.clone()));
         // A long turn is embedded alone.
@@ -108,13 +108,28 @@ fn a_short_reply_is_embedded_after_the_turn_it_answers_however_it_was_stored() {
         );
     }
     one_by_one.rebuild_embeddings(true, &mut |_, _| {}).unwrap();
-    let reply = event_of(&one_by_one, "reply");
-    assert_eq!(vector_of(&one_by_one, reply.event.id), Some(with_question));
+    let reply = event_of(one_by_one, "reply");
+    assert_eq!(vector_of(one_by_one, reply.event.id), Some(with_question));
     // The rule itself, as the engine exports it.
     assert_eq!(
-        turn_vector_text(REPLY, Some("John"), Some(&event_of(&batch, "asked").event)),
+        turn_vector_text(REPLY, Some("John"), Some(&event_of(batch, "asked").event)),
         format!("Maria: {ASKED} John: {REPLY}")
     );
+}
+
+#[test]
+fn sqlite_a_short_reply_is_embedded_after_the_turn_it_answers_however_it_was_stored() {
+    let (_a, _, batch) = pack_with_vectors();
+    let (_b, _, one_by_one) = pack_with_vectors();
+    embedded_alike(&batch, &one_by_one);
+}
+
+#[test]
+fn postgres_a_short_reply_is_embedded_after_the_turn_it_answers_however_it_was_stored() {
+    let (a, b) = (test_database(), test_database());
+    let batch = Memory::init_database(a.url(), Some(hashing())).unwrap();
+    let one_by_one = Memory::init_database(b.url(), Some(hashing())).unwrap();
+    embedded_alike(&batch, &one_by_one);
 }
 
 #[test]
