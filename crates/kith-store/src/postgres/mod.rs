@@ -1461,20 +1461,10 @@ impl Tx for PgTx<'_> {
                 &[&ids],
             )?
             .len() as u64;
-        let vectors = self
-            .query(
-                "DELETE FROM embeddings WHERE node_id = ANY($1) RETURNING 1",
-                &[&ids],
-            )?
-            .len() as u64;
+        let vectors = self.delete_node_embeddings(&ids)?;
         let nodes = self
             .query("DELETE FROM nodes WHERE id = ANY($1) RETURNING 1", &[&ids])?
             .len() as u64;
-        if vectors > 0 {
-            // In-process copies holding the removed vectors start over.
-            let generation = Uuid::new_v4().to_string();
-            self.query(vectors::BUMP_SQL, &[&generation])?;
-        }
         Ok(DeletedNodes {
             nodes,
             edges,

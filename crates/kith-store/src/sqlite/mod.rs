@@ -496,6 +496,21 @@ fn bump_embeddings_generation(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Deletes the vectors of the nodes `ids` (as text) and, when there were
+/// any, tells the vector caches ([`bump_embeddings_generation`]).
+fn delete_vectors(conn: &Connection, ids: &[String]) -> Result<u64, StoreError> {
+    let mut n = 0;
+    for id in ids {
+        n += conn
+            .execute("DELETE FROM embeddings WHERE node_id = ?1", params![id])
+            .map_err(map_err)? as u64;
+    }
+    if n > 0 {
+        bump_embeddings_generation(conn)?;
+    }
+    Ok(n)
+}
+
 impl Tx for SqliteTx<'_> {
     fn insert_event(&mut self, e: &Event) -> Result<i64, StoreError> {
         let conn = self.writer()?;
@@ -922,6 +937,7 @@ impl Tx for SqliteTx<'_> {
     fn delete_nodes(&mut self, ids: &[Uuid]) -> Result<DeletedNodes, StoreError> {
         let conn = self.writer()?;
         let mut out = DeletedNodes::default();
+        let mut removed = Vec::new();
         for id in ids {
             let id = uuid_text(*id);
             let row: Option<(i64, String)> = conn
@@ -948,9 +964,7 @@ impl Tx for SqliteTx<'_> {
                     params![id],
                 )
                 .map_err(map_err)? as u64;
-            out.vectors += conn
-                .execute("DELETE FROM embeddings WHERE node_id = ?1", params![id])
-                .map_err(map_err)? as u64;
+            removed.push(id);
         }
         if out.nodes > 0 {
             // A 'delete' only adds a delete marker; the old tokens stay in
@@ -960,9 +974,7 @@ impl Tx for SqliteTx<'_> {
             conn.execute("INSERT INTO node_fts (node_fts) VALUES ('optimize')", [])
                 .map_err(map_err)?;
         }
-        if out.vectors > 0 {
-            bump_embeddings_generation(conn)?;
-        }
+        out.vectors = delete_vectors(conn, &removed)?;
         Ok(out)
     }
 
@@ -1358,19 +1370,8 @@ impl Tx for SqliteTx<'_> {
 
     fn delete_node_embeddings(&mut self, ids: &[Uuid]) -> Result<u64, StoreError> {
         let conn = self.writer()?;
-        let mut n = 0;
-        for id in ids {
-            n += conn
-                .execute(
-                    "DELETE FROM embeddings WHERE node_id = ?1",
-                    params![uuid_text(*id)],
-                )
-                .map_err(map_err)? as u64;
-        }
-        if n > 0 {
-            bump_embeddings_generation(conn)?;
-        }
-        Ok(n)
+        let ids: Vec<String> = ids.iter().map(|id| uuid_text(*id)).collect();
+        delete_vectors(conn, &ids)
     }
 
     fn embedding_models(&mut self) -> Result<Vec<EmbeddingModelCount>, StoreError> {
