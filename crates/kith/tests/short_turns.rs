@@ -18,14 +18,11 @@ use uuid::Uuid;
 
 const OWNER: &str = "maria";
 
+/// [`common::turn`] of [`OWNER`] in `session`.
 fn said(session: &str, speaker: &str, source: &str, text: &str) -> EventInput {
     EventInput {
-        owner_id: Some(OWNER.into()),
         session_id: Some(session.into()),
-        speaker: Some(speaker.into()),
-        source_id: Some(source.into()),
-        event_time: Some("2025-05-01T10:00:00+00:00".into()),
-        ..EventInput::new("user", text)
+        ..common::turn(OWNER, speaker, source, text)
     }
 }
 

@@ -181,32 +181,32 @@ fn forget_in(
         ..ForgetReport::default()
     };
     let mut live = Vec::new();
-    let mut live_stored = Vec::new();
     for s in selected {
         if s.tombstone.is_some() {
             report.already_forgotten.push(s.event.id);
         } else {
             report.events.push(s.event.id);
-            live.push(s.event.clone());
-            live_stored.push(s);
+            live.push(s);
         }
     }
     if live.is_empty() {
         return Ok((report, Vec::new()));
     }
     let whole_owner = request.selector == ForgetSelector::Owner;
-    let erased: HashSet<Uuid> = live.iter().map(|e| e.id).collect();
-    // A short turn right after an erased one was embedded with it in front.
-    for s in &live_stored {
-        if let Some(next) = embedding::after_stored(tx, s)? {
-            if !erased.contains(&next.event.id) {
+    let erased: HashSet<Uuid> = live.iter().map(|s| s.event.id).collect();
+    // A short turn right after an erased one was embedded with it in front
+    // (when a whole owner goes, no turn is left after an erased one).
+    if !whole_owner {
+        for s in &live {
+            let next = embedding::after_stored(tx, s)?;
+            if let Some(next) = next.filter(|n| !erased.contains(&n.event.id)) {
                 report
                     .notes_reembedded
                     .push(ids::note_node_id(next.event.id));
             }
         }
     }
-    let texts: Vec<String> = live.iter().map(|e| e.content.clone()).collect();
+    let texts: Vec<String> = live.iter().map(|s| s.event.content.clone()).collect();
     let plan = derived::plan(tx, owner, &erased, whole_owner)?;
     let mut named: HashSet<Uuid> = erased.clone();
     named.extend(plan.delete.iter().copied());
@@ -219,14 +219,14 @@ fn forget_in(
     }
 
     let mut work_items = 0;
-    for e in &live {
+    for e in live.iter().map(|s| &s.event) {
         let t = Tombstone::new(e, now, &request.reason, operation_id);
         tx.tombstone_event(e.id, &t)?;
         if tx.delete_work_item(e.id)? {
             work_items += 1;
         }
     }
-    let events: Vec<Uuid> = live.iter().map(|e| e.id).collect();
+    let events: Vec<Uuid> = live.iter().map(|s| s.event.id).collect();
     let asserted = tx.delete_edges_from_events(owner, &events)?;
     let deleted = tx.delete_nodes(&plan.delete)?;
     for node in &plan.update {
@@ -245,7 +245,7 @@ fn forget_in(
     report.operation_id = Some(operation_id);
     let scope = live
         .first()
-        .map_or_else(ScopeId::personal, |e| e.scope.clone());
+        .map_or_else(ScopeId::personal, |s| s.event.scope.clone());
     let target = match request.selector {
         ForgetSelector::Event(id) => Some(id),
         _ => None,
