@@ -106,6 +106,11 @@ pub struct PathWeights {
     /// (`retrieve/quantities.rs`; 0 turns it off).
     #[serde(default = "quantity")]
     pub quantity: f64,
+    /// Not a path, a boost: every turn is multiplied by `1 + session ×`
+    /// its session's best fused score against the best of all
+    /// (`retrieve/session_prior.rs`; 0 turns it off).
+    #[serde(default = "session_prior")]
+    pub session: f64,
 }
 
 fn one() -> f64 {
@@ -124,6 +129,17 @@ fn quantity() -> f64 {
 /// that state a time when the question asks when (`when.rs`), as far more
 /// turns state some figure than state a time.
 pub const QUANTITY_BOOST: f64 = 0.25;
+
+fn session_prior() -> f64 {
+    SESSION_PRIOR
+}
+
+/// The default of [`PathWeights::session`]: a turn of the best match's
+/// session gains at most half its score. Swept on LoCoMo's tune half only
+/// (0.3–1.0 all lifted the speaker traps by the same four questions;
+/// 0.5 kept categories 1–4 highest) and then measured once on the report
+/// half (BENCHMARKS.md, 2026-12-03, session 13).
+pub const SESSION_PRIOR: f64 = 0.5;
 
 fn feedback() -> f64 {
     FEEDBACK_WEIGHT
@@ -173,6 +189,7 @@ impl Default for PathWeights {
             // picked before measuring.
             parts: 1.0,
             quantity: QUANTITY_BOOST,
+            session: SESSION_PRIOR,
         }
     }
 }
@@ -224,6 +241,7 @@ impl PathWeights {
                 "category" | "categories" => w.category = v,
                 "parts" => w.parts = v,
                 "quantity" | "quantities" => w.quantity = v,
+                "session" | "sessions" => w.session = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

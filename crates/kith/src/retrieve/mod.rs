@@ -23,6 +23,10 @@
 //!    the names they mention, and replies to what those reach.
 //! 7. **Recency**: the newest notes, only when the query asks about what is
 //!    recent ("latest", "now", "currently", …).
+//!    Then the **session prior** ([`session_prior`]): a turn is lifted by
+//!    how well its session's best turn matched, so the rest of the sitting
+//!    where the evidence is (replies, the turn two later) gains on turns
+//!    elsewhere that only share a word.
 //! 8. **Current facts**: for a present-tense question, turns whose claim
 //!    was superseded rank below the turn in force ([`current`]).
 //! 9. **Speaker boost**: when the query names someone who speaks in the
@@ -44,7 +48,7 @@
 //!
 //! The stages, in the order [`retrieve`] runs them: [`paths`] (lexical and
 //! vector, recency), [`when`] (dated), [`graph`], [`neighbours`],
-//! [`current`], [`speakers`], all adding to one candidate [`pool`] under
+//! [`session_prior`], [`current`], [`speakers`], all adding to one candidate [`pool`] under
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
@@ -72,6 +76,7 @@ pub(crate) mod receipt;
 mod request;
 mod results;
 pub mod retention;
+mod session_prior;
 mod spans;
 mod speakers;
 mod when;
@@ -222,6 +227,7 @@ fn candidates(
     }
 
     // Boosts.
+    session_prior::lift(&req.weights, &mut pool);
     let names_a_date = !dates::mentioned_dates(&req.query).is_empty();
     if !superseded.is_empty() && current::asks_about_present(&req.query, names_a_date) {
         current::put_current_first(tx, req, &superseded, &mut pool)?;

@@ -146,8 +146,10 @@ pub fn add_reached(named: &mut Vec<NamedSpeaker>, people: &[String], pool: &Pool
 ///
 /// When the question's words point to someone it does not name
 /// (`misattributed`, [`premise::check`]), every turn of that person is
-/// kept level instead, labelled with who really said it: the question is
-/// about what they did, whoever it names.
+/// kept level instead (or those that carry the lead, when it is narrow),
+/// labelled with who really said it: the question is about what they
+/// did, whoever it names. The reply to a named speaker's question keeps
+/// its place in both cases.
 pub fn boost(
     named: &[NamedSpeaker],
     misattributed: Option<&Misattributed>,
@@ -160,9 +162,19 @@ pub fn boost(
         Some(_) => Vec::new(),
         None => strong_others(named, pool, weights),
     };
-    let answers = match misattributed {
-        None if weights.replies > 0.0 => answers_to_named(named, pool, weights),
-        _ => Vec::new(),
+    // The reply to a named speaker's question keeps its place whether or
+    // not the premise is misattributed: either way it is where the answer
+    // to what they asked is.
+    let answers = if weights.replies > 0.0 {
+        answers_to_named(named, pool, weights)
+    } else {
+        Vec::new()
+    };
+    let reply_to = |id: Uuid| {
+        answers
+            .iter()
+            .find(|(a, _)| *a == id)
+            .map(|(_, question)| format!("kept level, as the reply to their question \"{question}\", one of the {ANSWERED_STRONG} best matches before the speaker boost"))
     };
     for c in pool.by_id.values_mut() {
         if c.hit.role == Some(Role::System) {
@@ -174,14 +186,11 @@ pub fn boost(
             Some(m) if speaker == Some(m.about.as_str()) && m.keeps(c.hit.node_id) => {
                 Some(m.describe(&names))
             }
-            Some(_) => None,
+            Some(_) => reply_to(c.hit.node_id),
             None if strong.contains(&c.hit.node_id) => Some(format!(
                 "kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs"
             )),
-            None => answers
-                .iter()
-                .find(|(id, _)| *id == c.hit.node_id)
-                .map(|(_, question)| format!("kept level, as the reply to their question \"{question}\", one of the {ANSWERED_STRONG} best matches before the speaker boost")),
+            None => reply_to(c.hit.node_id),
         };
         if let Some(n) = is_named(speaker) {
             c.trace.add_boost(Boost {
@@ -401,5 +410,64 @@ mod tests {
         // The answer to her question keeps its share, and its place.
         let (_, reply, top) = after_boost("Where should I move to?");
         assert_eq!(top, reply);
+    }
+
+    /// "What did Maria recently get promoted to?": the question's words
+    /// point to John's "I got promoted at work!" by a narrow lead, so only
+    /// that turn of his is kept level; his answer to Maria's "How did you
+    /// feel when you found out?" carries none of the words and is kept as
+    /// the reply to her question all the same.
+    #[test]
+    fn the_reply_to_the_named_speakers_question_is_kept_when_the_premise_is_misattributed() {
+        let mut pool = Pool::default();
+        let asks = turn(
+            &mut pool,
+            "Maria",
+            "Congrats! How did you feel when you found out?",
+            &[(PathKind::Lexical, 2, None, None)],
+        );
+        let lead = turn(
+            &mut pool,
+            "John",
+            "I got promoted at work!",
+            &[(PathKind::Lexical, 1, None, None)],
+        );
+        let reply = turn(
+            &mut pool,
+            "John",
+            "Over the moon: I'm an assistant manager now.",
+            &[(PathKind::Vector, 4, None, None)],
+        );
+        pool.by_id.get_mut(&reply).unwrap().answers = Some(asks);
+        let other = turn(
+            &mut pool,
+            "John",
+            "The kids loved the beach.",
+            &[(PathKind::Vector, 5, None, None)],
+        );
+        let narrow = Misattributed {
+            about: "John".into(),
+            words: vec!["promot".into()],
+            scores: (4.8, 2.9),
+            strongest: Vec::new(),
+            only: Some(vec![lead]),
+        };
+        let maria = [NamedSpeaker {
+            name: "Maria".into(),
+            how: "by full name".into(),
+        }];
+        boost(&maria, Some(&narrow), &mut pool, &PathWeights::default());
+        let label = |id: Uuid| {
+            pool.by_id[&id]
+                .trace
+                .boosts
+                .iter()
+                .find(|b| b.name == "other_speaker")
+                .map(|b| b.reason.clone())
+        };
+        assert!(label(lead).unwrap().contains("point to John"));
+        assert!(label(reply).unwrap().contains("reply to their question"));
+        // John's other turns are not kept: the lead was narrow.
+        assert_eq!(label(other), None);
     }
 }
