@@ -18,6 +18,8 @@
 
 mod backlog;
 mod context;
+
+pub(crate) use context::still_newest;
 mod entities;
 mod notes;
 
@@ -25,6 +27,7 @@ pub(crate) use context::after_stored;
 pub use context::{needs_context, turn_vector_text, CONTEXT_WORDS};
 pub(crate) use notes::embed_again;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use kith_core::event::ValidEvent;
@@ -32,6 +35,7 @@ use kith_core::{NodeType, OwnerId};
 use kith_embed::Embedder;
 use kith_store::{Store, TxMode};
 use serde::Serialize;
+use uuid::Uuid;
 
 use crate::error::Error;
 
@@ -41,6 +45,11 @@ pub use backlog::{BackgroundEmbedder, BacklogStatus};
 pub(crate) struct NoteVectors {
     pub model: String,
     pub vectors: Vec<Vec<f32>>,
+    /// For each input, the stored event its vector was made after (a short
+    /// turn's turn before, read from the store before the write
+    /// transaction), which the write checks is still the session's newest
+    /// ([`context::still_newest`]).
+    pub stored_context: Vec<Option<Uuid>>,
 }
 
 /// Texts per embedding call: big enough to amortise, small enough to show
@@ -150,9 +159,16 @@ pub(crate) fn embed_valid(
         let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
         vectors.extend(embed_checked(embedder, &texts)?);
     }
+    // A turn before that is not in the batch was read from the store.
+    let in_batch: HashSet<Uuid> = valid.iter().map(|v| v.event.id).collect();
+    let stored_context = before
+        .iter()
+        .map(|b| b.as_ref().map(|e| e.id).filter(|id| !in_batch.contains(id)))
+        .collect();
     Ok(Some(NoteVectors {
         model: embedder.model_id().to_string(),
         vectors,
+        stored_context,
     }))
 }
 

@@ -3,13 +3,13 @@
 //! transaction.
 
 use kith_core::event::{InputDefaults, ValidEvent};
-use kith_core::{ids, EventInput, Node, ScopeId, Timestamp};
+use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
 use kith_store::{Tx, TxMode};
 use serde::Serialize;
 use uuid::Uuid;
 
 use crate::context::Ctx;
-use crate::embedding::NoteVectors;
+use crate::embedding::{still_newest, NoteVectors};
 use crate::error::Error;
 use crate::vectors::Vectors;
 
@@ -46,24 +46,62 @@ pub(crate) fn write_valid(
     // vector at once, and a crash leaves no note half-indexed.
     let notes = vectors.embed_notes(valid)?;
     // Idempotent on retry: events are keyed by (owner, source_id).
-    let receipts = crate::retry::on_busy("store", || {
+    let written = crate::retry::on_busy("store", || {
         let mut tx = ctx.store.begin(TxMode::Write)?;
-        let receipts = write_events(&mut *tx, valid, notes.as_ref())?;
+        let written = write_events(&mut *tx, valid, notes.as_ref())?;
         tx.commit()?;
-        Ok(receipts)
+        Ok(written)
     })?;
+    embed_stale(ctx, &written.stale);
     vectors.notes_committed();
-    Ok(receipts)
+    Ok(written.receipts)
+}
+
+/// What [`write_events`] wrote.
+pub(crate) struct Written {
+    /// One per input, in order.
+    pub receipts: Vec<StoreReceipt>,
+    /// Notes written without their vector, by owner: each is a short turn
+    /// embedded after a stored turn that, by the write, was no longer the
+    /// one before it (another writer added a turn to the session, or a
+    /// forget erased it). [`embed_stale`] embeds them after the commit.
+    pub stale: Vec<(OwnerId, Uuid)>,
+}
+
+/// Embeds the `stale` notes of a write again, after its commit, from the
+/// turns now before them. A failure is logged, not returned: the write has
+/// committed, and the notes wait in the embedding backlog
+/// (`kith rebuild --embeddings`).
+pub(crate) fn embed_stale(ctx: &Ctx<'_>, stale: &[(OwnerId, Uuid)]) {
+    let mut owners: Vec<&OwnerId> = Vec::new();
+    for (owner, _) in stale {
+        if !owners.contains(&owner) {
+            owners.push(owner);
+        }
+    }
+    for owner in owners {
+        let ids: Vec<Uuid> = stale
+            .iter()
+            .filter(|(o, _)| o == owner)
+            .map(|(_, id)| *id)
+            .collect();
+        if let Err(e) = crate::embedding::embed_again(ctx.store, ctx.embedder, owner, &ids) {
+            tracing::warn!(
+                "store: embedding a short turn again after its turn before changed failed: {e}"
+            );
+        }
+    }
 }
 
 /// Writes events and their note nodes inside `tx`; an event whose
 /// `(owner, source_id)` exists is not written again and its first ids are
-/// returned.
+/// returned. A short turn's vector made after a stored turn is written only
+/// when that turn is still its session's newest ([`Written::stale`]).
 pub(crate) fn write_events(
     tx: &mut dyn Tx,
     valid: &[ValidEvent],
     vectors: Option<&NoteVectors>,
-) -> Result<Vec<StoreReceipt>, Error> {
+) -> Result<Written, Error> {
     let keys: Vec<_> = valid
         .iter()
         .map(|v| (v.event.owner_id.clone(), v.event.source_id.clone()))
@@ -73,6 +111,7 @@ pub(crate) fn write_events(
     let mut first: std::collections::HashMap<_, Uuid> = std::collections::HashMap::new();
     let mut receipts = Vec::with_capacity(valid.len());
     let (mut events, mut nodes, mut embedded) = (Vec::new(), Vec::new(), Vec::new());
+    let mut stale = Vec::new();
     for (i, (v, existing)) in valid.iter().zip(stored).enumerate() {
         let event = &v.event;
         if let Some(existing) = existing.or_else(|| first.get(&keys[i]).copied()) {
@@ -87,7 +126,17 @@ pub(crate) fn write_events(
         let node = Node::note_for(event, v.node_type);
         if let Some(vectors) = vectors {
             // Vectors are in input order, one per input.
-            embedded.push((&event.owner_id, node.id, vectors.vectors[i].as_slice()));
+            let current = match (vectors.stored_context[i], &event.session_id) {
+                (Some(before), Some(session)) => {
+                    still_newest(tx, &event.owner_id, session, before)?
+                }
+                _ => true,
+            };
+            if current {
+                embedded.push((&event.owner_id, node.id, vectors.vectors[i].as_slice()));
+            } else {
+                stale.push((event.owner_id.clone(), node.id));
+            }
         }
         receipts.push(StoreReceipt {
             event_id: event.id,
@@ -117,7 +166,7 @@ pub(crate) fn write_events(
             tx.put_owned_embeddings(owner, &vectors.model, &rows)?;
         }
     }
-    Ok(receipts)
+    Ok(Written { receipts, stale })
 }
 
 /// Validates every input (owner required, scope `personal` by default,
@@ -147,4 +196,138 @@ pub(crate) fn remove_vectors(store: &dyn kith_store::Store) -> Result<crate::Reb
         removed,
         embedded: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use kith_core::event::EventInput;
+    use kith_core::Tombstone;
+    use kith_store::sqlite::{OpenMode, SqliteStore};
+    use kith_store::Store;
+
+    use super::*;
+    use crate::embedding::{embed_valid, EmbeddingSpec};
+
+    fn short_turn(text: &str) -> ValidEvent {
+        let input = EventInput {
+            owner_id: Some("o".into()),
+            session_id: Some("s".into()),
+            speaker: Some("Maya".into()),
+            ..EventInput::new("user", text)
+        };
+        validate_all(vec![input]).unwrap().remove(0)
+    }
+
+    /// Embeds "Sure thing." after the stored "Want to see my new flat?",
+    /// lets `meanwhile` change the session before the write (as another
+    /// writer or a forget would, between the two transactions), then
+    /// writes it with that vector: returns the write and whether the note
+    /// got a vector.
+    fn race(meanwhile: impl FnOnce(&SqliteStore, &ValidEvent)) -> (Written, bool) {
+        let (written, has_vector, _) = race_then_embed_again(meanwhile);
+        (written, has_vector)
+    }
+
+    /// The reply's vector after it was embedded again, and the vector of
+    /// the reply alone.
+    type Again = (Vec<f32>, Vec<f32>);
+
+    /// [`race`], then the stale notes embedded again as the store path does
+    /// after its commit: also returns the reply's vector then, beside the
+    /// vector of the reply alone.
+    fn race_then_embed_again(
+        meanwhile: impl FnOnce(&SqliteStore, &ValidEvent),
+    ) -> (Written, bool, Option<Again>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
+        let embedder = EmbeddingSpec::parse("hashing-64")
+            .unwrap()
+            .load()
+            .unwrap()
+            .unwrap();
+        let write = |valid: &[ValidEvent], vectors: Option<&NoteVectors>| {
+            let mut tx = store.begin(TxMode::Write).unwrap();
+            let written = write_events(&mut *tx, valid, vectors).unwrap();
+            tx.commit().unwrap();
+            written
+        };
+        let asked = [short_turn("Want to see my new flat?")];
+        let v = embed_valid(&store, Some(&*embedder), &asked).unwrap();
+        write(&asked, v.as_ref());
+
+        let reply = [short_turn("Sure thing.")];
+        let v = embed_valid(&store, Some(&*embedder), &reply)
+            .unwrap()
+            .unwrap();
+        assert_eq!(v.stored_context, vec![Some(asked[0].event.id)]);
+        meanwhile(&store, &asked[0]);
+        let written = write(&reply, Some(&v));
+        let node = written.receipts[0].node_id;
+        let has_vector = store
+            .begin(TxMode::Read)
+            .unwrap()
+            .get_embedding(node)
+            .unwrap()
+            .is_some();
+        let owner = OwnerId::new("o").unwrap();
+        let ids: Vec<Uuid> = written.stale.iter().map(|(_, id)| *id).collect();
+        crate::embedding::embed_again(&store, Some(&*embedder), &owner, &ids).unwrap();
+        let again = store
+            .begin(TxMode::Read)
+            .unwrap()
+            .get_embedding(node)
+            .unwrap();
+        let alone = embedder.embed(&["Maya: Sure thing."]).unwrap().remove(0);
+        (written, has_vector, again.map(|(_, v)| (v, alone)))
+    }
+
+    #[test]
+    fn a_short_turns_vector_is_written_when_its_turn_before_is_still_the_newest() {
+        let (written, has_vector) = race(|_, _| {});
+        assert!(written.stale.is_empty());
+        assert!(has_vector);
+    }
+
+    #[test]
+    fn a_turn_before_forgotten_meanwhile_never_reaches_a_vector() {
+        let (written, has_vector) = race(|store, asked| {
+            let mut tx = store.begin(TxMode::Write).unwrap();
+            let t = Tombstone::new(&asked.event, Timestamp::now(), "test", Uuid::new_v4());
+            tx.tombstone_event(asked.event.id, &t).unwrap();
+            tx.commit().unwrap();
+        });
+        assert_eq!(written.stale.len(), 1);
+        assert!(
+            !has_vector,
+            "the vector made with the forgotten turn was written"
+        );
+    }
+
+    #[test]
+    fn after_the_commit_the_stale_turn_is_embedded_from_what_is_before_it_now() {
+        let (_, _, again) = race_then_embed_again(|store, asked| {
+            let mut tx = store.begin(TxMode::Write).unwrap();
+            let t = Tombstone::new(&asked.event, Timestamp::now(), "test", Uuid::new_v4());
+            tx.tombstone_event(asked.event.id, &t).unwrap();
+            tx.commit().unwrap();
+        });
+        let (vector, alone) = again.expect("embedded again");
+        assert_eq!(
+            vector, alone,
+            "embedded alone: the turn before is forgotten"
+        );
+    }
+
+    #[test]
+    fn a_turn_added_meanwhile_by_another_writer_makes_the_vector_stale() {
+        let (written, has_vector) = race(|store, _| {
+            let other = [short_turn("Or coffee first?")];
+            let mut tx = store.begin(TxMode::Write).unwrap();
+            write_events(&mut *tx, &other, None).unwrap();
+            tx.commit().unwrap();
+        });
+        assert_eq!(written.stale.len(), 1);
+        assert!(!has_vector);
+    }
 }

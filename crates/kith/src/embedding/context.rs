@@ -73,6 +73,21 @@ pub(crate) fn before_new(
     Ok(out)
 }
 
+/// Whether `context`, the stored turn a new short turn of `owner`'s
+/// `session` was embedded after, is still the newest turn of that session
+/// and not forgotten. Read inside the write transaction: between the read
+/// before it ([`before_new`]) and the write, another writer may have added
+/// a turn to the session, or a forget erased `context` — whose text must
+/// then not be stored in a vector.
+pub(crate) fn still_newest(
+    tx: &mut dyn Tx,
+    owner: &OwnerId,
+    session: &SessionId,
+    context: uuid::Uuid,
+) -> Result<bool, Error> {
+    Ok(newest(tx, owner, session, None)?.is_some_and(|e| e.id == context))
+}
+
 /// The turn just before `event` (stored) in its session, when it needs one
 /// ([`needs_context`]) and that turn is still there (not forgotten).
 pub(crate) fn before_stored(tx: &mut dyn Tx, event: &StoredEvent) -> Result<Option<Event>, Error> {

@@ -65,7 +65,19 @@ pub(crate) fn embed_and_save(
     if notes.is_empty() {
         return Ok(());
     }
-    let texts: Vec<String> = {
+    let (texts, contexts) = vector_texts(store, notes)?;
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embed_checked(embedder, &texts)?;
+    save(store, embedder.model_id(), notes, &vectors, &contexts)
+}
+
+/// Each note's vector text, and the stored turn it is embedded after (if
+/// any), read in one transaction.
+fn vector_texts(
+    store: &dyn Store,
+    notes: &[&Node],
+) -> Result<(Vec<String>, Vec<Option<Uuid>>), Error> {
+    Ok({
         let mut tx = store.begin(TxMode::Read)?;
         // Each note's turn, read per owner in one call (a rebuild spans
         // owners; one round trip each on a server, not one per note).
@@ -91,18 +103,32 @@ pub(crate) fn embed_and_save(
                 let turn = s.evidence_refs.first().and_then(|id| turns.get(id));
                 let speaker = turn.and_then(|t| t.0.as_deref());
                 let before = turn.and_then(|t| t.1.as_ref());
-                turn_vector_text(&s.content, speaker, before)
+                (
+                    turn_vector_text(&s.content, speaker, before),
+                    before.map(|b| b.id),
+                )
             })
-            .collect()
-    };
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embed_checked(embedder, &texts)?;
-    let model = embedder.model_id();
+            .unzip()
+    })
+}
+
+/// Saves `vectors` (one per note, made after `contexts`) in one write
+/// transaction, but none of a note forgotten since, nor of one made after
+/// a turn forgotten since.
+fn save(
+    store: &dyn Store,
+    model: &str,
+    notes: &[&Node],
+    vectors: &[Vec<f32>],
+    contexts: &[Option<Uuid>],
+) -> Result<(), Error> {
     crate::retry::on_busy("save vectors", || {
         let mut tx = store.begin(TxMode::Write)?;
         // Per owner (a rebuild spans owners), one read and one write: a
         // note forgotten since it was read has no row to attach to, and its
-        // vector is not wanted either.
+        // vector is not wanted either. Nor is one made after a turn
+        // forgotten since it was read (one more read, when any is short):
+        // the note stays in the backlog and is embedded without it next.
         let mut owners: Vec<&OwnerId> = Vec::new();
         for s in notes {
             if !owners.contains(&&s.owner_id) {
@@ -120,11 +146,31 @@ pub(crate) fn embed_and_save(
                 .into_iter()
                 .map(|n| n.id)
                 .collect();
+            let before: Vec<Uuid> = notes
+                .iter()
+                .zip(contexts)
+                .filter(|(s, _)| &s.owner_id == owner)
+                .filter_map(|(_, c)| *c)
+                .collect();
+            let live_before: HashSet<Uuid> = if before.is_empty() {
+                HashSet::new()
+            } else {
+                tx.get_events(owner, &before)?
+                    .into_iter()
+                    .filter(|e| e.tombstone.is_none())
+                    .map(|e| e.event.id)
+                    .collect()
+            };
             let rows: Vec<(Uuid, &[f32])> = notes
                 .iter()
-                .zip(&vectors)
-                .filter(|(s, _)| &s.owner_id == owner && live.contains(&s.id))
-                .map(|(s, v)| (s.id, v.as_slice()))
+                .zip(vectors)
+                .zip(contexts)
+                .filter(|((s, _), c)| {
+                    &s.owner_id == owner
+                        && live.contains(&s.id)
+                        && c.is_none_or(|c| live_before.contains(&c))
+                })
+                .map(|((s, v), _)| (s.id, v.as_slice()))
                 .collect();
             tx.put_owned_embeddings(owner, model, &rows)?;
         }
@@ -154,4 +200,74 @@ pub(crate) fn embed_again(
     let notes: Vec<&Node> = nodes.iter().collect();
     embed_and_save(store, embedder, &notes)?;
     Ok(notes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use kith_core::event::EventInput;
+    use kith_core::{Timestamp, Tombstone};
+    use kith_store::sqlite::{OpenMode, SqliteStore};
+
+    use super::*;
+    use crate::embedding::EmbeddingSpec;
+    use crate::write::{validate_all, write_events};
+
+    /// The background worker's two transactions with `meanwhile` between
+    /// them: "Sure thing." is read after "Want to see my new flat?" and
+    /// embedded; returns whether its vector was saved.
+    fn worker_race(meanwhile: impl FnOnce(&SqliteStore, Uuid)) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
+        let embedder = EmbeddingSpec::parse("hashing-64")
+            .unwrap()
+            .load()
+            .unwrap()
+            .unwrap();
+        let turn = |text: &str| EventInput {
+            owner_id: Some("o".into()),
+            session_id: Some("s".into()),
+            speaker: Some("Maya".into()),
+            ..EventInput::new("user", text)
+        };
+        let valid =
+            validate_all(vec![turn("Want to see my new flat?"), turn("Sure thing.")]).unwrap();
+        let mut tx = store.begin(TxMode::Write).unwrap();
+        let written = write_events(&mut *tx, &valid, None).unwrap();
+        tx.commit().unwrap();
+        let owner = OwnerId::new("o").unwrap();
+        let reply = written.receipts[1].node_id;
+        let nodes = store
+            .begin(TxMode::Read)
+            .unwrap()
+            .get_owned_nodes(&owner, &[reply])
+            .unwrap();
+        let notes: Vec<&Node> = nodes.iter().collect();
+
+        let (texts, contexts) = vector_texts(&store, &notes).unwrap();
+        assert_eq!(contexts, vec![Some(valid[0].event.id)]);
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embed_checked(&*embedder, &texts).unwrap();
+        meanwhile(&store, valid[0].event.id);
+        save(&store, embedder.model_id(), &notes, &vectors, &contexts).unwrap();
+        let saved = store.begin(TxMode::Read).unwrap().get_embedding(reply);
+        saved.unwrap().is_some()
+    }
+
+    #[test]
+    fn the_worker_saves_a_vector_whose_turn_before_is_still_there() {
+        assert!(worker_race(|_, _| {}));
+    }
+
+    #[test]
+    fn the_worker_drops_a_vector_made_after_a_turn_forgotten_meanwhile() {
+        let saved = worker_race(|store, before| {
+            let mut tx = store.begin(TxMode::Write).unwrap();
+            let event = tx.get_event(before).unwrap().unwrap().event;
+            let t = Tombstone::new(&event, Timestamp::now(), "test", Uuid::new_v4());
+            tx.tombstone_event(before, &t).unwrap();
+            tx.commit().unwrap();
+        });
+        assert!(!saved, "a vector made with a forgotten turn was saved");
+    }
 }

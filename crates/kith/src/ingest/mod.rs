@@ -266,11 +266,12 @@ impl Ingest<'_> {
         let vectors = self.embed_events(valid)?;
         // Idempotent on retry: events are keyed by (owner, source_id) and a
         // work item by its event.
-        let receipts = crate::retry::on_busy("admit", || {
+        let written = crate::retry::on_busy("admit", || {
             self.admit_once(valid, options, vectors.as_ref())
         })?;
+        crate::write::embed_stale(&self.ctx, &written.stale);
         self.notes_committed();
-        Ok(receipts)
+        Ok(written.receipts)
     }
 
     fn admit_once(
@@ -278,9 +279,10 @@ impl Ingest<'_> {
         valid: &[kith_core::event::ValidEvent],
         options: IngestOptions,
         vectors: Option<&crate::embedding::NoteVectors>,
-    ) -> Result<Vec<crate::StoreReceipt>, Error> {
+    ) -> Result<crate::write::Written, Error> {
         let mut tx = self.store_backend().begin(TxMode::Write)?;
-        let receipts = crate::write::write_events(&mut *tx, valid, vectors)?;
+        let written = crate::write::write_events(&mut *tx, valid, vectors)?;
+        let receipts = &written.receipts;
         // One read and one multi-row write, not two statements a message.
         let event_ids: Vec<Uuid> = receipts.iter().map(|r| r.event_id).collect();
         let mut have: std::collections::HashSet<Uuid> = tx
@@ -289,7 +291,7 @@ impl Ingest<'_> {
             .map(|w| w.event_id)
             .collect();
         let mut items = Vec::new();
-        for (v, r) in valid.iter().zip(&receipts) {
+        for (v, r) in valid.iter().zip(receipts) {
             // A message repeated in the batch gets one work item.
             if !have.insert(r.event_id) {
                 continue;
@@ -311,7 +313,7 @@ impl Ingest<'_> {
         }
         tx.insert_work_items(&items)?;
         tx.commit()?;
-        Ok(receipts)
+        Ok(written)
     }
 
     fn ingest_receipt(
