@@ -186,11 +186,10 @@ pub fn boost(
             Some(m) if speaker == Some(m.about.as_str()) && m.keeps(c.hit.node_id) => {
                 Some(m.describe(&names))
             }
-            Some(_) => reply_to(c.hit.node_id),
             None if strong.contains(&c.hit.node_id) => Some(format!(
                 "kept level, as one of the {KEPT_STRONG} best matches before the speaker boost, above every turn of theirs"
             )),
-            None => reply_to(c.hit.node_id),
+            _ => reply_to(c.hit.node_id),
         };
         if let Some(n) = is_named(speaker) {
             c.trace.add_boost(Boost {
