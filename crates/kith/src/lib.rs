@@ -43,6 +43,8 @@ mod reads;
 pub mod retrieve;
 mod retry;
 mod search;
+#[cfg(test)]
+mod testing;
 mod vectors;
 mod write;
 

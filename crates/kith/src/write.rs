@@ -200,22 +200,15 @@ pub(crate) fn remove_vectors(store: &dyn kith_store::Store) -> Result<crate::Reb
 
 #[cfg(test)]
 mod tests {
-    use kith_core::event::EventInput;
-    use kith_core::Tombstone;
-    use kith_store::sqlite::{OpenMode, SqliteStore};
+    use kith_store::sqlite::SqliteStore;
     use kith_store::Store;
 
     use super::*;
-    use crate::embedding::{embed_valid, EmbeddingSpec};
+    use crate::embedding::embed_valid;
+    use crate::testing::{mayas_turn, sqlite_with_hashing, tombstone};
 
     fn short_turn(text: &str) -> ValidEvent {
-        let input = EventInput {
-            owner_id: Some("o".into()),
-            session_id: Some("s".into()),
-            speaker: Some("Maya".into()),
-            ..EventInput::new("user", text)
-        };
-        validate_all(vec![input]).unwrap().remove(0)
+        validate_all(vec![mayas_turn(text)]).unwrap().remove(0)
     }
 
     /// Embeds "Sure thing." after the stored "Want to see my new flat?",
@@ -239,13 +232,7 @@ mod tests {
         meanwhile: impl FnOnce(&SqliteStore, &ValidEvent),
     ) -> (Written, bool, Option<Again>) {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
-        let embedder = EmbeddingSpec::parse("hashing-64")
-            .unwrap()
-            .load()
-            .unwrap()
-            .unwrap();
+        let (store, embedder) = sqlite_with_hashing(dir.path());
         let write = |valid: &[ValidEvent], vectors: Option<&NoteVectors>| {
             let mut tx = store.begin(TxMode::Write).unwrap();
             let written = write_events(&mut *tx, valid, vectors).unwrap();
@@ -291,12 +278,7 @@ mod tests {
 
     #[test]
     fn a_turn_before_forgotten_meanwhile_never_reaches_a_vector() {
-        let (written, has_vector) = race(|store, asked| {
-            let mut tx = store.begin(TxMode::Write).unwrap();
-            let t = Tombstone::new(&asked.event, Timestamp::now(), "test", Uuid::new_v4());
-            tx.tombstone_event(asked.event.id, &t).unwrap();
-            tx.commit().unwrap();
-        });
+        let (written, has_vector) = race(|store, asked| tombstone(store, asked.event.id));
         assert_eq!(written.stale.len(), 1);
         assert!(
             !has_vector,
@@ -306,12 +288,7 @@ mod tests {
 
     #[test]
     fn after_the_commit_the_stale_turn_is_embedded_from_what_is_before_it_now() {
-        let (_, _, again) = race_then_embed_again(|store, asked| {
-            let mut tx = store.begin(TxMode::Write).unwrap();
-            let t = Tombstone::new(&asked.event, Timestamp::now(), "test", Uuid::new_v4());
-            tx.tombstone_event(asked.event.id, &t).unwrap();
-            tx.commit().unwrap();
-        });
+        let (_, _, again) = race_then_embed_again(|store, asked| tombstone(store, asked.event.id));
         let (vector, alone) = again.expect("embedded again");
         assert_eq!(
             vector, alone,

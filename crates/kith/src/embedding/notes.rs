@@ -204,12 +204,10 @@ pub(crate) fn embed_again(
 
 #[cfg(test)]
 mod tests {
-    use kith_core::event::EventInput;
-    use kith_core::{Timestamp, Tombstone};
-    use kith_store::sqlite::{OpenMode, SqliteStore};
+    use kith_store::sqlite::SqliteStore;
 
     use super::*;
-    use crate::embedding::EmbeddingSpec;
+    use crate::testing::{mayas_turn, sqlite_with_hashing, tombstone};
     use crate::write::{validate_all, write_events};
 
     /// The background worker's two transactions with `meanwhile` between
@@ -217,21 +215,12 @@ mod tests {
     /// embedded; returns whether its vector was saved.
     fn worker_race(meanwhile: impl FnOnce(&SqliteStore, Uuid)) -> bool {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            SqliteStore::open(&dir.path().join("k.sqlite"), OpenMode::CreateIfMissing).unwrap();
-        let embedder = EmbeddingSpec::parse("hashing-64")
-            .unwrap()
-            .load()
-            .unwrap()
-            .unwrap();
-        let turn = |text: &str| EventInput {
-            owner_id: Some("o".into()),
-            session_id: Some("s".into()),
-            speaker: Some("Maya".into()),
-            ..EventInput::new("user", text)
-        };
-        let valid =
-            validate_all(vec![turn("Want to see my new flat?"), turn("Sure thing.")]).unwrap();
+        let (store, embedder) = sqlite_with_hashing(dir.path());
+        let valid = validate_all(vec![
+            mayas_turn("Want to see my new flat?"),
+            mayas_turn("Sure thing."),
+        ])
+        .unwrap();
         let mut tx = store.begin(TxMode::Write).unwrap();
         let written = write_events(&mut *tx, &valid, None).unwrap();
         tx.commit().unwrap();
@@ -261,13 +250,7 @@ mod tests {
 
     #[test]
     fn the_worker_drops_a_vector_made_after_a_turn_forgotten_meanwhile() {
-        let saved = worker_race(|store, before| {
-            let mut tx = store.begin(TxMode::Write).unwrap();
-            let event = tx.get_event(before).unwrap().unwrap().event;
-            let t = Tombstone::new(&event, Timestamp::now(), "test", Uuid::new_v4());
-            tx.tombstone_event(before, &t).unwrap();
-            tx.commit().unwrap();
-        });
+        let saved = worker_race(|store, before| tombstone(store, before));
         assert!(!saved, "a vector made with a forgotten turn was saved");
     }
 }
