@@ -18,12 +18,10 @@
 
 mod backlog;
 mod context;
-
-pub(crate) use context::still_newest;
 mod entities;
 mod notes;
 
-pub(crate) use context::after_stored;
+pub(crate) use context::{after_stored, still_newest};
 pub use context::{needs_context, turn_vector_text, CONTEXT_WORDS};
 pub(crate) use notes::embed_again;
 

@@ -2,6 +2,8 @@
 //! events with their note nodes, and the vectors of those notes, in one
 //! transaction.
 
+use std::collections::HashMap;
+
 use kith_core::event::{InputDefaults, ValidEvent};
 use kith_core::{ids, EventInput, Node, OwnerId, ScopeId, Timestamp};
 use kith_store::{Tx, TxMode};
@@ -73,18 +75,11 @@ pub(crate) struct Written {
 /// committed, and the notes wait in the embedding backlog
 /// (`kith rebuild --embeddings`).
 pub(crate) fn embed_stale(ctx: &Ctx<'_>, stale: &[(OwnerId, Uuid)]) {
-    let mut owners: Vec<&OwnerId> = Vec::new();
-    for (owner, _) in stale {
-        if !owners.contains(&owner) {
-            owners.push(owner);
-        }
+    let mut by_owner: HashMap<&OwnerId, Vec<Uuid>> = HashMap::new();
+    for (owner, id) in stale {
+        by_owner.entry(owner).or_default().push(*id);
     }
-    for owner in owners {
-        let ids: Vec<Uuid> = stale
-            .iter()
-            .filter(|(o, _)| o == owner)
-            .map(|(_, id)| *id)
-            .collect();
+    for (owner, ids) in by_owner {
         if let Err(e) = crate::embedding::embed_again(ctx.store, ctx.embedder, owner, &ids) {
             tracing::warn!(
                 "store: embedding a short turn again after its turn before changed failed: {e}"
@@ -108,7 +103,7 @@ pub(crate) fn write_events(
         .collect();
     let stored = tx.event_ids_by_sources(&keys)?;
     // The first input of each (owner, source id) in this batch.
-    let mut first: std::collections::HashMap<_, Uuid> = std::collections::HashMap::new();
+    let mut first: HashMap<_, Uuid> = HashMap::new();
     let mut receipts = Vec::with_capacity(valid.len());
     let (mut events, mut nodes, mut embedded) = (Vec::new(), Vec::new(), Vec::new());
     let mut stale = Vec::new();

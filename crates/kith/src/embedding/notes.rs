@@ -77,39 +77,37 @@ fn vector_texts(
     store: &dyn Store,
     notes: &[&Node],
 ) -> Result<(Vec<String>, Vec<Option<Uuid>>), Error> {
-    Ok({
-        let mut tx = store.begin(TxMode::Read)?;
-        // Each note's turn, read per owner in one call (a rebuild spans
-        // owners; one round trip each on a server, not one per note).
-        let mut wanted: HashMap<&OwnerId, Vec<Uuid>> = HashMap::new();
-        for s in notes {
-            if let Some(id) = s.evidence_refs.first() {
-                wanted.entry(&s.owner_id).or_default().push(*id);
-            }
+    let mut tx = store.begin(TxMode::Read)?;
+    // Each note's turn, read per owner in one call (a rebuild spans
+    // owners; one round trip each on a server, not one per note).
+    let mut wanted: HashMap<&OwnerId, Vec<Uuid>> = HashMap::new();
+    for s in notes {
+        if let Some(id) = s.evidence_refs.first() {
+            wanted.entry(&s.owner_id).or_default().push(*id);
         }
-        // Each turn's speaker and, when it is short, the turn before it
-        // (one more read per short turn).
-        let mut turns: HashMap<Uuid, (Option<String>, Option<Event>)> = HashMap::new();
-        for (owner, ids) in wanted {
-            for e in tx.get_events(owner, &ids)? {
-                let before = before_stored(&mut *tx, &e)?;
-                let speaker = e.event.speaker.map(|s| s.as_str().to_string());
-                turns.insert(e.event.id, (speaker, before));
-            }
+    }
+    // Each turn's speaker and, when it is short, the turn before it
+    // (one more read per short turn).
+    let mut turns: HashMap<Uuid, (Option<String>, Option<Event>)> = HashMap::new();
+    for (owner, ids) in wanted {
+        for e in tx.get_events(owner, &ids)? {
+            let before = before_stored(&mut *tx, &e)?;
+            let speaker = e.event.speaker.map(|s| s.as_str().to_string());
+            turns.insert(e.event.id, (speaker, before));
         }
-        notes
-            .iter()
-            .map(|s| {
-                let turn = s.evidence_refs.first().and_then(|id| turns.get(id));
-                let speaker = turn.and_then(|t| t.0.as_deref());
-                let before = turn.and_then(|t| t.1.as_ref());
-                (
-                    turn_vector_text(&s.content, speaker, before),
-                    before.map(|b| b.id),
-                )
-            })
-            .unzip()
-    })
+    }
+    Ok(notes
+        .iter()
+        .map(|s| {
+            let turn = s.evidence_refs.first().and_then(|id| turns.get(id));
+            let speaker = turn.and_then(|t| t.0.as_deref());
+            let before = turn.and_then(|t| t.1.as_ref());
+            (
+                turn_vector_text(&s.content, speaker, before),
+                before.map(|b| b.id),
+            )
+        })
+        .unzip())
 }
 
 /// Saves `vectors` (one per note, made after `contexts`) in one write
