@@ -195,12 +195,11 @@ pub(crate) fn remove_vectors(store: &dyn kith_store::Store) -> Result<crate::Reb
 
 #[cfg(test)]
 mod tests {
-    use kith_store::sqlite::SqliteStore;
     use kith_store::Store;
 
     use super::*;
     use crate::embedding::embed_valid;
-    use crate::testing::{mayas_turn, sqlite_with_hashing, tombstone};
+    use crate::testing::{hashing, mayas_turn, on_both_backends, tombstone, Backend};
 
     fn short_turn(text: &str) -> ValidEvent {
         validate_all(vec![mayas_turn(text)]).unwrap().remove(0)
@@ -211,8 +210,8 @@ mod tests {
     /// writer or a forget would, between the two transactions), then
     /// writes it with that vector: returns the write and whether the note
     /// got a vector.
-    fn race(meanwhile: impl FnOnce(&SqliteStore, &ValidEvent)) -> (Written, bool) {
-        let (written, has_vector, _) = race_then_embed_again(meanwhile);
+    fn race(backend: Backend, meanwhile: impl FnOnce(&dyn Store, &ValidEvent)) -> (Written, bool) {
+        let (written, has_vector, _) = race_then_embed_again(backend, meanwhile);
         (written, has_vector)
     }
 
@@ -224,10 +223,12 @@ mod tests {
     /// after its commit: also returns the reply's vector then, beside the
     /// vector of the reply alone.
     fn race_then_embed_again(
-        meanwhile: impl FnOnce(&SqliteStore, &ValidEvent),
+        backend: Backend,
+        meanwhile: impl FnOnce(&dyn Store, &ValidEvent),
     ) -> (Written, bool, Option<Again>) {
-        let dir = tempfile::tempdir().unwrap();
-        let (store, embedder) = sqlite_with_hashing(dir.path());
+        let opened = backend.open();
+        let store = &*opened.store;
+        let embedder = hashing();
         let write = |valid: &[ValidEvent], vectors: Option<&NoteVectors>| {
             let mut tx = store.begin(TxMode::Write).unwrap();
             let written = write_events(&mut *tx, valid, vectors).unwrap();
@@ -235,15 +236,15 @@ mod tests {
             written
         };
         let asked = [short_turn("Want to see my new flat?")];
-        let v = embed_valid(&store, Some(&*embedder), &asked).unwrap();
+        let v = embed_valid(store, Some(&*embedder), &asked).unwrap();
         write(&asked, v.as_ref());
 
         let reply = [short_turn("Sure thing.")];
-        let v = embed_valid(&store, Some(&*embedder), &reply)
+        let v = embed_valid(store, Some(&*embedder), &reply)
             .unwrap()
             .unwrap();
         assert_eq!(v.stored_context, vec![Some(asked[0].event.id)]);
-        meanwhile(&store, &asked[0]);
+        meanwhile(store, &asked[0]);
         let written = write(&reply, Some(&v));
         let node = written.receipts[0].node_id;
         let has_vector = store
@@ -254,7 +255,7 @@ mod tests {
             .is_some();
         let owner = OwnerId::new("o").unwrap();
         let ids: Vec<Uuid> = written.stale.iter().map(|(_, id)| *id).collect();
-        crate::embedding::embed_again(&store, Some(&*embedder), &owner, &ids).unwrap();
+        crate::embedding::embed_again(store, Some(&*embedder), &owner, &ids).unwrap();
         let again = store
             .begin(TxMode::Read)
             .unwrap()
@@ -264,16 +265,14 @@ mod tests {
         (written, has_vector, again.map(|(_, v)| (v, alone)))
     }
 
-    #[test]
-    fn a_short_turns_vector_is_written_when_its_turn_before_is_still_the_newest() {
-        let (written, has_vector) = race(|_, _| {});
+    fn a_short_turns_vector_is_written_when_its_turn_before_is_still_the_newest(b: Backend) {
+        let (written, has_vector) = race(b, |_, _| {});
         assert!(written.stale.is_empty());
         assert!(has_vector);
     }
 
-    #[test]
-    fn a_turn_before_forgotten_meanwhile_never_reaches_a_vector() {
-        let (written, has_vector) = race(|store, asked| tombstone(store, asked.event.id));
+    fn a_turn_before_forgotten_meanwhile_never_reaches_a_vector(b: Backend) {
+        let (written, has_vector) = race(b, |store, asked| tombstone(store, asked.event.id));
         assert_eq!(written.stale.len(), 1);
         assert!(
             !has_vector,
@@ -281,9 +280,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn after_the_commit_the_stale_turn_is_embedded_from_what_is_before_it_now() {
-        let (_, _, again) = race_then_embed_again(|store, asked| tombstone(store, asked.event.id));
+    fn after_the_commit_the_stale_turn_is_embedded_from_what_is_before_it_now(b: Backend) {
+        let (_, _, again) =
+            race_then_embed_again(b, |store, asked| tombstone(store, asked.event.id));
         let (vector, alone) = again.expect("embedded again");
         assert_eq!(
             vector, alone,
@@ -291,9 +290,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_turn_added_meanwhile_by_another_writer_makes_the_vector_stale() {
-        let (written, has_vector) = race(|store, _| {
+    fn a_turn_added_meanwhile_by_another_writer_makes_the_vector_stale(b: Backend) {
+        let (written, has_vector) = race(b, |store, _| {
             let other = [short_turn("Or coffee first?")];
             let mut tx = store.begin(TxMode::Write).unwrap();
             write_events(&mut *tx, &other, None).unwrap();
@@ -302,4 +300,11 @@ mod tests {
         assert_eq!(written.stale.len(), 1);
         assert!(!has_vector);
     }
+
+    on_both_backends!(
+        a_short_turns_vector_is_written_when_its_turn_before_is_still_the_newest,
+        a_turn_before_forgotten_meanwhile_never_reaches_a_vector,
+        after_the_commit_the_stale_turn_is_embedded_from_what_is_before_it_now,
+        a_turn_added_meanwhile_by_another_writer_makes_the_vector_stale,
+    );
 }

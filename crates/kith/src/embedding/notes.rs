@@ -202,18 +202,17 @@ pub(crate) fn embed_again(
 
 #[cfg(test)]
 mod tests {
-    use kith_store::sqlite::SqliteStore;
-
     use super::*;
-    use crate::testing::{mayas_turn, sqlite_with_hashing, tombstone};
+    use crate::testing::{hashing, mayas_turn, on_both_backends, tombstone, Backend};
     use crate::write::{validate_all, write_events};
 
     /// The background worker's two transactions with `meanwhile` between
     /// them: "Sure thing." is read after "Want to see my new flat?" and
     /// embedded; returns whether its vector was saved.
-    fn worker_race(meanwhile: impl FnOnce(&SqliteStore, Uuid)) -> bool {
-        let dir = tempfile::tempdir().unwrap();
-        let (store, embedder) = sqlite_with_hashing(dir.path());
+    fn worker_race(backend: Backend, meanwhile: impl FnOnce(&dyn Store, Uuid)) -> bool {
+        let opened = backend.open();
+        let store = &*opened.store;
+        let embedder = hashing();
         let valid = validate_all(vec![
             mayas_turn("Want to see my new flat?"),
             mayas_turn("Sure thing."),
@@ -231,24 +230,27 @@ mod tests {
             .unwrap();
         let notes: Vec<&Node> = nodes.iter().collect();
 
-        let (texts, contexts) = vector_texts(&store, &notes).unwrap();
+        let (texts, contexts) = vector_texts(store, &notes).unwrap();
         assert_eq!(contexts, vec![Some(valid[0].event.id)]);
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embed_checked(&*embedder, &texts).unwrap();
-        meanwhile(&store, valid[0].event.id);
-        save(&store, embedder.model_id(), &notes, &vectors, &contexts).unwrap();
+        meanwhile(store, valid[0].event.id);
+        save(store, embedder.model_id(), &notes, &vectors, &contexts).unwrap();
         let saved = store.begin(TxMode::Read).unwrap().get_embedding(reply);
         saved.unwrap().is_some()
     }
 
-    #[test]
-    fn the_worker_saves_a_vector_whose_turn_before_is_still_there() {
-        assert!(worker_race(|_, _| {}));
+    fn the_worker_saves_a_vector_whose_turn_before_is_still_there(b: Backend) {
+        assert!(worker_race(b, |_, _| {}));
     }
 
-    #[test]
-    fn the_worker_drops_a_vector_made_after_a_turn_forgotten_meanwhile() {
-        let saved = worker_race(|store, before| tombstone(store, before));
+    fn the_worker_drops_a_vector_made_after_a_turn_forgotten_meanwhile(b: Backend) {
+        let saved = worker_race(b, |store, before| tombstone(store, before));
         assert!(!saved, "a vector made with a forgotten turn was saved");
     }
+
+    on_both_backends!(
+        the_worker_saves_a_vector_whose_turn_before_is_still_there,
+        the_worker_drops_a_vector_made_after_a_turn_forgotten_meanwhile,
+    );
 }
