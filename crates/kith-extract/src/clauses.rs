@@ -950,7 +950,12 @@ fn object_with(toks: &[Tok], sentence: &str, at: usize, listener_ok: bool) -> Op
     let mut end = at;
     let mut words = 0;
     while let Some(t) = toks.get(end) {
+        // A double quotation mark after the first word ends the clause: a
+        // quote closes or opens there (`Karen said "I am quitting in June"
+        // during standup` gives `June`, not `June" during standup`; the
+        // tokenizer writes curly marks as straight ones).
         let stop = t.kind == Kind::Break
+            || (end > at && t.kind == Kind::Symbol && t.lower == "\"")
             || (t.kind == Kind::Word
                 && end > at
                 && (CLAUSE_STOPS.contains(&t.lower.as_str())
@@ -1042,6 +1047,21 @@ mod tests {
         assert_eq!(got.len(), 1, "{sentence}: {got:?}");
         let (s, p, o, _) = got.into_iter().next().unwrap();
         (s, p, o)
+    }
+
+    #[test]
+    fn a_quotation_mark_ends_the_object() {
+        for sentence in [
+            "My boss Karen said \"I am quitting in June\" during standup.",
+            "My boss Karen said \u{201C}I am quitting in June\u{201D} during standup.",
+        ] {
+            let got = clauses(sentence);
+            let objects: Vec<&str> = got.iter().map(|c| c.2.as_str()).collect();
+            assert!(
+                objects.iter().all(|o| !o.contains(['"', '\u{201D}'])),
+                "{sentence}: {got:?}"
+            );
+        }
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //!   that names somebody never carries the owner's name; under
 //!   `kith_ingest_v2` only a listed `person` counted, which let the
 //!   heuristic's untyped names and quoted first person through.
+//! - [`quotes_first_person`], [`reports_first_person`]: a claim's sentence
+//!   gives its I to someone else, in quotation marks (`kith_ingest_v5`) or
+//!   after a reporting word and a colon (`kith_ingest_v6`).
 //! - [`person_types`]: one person, one node. A listed name typed `other` (or
 //!   nothing) that is the turn's speaker or a person the owner's scope
 //!   already has is typed `person`, so it reuses that person's entity
@@ -169,6 +172,39 @@ pub fn quotes_first_person(sentence: &str) -> bool {
     first_person(&word, inside_double || inside_single)
 }
 
+/// Words besides [`REPORTING_VERBS`] that introduce someone's words before
+/// a colon in chat ("Mom goes: …", "Sam asked: …").
+const QUOTATIVES: &[&str] = &["asks", "asked", "goes"];
+
+/// Whether `sentence` reports someone else's words in the first person
+/// after a colon, without quotation marks: a reporting word
+/// ([`REPORTING_VERBS`] but "according", or [`QUOTATIVES`]) among the three
+/// words before a colon, no `I` among them (`I told Dev: I'm leaving.` is
+/// the author quoting themselves), and a first-person word
+/// after it. `Dev says: I'm allergic to peanuts.` and `Jordan texted me: I
+/// love cilantro.` report Dev's and Jordan's I.
+pub fn reports_first_person(sentence: &str) -> bool {
+    let is_first_person = |w: &str| {
+        let base = w.split('\'').next().unwrap_or(w);
+        matches!(base, "i" | "me" | "my" | "mine" | "myself")
+    };
+    let mut from = 0;
+    while let Some(at) = sentence[from..].find(':').map(|i| from + i) {
+        from = at + 1;
+        let before: Vec<String> = words(&sentence[..at]).collect();
+        let lead = &before[before.len().saturating_sub(3)..];
+        let reported = lead.iter().any(|w| {
+            (REPORTING_VERBS.contains(&w.as_str()) && w != "according")
+                || QUOTATIVES.contains(&w.as_str())
+        });
+        let said_by_author = lead.iter().any(|w| w.split('\'').next() == Some("i"));
+        if reported && !said_by_author {
+            return words(&sentence[at + 1..]).any(|w| is_first_person(&w));
+        }
+    }
+    false
+}
+
 /// Whether the turn names anyone besides its author: a listed entity that
 /// [`could_be_person`] (under `kith_ingest_v3`; only `person` before), or
 /// (under `kith_ingest_v3`) quoted or reported speech.
@@ -309,6 +345,29 @@ mod tests {
             "My sister said it was fine.",
         ] {
             assert!(!quotes_first_person(own), "{own}");
+        }
+    }
+
+    #[test]
+    fn a_first_person_reported_after_a_colon_is_told_from_the_speakers() {
+        for reported in [
+            "Dev says: I'm allergic to peanuts.",
+            "Jordan texted me: I love cilantro.",
+            "My mom told me: my back hurts again.",
+            "Sam asked: can I borrow your bike?",
+            "Then she goes: I quit!",
+        ] {
+            assert!(reports_first_person(reported), "{reported}");
+        }
+        for own in [
+            "I told Dev: I'm leaving.",
+            "Dev says I'm lazy.",
+            "According to Sam: I am the worst cook.",
+            "At 10:30 I went home.",
+            "Things I like: my bike.",
+            "Dev said: no more sushi.",
+        ] {
+            assert!(!reports_first_person(own), "{own}");
         }
     }
 

@@ -35,11 +35,16 @@ pub enum Policy {
     /// first person ([`crate::persons::quotes_first_person`]) keeps its I
     /// local even when the turn names its speaker.
     V5,
+    /// `kith_ingest_v6`: a first person reported after a reporting word and
+    /// a colon, without quotation marks (`Dev says: I'm allergic to
+    /// peanuts.`), is the reported person's too
+    /// ([`crate::persons::reports_first_person`]).
+    V6,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V5;
+    pub const CURRENT: Policy = Policy::V6;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -47,7 +52,14 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 5] = [Policy::V1, Policy::V2, Policy::V3, Policy::V4, Policy::V5];
+    pub const ALL: [Policy; 6] = [
+        Policy::V1,
+        Policy::V2,
+        Policy::V3,
+        Policy::V4,
+        Policy::V5,
+        Policy::V6,
+    ];
 
     /// The recorded name (`kith_ingest_v3`).
     pub const fn name(self) -> &'static str {
@@ -57,6 +69,7 @@ impl Policy {
             Policy::V3 => "kith_ingest_v3",
             Policy::V4 => "kith_ingest_v4",
             Policy::V5 => "kith_ingest_v5",
+            Policy::V6 => "kith_ingest_v6",
         }
     }
 
@@ -89,6 +102,12 @@ impl Policy {
     /// person is never the speaker's.
     pub fn has_v5_rules(self) -> bool {
         self >= Policy::V5
+    }
+
+    /// Whether this policy has the `kith_ingest_v6` rule: a first person
+    /// reported after a colon is never the speaker's.
+    pub fn has_v6_rules(self) -> bool {
+        self >= Policy::V6
     }
 }
 
@@ -134,7 +153,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5); open the pack with the kith that saved the record"
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
@@ -142,5 +161,7 @@ mod tests {
         assert!(!Policy::V3.has_v4_rules());
         assert!(Policy::CURRENT.has_v5_rules());
         assert!(!Policy::V4.has_v5_rules());
+        assert!(Policy::CURRENT.has_v6_rules());
+        assert!(!Policy::V5.has_v6_rules());
     }
 }

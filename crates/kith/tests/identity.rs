@@ -2020,7 +2020,7 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v5");
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v6");
     let fresh_claim = all(&m)
         .into_iter()
         .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
@@ -2189,4 +2189,88 @@ fn chat_lands_on_the_right_person(path: Path) {
 on_both_paths!(
     chat_lands_on_the_right_person_on,
     chat_lands_on_the_right_person
+);
+
+fn reported_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // The model quotes only the reported words: the rule reads the
+        // whole sentence they stand in.
+        (
+            "Dev says: I'm allergic to peanuts.",
+            json!({"entities": [person("Dev")],
+                   "facts": [fact("I", "allergic_to", "peanuts", "I'm allergic to peanuts.")]}),
+        ),
+        (
+            "Jordan texted me: I love cilantro.",
+            json!({"facts": [fact("I", "likes", "cilantro", "Jordan texted me: I love cilantro.")]}),
+        ),
+        (
+            "I told Dev: I work at Figma now.",
+            json!({"entities": [person("Dev"), org("Figma")],
+                   "facts": [with(fact("I", "works_at", "Figma", "I told Dev: I work at Figma now."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "Honestly, I love sushi.",
+            json!({"facts": [fact("I", "likes", "sushi", "Honestly, I love sushi.")]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v6`: someone else's words reported after a colon, without
+/// quotation marks, are theirs even when the turn names its speaker; the
+/// speaker quoting themselves ("I told Dev: …") and the speaker's own
+/// turns still bind, through the heuristic extractor and a model alike.
+fn reported_first_person_is_never_the_speakers(path: Path) {
+    let (_t, m, _s) = memory_on(path, reported_rules());
+    for (text, _) in reported_rules() {
+        say_in(&m, text, Some("Priya Nair"), "user", "personal");
+    }
+    let priya = persons(&m, "Priya Nair");
+    assert_eq!(priya.len(), 1, "one node for the speaker");
+    let hers: Vec<(String, String)> = claims_of(&m, &priya[0])
+        .iter()
+        .map(|c| {
+            let md = c.metadata.as_ref().unwrap();
+            (
+                md["predicate"].as_str().unwrap().to_string(),
+                md["object"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        !hers.iter().any(|(_, o)| o == "peanuts" || o == "cilantro"),
+        "reported words landed on the speaker: {hers:?}"
+    );
+    assert!(
+        hers.contains(&("works_at".into(), "Figma".into())),
+        "the speaker quoting herself is hers: {hers:?}"
+    );
+    assert!(
+        hers.contains(&("likes".into(), "sushi".into())),
+        "her own turn is hers: {hers:?}"
+    );
+    // The reported claims exist, each on its own message's I.
+    for object in ["peanuts", "cilantro"] {
+        let found: Vec<Node> = all(&m)
+            .into_iter()
+            .filter(|n| {
+                n.node_type != NodeType::Entity
+                    && n.metadata.as_ref().is_some_and(|md| md["object"] == object)
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "{object}");
+        assert!(!has_fact_from(&m, &found[0]).contains(&priya[0].id));
+        assert!(found[0]
+            .metadata
+            .as_ref()
+            .unwrap()
+            .get("speaker_reference")
+            .is_none());
+    }
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    reported_first_person_is_never_the_speakers_on,
+    reported_first_person_is_never_the_speakers
 );

@@ -18,7 +18,8 @@
 //! 3. no first person is bound across events without a rule's basis: a
 //!    claim whose first-person subject is a person has a `speaker`,
 //!    `self_introduction` or `owner_name` basis (or an `owner_reference`),
-//!    a quoted or reported turn never has `owner_name`, and an event-local
+//!    a quoted or reported turn never has `owner_name`, a first person
+//!    quoted or reported after a colon never has `speaker`, and an event-local
 //!    reference is only ever the subject of its own event's claims;
 //! 4. every identity write has a journal record: every entity and edge is
 //!    in a committed plan, a `GROUP_LINKED`, `ORGANIZER_MERGED` or
@@ -45,6 +46,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kith::identity::persons;
 use kith::identity::IdentityOptions;
 use kith::{
     Correction, CorrectionTarget, Edge, EdgeType, ErrorKind, EventInput, IngestOptions, Job,
@@ -87,6 +89,8 @@ enum Sentence {
     Wrote(usize, usize),
     /// "{name} texted me: I love {thing}."
     Texted(usize, usize),
+    /// "{name} says: I hate {thing}." (the model quotes only the words)
+    Says(usize, usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -107,6 +111,7 @@ impl Sentence {
             Sentence::Left(o) => format!("I left {}.", ORGS[o]),
             Sentence::Wrote(n, t) => format!("{} wrote: 'I hate {}'.", NAMES[n], THINGS[t]),
             Sentence::Texted(n, t) => format!("{} texted me: I love {}.", NAMES[n], THINGS[t]),
+            Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
             Sentence::Like(n) => format!("I like {}.", NAMES[n]),
@@ -124,6 +129,7 @@ impl Sentence {
             for n in 0..NAMES.len() {
                 out.push(Sentence::Wrote(n, t));
                 out.push(Sentence::Texted(n, t));
+                out.push(Sentence::Says(n, t));
             }
         }
         for o in 0..ORGS.len() {
@@ -167,6 +173,12 @@ impl Sentence {
             Sentence::Wrote(n, t) => {
                 let mut hate = f("I", "likes", THINGS[t]);
                 hate["polarity"] = json!("negative");
+                (vec![person(n)], vec![hate])
+            }
+            Sentence::Says(n, t) => {
+                let mut hate = f("I", "likes", THINGS[t]);
+                hate["polarity"] = json!("negative");
+                hate["evidence_quote"] = json!(format!("I hate {}.", THINGS[t]));
                 (vec![person(n)], vec![hate])
             }
             // A model that lists nobody: Jordan is only the messenger.
@@ -261,6 +273,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         1 => o.prop_map(Sentence::Left),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Wrote(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Texted(n, t)),
+        2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
         2 => n.clone().prop_map(Sentence::Intro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
         2 => n.clone().prop_map(Sentence::Like),
@@ -562,6 +575,20 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                             c.content,
                             subject.content
                         );
+                        // Someone else's I, quoted or reported after a colon
+                        // (`kith_ingest_v5`, `v6`), is never the speaker's.
+                        // Read in the claim's sentence (its text) and its
+                        // quote: a model may quote only the reported words.
+                        let quote = cm["evidence_quote"].as_str().unwrap_or("");
+                        for text in [quote, c.content.as_str()] {
+                            prop_assert!(
+                                !persons::quotes_first_person(text)
+                                    && !persons::reports_first_person(text),
+                                "claim {:?}: a reported first person bound to the speaker {:?}",
+                                text,
+                                subject.content
+                            );
+                        }
                     }
                 }
             }
@@ -572,7 +599,7 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                         && c.evidence_refs.last() == Some(&ev.id)
                     {
                         prop_assert!(
-                            !kith::identity::persons::reports_speech(&ev.content),
+                            !persons::reports_speech(&ev.content),
                             "quoted or reported turn {:?} bound to the owner's name",
                             ev.content
                         );

@@ -36,7 +36,8 @@ use uuid::Uuid;
 /// all-or-nothing group links read past openers, attempts and intentions
 /// need a non-actual predicate; `kith_ingest_v4`: a person adopts the
 /// untyped entity of their name (one person, one node in either order);
-/// `kith_ingest_v5`: a first person inside quotation marks stays local.
+/// `kith_ingest_v5`: a first person inside quotation marks stays local;
+/// `kith_ingest_v6`: so does one reported after a colon ("Dev says: I'm…").
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -921,7 +922,8 @@ impl Builder<'_> {
     /// The node an endpoint stands for, and the first-person basis when a
     /// singular first person was bound; `None` for a plain value.
     /// `sentence` is the claim's evidence sentence: a first person it
-    /// quotes stays local (`kith_ingest_v5`).
+    /// quotes (`kith_ingest_v5`) or reports after a colon
+    /// (`kith_ingest_v6`) stays local.
     fn endpoint(
         &mut self,
         r: &EndpointRef,
@@ -941,7 +943,9 @@ impl Builder<'_> {
         let Some(family) = family else {
             return Ok((None, None));
         };
-        let quoted = self.identity.policy.has_v5_rules() && persons::quotes_first_person(sentence);
+        let policy = self.identity.policy;
+        let quoted = (policy.has_v5_rules() && persons::quotes_first_person(sentence))
+            || (policy.has_v6_rules() && persons::reports_first_person(sentence));
         if family == "I" && !quoted {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
