@@ -176,18 +176,69 @@ pub fn quotes_first_person(sentence: &str) -> bool {
 /// a colon in chat ("Mom goes: …", "Sam asked: …").
 const QUOTATIVES: &[&str] = &["asks", "asked", "goes"];
 
-/// Whether `sentence` reports someone else's words in the first person
-/// after a colon, without quotation marks: a reporting word
-/// ([`REPORTING_VERBS`] but "according", or [`QUOTATIVES`]) among the three
-/// words before a colon, no `I` among them (`I told Dev: I'm leaving.` is
-/// the author quoting themselves), and a first-person word
-/// after it. `Dev says: I'm allergic to peanuts.` and `Jordan texted me: I
-/// love cilantro.` report Dev's and Jordan's I.
+/// Capitalised words that label a line without naming its speaker
+/// ("Update: I got the job!"), lower case: such a line is the author's.
+const NOT_SPEAKER_LABELS: &[&str] = &[
+    "update",
+    "note",
+    "ps",
+    "p.s",
+    "edit",
+    "btw",
+    "fyi",
+    "spoiler",
+    "reminder",
+    "summary",
+    "question",
+    "answer",
+    "q",
+    "a",
+    "tldr",
+    "tl;dr",
+    "warning",
+    "important",
+    "news",
+    "status",
+    "result",
+    "today",
+    "tonight",
+    "yesterday",
+    "tomorrow",
+    "lol",
+    "omg",
+    "fun",
+    "fact",
+    "me",
+    "i",
+    "myself",
+    "also",
+    "anyway",
+    "so",
+    "ok",
+    "okay",
+    "well",
+    "honestly",
+    "confession",
+];
+
+/// Whether `sentence` gives someone else's words in the first person
+/// after a colon, without quotation marks:
+///
+/// - **reported**: a reporting word ([`REPORTING_VERBS`] but "according",
+///   or [`QUOTATIVES`]) among the three words before the colon and no `I`
+///   among them (`I told Dev: I'm leaving.` is the author quoting
+///   themselves): `Dev says: I'm allergic to peanuts.`, `Jordan texted me:
+///   I love cilantro.`;
+/// - **a transcript line**: the line starts with one to three capitalised
+///   words and the colon (`Dev: I hate sushi`, pasted from a chat), unless
+///   they label the line rather than name a speaker ([`NOT_SPEAKER_LABELS`]:
+///   `Update: I got the job!`, `Me: I'm in`);
+///
+/// and a first-person word (I, me, my, mine, myself) after the colon.
 pub fn reports_first_person(sentence: &str) -> bool {
-    let is_first_person = |w: &str| {
-        let base = w.split('\'').next().unwrap_or(w);
-        matches!(base, "i" | "me" | "my" | "mine" | "myself")
-    };
+    let base = |w: &str| w.split('\'').next().unwrap_or("").to_string();
+    let is_first_person =
+        |w: &str| matches!(base(w).as_str(), "i" | "me" | "my" | "mine" | "myself");
     let mut from = 0;
     while let Some(at) = sentence[from..].find(':').map(|i| from + i) {
         from = at + 1;
@@ -196,13 +247,29 @@ pub fn reports_first_person(sentence: &str) -> bool {
         let reported = lead.iter().any(|w| {
             (REPORTING_VERBS.contains(&w.as_str()) && w != "according")
                 || QUOTATIVES.contains(&w.as_str())
-        });
-        let said_by_author = lead.iter().any(|w| w.split('\'').next() == Some("i"));
-        if reported && !said_by_author {
-            return words(&sentence[at + 1..]).any(|w| is_first_person(&w));
+        }) && !lead.iter().any(|w| base(w) == "i");
+        if (reported || is_speaker_label(&sentence[..at]))
+            && words(&sentence[at + 1..]).any(|w| is_first_person(&w))
+        {
+            return true;
         }
     }
     false
+}
+
+/// Whether the line before a colon (`line` ends where the colon is) is a
+/// speaker's label: one to three capitalised words from the line's start,
+/// not all of them [`NOT_SPEAKER_LABELS`].
+fn is_speaker_label(line: &str) -> bool {
+    let line = line.rsplit('\n').next().unwrap_or(line).trim();
+    let label: Vec<&str> = line.split_whitespace().collect();
+    (1..=3).contains(&label.len())
+        && label
+            .iter()
+            .all(|w| w.chars().next().is_some_and(char::is_uppercase))
+        && !label
+            .iter()
+            .all(|w| NOT_SPEAKER_LABELS.contains(&w.to_lowercase().as_str()))
 }
 
 /// Whether the turn names anyone besides its author: a listed entity that
@@ -349,13 +416,16 @@ mod tests {
     }
 
     #[test]
-    fn a_first_person_reported_after_a_colon_is_told_from_the_speakers() {
+    fn a_first_person_after_a_reporting_word_or_a_speakers_label_is_told_from_the_speakers() {
         for reported in [
             "Dev says: I'm allergic to peanuts.",
             "Jordan texted me: I love cilantro.",
             "My mom told me: my back hurts again.",
             "Sam asked: can I borrow your bike?",
             "Then she goes: I quit!",
+            "Dev: I hate sushi",
+            "Here's what Dev sent me:\nDev: and I quit my job lol",
+            "Ana Silva: my flight is late.",
         ] {
             assert!(reports_first_person(reported), "{reported}");
         }
@@ -366,6 +436,11 @@ mod tests {
             "At 10:30 I went home.",
             "Things I like: my bike.",
             "Dev said: no more sushi.",
+            "Update: I got the job!",
+            "Me: I'm in.",
+            "PS: I love you all.",
+            "Dev: see you at 8.",
+            "The plan for today: I cook, you clean.",
         ] {
             assert!(!reports_first_person(own), "{own}");
         }

@@ -37,7 +37,8 @@ pub enum Policy {
     V5,
     /// `kith_ingest_v6`: a first person reported after a reporting word and
     /// a colon, without quotation marks (`Dev says: I'm allergic to
-    /// peanuts.`), is the reported person's too
+    /// peanuts.`), or on a line pasted from a chat (`Dev: I hate sushi`),
+    /// is the reported person's too
     /// ([`crate::persons::reports_first_person`]).
     V6,
 }

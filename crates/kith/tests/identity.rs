@@ -2204,6 +2204,12 @@ fn reported_rules() -> Vec<(&'static str, Value)> {
             "Jordan texted me: I love cilantro.",
             json!({"facts": [fact("I", "likes", "cilantro", "Jordan texted me: I love cilantro.")]}),
         ),
+        // A line pasted from a chat.
+        (
+            "Dev: I hate cilantro",
+            json!({"entities": [person("Dev")],
+                   "facts": [negative(fact("I", "likes", "cilantro", "Dev: I hate cilantro"))]}),
+        ),
         (
             "I told Dev: I work at Figma now.",
             json!({"entities": [person("Dev"), org("Figma")],
@@ -2218,7 +2224,8 @@ fn reported_rules() -> Vec<(&'static str, Value)> {
 }
 
 /// `kith_ingest_v6`: someone else's words reported after a colon, without
-/// quotation marks, are theirs even when the turn names its speaker; the
+/// quotation marks, or on a line pasted from a chat (`Dev: I hate
+/// cilantro`), are theirs even when the turn names its speaker; the
 /// speaker quoting themselves ("I told Dev: …") and the speaker's own
 /// turns still bind, through the heuristic extractor and a model alike.
 fn reported_first_person_is_never_the_speakers(path: Path) {
@@ -2251,7 +2258,7 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
         "her own turn is hers: {hers:?}"
     );
     // The reported claims exist, each on its own message's I.
-    for object in ["peanuts", "cilantro"] {
+    for (object, count) in [("peanuts", 1), ("cilantro", 2)] {
         let found: Vec<Node> = all(&m)
             .into_iter()
             .filter(|n| {
@@ -2259,14 +2266,12 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
                     && n.metadata.as_ref().is_some_and(|md| md["object"] == object)
             })
             .collect();
-        assert_eq!(found.len(), 1, "{object}");
-        assert!(!has_fact_from(&m, &found[0]).contains(&priya[0].id));
-        assert!(found[0]
-            .metadata
-            .as_ref()
-            .unwrap()
-            .get("speaker_reference")
-            .is_none());
+        assert_eq!(found.len(), count, "{object}");
+        for claim in &found {
+            assert!(!has_fact_from(&m, claim).contains(&priya[0].id));
+            let md = claim.metadata.as_ref().unwrap();
+            assert!(md.get("speaker_reference").is_none());
+        }
     }
     assert!(m.doctor().unwrap().healthy());
 }

@@ -19,7 +19,8 @@
 //!    claim whose first-person subject is a person has a `speaker`,
 //!    `self_introduction` or `owner_name` basis (or an `owner_reference`),
 //!    a quoted or reported turn never has `owner_name`, a first person
-//!    quoted or reported after a colon never has `speaker`, and an event-local
+//!    quoted, reported after a colon or on a pasted line (`Dev: I …`) never
+//!    has `speaker`, and an event-local
 //!    reference is only ever the subject of its own event's claims;
 //! 4. every identity write has a journal record: every entity and edge is
 //!    in a committed plan, a `GROUP_LINKED`, `ORGANIZER_MERGED` or
@@ -46,7 +47,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kith::identity::persons;
 use kith::identity::IdentityOptions;
 use kith::{
     Correction, CorrectionTarget, Edge, EdgeType, ErrorKind, EventInput, IngestOptions, Job,
@@ -91,6 +91,8 @@ enum Sentence {
     Texted(usize, usize),
     /// "{name} says: I hate {thing}." (the model quotes only the words)
     Says(usize, usize),
+    /// "{name}: I love {thing}" (a line pasted from a chat)
+    Pasted(usize, usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -112,6 +114,7 @@ impl Sentence {
             Sentence::Wrote(n, t) => format!("{} wrote: 'I hate {}'.", NAMES[n], THINGS[t]),
             Sentence::Texted(n, t) => format!("{} texted me: I love {}.", NAMES[n], THINGS[t]),
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
+            Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
             Sentence::Like(n) => format!("I like {}.", NAMES[n]),
@@ -130,6 +133,7 @@ impl Sentence {
                 out.push(Sentence::Wrote(n, t));
                 out.push(Sentence::Texted(n, t));
                 out.push(Sentence::Says(n, t));
+                out.push(Sentence::Pasted(n, t));
             }
         }
         for o in 0..ORGS.len() {
@@ -181,6 +185,7 @@ impl Sentence {
                 hate["evidence_quote"] = json!(format!("I hate {}.", THINGS[t]));
                 (vec![person(n)], vec![hate])
             }
+            Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
             // A model that lists nobody: Jordan is only the messenger.
             Sentence::Texted(_, t) => (vec![], vec![f("I", "likes", THINGS[t])]),
             Sentence::Intro(n) => (vec![person(n)], vec![f("I", "name", NAMES[n])]),
@@ -274,6 +279,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Wrote(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Texted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
+        2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
         2 => n.clone().prop_map(Sentence::Intro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
         2 => n.clone().prop_map(Sentence::Like),
@@ -428,6 +434,20 @@ fn names_in(text: &str, name: &str) -> bool {
 
 const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "myself"];
 
+/// Whether `text` holds a sentence the generator writes in the first
+/// person of a name other than the subject's (`is_subject` tells a name
+/// the subject answers to): [`Sentence::Wrote`], [`Sentence::Texted`],
+/// [`Sentence::Says`] or [`Sentence::Pasted`].
+fn someone_elses_words(text: &str, is_subject: impl Fn(&str) -> bool) -> bool {
+    let text = text.trim_start();
+    NAMES.iter().filter(|n| !is_subject(n)).any(|n| {
+        [" wrote: '", " texted me: ", " says: "]
+            .iter()
+            .any(|cue| text.contains(&format!("{n}{cue}")))
+            || text.starts_with(&format!("{n}: "))
+    })
+}
+
 /// The five invariants (see the module documentation).
 fn check(m: &Memory) -> Result<(), TestCaseError> {
     let w = world(m);
@@ -575,16 +595,17 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                             c.content,
                             subject.content
                         );
-                        // Someone else's I, quoted or reported after a colon
-                        // (`kith_ingest_v5`, `v6`), is never the speaker's.
-                        // Read in the claim's sentence (its text) and its
-                        // quote: a model may quote only the reported words.
+                        // Someone else's I — quoted, reported after a colon
+                        // or on a pasted line (`kith_ingest_v5`, `v6`) — is
+                        // never the speaker's. Told by the generator's own
+                        // templates, not by the rule under test; read in the
+                        // claim's sentence (its text) and its quote, as a
+                        // model may quote only the reported words.
                         let quote = cm["evidence_quote"].as_str().unwrap_or("");
                         for text in [quote, c.content.as_str()] {
                             prop_assert!(
-                                !persons::quotes_first_person(text)
-                                    && !persons::reports_first_person(text),
-                                "claim {:?}: a reported first person bound to the speaker {:?}",
+                                !someone_elses_words(text, |n| answers_to(subject, n)),
+                                "claim {:?}: someone else's first person bound to the speaker {:?}",
                                 text,
                                 subject.content
                             );
@@ -599,7 +620,7 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                         && c.evidence_refs.last() == Some(&ev.id)
                     {
                         prop_assert!(
-                            !persons::reports_speech(&ev.content),
+                            !kith::identity::persons::reports_speech(&ev.content),
                             "quoted or reported turn {:?} bound to the owner's name",
                             ev.content
                         );

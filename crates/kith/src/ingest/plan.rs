@@ -37,7 +37,8 @@ use uuid::Uuid;
 /// need a non-actual predicate; `kith_ingest_v4`: a person adopts the
 /// untyped entity of their name (one person, one node in either order);
 /// `kith_ingest_v5`: a first person inside quotation marks stays local;
-/// `kith_ingest_v6`: so does one reported after a colon ("Dev says: I'm…").
+/// `kith_ingest_v6`: so does one reported after a colon ("Dev says: I'm…",
+/// "Dev: I hate sushi").
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
