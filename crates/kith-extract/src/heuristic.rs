@@ -43,7 +43,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v3";
+pub const MODEL: &str = "kith-heuristic-v4";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -270,6 +270,7 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
     "Congrats",
     "Welcome",
     "Happy",
+    "Merry",
     "Sounds",
     "Big",
     "Morning",
@@ -2447,6 +2448,7 @@ mod tests {
                 &["Ends", "New York"],
             ),
             ("Met O'Brien at St Mary's.", &["Met O'Brien", "St Mary"]),
+            ("Merry Christmas everyone!", &["Christmas"]),
         ];
         for (text, want) in cases {
             assert_eq!(&h.capitalised_surfaces(text), want, "{text:?}");
@@ -2640,10 +2642,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v3"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v4"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v3", 0)
+            ("heuristic", "kith-heuristic-v4", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.
