@@ -137,10 +137,10 @@ impl FirstPerson {
 }
 
 /// The self-introduction a turn makes under `policy`: under
-/// `kith_ingest_v3`, never in a turn that quotes or reports speech, and
-/// only under a name-like name.
+/// `kith_ingest_v3`, never in a turn that relays someone's words
+/// ([`persons::relays_speech`]), and only under a name-like name.
 pub fn introduction(content: &str, entities: &[ExtractedEntity], policy: Policy) -> Option<String> {
-    if policy.has_v3_rules() && persons::reports_speech(content) {
+    if persons::relays_speech(content, policy) {
         return None;
     }
     let name = self_introduced_name(content, entities)?;
@@ -458,6 +458,33 @@ mod carry_tests {
                 Policy::V2
             ),
             maya
+        );
+    }
+
+    /// `kith_ingest_v6`: a line pasted from a chat relays its labelled
+    /// speaker's words: it introduces nobody and carries no owner name.
+    #[test]
+    fn a_pasted_line_is_its_labelled_speakers() {
+        let pasted = "Alex: Hi, I'm Alex Rivera.";
+        let alex = [person("Alex Rivera")];
+        assert_eq!(introduction(pasted, &alex, Policy::V6), None);
+        assert_eq!(
+            introduction(pasted, &alex, Policy::V5).as_deref(),
+            Some("Alex Rivera")
+        );
+        assert_eq!(
+            turn("Dev: I hate sushi", &[], Policy::V6),
+            FirstPerson::Local
+        );
+        // Not every label names a speaker.
+        assert_eq!(
+            introduction(
+                "Update: I'm Alex Rivera now, I changed my name.",
+                &alex,
+                Policy::V6
+            )
+            .as_deref(),
+            Some("Alex Rivera")
         );
     }
 

@@ -274,14 +274,24 @@ fn is_speaker_label(line: &str) -> bool {
 
 /// Whether the turn names anyone besides its author: a listed entity that
 /// [`could_be_person`] (under `kith_ingest_v3`; only `person` before), or
-/// (under `kith_ingest_v3`) quoted or reported speech.
+/// speech it relays ([`relays_speech`]).
 pub fn names_somebody(content: &str, entities: &[ExtractedEntity], policy: Policy) -> bool {
     if !policy.has_v3_rules() {
         return entities
             .iter()
             .any(|e| e.entity_type.trim().eq_ignore_ascii_case("person"));
     }
-    entities.iter().any(could_be_person) || reports_speech(content)
+    entities.iter().any(could_be_person) || relays_speech(content, policy)
+}
+
+/// Whether the turn relays someone's words under `policy`: quoted or
+/// reported speech ([`reports_speech`], `kith_ingest_v3`), or a first
+/// person after a reporting word or a speaker's label and a colon
+/// ([`reports_first_person`], `kith_ingest_v6`: `Alex: Hi, I'm Alex
+/// Rivera.` pasted from a chat introduces Alex, not the owner).
+pub fn relays_speech(content: &str, policy: Policy) -> bool {
+    (policy.has_v3_rules() && reports_speech(content))
+        || (policy.has_v6_rules() && reports_first_person(content))
 }
 
 /// The entities with every name typed `other` or blank that is the

@@ -2279,3 +2279,50 @@ on_both_paths!(
     reported_first_person_is_never_the_speakers_on,
     reported_first_person_is_never_the_speakers
 );
+
+fn pasted_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hi, I'm Maya Okafor.",
+            json!({"entities": [person("Maya Okafor")],
+                   "facts": [fact("I", "name", "Maya Okafor", "Hi, I'm Maya Okafor.")]}),
+        ),
+        (
+            "Alex: Hi, I'm Alex Rivera.",
+            json!({"entities": [person("Alex Rivera")],
+                   "facts": [fact("I", "name", "Alex Rivera", "Alex: Hi, I'm Alex Rivera.")]}),
+        ),
+        (
+            "I love hiking.",
+            json!({"facts": [fact("I", "likes", "hiking", "I love hiking.")]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v6`: an introduction on a line pasted from a chat is the
+/// labelled speaker's. It never becomes the owner's name, so the owner's
+/// next turn stays the owner's (before, "I love hiking." landed on Alex).
+fn a_pasted_introduction_never_becomes_the_owner(path: Path) {
+    let (_t, m, _s) = memory_on(path, pasted_rules());
+    for (text, _) in pasted_rules() {
+        say_in(&m, text, None, "user", "personal");
+    }
+    let maya = persons(&m, "Maya Okafor");
+    assert_eq!(maya.len(), 1);
+    let likes = claims(&m, "likes");
+    assert_eq!(likes.len(), 1);
+    assert_eq!(
+        has_fact_from(&m, &likes[0]),
+        vec![maya[0].id],
+        "the owner's turn after the pasted line is the owner's"
+    );
+    for alex in entities(&m, "Alex Rivera") {
+        let md = alex.metadata.as_ref().unwrap();
+        assert!(md.get("owner_name").is_none(), "{md}");
+    }
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    a_pasted_introduction_never_becomes_the_owner_on,
+    a_pasted_introduction_never_becomes_the_owner
+);

@@ -93,6 +93,8 @@ enum Sentence {
     Says(usize, usize),
     /// "{name}: I love {thing}" (a line pasted from a chat)
     Pasted(usize, usize),
+    /// "{name}: Hi, I'm {name}." (an introduction pasted from a chat)
+    PastedIntro(usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -115,6 +117,7 @@ impl Sentence {
             Sentence::Texted(n, t) => format!("{} texted me: I love {}.", NAMES[n], THINGS[t]),
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
             Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
+            Sentence::PastedIntro(n) => format!("{}: Hi, I'm {}.", NAMES[n], NAMES[n]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
             Sentence::Like(n) => format!("I like {}.", NAMES[n]),
@@ -142,6 +145,7 @@ impl Sentence {
         }
         for n in 0..NAMES.len() {
             out.push(Sentence::Intro(n));
+            out.push(Sentence::PastedIntro(n));
             out.push(Sentence::Like(n));
             for o in 0..OPENERS.len() {
                 out.push(Sentence::Group(o, n));
@@ -188,7 +192,9 @@ impl Sentence {
             Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
             // A model that lists nobody: Jordan is only the messenger.
             Sentence::Texted(_, t) => (vec![], vec![f("I", "likes", THINGS[t])]),
-            Sentence::Intro(n) => (vec![person(n)], vec![f("I", "name", NAMES[n])]),
+            Sentence::Intro(n) | Sentence::PastedIntro(n) => {
+                (vec![person(n)], vec![f("I", "name", NAMES[n])])
+            }
             // A model that mistakes what one is for a name.
             Sentence::IAm(a) => (
                 vec![json!({"name": WHAT_ONE_IS[a], "entity_type": "person"})],
@@ -281,6 +287,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
         2 => n.clone().prop_map(Sentence::Intro),
+        1 => n.clone().prop_map(Sentence::PastedIntro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
         2 => n.clone().prop_map(Sentence::Like),
         2 => (0..OPENERS.len(), n).prop_map(|(o, n)| Sentence::Group(o, n)),
@@ -493,6 +500,22 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                 .any(|n| n.trim().eq_ignore_ascii_case(name.trim()))
         })
     };
+    let owner_names: Vec<String> = w
+        .events
+        .values()
+        .filter(|e| e.role == kith::Role::User)
+        .flat_map(|e| {
+            let introduced = NAMES.iter().filter(|n| {
+                e.content.contains(&format!("Hi, I'm {n}."))
+                    && !e.content.contains(&format!("{n}: Hi, I'm {n}."))
+            });
+            e.speaker
+                .iter()
+                .map(|s| s.as_str().to_string())
+                .chain(introduced.map(|n| n.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let named_in = |entity: &Node, text: &str| {
         known_as
             .get(&entity.id)
@@ -549,6 +572,19 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
             };
             let basis = cm["speaker_reference"]["basis"].as_str();
             let corrected = cm.get("correction").is_some();
+            // The owner's name carries only a name the owner gave: a user
+            // turn's speaker or its own introduction, never one pasted from
+            // a chat (told by the generator's templates).
+            if basis == Some("owner_name") && !corrected {
+                prop_assert!(
+                    owner_names.iter().any(|n| answers_to(subject, n)),
+                    "claim {:?} carries the owner's name to {:?}, which the owner never gave \
+                     (the owner's names: {:?})",
+                    c.content,
+                    subject.content,
+                    owner_names
+                );
+            }
             // An event-local reference belongs to its own event.
             if md(subject)["identity_status"] == "unresolved_reference" {
                 let home = uuid(&md(subject)["reference_event_id"]);
@@ -1061,6 +1097,33 @@ fn the_issues_conversation_keeps_every_invariant() {
         Step::Correct(0, false),
         Step::UndoCorrection(0),
         Step::Say(Role::User, None, vec![Sentence::Left(0)]),
+    ];
+    for path in [Path_::Heuristic, Path_::Recorded] {
+        if let Err(e) = run(path, steps.clone()) {
+            panic!("{path:?}: {e}");
+        }
+    }
+}
+
+/// Found by the property (400 cases, before `kith_ingest_v6`): an
+/// introduction pasted from a chat made its name the owner's, and the
+/// owner's next turn landed on Jordan. Kept with a reingest under each
+/// flipped option and an organizer run, on both paths.
+#[test]
+fn a_pasted_introduction_keeps_every_invariant() {
+    let steps = vec![
+        Step::Say(Role::User, None, vec![Sentence::PastedIntro(0)]),
+        Step::Say(Role::User, None, vec![Sentence::Love(0)]),
+        Step::Say(
+            Role::User,
+            None,
+            vec![Sentence::Intro(2), Sentence::Pasted(1, 1)],
+        ),
+        Step::Say(Role::User, None, vec![Sentence::WorkAt(1)]),
+        Step::Reingest(2),
+        Step::Reingest(2),
+        Step::Organize,
+        Step::Say(Role::User, None, vec![Sentence::Says(0, 2)]),
     ];
     for path in [Path_::Heuristic, Path_::Recorded] {
         if let Err(e) = run(path, steps.clone()) {
