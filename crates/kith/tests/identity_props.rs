@@ -20,7 +20,9 @@
 //!    `self_introduction` or `owner_name` basis (or an `owner_reference`),
 //!    a quoted or reported turn never has `owner_name`, a first person
 //!    quoted, reported after a colon or on a pasted line (`Dev: I …`) never
-//!    has `speaker`, and an event-local
+//!    has `speaker`, an `owner_name` basis carries only a name the owner
+//!    gave (a speaker, or the owner's own introduction: never one pasted
+//!    from a chat, `Jordan: Hi, I'm Jordan.`), and an event-local
 //!    reference is only ever the subject of its own event's claims;
 //! 4. every identity write has a journal record: every entity and edge is
 //!    in a committed plan, a `GROUP_LINKED`, `ORGANIZER_MERGED` or
