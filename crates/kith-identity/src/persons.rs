@@ -293,9 +293,10 @@ fn is_speaker_label(line: &str) -> bool {
         && label
             .iter()
             .all(|w| w.chars().next().is_some_and(char::is_uppercase))
-        && !label
-            .iter()
-            .all(|w| NOT_SPEAKER_LABELS.contains(&w.to_lowercase().as_str()))
+        && !label.iter().all(|w| {
+            let w = w.trim_end_matches('.').to_lowercase();
+            NOT_SPEAKER_LABELS.contains(&w.as_str())
+        })
 }
 
 /// Whether the turn names anyone besides its author: a listed entity that
@@ -474,6 +475,7 @@ mod tests {
             "Dev said: no more sushi.",
             "Update: I got the job!",
             "Big News: I left Northwind.",
+            "P.S.: I miss you.",
             "Me: I'm in.",
             "PS: I love you all.",
             "Dev: see you at 8.",
