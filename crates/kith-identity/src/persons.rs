@@ -283,12 +283,25 @@ pub fn reports_first_person(sentence: &str) -> bool {
     false
 }
 
-/// Whether the line before a colon (`line` ends where the colon is) is a
-/// speaker's label: one to three capitalised words from the line's start,
-/// not all of them [`NOT_SPEAKER_LABELS`].
-fn is_speaker_label(line: &str) -> bool {
-    let line = line.rsplit('\n').next().unwrap_or(line).trim();
-    let label: Vec<&str> = line.split_whitespace().collect();
+/// Whether the text before a colon (`before` ends where the colon is) ends
+/// in a speaker's label: one to three capitalised words from the start of
+/// its line or sentence (`I love sushi. Jordan: Hi, I'm Jordan.`), not all
+/// of them [`NOT_SPEAKER_LABELS`].
+fn is_speaker_label(before: &str) -> bool {
+    let start = before
+        .char_indices()
+        .filter(|&(i, c)| {
+            c == '\n'
+                || (matches!(c, '.' | '!' | '?')
+                    && before[i + c.len_utf8()..]
+                        .chars()
+                        .next()
+                        .is_some_and(char::is_whitespace))
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .last()
+        .unwrap_or(0);
+    let label: Vec<&str> = before[start..].split_whitespace().collect();
     (1..=3).contains(&label.len())
         && label
             .iter()
@@ -463,6 +476,7 @@ mod tests {
             "Dev: I hate sushi",
             "Here's what Dev sent me:\nDev: and I quit my job lol",
             "Ana Silva: my flight is late.",
+            "I love sushi. Jordan: Hi, I'm Jordan.",
         ] {
             assert!(reports_first_person(reported), "{reported}");
         }

@@ -1126,6 +1126,14 @@ fn a_pasted_introduction_keeps_every_invariant() {
         Step::Reingest(2),
         Step::Organize,
         Step::Say(Role::User, None, vec![Sentence::Says(0, 2)]),
+        // Found next (600 cases): the pasted line after another sentence
+        // of the same turn, on no line of its own.
+        Step::Say(
+            Role::User,
+            None,
+            vec![Sentence::Love(0), Sentence::PastedIntro(1)],
+        ),
+        Step::Say(Role::User, None, vec![Sentence::Love(1)]),
     ];
     for path in [Path_::Heuristic, Path_::Recorded] {
         if let Err(e) = run(path, steps.clone()) {
