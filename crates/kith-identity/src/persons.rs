@@ -290,6 +290,7 @@ pub fn reports_first_person(sentence: &str) -> bool {
 fn is_speaker_label(before: &str) -> bool {
     let start = before
         .char_indices()
+        .rev()
         .filter(|&(i, c)| {
             c == '\n'
                 || (matches!(c, '.' | '!' | '?')
@@ -299,7 +300,7 @@ fn is_speaker_label(before: &str) -> bool {
                         .is_some_and(char::is_whitespace))
         })
         .map(|(i, c)| i + c.len_utf8())
-        .last()
+        .next()
         .unwrap_or(0);
     let label: Vec<&str> = before[start..].split_whitespace().collect();
     (1..=3).contains(&label.len())
