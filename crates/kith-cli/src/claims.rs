@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use kith::{ClaimEdit, ClaimEditReport, ClaimHistory, OwnerId};
+use kith_core::EpistemicType;
 
 use crate::args::{ClaimsAction, Cli};
 use crate::cmd::{open, parse_id};
@@ -35,6 +36,15 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                     Some(action) => format!(" [{action}]"),
                     None if !f.current => format!(" [{}]", f.lifecycle),
                     None => String::new(),
+                };
+                // What was said under a condition or as a possibility is
+                // not shown as a plain fact.
+                let state = match (f.epistemic_type, &f.condition) {
+                    (EpistemicType::Conditional, Some(c)) => {
+                        format!("{state} [conditional: {c:?}]")
+                    }
+                    (EpistemicType::Asserted | EpistemicType::Observed, _) => state,
+                    (other, _) => format!("{state} [{other}]"),
                 };
                 println!(
                     "{} {} {}{} {}{state}",

@@ -114,3 +114,48 @@ fn claims_list_retract_correct_and_undo_through_the_binary() {
     );
     assert_eq!(t.json(&["doctor"])["problems"], serde_json::json!([]));
 }
+
+/// What was said under a condition is listed with it, never as a plain
+/// fact: the text marks it, the JSON carries `epistemic_type` and the
+/// condition verbatim.
+#[test]
+fn a_conditional_claim_is_listed_with_its_condition() {
+    let t = TestPack::new();
+    t.ok(&[
+        "ingest",
+        "If I get the job at Stripe, I'll move to Dublin.",
+        "--speaker",
+        "Priya",
+    ]);
+    t.ok(&["ingest", "I live in Leeds.", "--speaker", "Priya"]);
+    let listed = t.json(&["claims", "list", "--subject", "Priya"]);
+    let facts = listed.as_array().unwrap();
+    let dublin = facts
+        .iter()
+        .find(|f| f["object"] == "Dublin")
+        .expect("the Dublin claim");
+    assert_eq!(dublin["epistemic_type"], "conditional", "{dublin}");
+    assert_eq!(
+        dublin["condition"], "If I get the job at Stripe",
+        "{dublin}"
+    );
+    let leeds = facts
+        .iter()
+        .find(|f| f["object"] == "Leeds")
+        .expect("the Leeds claim");
+    assert_eq!(leeds["epistemic_type"], "asserted", "{leeds}");
+    assert!(leeds["condition"].is_null(), "{leeds}");
+
+    let text = t.ok(&["claims", "list", "--subject", "Priya"]);
+    let line = |object: &str| {
+        text.lines()
+            .find(|l| l.contains(object) && !l.starts_with(' '))
+            .unwrap_or_else(|| panic!("no {object} line in {text}"))
+            .to_string()
+    };
+    assert!(
+        line("Dublin").ends_with("[conditional: \"If I get the job at Stripe\"]"),
+        "{text}"
+    );
+    assert!(!line("Leeds").contains('['), "{text}");
+}

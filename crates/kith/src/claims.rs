@@ -21,7 +21,8 @@
 //! the record wrote has changed since.
 
 use kith_core::{
-    ids, Edge, EdgeType, Lifecycle, Node, NodeType, Operation, OperationKind, OwnerId, Timestamp,
+    ids, Edge, EdgeType, EpistemicType, Lifecycle, Node, NodeType, Operation, OperationKind,
+    OwnerId, Timestamp,
 };
 use kith_store::{NodeQuery, Tx, TxMode};
 use serde::{Deserialize, Serialize};
@@ -79,6 +80,12 @@ pub struct ClaimFact {
     pub object: Option<String>,
     /// `positive` or `negative`.
     pub polarity: Option<String>,
+    /// How it is known: `asserted`, or `conditional` / `hypothetical` for
+    /// what was said under a condition ("If I get the job, I'll move to
+    /// Dublin") or as a possibility.
+    pub epistemic_type: EpistemicType,
+    /// The condition it holds under, verbatim, when it is conditional.
+    pub condition: Option<String>,
     /// The claim's text.
     pub content: String,
     /// Where it is in its life (`archived` when retracted).
@@ -549,6 +556,8 @@ fn fact_of(entity: &Node, claim: Node) -> ClaimFact {
         predicate: text("predicate"),
         object: text("object"),
         polarity: text("polarity"),
+        epistemic_type: claim.epistemic_type,
+        condition: text("condition"),
         current: claim.lifecycle.is_active(),
         lifecycle: claim.lifecycle,
         valid_from: claim.valid_from,

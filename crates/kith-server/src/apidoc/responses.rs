@@ -569,6 +569,8 @@ pub fn components() -> Vec<(&'static str, Value)> {
                     ("predicate", opt_string()),
                     ("object", opt_string()),
                     ("polarity", opt_string()),
+                    ("epistemic_type", string()),
+                    ("condition", opt_string()),
                     ("content", string()),
                     ("lifecycle", one_of(LIFECYCLES)),
                     ("current", boolean()),
