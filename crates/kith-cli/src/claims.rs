@@ -1,8 +1,7 @@
 //! `kith claims`: the facts view, and retracting or correcting a claim.
 
 use anyhow::Result;
-use kith::{ClaimEdit, ClaimEditReport, ClaimHistory, OwnerId};
-use kith_core::EpistemicType;
+use kith::{ClaimEdit, ClaimEditReport, ClaimHistory, EpistemicType, OwnerId};
 
 use crate::args::{ClaimsAction, Cli};
 use crate::cmd::{open, parse_id};

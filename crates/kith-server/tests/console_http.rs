@@ -832,3 +832,42 @@ fn a_claim_about_the_wrong_person_moves_to_the_right_one_and_back() {
     let target = a.header("location").expect("to the new person").to_string();
     assert!(c.get(&target).body.contains("Maya Berg"));
 }
+
+/// What was said under a condition is marked on its entity's page, and the
+/// API's facts view carries the condition.
+#[test]
+fn a_conditional_claim_is_marked_on_its_entitys_page() {
+    let server = keyed_server();
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Maya",
+        "s1",
+        "If I get the job at Stripe, I'll move to Dublin.",
+    );
+    ingest(&server, ALICE_KEY, "Maya", "s1", "I live in Leeds.");
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
+    let facts = claims.as_array().expect("claims");
+    let dublin = facts
+        .iter()
+        .find(|f| f["object"] == "Dublin")
+        .unwrap_or_else(|| panic!("{claims}"));
+    assert_eq!(dublin["epistemic_type"], "conditional");
+    assert_eq!(dublin["condition"], "If I get the job at Stripe");
+    let maya = dublin["subject_id"]
+        .as_str()
+        .expect("a subject")
+        .to_string();
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let page = c.get(&format!("/ui/nodes/{maya}"));
+    let row = |needle: &str| {
+        page.body
+            .split(r#"<tr class="claim">"#)
+            .find(|r| r.contains(needle))
+            .unwrap_or_else(|| panic!("no row for {needle}: {}", page.body))
+            .to_string()
+    };
+    assert!(row("Dublin").contains(r#"class="muted epistemic">conditional<"#));
+    assert!(!row("Leeds").contains("epistemic"));
+}

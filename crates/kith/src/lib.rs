@@ -63,8 +63,8 @@ pub use kith_core::event::InputDefaults;
 pub use kith_core::rng;
 pub use kith_core::tombstone;
 pub use kith_core::{
-    Edge, EdgeType, Event, EventInput, Lifecycle, Node, NodeType, Operation, OperationKind,
-    OwnerId, Role, ScopeId, SessionId, SourceId, Timestamp, ValidationError,
+    Edge, EdgeType, EpistemicType, Event, EventInput, Lifecycle, Node, NodeType, Operation,
+    OperationKind, OwnerId, Role, ScopeId, SessionId, SourceId, Timestamp, ValidationError,
 };
 pub use kith_embed::{self as embed, Embedder};
 /// The extraction layer: schema, providers (heuristic, OpenAI-compatible, replay server), grounding.
