@@ -26,7 +26,7 @@
 //!   instead of getting a second one. Namesakes of real different types
 //!   (a place, an organization) stay apart.
 
-use kith_extract::grounding::normalize_quote_mark;
+use kith_extract::grounding::{normalize_quote_mark, personal_family};
 use kith_extract::lexicon;
 use kith_extract::ExtractedEntity;
 
@@ -133,13 +133,7 @@ pub fn quotes_first_person(sentence: &str) -> bool {
     let mut inside_double = false;
     let mut inside_single = false;
     let mut word = String::new();
-    let first_person = |w: &str, quoted: bool| {
-        quoted
-            && matches!(
-                w.to_lowercase().as_str(),
-                "i" | "me" | "my" | "mine" | "myself"
-            )
-    };
+    let first_person = |w: &str, quoted: bool| quoted && is_first_person(w);
     for (i, c) in chars.iter().enumerate() {
         if c.is_alphanumeric() {
             word.push(*c);
@@ -262,9 +256,6 @@ const NOT_SPEAKER_LABELS: &[&str] = &[
 ///
 /// and a first-person word (I, me, my, mine, myself) after the colon.
 pub fn reports_first_person(sentence: &str) -> bool {
-    let base = |w: &str| w.split('\'').next().unwrap_or("").to_string();
-    let is_first_person =
-        |w: &str| matches!(base(w).as_str(), "i" | "me" | "my" | "mine" | "myself");
     let mut from = 0;
     while let Some(at) = sentence[from..].find(':').map(|i| from + i) {
         from = at + 1;
@@ -273,7 +264,7 @@ pub fn reports_first_person(sentence: &str) -> bool {
         let reported = lead.iter().any(|w| {
             (REPORTING_VERBS.contains(&w.as_str()) && w != "according")
                 || QUOTATIVES.contains(&w.as_str())
-        }) && !lead.iter().any(|w| base(w) == "i");
+        }) && !lead.iter().any(|w| before_apostrophe(w) == "i");
         if (reported || is_speaker_label(&sentence[..at]))
             && words(&sentence[at + 1..]).any(|w| is_first_person(&w))
         {
@@ -281,6 +272,18 @@ pub fn reports_first_person(sentence: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether `word` is the singular first person: I, me, my, mine, myself
+/// (grounding's family, [`personal_family`]), any case; `I'm` and `I've`
+/// count as I.
+fn is_first_person(word: &str) -> bool {
+    personal_family(before_apostrophe(word)).is_some_and(|family| family.contains(&"i"))
+}
+
+/// `word` up to its first apostrophe (`i'm` → `i`), as [`words`] keeps it.
+fn before_apostrophe(word: &str) -> &str {
+    word.split('\'').next().unwrap_or(word)
 }
 
 /// Whether the text before a colon (`before` ends where the colon is) ends
