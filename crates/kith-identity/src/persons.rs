@@ -14,7 +14,10 @@
 //!   heuristic's untyped names and quoted first person through.
 //! - [`quotes_first_person`], [`reports_first_person`]: a claim's sentence
 //!   gives its I to someone else, in quotation marks (`kith_ingest_v5`) or
-//!   after a reporting word and a colon (`kith_ingest_v6`).
+//!   after a reporting word and a colon (`kith_ingest_v6`);
+//!   [`authors_first_person`]: a claim of such a sentence that is still the
+//!   author's own, its first person and its other endpoint outside the
+//!   relayed words (`kith_ingest_v7`).
 //! - [`person_types`]: one person, one node. A listed name typed `other` (or
 //!   nothing) that is the turn's speaker or a person the owner's scope
 //!   already has is typed `person`, so it reuses that person's entity
@@ -25,6 +28,8 @@
 //!   model types the name `person`) keeps its node: the person adopts it
 //!   instead of getting a second one. Namesakes of real different types
 //!   (a place, an organization) stay apart.
+
+use std::ops::Range;
 
 use kith_extract::grounding::{normalize_quote_mark, personal_family};
 use kith_extract::lexicon;
@@ -129,41 +134,53 @@ pub fn reports_speech(content: &str) -> bool {
 /// `Caroline said, "I painted a lake sunrise."` quotes a first person;
 /// `I read "Becoming Nicole".` does not.
 pub fn quotes_first_person(sentence: &str) -> bool {
-    let chars: Vec<char> = sentence.chars().map(normalize_quote_mark).collect();
-    let mut inside_double = false;
-    let mut inside_single = false;
-    let mut word = String::new();
-    let first_person = |w: &str, quoted: bool| quoted && is_first_person(w);
-    for (i, c) in chars.iter().enumerate() {
-        if c.is_alphanumeric() {
-            word.push(*c);
-            continue;
-        }
-        if first_person(&word, inside_double || inside_single) {
-            return true;
-        }
-        word.clear();
-        match c {
-            '"' => inside_double = !inside_double,
-            '\'' if !inside_single => {
-                let opens = i == 0
-                    || chars[i - 1].is_whitespace()
-                    || matches!(chars[i - 1], ':' | '(' | '[' | '-' | '\u{2014}');
-                inside_single = opens && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
-            }
-            '\'' => {
-                // "I'm" inside a quote: an apostrophe between letters.
-                let apostrophe = i > 0
-                    && chars[i - 1].is_alphanumeric()
-                    && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
-                if !apostrophe {
-                    inside_single = false;
+    quoted_spans(sentence)
+        .into_iter()
+        .any(|span| words(&sentence[span]).any(|w| is_first_person(&w)))
+}
+
+/// The byte ranges of `sentence` inside quotation marks, as
+/// [`quotes_first_person`] reads them: a double mark of any style opens and
+/// closes a quote; a single one opens after a space, a colon or the start,
+/// before a letter, and closes at the next single mark not between two
+/// letters. An unclosed quote runs to the end.
+fn quoted_spans(sentence: &str) -> Vec<Range<usize>> {
+    // Each character's start and end offsets (a curly mark is three bytes,
+    // its normalised form one) and its normalised form.
+    let chars: Vec<(usize, usize, char)> = sentence
+        .char_indices()
+        .map(|(i, c)| (i, i + c.len_utf8(), normalize_quote_mark(c)))
+        .collect();
+    let alnum_at = |k: usize| chars.get(k).is_some_and(|&(_, _, c)| c.is_alphanumeric());
+    let mut spans = Vec::new();
+    let mut open: Option<(usize, char)> = None;
+    for (k, &(i, after, c)) in chars.iter().enumerate() {
+        match (open, c) {
+            (None, '"') => open = Some((after, '"')),
+            (None, '\'') => {
+                let opens = k == 0
+                    || chars[k - 1].2.is_whitespace()
+                    || matches!(chars[k - 1].2, ':' | '(' | '[' | '-' | '\u{2014}');
+                if opens && alnum_at(k + 1) {
+                    open = Some((after, '\''));
                 }
+            }
+            (Some((start, '"')), '"') => {
+                spans.push(start..i);
+                open = None;
+            }
+            // "I'm" inside a quote: an apostrophe between letters.
+            (Some((start, '\'')), '\'') if !(k > 0 && alnum_at(k - 1) && alnum_at(k + 1)) => {
+                spans.push(start..i);
+                open = None;
             }
             _ => {}
         }
     }
-    first_person(&word, inside_double || inside_single)
+    if let Some((start, _)) = open {
+        spans.push(start..sentence.len());
+    }
+    spans
 }
 
 /// Words besides [`REPORTING_VERBS`] that introduce someone's words before
@@ -256,22 +273,66 @@ const NOT_SPEAKER_LABELS: &[&str] = &[
 ///
 /// and a first-person word (I, me, my, mine, myself) after the colon.
 pub fn reports_first_person(sentence: &str) -> bool {
-    let mut from = 0;
-    while let Some(at) = sentence[from..].find(':').map(|i| from + i) {
-        from = at + 1;
+    reporting_colons(sentence).any(|at| words(&sentence[at + 1..]).any(|w| is_first_person(&w)))
+}
+
+/// The byte offsets of the colons in `sentence` that introduce someone
+/// else's words: after a reporting word (not with an `I` among the three
+/// words before it) or after a speaker's label, as [`reports_first_person`]
+/// describes.
+fn reporting_colons(sentence: &str) -> impl Iterator<Item = usize> + '_ {
+    sentence.match_indices(':').map(|(at, _)| at).filter(|&at| {
         let before: Vec<String> = words(&sentence[..at]).collect();
         let lead = &before[before.len().saturating_sub(3)..];
         let reported = lead.iter().any(|w| {
             (REPORTING_VERBS.contains(&w.as_str()) && w != "according")
                 || QUOTATIVES.contains(&w.as_str())
         }) && !lead.iter().any(|w| before_apostrophe(w) == "i");
-        if (reported || is_speaker_label(&sentence[..at]))
-            && words(&sentence[at + 1..]).any(|w| is_first_person(&w))
-        {
-            return true;
-        }
+        reported || is_speaker_label(&sentence[..at])
+    })
+}
+
+/// Whether a claim of `sentence` whose other endpoint is `other` is in the
+/// author's own first person although the sentence also relays someone
+/// else's (`kith_ingest_v7`): a first-person word stands outside every
+/// quote and before any reporting colon, and so does `other` (as whole
+/// words, any case), which is nowhere in the relayed words. In `My boss
+/// Karen said "I am quitting in June".` the claim `I has_boss Karen` is the
+/// author's and `I quitting_in June` is Karen's; an `other` that is itself a
+/// first person, or that the sentence does not write, tells nothing.
+pub fn authors_first_person(sentence: &str, other: &str) -> bool {
+    let other: Vec<String> = words(other).collect();
+    if other.is_empty() || other.iter().all(|w| is_first_person(w)) {
+        return false;
     }
-    false
+    let own_end = reporting_colons(sentence).next().unwrap_or(sentence.len());
+    let mut own = Vec::new();
+    let mut relayed = vec![&sentence[own_end..]];
+    let mut from = 0;
+    for span in quoted_spans(sentence) {
+        if span.start >= own_end {
+            break;
+        }
+        own.push(&sentence[from..span.start]);
+        relayed.push(&sentence[span.start..span.end.min(own_end)]);
+        from = span.end;
+    }
+    if from < own_end {
+        own.push(&sentence[from..own_end]);
+    }
+    let writes = |parts: &[&str]| parts.iter().any(|p| writes_words(p, &other));
+    own.iter().any(|p| words(p).any(|w| is_first_person(&w))) && writes(&own) && !writes(&relayed)
+}
+
+/// Whether `text` has the words `phrase` in a row, any case; the last may
+/// carry a possessive (`Ana's` writes `Ana`).
+fn writes_words(text: &str, phrase: &[String]) -> bool {
+    let ws: Vec<String> = words(text).collect();
+    ws.windows(phrase.len()).any(|window| {
+        window.iter().zip(phrase).enumerate().all(|(k, (w, p))| {
+            w == p || (k + 1 == phrase.len() && before_apostrophe(w) == p.as_str())
+        })
+    })
 }
 
 /// Whether `word` is the singular first person: I, me, my, mine, myself
@@ -500,6 +561,56 @@ mod tests {
             "The plan for today: I cook, you clean.",
         ] {
             assert!(!reports_first_person(own), "{own}");
+        }
+    }
+
+    #[test]
+    fn the_authors_own_first_person_beside_relayed_words_is_told_apart() {
+        for (sentence, other) in [
+            (
+                "My boss Karen said \"I am quitting in June\" during standup.",
+                "Karen",
+            ),
+            ("\u{201C}I hate sushi,\u{201D} my sister Ana said.", "Ana"),
+            ("My brother Tom texted me: I got the job at Google.", "Tom"),
+            ("My friend Dev says: I love Lisbon.", "Dev"),
+            (
+                "My sister Ana Silva wrote 'I miss Paris' on my card.",
+                "Ana Silva",
+            ),
+            ("My boss Karen's note said \"I quit\".", "Karen"),
+        ] {
+            assert!(
+                authors_first_person(sentence, other),
+                "{sentence} / {other}"
+            );
+        }
+        for (sentence, other) in [
+            // The other endpoint is in the relayed words.
+            (
+                "My boss Karen said \"I am quitting in June\" during standup.",
+                "June",
+            ),
+            ("\u{201C}I hate sushi,\u{201D} my sister Ana said.", "sushi"),
+            (
+                "My brother Tom texted me: I got the job at Google.",
+                "Google",
+            ),
+            ("My sister Ana wrote \"I miss Paris\" on my card.", "Paris"),
+            // In both: nothing tells whose it is.
+            ("Karen told me \"I hate Karen's boss\".", "Karen"),
+            // No first person of the author's.
+            ("Karen said \"I love Paris\" to Dev.", "Dev"),
+            ("Dev: I hate sushi", "Dev"),
+            // The other endpoint is a first person, or not written.
+            ("My boss said \"I love myself\".", "myself"),
+            ("My boss said \"I quit\".", "Stripe"),
+            ("My boss said \"I quit\".", ""),
+        ] {
+            assert!(
+                !authors_first_person(sentence, other),
+                "{sentence} / {other}"
+            );
         }
     }
 

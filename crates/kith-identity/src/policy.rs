@@ -41,11 +41,18 @@ pub enum Policy {
     /// is the reported person's too
     /// ([`crate::persons::reports_first_person`]).
     V6,
+    /// `kith_ingest_v7`: in a sentence that relays someone's first person,
+    /// a claim whose first person and other endpoint both stand in the
+    /// author's own words, outside the quote and before the reporting colon
+    /// (`My boss Karen said "I'm quitting".` → `I has_boss Karen`), is the
+    /// author's again: it binds like any first person of the turn
+    /// ([`crate::persons::authors_first_person`]).
+    V7,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V6;
+    pub const CURRENT: Policy = Policy::V7;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -53,13 +60,14 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 6] = [
+    pub const ALL: [Policy; 7] = [
         Policy::V1,
         Policy::V2,
         Policy::V3,
         Policy::V4,
         Policy::V5,
         Policy::V6,
+        Policy::V7,
     ];
 
     /// The recorded name (`kith_ingest_v3`).
@@ -71,6 +79,7 @@ impl Policy {
             Policy::V4 => "kith_ingest_v4",
             Policy::V5 => "kith_ingest_v5",
             Policy::V6 => "kith_ingest_v6",
+            Policy::V7 => "kith_ingest_v7",
         }
     }
 
@@ -109,6 +118,12 @@ impl Policy {
     /// reported after a colon is never the speaker's.
     pub fn has_v6_rules(self) -> bool {
         self >= Policy::V6
+    }
+
+    /// Whether this policy has the `kith_ingest_v7` rule: the author's own
+    /// first person beside relayed words is the author's.
+    pub fn has_v7_rules(self) -> bool {
+        self >= Policy::V7
     }
 }
 
@@ -154,7 +169,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6); open the pack with the kith that saved the record"
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6, kith_ingest_v7); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
@@ -164,5 +179,7 @@ mod tests {
         assert!(!Policy::V4.has_v5_rules());
         assert!(Policy::CURRENT.has_v6_rules());
         assert!(!Policy::V5.has_v6_rules());
+        assert!(Policy::CURRENT.has_v7_rules());
+        assert!(!Policy::V6.has_v7_rules());
     }
 }

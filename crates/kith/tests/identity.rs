@@ -2020,7 +2020,7 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v6");
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v7");
     let fresh_claim = all(&m)
         .into_iter()
         .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
@@ -2278,6 +2278,95 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
 on_both_paths!(
     reported_first_person_is_never_the_speakers_on,
     reported_first_person_is_never_the_speakers
+);
+
+fn authors_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "My boss Karen said \"I am quitting in June\" during standup.",
+            json!({"entities": [person("Karen")],
+                   "facts": [fact("I", "has_boss", "Karen",
+                                  "My boss Karen said \"I am quitting in June\" during standup."),
+                             fact("I", "quitting_in", "June", "I am quitting in June")]}),
+        ),
+        (
+            "\u{201C}I hate sushi,\u{201D} my sister Ana said.",
+            json!({"entities": [person("Ana")],
+                   "facts": [fact("I", "has_sister", "Ana",
+                                  "\u{201C}I hate sushi,\u{201D} my sister Ana said."),
+                             negative(fact("I", "likes", "sushi", "I hate sushi"))]}),
+        ),
+        (
+            "My brother Tom texted me: I got the job at Google.",
+            json!({"entities": [person("Tom"), org("Google")],
+                   "facts": [fact("I", "has_brother", "Tom",
+                                  "My brother Tom texted me: I got the job at Google."),
+                             with(fact("I", "works_at", "Google", "I got the job at Google."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v7`: a sentence that relays someone's first person can
+/// still carry the author's own — `My boss Karen said "I am quitting…"`
+/// says the speaker has a boss. A claim whose first person and other
+/// endpoint both stand outside the quote (and before a reporting colon) is
+/// the speaker's; the relayed words stay off her (before v7 the whole
+/// sentence stayed local, and the speaker lost her boss, sister and
+/// brother).
+fn the_authors_own_words_beside_a_quote_are_hers(path: Path) {
+    let (_t, m, _s) = memory_on(path, authors_rules());
+    for (text, _) in authors_rules() {
+        say_in(&m, text, Some("Priya Nair"), "user", "personal");
+    }
+    let priya = persons(&m, "Priya Nair");
+    assert_eq!(priya.len(), 1, "one node for the speaker");
+    let hers: Vec<(String, String)> = claims_of(&m, &priya[0])
+        .iter()
+        .map(|c| {
+            let md = c.metadata.as_ref().unwrap();
+            (
+                md["predicate"].as_str().unwrap().to_string(),
+                md["object"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (predicate, object) in [
+        ("has_boss", "Karen"),
+        ("has_sister", "Ana"),
+        ("has_brother", "Tom"),
+    ] {
+        assert!(
+            hers.contains(&(predicate.into(), object.into())),
+            "{predicate} {object} is the speaker's: {hers:?}"
+        );
+    }
+    assert!(
+        !hers
+            .iter()
+            .any(|(_, o)| ["June", "sushi", "Google"].iter().any(|r| o.contains(r))),
+        "relayed words landed on the speaker: {hers:?}"
+    );
+    // The relayed claims exist, off the speaker.
+    let relayed: Vec<Node> = all(&m)
+        .into_iter()
+        .filter(|n| {
+            n.node_type != NodeType::Entity
+                && n.metadata.as_ref().is_some_and(|md| {
+                    let o = md["object"].as_str().unwrap_or("");
+                    ["June", "sushi", "Google"].iter().any(|r| o.contains(r))
+                })
+        })
+        .collect();
+    assert_eq!(relayed.len(), 3, "{relayed:?}");
+    for claim in &relayed {
+        assert!(!has_fact_from(&m, claim).contains(&priya[0].id));
+    }
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    the_authors_own_words_beside_a_quote_are_hers_on,
+    the_authors_own_words_beside_a_quote_are_hers
 );
 
 fn pasted_rules() -> Vec<(&'static str, Value)> {

@@ -97,6 +97,9 @@ enum Sentence {
     Pasted(usize, usize),
     /// "{name}: Hi, I'm {name}." (an introduction pasted from a chat)
     PastedIntro(usize),
+    /// "My boss {name} said \"I hate {thing}\"." (the author's first
+    /// person beside a quoted one)
+    Boss(usize, usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -120,6 +123,7 @@ impl Sentence {
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
             Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
             Sentence::PastedIntro(n) => format!("{}: Hi, I'm {}.", NAMES[n], NAMES[n]),
+            Sentence::Boss(n, t) => format!("My boss {} said \"I hate {}\".", NAMES[n], THINGS[t]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
             Sentence::Like(n) => format!("I like {}.", NAMES[n]),
@@ -139,6 +143,7 @@ impl Sentence {
                 out.push(Sentence::Texted(n, t));
                 out.push(Sentence::Says(n, t));
                 out.push(Sentence::Pasted(n, t));
+                out.push(Sentence::Boss(n, t));
             }
         }
         for o in 0..ORGS.len() {
@@ -192,6 +197,12 @@ impl Sentence {
                 (vec![person(n)], vec![hate])
             }
             Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
+            Sentence::Boss(n, t) => {
+                let mut hate = f("I", "likes", THINGS[t]);
+                hate["polarity"] = json!("negative");
+                hate["evidence_quote"] = json!(format!("I hate {}", THINGS[t]));
+                (vec![person(n)], vec![f("I", "has_boss", NAMES[n]), hate])
+            }
             // A model that lists nobody: Jordan is only the messenger.
             Sentence::Texted(_, t) => (vec![], vec![f("I", "likes", THINGS[t])]),
             Sentence::Intro(n) | Sentence::PastedIntro(n) => {
@@ -288,6 +299,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Texted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
+        2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Boss(n, t)),
         2 => n.clone().prop_map(Sentence::Intro),
         1 => n.clone().prop_map(Sentence::PastedIntro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
@@ -443,17 +455,27 @@ fn names_in(text: &str, name: &str) -> bool {
 
 const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "myself"];
 
-/// Whether `text` holds a sentence the generator writes in the first
-/// person of a name other than the subject's (`is_subject` tells a name
-/// the subject answers to): [`Sentence::Wrote`], [`Sentence::Texted`],
-/// [`Sentence::Says`] or [`Sentence::Pasted`].
-fn someone_elses_words(text: &str, is_subject: impl Fn(&str) -> bool) -> bool {
-    let text = text.trim_start();
+/// Whether a claim with `object` read from `text` is in the first person
+/// of a name other than the subject's (`is_subject` tells a name the
+/// subject answers to): `text` holds one of the generator's sentences that
+/// relay someone's words — [`Sentence::Wrote`], [`Sentence::Texted`],
+/// [`Sentence::Says`], [`Sentence::Pasted`], [`Sentence::PastedIntro`] or
+/// the quoted half of [`Sentence::Boss`] — with `object` in the relayed
+/// words. A claim of the author's own beside them (a repeated sentence
+/// widens a claim's text to the whole turn; `My boss Sam` is the
+/// author's) is not.
+fn someone_elses_words(text: &str, object: &str, is_subject: impl Fn(&str) -> bool) -> bool {
     NAMES.iter().filter(|n| !is_subject(n)).any(|n| {
-        [" wrote: '", " texted me: ", " says: "]
-            .iter()
-            .any(|cue| text.contains(&format!("{n}{cue}")))
-            || text.starts_with(&format!("{n}: "))
+        [
+            format!("{n} wrote: 'I hate {object}'"),
+            format!("{n} texted me: I love {object}"),
+            format!("{n} says: I hate {object}"),
+            format!("{n}: I love {object}"),
+            format!("{n}: Hi, I'm {object}"),
+            format!("My boss {n} said \"I hate {object}\""),
+        ]
+        .iter()
+        .any(|relayed| text.contains(relayed.as_str()))
     })
 }
 
@@ -642,7 +664,11 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                         let quote = cm["evidence_quote"].as_str().unwrap_or("");
                         for text in [quote, c.content.as_str()] {
                             prop_assert!(
-                                !someone_elses_words(text, |n| answers_to(subject, n)),
+                                !someone_elses_words(
+                                    text,
+                                    cm["object"].as_str().unwrap_or(""),
+                                    |n| answers_to(subject, n)
+                                ),
                                 "claim {:?}: someone else's first person bound to the speaker {:?}",
                                 text,
                                 subject.content
@@ -1261,6 +1287,40 @@ fn a_correction_undo_waits_for_a_merge_of_its_entity() {
         Step::UndoCorrection(0),
         Step::UndoMerge(0),
         Step::UndoCorrection(0),
+    ];
+    for path in [Path_::Heuristic, Path_::Recorded] {
+        if let Err(e) = run(path, steps.clone()) {
+            panic!("{path:?}: {e}");
+        }
+    }
+}
+
+/// Found while adding [`Sentence::Boss`] (600 cases, `kith_ingest_v7`): a
+/// repeated sentence widens its claim's text to the whole turn, quoted
+/// words and all. The author's own claims of such a turn (`I like Maya.`
+/// twice beside `Sam wrote: 'I hate sushi'.`, the boss beside her quote)
+/// bind to the speaker, and the relayed ones never do; kept with a reingest
+/// and an organizer run, on both paths.
+#[test]
+fn a_widened_claim_beside_relayed_words_keeps_every_invariant() {
+    let steps = vec![
+        Step::Say(
+            Role::User,
+            Some(0),
+            vec![Sentence::Like(3), Sentence::Like(3), Sentence::Wrote(1, 0)],
+        ),
+        Step::Say(
+            Role::User,
+            Some(2),
+            vec![
+                Sentence::Boss(0, 0),
+                Sentence::Boss(4, 0),
+                Sentence::Boss(4, 0),
+            ],
+        ),
+        Step::Reingest(0),
+        Step::Organize,
+        Step::Say(Role::Participant, Some(1), vec![Sentence::Boss(2, 1)]),
     ];
     for path in [Path_::Heuristic, Path_::Recorded] {
         if let Err(e) = run(path, steps.clone()) {

@@ -38,7 +38,9 @@ use uuid::Uuid;
 /// untyped entity of their name (one person, one node in either order);
 /// `kith_ingest_v5`: a first person inside quotation marks stays local;
 /// `kith_ingest_v6`: so does one reported after a colon ("Dev says: I'm…",
-/// "Dev: I hate sushi").
+/// "Dev: I hate sushi"); `kith_ingest_v7`: a claim of such a sentence
+/// whose first person and other endpoint stand in the author's own words
+/// ("My boss Karen said \"…\"" → `I has_boss Karen`) binds again.
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -589,10 +591,20 @@ impl Builder<'_> {
         seen_digests: &mut Vec<String>,
     ) -> Result<(), StoreError> {
         let sentence = f.evidence.sentence.as_str();
-        let (mut subject, subject_basis) =
-            self.endpoint(&f.subject, &f.fact.subject, entity_ids, sentence)?;
-        let (mut object, object_basis) =
-            self.endpoint(&f.object, &f.fact.object, entity_ids, sentence)?;
+        let (mut subject, subject_basis) = self.endpoint(
+            &f.subject,
+            &f.fact.subject,
+            &f.fact.object,
+            entity_ids,
+            sentence,
+        )?;
+        let (mut object, object_basis) = self.endpoint(
+            &f.object,
+            &f.fact.object,
+            &f.fact.subject,
+            entity_ids,
+            sentence,
+        )?;
         let repaired = self.repair_pronouns(index, f, &mut subject, &mut object)?;
         let fact = &f.fact;
         let identity = self.identity;
@@ -684,10 +696,20 @@ impl Builder<'_> {
     ) -> Result<(), StoreError> {
         let sentence = r.evidence.sentence.as_str();
         let rel = &r.relationship;
-        let (source, source_basis) =
-            self.endpoint(&r.source, &rel.source_entity, entity_ids, sentence)?;
-        let (target, target_basis) =
-            self.endpoint(&r.target, &rel.target_entity, entity_ids, sentence)?;
+        let (source, source_basis) = self.endpoint(
+            &r.source,
+            &rel.source_entity,
+            &rel.target_entity,
+            entity_ids,
+            sentence,
+        )?;
+        let (target, target_basis) = self.endpoint(
+            &r.target,
+            &rel.target_entity,
+            &rel.source_entity,
+            entity_ids,
+            sentence,
+        )?;
         let mut metadata = claim_metadata(
             "relationship",
             [
@@ -924,11 +946,14 @@ impl Builder<'_> {
     /// singular first person was bound; `None` for a plain value.
     /// `sentence` is the claim's evidence sentence: a first person it
     /// quotes (`kith_ingest_v5`) or reports after a colon
-    /// (`kith_ingest_v6`) stays local.
+    /// (`kith_ingest_v6`) stays local, unless the claim's first person and
+    /// its `other` endpoint both stand in the author's own words
+    /// (`kith_ingest_v7`).
     fn endpoint(
         &mut self,
         r: &EndpointRef,
         surface: &str,
+        other: &str,
         entity_ids: &[Option<Uuid>],
         sentence: &str,
     ) -> Result<(Option<Uuid>, Option<Basis>), StoreError> {
@@ -945,8 +970,10 @@ impl Builder<'_> {
             return Ok((None, None));
         };
         let policy = self.identity.policy;
-        let quoted = (policy.has_v5_rules() && persons::quotes_first_person(sentence))
+        let relayed = (policy.has_v5_rules() && persons::quotes_first_person(sentence))
             || (policy.has_v6_rules() && persons::reports_first_person(sentence));
+        let quoted =
+            relayed && !(policy.has_v7_rules() && persons::authors_first_person(sentence, other));
         if family == "I" && !quoted {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
