@@ -43,7 +43,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v4";
+pub const MODEL: &str = "kith-heuristic-v5";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -605,6 +605,13 @@ pub enum Elem {
         /// Whether `we` may be the subject.
         we: bool,
     },
+    /// A capitalised name (read as [`Elem::Name`] reads one, name-like):
+    /// the subject. Its entity is typed `other` unless something else in
+    /// the message types it (`my sister Ana`, the speaker's name): "Biscuit
+    /// loves the beach" may be said of a dog, "Skyport moved to Berlin" of
+    /// a company. Rows with it read a person's turns only: an assistant's
+    /// "Marie Curie worked at…" is no memory.
+    NamedSubject,
     /// Exactly one of these words (lower case; contractions are read as
     /// their words: "'m" am, "'re" are, "'ve" have, "'ll" will, "'d" would,
     /// "n't" not, "cannot" can not; "'s" stays "'s").
@@ -735,7 +742,9 @@ use Polarity::{Negative, Positive};
 /// Shapes the materialiser can rely on:
 /// - every subject is a personal reference (`I`, or `we` as written), except
 ///   that the fixed-subject patterns (`my_name_is`, `call_me`, `is_my_role`,
-///   `my_role_name`) write `I`;
+///   `my_role_name`) write `I`, and the `named_*` rows' subject is the
+///   name they read (an entity typed `other` unless the message types it;
+///   a person's turns only);
 /// - likes and dislikes are one predicate, `likes`, with polarity (so "I
 ///   hate coffee" contradicts "I like coffee" on the same key); `prefers` is
 ///   its own predicate;
@@ -1474,6 +1483,168 @@ pub const PATTERNS: &[Pattern] = &[
             "My sister Rachel's car broke.",
         ],
     ),
+    // Someone the author names, in the third person ("My sister Ana is
+    // allergic to cats."): verbs only a person's sentence has, so a place
+    // or a weekday opening a sentence does not become a person.
+    row(
+        "named_likes",
+        &[
+            Elem::NamedSubject,
+            ADV,
+            Elem::Word(&["loves", "likes", "enjoys", "adores"]),
+            Elem::Value(&[]),
+        ],
+        "likes",
+        Positive,
+        Preference,
+        false,
+        ex(
+            "My sister Ana loves rock climbing.",
+            "Ana",
+            "likes",
+            "rock climbing",
+            None,
+            None,
+        ),
+        &[
+            "They love Lisbon.",
+            "Ana loves it.",
+            "Sam's dog loves walks.",
+        ],
+    ),
+    row(
+        "named_hates",
+        &[
+            Elem::NamedSubject,
+            ADV,
+            Elem::Word(&["hates", "dislikes", "detests"]),
+            Elem::Value(&[]),
+        ],
+        "likes",
+        Negative,
+        Preference,
+        false,
+        ex(
+            "Honestly Raj hates cilantro.",
+            "Raj",
+            "likes",
+            "cilantro",
+            None,
+            None,
+        ),
+        &["He hates cilantro.", "Raj hates that."],
+    ),
+    row(
+        "named_diet",
+        &[
+            Elem::NamedSubject,
+            Elem::Word(&["is"]),
+            ADV,
+            Elem::Opt(ARTICLE),
+            Elem::ValueWord(DIETS),
+        ],
+        "diet",
+        Positive,
+        Fact,
+        false,
+        ex("Tom is vegan now.", "Tom", "diet", "vegan", None, None),
+        &["Tom is not vegan.", "Is Tom vegan?"],
+    ),
+    row(
+        "named_allergic_to",
+        &[
+            Elem::NamedSubject,
+            Elem::Word(&["is"]),
+            ADV,
+            Elem::Word(&["allergic"]),
+            Elem::Word(&["to"]),
+            Elem::Value(&[]),
+        ],
+        "allergic_to",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "Leo is allergic to peanuts.",
+            "Leo",
+            "allergic_to",
+            "peanuts",
+            None,
+            None,
+        ),
+        &["Leo isn't allergic to peanuts.", "Is Leo allergic to nuts?"],
+    ),
+    row(
+        "named_lives_in",
+        &[
+            Elem::NamedSubject,
+            ADV,
+            Elem::Word(&["lives"]),
+            Elem::Word(&["in"]),
+            Elem::Name(PLACE),
+        ],
+        "lives_in",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "My brother Tom lives in Leeds.",
+            "Tom",
+            "lives_in",
+            "Leeds",
+            Some(PLACE),
+            None,
+        ),
+        &["Tom doesn't live in Leeds.", "Tom lives in the city."],
+    ),
+    row(
+        "named_moved_to",
+        &[
+            Elem::NamedSubject,
+            ADV,
+            Elem::Opt(&["has"]),
+            ADV,
+            Elem::Word(&["moved", "relocated"]),
+            Elem::Word(&["to"]),
+            Elem::Name(PLACE),
+        ],
+        "lives_in",
+        Positive,
+        Fact,
+        true,
+        ex(
+            "Raj just moved to Berlin.",
+            "Raj",
+            "lives_in",
+            "Berlin",
+            Some(PLACE),
+            None,
+        ),
+        &["Raj never moved to Berlin.", "Raj moved to the coast."],
+    ),
+    row(
+        "named_works_at",
+        &[
+            Elem::NamedSubject,
+            ADV,
+            Elem::Word(&["works"]),
+            Elem::Word(&["at", "for"]),
+            Elem::Name(ORGANIZATION),
+        ],
+        "works_at",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "My cousin Raj works at Skyport.",
+            "Raj",
+            "works_at",
+            "Skyport",
+            Some(ORGANIZATION),
+            None,
+        ),
+        &["Raj works at a startup.", "Raj doesn't work at Skyport."],
+    ),
 ];
 
 /// The offline, deterministic extractor (see the module documentation).
@@ -1648,6 +1819,9 @@ impl HeuristicExtractor {
             let mut read_at = Vec::new();
             for start in 0..toks.len() {
                 for pattern in PATTERNS {
+                    if !clauses && pattern.elems.contains(&Elem::NamedSubject) {
+                        continue;
+                    }
                     if let Some(m) = self.match_pattern(pattern, &toks, sentence, start) {
                         read_at.push(start);
                         matches.push(m);
@@ -1800,6 +1974,16 @@ impl HeuristicExtractor {
                 | Elem::ReplacedName(ty) => {
                     self.read_name(elem, ty, next_reads_s, toks, sentence, &mut r)?;
                 }
+                Elem::NamedSubject => {
+                    self.read_name(
+                        elem,
+                        entity_type::OTHER,
+                        next_reads_s,
+                        toks,
+                        sentence,
+                        &mut r,
+                    )?;
+                }
                 Elem::Value(stops) | Elem::ReplacedValue(stops) => {
                     let (s, end, next) = value_at(toks, sentence, r.at, stops)?;
                     r.at = next;
@@ -1850,13 +2034,16 @@ impl HeuristicExtractor {
         let name = sentence[s..end].to_string();
         // "I'm Brazilian", "I'm Vegan", "I'm Tired": what one is
         // is never a person's name.
-        if ty == PERSON && !crate::lexicon::is_name_like(&name) {
+        if (ty == PERSON || matches!(elem, Elem::NamedSubject))
+            && !crate::lexicon::is_name_like(&name)
+        {
             return None;
         }
         r.names.push((name.clone(), ty));
         match elem {
             Elem::Name(_) | Elem::NameAtClauseEnd(_) => r.object = Some((name, true)),
             Elem::ReplacedName(_) => r.replaces = Some(name),
+            Elem::NamedSubject => r.subject = Some(name),
             _ => {}
         }
         Some(())
@@ -2174,8 +2361,13 @@ mod tests {
         assert_eq!(g.facts.len(), e.facts.len());
         for (gf, f) in g.facts.iter().zip(&e.facts) {
             assert_eq!(gf.evidence.quote, f.evidence_quote, "{content:?}");
+            // A personal reference, or the name a `named_*` row reads.
+            let named = match gf.subject {
+                EndpointRef::Entity { index } => g.entities[index].name == f.subject,
+                _ => false,
+            };
             assert!(
-                matches!(gf.subject, EndpointRef::Personal { .. }),
+                matches!(gf.subject, EndpointRef::Personal { .. }) || named,
                 "{content:?}: {gf:?}"
             );
             match (&gf.object, &f.object_entity_type) {
@@ -2399,6 +2591,8 @@ mod tests {
                 ("I", "role", "engineer", None),
                 ("I", "lives_in", "Leeds", Some("place")),
                 ("I", "has_partner", "Jordan", Some("person")),
+                // "Jordan hates mornings": a claim about Jordan.
+                ("Jordan", "likes", "mornings", None),
             ]
         );
         let entities: Vec<(&str, &str)> = e
@@ -2642,10 +2836,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v4"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v5"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v4", 0)
+            ("heuristic", "kith-heuristic-v5", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.

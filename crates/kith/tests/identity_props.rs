@@ -100,6 +100,8 @@ enum Sentence {
     /// "My boss {name} said \"I hate {thing}\"." (the author's first
     /// person beside a quoted one)
     Boss(usize, usize),
+    /// "{name} loves {thing}." (a claim about someone the author names)
+    Loves(usize, usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -123,6 +125,7 @@ impl Sentence {
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
             Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
             Sentence::PastedIntro(n) => format!("{}: Hi, I'm {}.", NAMES[n], NAMES[n]),
+            Sentence::Loves(n, t) => format!("{} loves {}.", NAMES[n], THINGS[t]),
             Sentence::Boss(n, t) => format!("My boss {} said \"I hate {}\".", NAMES[n], THINGS[t]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
@@ -144,6 +147,7 @@ impl Sentence {
                 out.push(Sentence::Says(n, t));
                 out.push(Sentence::Pasted(n, t));
                 out.push(Sentence::Boss(n, t));
+                out.push(Sentence::Loves(n, t));
             }
         }
         for o in 0..ORGS.len() {
@@ -197,6 +201,7 @@ impl Sentence {
                 (vec![person(n)], vec![hate])
             }
             Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
+            Sentence::Loves(n, t) => (vec![person(n)], vec![f(NAMES[n], "likes", THINGS[t])]),
             Sentence::Boss(n, t) => {
                 let mut hate = f("I", "likes", THINGS[t]);
                 hate["polarity"] = json!("negative");
@@ -300,6 +305,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Boss(n, t)),
+        2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Loves(n, t)),
         2 => n.clone().prop_map(Sentence::Intro),
         1 => n.clone().prop_map(Sentence::PastedIntro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
