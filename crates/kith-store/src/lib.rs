@@ -38,7 +38,7 @@ pub use query::{
     WorkQuery, WorkStatus,
 };
 pub use statements::{StatementLog, StatementTime};
-pub use together::{Answer, Read};
+pub use together::{Answer, HitsWithEdges, Read};
 
 use kith_core::{
     Edge, Event, Node, Operation, OperationKind, OwnerId, SessionId, SourceId, Timestamp, Tombstone,

@@ -42,8 +42,10 @@ pub enum Answer {
     Hits(Vec<LexicalHit>),
     /// Of [`Read::SearchNodes`].
     HitsWithNodes(Vec<(LexicalHit, Node)>),
-    /// Of [`Read::SearchNodesWithEdges`].
-    HitsWithEdges(Vec<(LexicalHit, Node)>, EdgesWithEnds),
+    /// Of [`Read::SearchNodesWithEdges`], and the owner's events the ends'
+    /// first evidence references name (in `seq` order): a claim reached
+    /// through an entity needs its turn, read in the same round trip.
+    HitsWithEdges(Vec<(LexicalHit, Node)>, EdgesWithEnds, Vec<StoredEvent>),
     /// Of [`Read::EdgesOf`].
     Edges(HashMap<Uuid, Vec<Edge>>),
     /// Of [`Read::SessionEvents`].
@@ -72,12 +74,12 @@ impl Answer {
         }
     }
 
-    /// The hits, nodes, edges and ends of a [`Read::SearchNodesWithEdges`];
-    /// nothing for any other read.
-    pub fn into_hits_with_edges(self) -> (Vec<(LexicalHit, Node)>, EdgesWithEnds) {
+    /// The hits, nodes, edges, ends and the ends' events of a
+    /// [`Read::SearchNodesWithEdges`]; nothing for any other read.
+    pub fn into_hits_with_edges(self) -> HitsWithEdges {
         match self {
-            Answer::HitsWithEdges(h, e) => (h, e),
-            _ => (Vec::new(), (HashMap::new(), Vec::new())),
+            Answer::HitsWithEdges(h, e, v) => (h, e, v),
+            _ => (Vec::new(), (HashMap::new(), Vec::new()), Vec::new()),
         }
     }
 
@@ -115,6 +117,21 @@ impl Answer {
     }
 }
 
+/// What [`Answer::into_hits_with_edges`] gives: the entities found, their
+/// edges and the nodes at the ends, and the ends' first turns.
+pub type HitsWithEdges = (Vec<(LexicalHit, Node)>, EdgesWithEnds, Vec<StoredEvent>);
+
+/// The first evidence reference of each of `nodes` that has one, once each.
+pub fn first_evidence(nodes: &[Node]) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = nodes
+        .iter()
+        .filter_map(|n| n.evidence_refs.first().copied())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// Runs `read` through its own method.
 pub fn read_one<T: Tx + ?Sized>(tx: &mut T, read: &Read) -> Result<Answer, StoreError> {
     Ok(match read {
@@ -124,7 +141,10 @@ pub fn read_one<T: Tx + ?Sized>(tx: &mut T, read: &Read) -> Result<Answer, Store
             let found = tx.search_lexical_nodes(q)?;
             let ids: Vec<Uuid> = found.iter().map(|(h, _)| h.node_id).collect();
             let edges = tx.edges_of_nodes_with_ends(&q.owner, &ids)?;
-            Answer::HitsWithEdges(found, edges)
+            let firsts = first_evidence(&edges.1);
+            let mut events = tx.get_events(&q.owner, &firsts)?;
+            events.sort_by_key(|e| e.seq);
+            Answer::HitsWithEdges(found, edges, events)
         }
         Read::EdgesOf(owner, ids) => Answer::Edges(tx.edges_of_nodes(owner, ids)?),
         Read::SessionEvents(owner, sessions, limit) => {

@@ -243,7 +243,7 @@ fn plan(
                 let nothing = || match r {
                     Read::Search(_) => Answer::Hits(Vec::new()),
                     Read::SearchNodes(_) => Answer::HitsWithNodes(Vec::new()),
-                    _ => Answer::HitsWithEdges(Vec::new(), Default::default()),
+                    _ => Answer::HitsWithEdges(Vec::new(), Default::default(), Vec::new()),
                 };
                 if words.is_empty() {
                     answers[i] = Some(nothing());
@@ -277,7 +277,14 @@ fn plan(
                         ));
                         st.side(i, Kind::Edge, g.clone(), "seq");
                         let ends = st.entry(joined::ends_sql(&owner, &g));
-                        st.side(i, Kind::Node, ends, "seq");
+                        st.side(i, Kind::Node, ends.clone(), "seq");
+                        let turns = st.entry(format!(
+                            "SELECT {} FROM events
+                             WHERE owner_id = {owner}
+                               AND id IN (SELECT evidence_refs[1] FROM {ends})",
+                            rows::EVENT_COLUMNS
+                        ));
+                        st.side(i, Kind::Event, turns, "seq");
                     }
                 }
             }
@@ -401,7 +408,8 @@ fn answer(r: &Read, f: Found) -> Answer {
             } else {
                 let ids: Vec<_> = found.iter().map(|(h, _)| h.node_id).collect();
                 let ends = f.ends.into_iter().map(|n| n.node).collect();
-                Answer::HitsWithEdges(found, (joined::group_by_end(&ids, f.edges), ends))
+                let edges = joined::group_by_end(&ids, f.edges);
+                Answer::HitsWithEdges(found, (edges, ends), f.events)
             }
         }
         Read::EdgesOf(_, ids) => Answer::Edges(joined::group_by_end(ids, f.edges)),

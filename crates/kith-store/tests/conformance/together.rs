@@ -19,7 +19,10 @@ fn ordered(answer: Answer) -> Answer {
     };
     match answer {
         Answer::Nodes(n) => Answer::Nodes(by_id(n)),
-        Answer::HitsWithEdges(h, (e, ends)) => Answer::HitsWithEdges(h, (e, by_id(ends))),
+        Answer::HitsWithEdges(h, (e, ends), mut turns) => {
+            turns.sort_by_key(|e| e.seq);
+            Answer::HitsWithEdges(h, (e, by_id(ends)), turns)
+        }
         Answer::NodesWithEvidence(n, mut e) => {
             e.sort_by_key(|e| e.seq);
             Answer::NodesWithEvidence(n, e)
@@ -141,8 +144,18 @@ fn reads_together_answer_as_their_methods(store: &dyn Store) {
             .collect();
         // Something was found where something was there to find.
         assert!(matches!(&alone[0], Answer::Hits(h) if h.len() >= 5));
-        assert!(matches!(&alone[2], Answer::HitsWithEdges(h, (e, ends))
+        assert!(matches!(&alone[2], Answer::HitsWithEdges(h, (e, ends), _)
             if h.len() == 2 && e[&ana.id].len() == 3 && !ends.is_empty()));
+        // The ends' first turns come with them: Ana's, Porto's and the
+        // claim's (alice's turns 0–2), and no other owner's.
+        if let Answer::HitsWithEdges(_, (_, ends), turns) = &alone[2] {
+            let mut firsts = kith_store::together::first_evidence(ends);
+            firsts.retain(|id| alice.iter().any(|e| e.id == *id));
+            let mut got: Vec<Uuid> = turns.iter().map(|t| t.event.id).collect();
+            got.sort();
+            assert_eq!(got, firsts);
+            assert_eq!(got.len(), 3, "{got:?}");
+        }
         assert!(matches!(&alone[5], Answer::Events(e) if e.len() == 4));
         assert!(matches!(&alone[11], Answer::Hits(h) if !h.is_empty()));
         // All together, each alone, and in pairs (each with the next).

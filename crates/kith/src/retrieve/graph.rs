@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use kith_core::{Edge, EdgeType, Node, NodeType};
 use kith_identity::claims::predicate_class;
-use kith_store::{EdgesWithEnds, LexicalHit, LexicalQuery, SearchFilters, Tx};
+use kith_store::{HitsWithEdges, LexicalHit, LexicalQuery, SearchFilters, StoredEvent, Tx};
 use uuid::Uuid;
 
 use super::by_id;
@@ -79,19 +79,22 @@ pub fn candidates(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     named: &[NamedSpeaker],
-    entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
+    entities: Option<HitsWithEdges>,
     pool: &mut Pool,
 ) -> Result<GraphFindings, Error> {
     let mut findings = GraphFindings::default();
     let mut around = Neighbourhood::default();
     let entities = match entities {
-        Some((found, (mut edges, ends))) => {
+        Some((found, (mut edges, ends), turns)) => {
             for (e, _) in &found {
                 around
                     .edges_of
                     .insert(e.node_id, edges.remove(&e.node_id).unwrap_or_default());
             }
             around.ends.extend(ends.into_iter().map(|n| (n.id, n)));
+            around
+                .turns
+                .extend(turns.into_iter().map(|e| (e.event.id, e)));
             found
         }
         None => tx.search_lexical_nodes(&entity_search(req, named))?,
@@ -100,10 +103,10 @@ pub fn candidates(
     if queue.is_empty() {
         return Ok(findings);
     }
-    let mut reached = walk(tx, req, queue, around, &mut findings)?;
+    let mut reached = walk(tx, req, queue, &mut around, &mut findings)?;
     reached.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     reached.truncate(50);
-    add_reached(tx, req, reached, pool)?;
+    add_reached(tx, req, reached, around.turns, pool)?;
     Ok(findings)
 }
 
@@ -162,6 +165,8 @@ fn named_entities(
 struct Neighbourhood {
     edges_of: HashMap<Uuid, Vec<Edge>>,
     ends: HashMap<Uuid, kith_core::Node>,
+    /// The first turns of the ends read with the entity search, by id.
+    turns: HashMap<Uuid, StoredEvent>,
 }
 
 impl Neighbourhood {
@@ -212,7 +217,7 @@ fn walk(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     mut queue: VecDeque<Queued>,
-    mut around: Neighbourhood,
+    around: &mut Neighbourhood,
     findings: &mut GraphFindings,
 ) -> Result<Vec<Reached>, Error> {
     let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
@@ -338,18 +343,24 @@ fn followed(edge: &Edge, entity_id: Uuid) -> Option<(Uuid, bool)> {
 }
 
 /// Adds what the walk reached to `pool`, in rank order, each with its
-/// source event (one read for all) and under the request's filters.
+/// source event and under the request's filters. The events come with the
+/// entity search (`turns`); those of nodes reached further out are read
+/// here, in one read for all.
 fn add_reached(
     tx: &mut dyn Tx,
     req: &RetrieveRequest,
     reached: Vec<Reached>,
+    mut events: HashMap<Uuid, StoredEvent>,
     pool: &mut Pool,
 ) -> Result<(), Error> {
-    let firsts: Vec<Uuid> = reached
+    let missing: Vec<Uuid> = reached
         .iter()
         .filter_map(|c| c.2.evidence_refs.first().copied())
+        .filter(|id| !events.contains_key(id))
         .collect();
-    let events = by_id::events(tx, &req.owner, &firsts)?;
+    if !missing.is_empty() {
+        events.extend(by_id::events(tx, &req.owner, &missing)?);
+    }
     for (i, (_, _, claim, via)) in reached.into_iter().enumerate() {
         let event = claim
             .evidence_refs

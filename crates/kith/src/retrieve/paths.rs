@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use kith_core::{Node, NodeType};
+use kith_core::NodeType;
 use kith_store::{
-    EdgesWithEnds, LexicalHit, LexicalQuery, NodeQuery, Read, StoredEvent, StoredNode, Tx,
+    HitsWithEdges, LexicalHit, LexicalQuery, NodeQuery, Read, StoredEvent, StoredNode, Tx,
     VectorQuery,
 };
 use uuid::Uuid;
@@ -44,9 +44,9 @@ pub(super) struct MainHits {
     /// (the whole query when that would leave nothing).
     pub lexical_text: String,
     /// The graph path's entity search for `named` ([`graph::entity_search`])
-    /// with the found entities' edges and the nodes at their ends (where
-    /// its walk starts), when the graph path runs.
-    pub entities: Option<(Vec<(LexicalHit, Node)>, EdgesWithEnds)>,
+    /// with the found entities' edges, the nodes at their ends (where its
+    /// walk starts) and those nodes' first turns, when the graph path runs.
+    pub entities: Option<HitsWithEdges>,
     /// The recency path's newest notes and their turns ([`recency_query`]),
     /// when the query asks about what is recent.
     pub newest: Option<(Vec<StoredNode>, Vec<StoredEvent>)>,
