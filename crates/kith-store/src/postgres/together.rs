@@ -237,55 +237,8 @@ fn plan(
     for (i, r) in reads.iter().enumerate() {
         match r {
             Read::Search(q) | Read::SearchNodes(q) | Read::SearchNodesWithEdges(q) => {
-                let words = crate::words::query_words(&q.text);
-                let with_nodes = !matches!(r, Read::Search(_));
-                let with_edges = matches!(r, Read::SearchNodesWithEdges(_));
-                let nothing = || match r {
-                    Read::Search(_) => Answer::Hits(Vec::new()),
-                    Read::SearchNodes(_) => Answer::HitsWithNodes(Vec::new()),
-                    _ => Answer::HitsWithEdges(Vec::new(), Default::default(), Vec::new()),
-                };
-                if words.is_empty() {
-                    answers[i] = Some(nothing());
-                    continue;
-                }
-                if words.len() > search::MAX_SCORED_WORDS {
-                    // A pasted document's search takes statements of its own.
-                    answers[i] = Some(read_one(tx, r)?);
-                    continue;
-                }
-                if with_nodes && !tx.has_nodes_to_search(q)? {
-                    answers[i] = Some(nothing());
-                    continue;
-                }
-                let avg_lexemes = tx.avg_lexemes()?;
-                let (sql, args) = search::bm25_sql(q, &words, avg_lexemes);
-                let hits = st.relation(&sql, args);
-                st.side(i, Kind::Hit, hits.clone(), "rank");
-                if with_nodes {
-                    let owner = st.arg(q.owner.as_str().to_string());
-                    let nodes = st.entry(format!(
-                        "SELECT {} FROM nodes n
-                         WHERE n.owner_id = {owner} AND n.id IN (SELECT id FROM {hits})",
-                        rows::NODE_COLUMNS
-                    ));
-                    st.side(i, Kind::Node, nodes, "seq");
-                    if with_edges {
-                        let g = st.entry(joined::edges_at_sql(
-                            &owner,
-                            &format!("IN (SELECT id FROM {hits})"),
-                        ));
-                        st.side(i, Kind::Edge, g.clone(), "seq");
-                        let ends = st.entry(joined::ends_sql(&owner, &g));
-                        st.side(i, Kind::Node, ends.clone(), "seq");
-                        let turns = st.entry(format!(
-                            "SELECT {} FROM events
-                             WHERE owner_id = {owner}
-                               AND id IN (SELECT evidence_refs[1] FROM {ends})",
-                            rows::EVENT_COLUMNS
-                        ));
-                        st.side(i, Kind::Event, turns, "seq");
-                    }
+                if let Some(done) = plan_search(tx, r, q, i, st)? {
+                    answers[i] = Some(done);
                 }
             }
             Read::EdgesOf(owner, ids) => {
@@ -339,6 +292,67 @@ fn plan(
         }
     }
     Ok(())
+}
+
+/// Adds the search `r` (read `i`, query `q`) to `st`: its hits, and for a
+/// search with nodes its nodes, their edges, the nodes at the edges' ends
+/// and those nodes' first turns. Returns the answer instead when it needs
+/// no statement (nothing to search) or statements of its own.
+fn plan_search(
+    tx: &mut PgTx<'_>,
+    r: &Read,
+    q: &crate::LexicalQuery,
+    i: usize,
+    st: &mut Statement,
+) -> Result<Option<Answer>, StoreError> {
+    let words = crate::words::query_words(&q.text);
+    let with_nodes = !matches!(r, Read::Search(_));
+    let with_edges = matches!(r, Read::SearchNodesWithEdges(_));
+    let nothing = || match r {
+        Read::Search(_) => Answer::Hits(Vec::new()),
+        Read::SearchNodes(_) => Answer::HitsWithNodes(Vec::new()),
+        _ => Answer::HitsWithEdges(Vec::new(), Default::default(), Vec::new()),
+    };
+    if words.is_empty() {
+        return Ok(Some(nothing()));
+    }
+    if words.len() > search::MAX_SCORED_WORDS {
+        // A pasted document's search takes statements of its own.
+        return Ok(Some(read_one(tx, r)?));
+    }
+    if with_nodes && !tx.has_nodes_to_search(q)? {
+        return Ok(Some(nothing()));
+    }
+    let avg_lexemes = tx.avg_lexemes()?;
+    let (sql, args) = search::bm25_sql(q, &words, avg_lexemes);
+    let hits = st.relation(&sql, args);
+    st.side(i, Kind::Hit, hits.clone(), "rank");
+    if with_nodes {
+        let owner = st.arg(q.owner.as_str().to_string());
+        let nodes = st.entry(format!(
+            "SELECT {} FROM nodes n
+                 WHERE n.owner_id = {owner} AND n.id IN (SELECT id FROM {hits})",
+            rows::NODE_COLUMNS
+        ));
+        st.side(i, Kind::Node, nodes, "seq");
+        if with_edges {
+            let g = st.entry(joined::edges_at_sql(
+                &owner,
+                &format!("IN (SELECT id FROM {hits})"),
+            ));
+            st.side(i, Kind::Edge, g.clone(), "seq");
+            let ends = st.entry(joined::ends_sql(&owner, &g));
+            st.side(i, Kind::Node, ends.clone(), "seq");
+            let turns = st.entry(format!(
+                "SELECT {} FROM events
+                     WHERE owner_id = {owner}
+                       AND id IN (SELECT evidence_refs[1] FROM {ends})",
+                rows::EVENT_COLUMNS
+            ));
+            st.side(i, Kind::Event, turns, "seq");
+        }
+    }
+    Ok(None)
 }
 
 /// Runs `st` and sorts its rows by read; a read that turned out to be the
