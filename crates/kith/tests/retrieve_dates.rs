@@ -227,3 +227,67 @@ fn relative_dates_in_the_question_are_read_against_when_it_is_asked() {
     let newest = m.retrieve(&req).unwrap();
     assert_eq!(rank(&newest, bike), Some(1));
 }
+
+/// Days people write without a year ("on 2/8", "on February 15th") are
+/// the nearest such day to when the turn was said, so a question about the
+/// month finds them; a museum visit of another time does not count, nor
+/// does half a cup.
+#[test]
+fn a_day_written_without_its_year_is_found_for_its_month() {
+    let (_d, m) = memory();
+    let r = m
+        .store_batch(vec![
+            said(
+                "s1",
+                "1",
+                "2023-03-10",
+                "I took my niece to the Natural History Museum on 2/8 and she loved the dinosaurs.",
+            ),
+            said(
+                "s1",
+                "2",
+                "2023-03-10",
+                "I also went to the Art Cube museum on February 15th.",
+            ),
+            said(
+                "s1",
+                "3",
+                "2023-03-10",
+                "We went to the Science Museum last summer.",
+            ),
+            said(
+                "s1",
+                "4",
+                "2023-03-10",
+                "Add 1/2 cup of sugar to the museum cake.",
+            ),
+            said(
+                "s2",
+                "5",
+                "2023-10-02",
+                "Autumn is here, the trees are turning.",
+            ),
+        ])
+        .unwrap();
+    let got = m
+        .retrieve(&RetrieveRequest::new("ana", "Which museums did I visit in February?").unwrap())
+        .unwrap();
+    let dated = |i: usize| {
+        got.results
+            .iter()
+            .find(|h| h.provenance.event_id == r[i].event_id)
+            .is_some_and(|h| h.trace.has(PathKind::Dated))
+    };
+    assert!(dated(0), "on 2/8");
+    assert!(dated(1), "on February 15th");
+    assert!(!dated(2), "last summer is not February");
+    assert!(!dated(3), "half a cup is no date");
+    let top: Vec<_> = got.results[..2]
+        .iter()
+        .map(|h| h.provenance.event_id)
+        .collect();
+    assert!(
+        top.contains(&r[0].event_id) && top.contains(&r[1].event_id),
+        "{top:?}"
+    );
+}

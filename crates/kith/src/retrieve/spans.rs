@@ -215,12 +215,92 @@ const BEFORE_A_MONTH: &[&str] = &[
     "through", "from",
 ];
 
-/// Lower-cased words, apostrophes kept inside ("mother's").
+/// Lower-cased words, apostrophes kept inside ("mother's"); a numeric date
+/// ("2/15", "2/15/2023") stays one word, any other slash splits.
 fn words_of(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '/'))
+        .flat_map(|w| {
+            let numeric = w.split('/').count() > 1
+                && w.split('/')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            if numeric {
+                vec![w]
+            } else {
+                w.split('/').collect()
+            }
+        })
         .map(|w| w.trim_matches(|c| c == '\'' || c == '-').to_lowercase())
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// Words before a numeric date without a year ("on 2/15"): without one,
+/// "1/2" is as likely half a cup.
+const BEFORE_A_NUMERIC_DATE: &[&str] = &[
+    "on", "by", "since", "until", "till", "from", "before", "after", "through", "to", "dated",
+];
+
+/// A day named without its year, starting at word `i`: "June 3rd", "3
+/// June", "the 3rd of June" (after "the"), "on 2/15" (the readings month
+/// first and day first, both when both are dates), "2/15/2023" (a year
+/// given). A day without a year is the occurrence nearest `now`: people
+/// name the coming appointment and the last outing alike. Returns the
+/// dates and how many words they take.
+fn yearless_date_at_word(w: &[String], i: usize, now: Date) -> Option<(Vec<Date>, usize)> {
+    let at = |k: usize| w.get(i + k).map(String::as_str);
+    let before = if i > 0 { w[i - 1].as_str() } else { "" };
+    if w[i].contains('/') {
+        let parts: Vec<&str> = w[i].split('/').collect();
+        let (a, b) = (parts[0].parse::<u8>().ok()?, parts[1].parse::<u8>().ok()?);
+        let year = match parts.as_slice() {
+            [_, _] if BEFORE_A_NUMERIC_DATE.contains(&before) => None,
+            [_, _, y] if y.len() == 4 => Some(year_number(y)?),
+            [_, _, y] if y.len() == 2 => Some(2000 + y.parse::<i32>().ok()?),
+            _ => return None,
+        };
+        let mut dates = Vec::new();
+        for (m, d) in [(a, b), (b, a)] {
+            let date = match year {
+                Some(y) => Month::try_from(m)
+                    .ok()
+                    .and_then(|m| Date::from_calendar_date(y, m, d).ok()),
+                None => nearest(m, d, now),
+            };
+            if let Some(date) = date.filter(|d| !dates.contains(d)) {
+                dates.push(date);
+            }
+        }
+        return (!dates.is_empty()).then_some((dates, 1));
+    }
+    // "may" is a month only where a month is expected.
+    let month = |word: &str, prev: &str| {
+        month_number(word)
+            .filter(|_| word != "may" || BEFORE_A_MONTH.contains(&prev) || prev == "on")
+    };
+    if let (Some(m), Some(d)) = (month(&w[i], before), at(1).and_then(day_number)) {
+        return Some((vec![nearest(m, d, now)?], 2));
+    }
+    if let (Some(d), Some(m)) = (day_number(&w[i]), at(1).and_then(|x| month(x, "in"))) {
+        return Some((vec![nearest(m, d, now)?], 2));
+    }
+    if let (true, Some(d), Some("of"), Some(m)) = (
+        before == "the",
+        day_number(&w[i]),
+        at(1),
+        at(2).and_then(|x| month(x, "of")),
+    ) {
+        return Some((vec![nearest(m, d, now)?], 3));
+    }
+    None
+}
+
+/// Month `m`, day `d` in the year nearest `now`: this year's, last year's
+/// or next year's, whichever is closest.
+fn nearest(m: u8, d: u8, now: Date) -> Option<Date> {
+    let month = Month::try_from(m).ok()?;
+    (now.year() - 1..=now.year() + 1)
+        .filter_map(|y| Date::from_calendar_date(y, month, d).ok())
+        .min_by_key(|date| (*date - now).whole_days().abs())
 }
 
 /// A calendar date starting at word `i` ("3 June 2023", "June 3rd, 2023",
@@ -306,6 +386,17 @@ pub fn spans(text: &str, said_at: i64) -> Vec<Span> {
                     Span::days(date, date + Duration::days(1), w[i..i + len].join(" ")),
                 );
             }
+            i += len;
+            continue;
+        }
+        if let Some((dates, len)) = yearless_date_at_word(&w, i, now) {
+            for date in dates {
+                push(
+                    &mut out,
+                    Span::days(date, date + Duration::days(1), w[i..i + len].join(" ")),
+                );
+            }
+            used[i..i + len].iter_mut().for_each(|u| *u = true);
             i += len;
             continue;
         }
@@ -666,6 +757,45 @@ mod tests {
         );
         assert_eq!(got("the summer of 2022", fri()), ["2022-06-01..2022-09-01"]);
         assert_eq!(got("10 years ago", fri()), ["2013-01-01..2014-01-01"]);
+    }
+
+    #[test]
+    fn a_day_without_its_year_is_the_nearest_one() {
+        // Said on Friday 9 June 2023.
+        assert_eq!(
+            got("I saw it on June 3rd", fri()),
+            ["2023-06-03..2023-06-04"]
+        );
+        assert_eq!(
+            got("my appointment on 3 July", fri()),
+            ["2023-07-03..2023-07-04"]
+        );
+        assert_eq!(
+            got("back on the 2nd of March", fri()),
+            ["2023-03-02..2023-03-03"]
+        );
+        // The nearest: December 2023 is closer to June 2023 than December
+        // 2022.
+        assert_eq!(
+            got("on the 2nd of December", fri()),
+            ["2023-12-02..2023-12-03"]
+        );
+        assert_eq!(got("we met on May 30", fri()), ["2023-05-30..2023-05-31"]);
+        // Numeric: month first and day first, both when both are dates.
+        assert_eq!(got("the museum on 2/15", fri()), ["2023-02-15..2023-02-16"]);
+        assert_eq!(
+            got("the museum on 2/8", fri()),
+            ["2023-02-08..2023-02-09", "2023-08-02..2023-08-03"]
+        );
+        assert_eq!(
+            got("paid 6/1/2023", fri()),
+            ["2023-06-01..2023-06-02", "2023-01-06..2023-01-07"]
+        );
+        // Half a cup, a score, "and/or": no date.
+        assert!(got("add 1/2 cup of flour", fri()).is_empty());
+        assert!(got("we won 3/1", fri()).is_empty());
+        assert!(got("him and/or her", fri()).is_empty());
+        assert!(got("I may 5 times", fri()).is_empty());
     }
 
     #[test]
