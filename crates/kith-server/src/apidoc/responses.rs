@@ -344,9 +344,18 @@ pub fn components() -> Vec<(&'static str, Value)> {
                 &[
                     (
                         "paths",
-                        array(fields(
-                            "A candidate path that found it.",
-                            &[("path", string()), ("rank", count()), ("score", number())],
+                        array(with_optional(
+                            fields(
+                                "A candidate path that found it: its rank there, the \
+                                 path's own score (null for a path without one: graph, \
+                                 neighbour, hop, current), and what led there.",
+                                &[
+                                    ("path", string()),
+                                    ("rank", count()),
+                                    ("score", nullable(number())),
+                                ],
+                            ),
+                            &[("via", string())],
                         )),
                     ),
                     ("rrf", number()),
