@@ -1335,6 +1335,20 @@ fn persons(m: &Memory, name: &str) -> Vec<Node> {
 }
 
 /// Claims whose subject is `entity`.
+/// The (predicate, object) of each claim of `entity`.
+fn predicates_and_objects(m: &Memory, entity: &Node) -> Vec<(String, String)> {
+    claims_of(m, entity)
+        .iter()
+        .map(|c| {
+            let md = c.metadata.as_ref().unwrap();
+            (
+                md["predicate"].as_str().unwrap().to_string(),
+                md["object"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 fn claims_of(m: &Memory, entity: &Node) -> Vec<Node> {
     all(m)
         .into_iter()
@@ -2120,18 +2134,7 @@ fn chat_lands_on_the_right_person(path: Path) {
     for opener in ["Gonna", "Painting", "Hey", "Yeah", "Thanks"] {
         assert!(entities(&m, opener).is_empty(), "{opener} became an entity");
     }
-    let of = |p: &Node| -> Vec<(String, String)> {
-        claims_of(&m, p)
-            .iter()
-            .map(|c| {
-                let md = c.metadata.as_ref().unwrap();
-                (
-                    md["predicate"].as_str().unwrap().to_string(),
-                    md["object"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    };
+    let of = |p: &Node| predicates_and_objects(&m, p);
     let mel = of(&melanie[0]);
     assert!(
         mel.contains(&("is".into(), "swamped with the kids & work".into())),
@@ -2235,16 +2238,7 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
     }
     let priya = persons(&m, "Priya Nair");
     assert_eq!(priya.len(), 1, "one node for the speaker");
-    let hers: Vec<(String, String)> = claims_of(&m, &priya[0])
-        .iter()
-        .map(|c| {
-            let md = c.metadata.as_ref().unwrap();
-            (
-                md["predicate"].as_str().unwrap().to_string(),
-                md["object"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let hers = predicates_and_objects(&m, &priya[0]);
     assert!(
         !hers.iter().any(|(_, o)| o == "peanuts" || o == "cilantro"),
         "reported words landed on the speaker: {hers:?}"
@@ -2321,16 +2315,7 @@ fn the_authors_own_words_beside_a_quote_are_hers(path: Path) {
     }
     let priya = persons(&m, "Priya Nair");
     assert_eq!(priya.len(), 1, "one node for the speaker");
-    let hers: Vec<(String, String)> = claims_of(&m, &priya[0])
-        .iter()
-        .map(|c| {
-            let md = c.metadata.as_ref().unwrap();
-            (
-                md["predicate"].as_str().unwrap().to_string(),
-                md["object"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let hers = predicates_and_objects(&m, &priya[0]);
     for (predicate, object) in [
         ("has_boss", "Karen"),
         ("has_sister", "Ana"),
@@ -2418,16 +2403,7 @@ fn a_named_persons_facts_are_theirs(path: Path) {
     let facts = |name: &str| -> Vec<(String, String)> {
         let people = entities(&m, name);
         assert_eq!(people.len(), 1, "one node for {name}");
-        claims_of(&m, &people[0])
-            .iter()
-            .map(|c| {
-                let md = c.metadata.as_ref().unwrap();
-                (
-                    md["predicate"].as_str().unwrap().to_string(),
-                    md["object"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
+        predicates_and_objects(&m, &people[0])
     };
     let pair = |p: &str, o: &str| (p.to_string(), o.to_string());
     assert_eq!(persons(&m, "Priya Nair").len(), 1);
