@@ -533,6 +533,8 @@ fn period(w: &[String], i: usize, now: Date, cue: &Cue<'_>) -> Option<Span> {
     let weekend = |sat: Date| Span::days(sat, sat + Duration::days(2), cue.phrase(word));
     match word {
         "yesterday" => Some(Span::days(day(-1), now, word.into())),
+        // "before today", "until today": everything up to now, no day.
+        "today" | "tonight" if matches!(prev, "before" | "until" | "till") => None,
         "today" | "tonight" if !anchored => Some(Span::days(now, day(1), word.into())),
         "tomorrow" if !anchored => Some(Span::days(day(1), day(2), word.into())),
         "night" if prev == "last" => Some(Span::days(day(-1), now, "last night".into())),
@@ -791,6 +793,10 @@ mod tests {
             got("paid 6/1/2023", fri()),
             ["2023-06-01..2023-06-02", "2023-01-06..2023-01-07"]
         );
+        // "before today" is everything up to now, not today.
+        assert!(got("the airlines I flew before today", fri()).is_empty());
+        assert!(got("until today", fri()).is_empty());
+        assert_eq!(got("today I ran", fri()), ["2023-06-09..2023-06-10"]);
         // Half a cup, a score, "and/or": no date.
         assert!(got("add 1/2 cup of flour", fri()).is_empty());
         assert!(got("we won 3/1", fri()).is_empty());
