@@ -17,7 +17,8 @@
 //!   after a reporting word and a colon (`kith_ingest_v6`);
 //!   [`authors_first_person`]: a claim of such a sentence that is still the
 //!   author's own, its first person and its other endpoint outside the
-//!   relayed words (`kith_ingest_v7`).
+//!   relayed words (`kith_ingest_v7`); [`first_person_is_someone_elses`]
+//!   applies the three under a policy.
 //! - [`person_types`]: one person, one node. A listed name typed `other` (or
 //!   nothing) that is the turn's speaker or a person the owner's scope
 //!   already has is typed `person`, so it reuses that person's entity
@@ -333,6 +334,17 @@ fn writes_words(text: &str, phrase: &[String]) -> bool {
             w == p || (k + 1 == phrase.len() && before_apostrophe(w) == p.as_str())
         })
     })
+}
+
+/// Whether, under `policy`, the first person of a claim of `sentence`
+/// whose other endpoint is `other` is someone else's: quoted
+/// ([`quotes_first_person`], `kith_ingest_v5`) or reported after a colon
+/// ([`reports_first_person`], `kith_ingest_v6`), unless the claim stands in
+/// the author's own words ([`authors_first_person`], `kith_ingest_v7`).
+pub fn first_person_is_someone_elses(sentence: &str, other: &str, policy: Policy) -> bool {
+    let relayed = (policy.has_v5_rules() && quotes_first_person(sentence))
+        || (policy.has_v6_rules() && reports_first_person(sentence));
+    relayed && !(policy.has_v7_rules() && authors_first_person(sentence, other))
 }
 
 /// Whether `word` is the singular first person: I, me, my, mine, myself

@@ -970,11 +970,7 @@ impl Builder<'_> {
             return Ok((None, None));
         };
         let policy = self.identity.policy;
-        let relayed = (policy.has_v5_rules() && persons::quotes_first_person(sentence))
-            || (policy.has_v6_rules() && persons::reports_first_person(sentence));
-        let quoted =
-            relayed && !(policy.has_v7_rules() && persons::authors_first_person(sentence, other));
-        if family == "I" && !quoted {
+        if family == "I" && !persons::first_person_is_someone_elses(sentence, other, policy) {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
