@@ -36,13 +36,12 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                     None if !f.current => format!(" [{}]", f.lifecycle),
                     None => String::new(),
                 };
-                // What was said under a condition or as a possibility is
-                // not shown as a plain fact.
+                // Only what was seen or stated reads as a plain fact.
                 let state = match (f.epistemic_type, &f.condition) {
                     (EpistemicType::Conditional, Some(c)) => {
                         format!("{state} [conditional: {c:?}]")
                     }
-                    (EpistemicType::Asserted | EpistemicType::Observed, _) => state,
+                    (t, _) if t.is_plain_fact() => state,
                     (other, _) => format!("{state} [{other}]"),
                 };
                 println!(

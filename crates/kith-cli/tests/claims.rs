@@ -128,6 +128,7 @@ fn a_conditional_claim_is_listed_with_its_condition() {
         "Priya",
     ]);
     t.ok(&["ingest", "I live in Leeds.", "--speaker", "Priya"]);
+    t.ok(&["ingest", "Maybe I'll move to Porto.", "--speaker", "Priya"]);
     let listed = t.json(&["claims", "list", "--subject", "Priya"]);
     let facts = listed.as_array().unwrap();
     let dublin = facts
@@ -158,4 +159,6 @@ fn a_conditional_claim_is_listed_with_its_condition() {
         "{text}"
     );
     assert!(!line("Leeds").contains('['), "{text}");
+    // A possibility is marked with its type, as on the console's page.
+    assert!(line("Porto").ends_with("[hypothetical]"), "{text}");
 }

@@ -208,6 +208,14 @@ impl EpistemicType {
             Self::Deprecated => 0.1,
         }
     }
+
+    /// Whether a claim of this type reads as a plain fact: seen or stated.
+    /// Every other type (a condition, a possibility, an inference, an
+    /// unchecked relationship, a demoted claim) is shown with its type
+    /// wherever claims are listed, so it is not taken for a fact.
+    pub fn is_plain_fact(self) -> bool {
+        matches!(self, Self::Observed | Self::Asserted)
+    }
 }
 
 text_enum!(

@@ -846,6 +846,13 @@ fn a_conditional_claim_is_marked_on_its_entitys_page() {
         "If I get the job at Stripe, I'll move to Dublin.",
     );
     ingest(&server, ALICE_KEY, "Maya", "s1", "I live in Leeds.");
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Maya",
+        "s1",
+        "Maybe I'll move to Porto.",
+    );
     let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=maya", None);
     let facts = claims.as_array().expect("claims");
     let dublin = facts
@@ -870,4 +877,6 @@ fn a_conditional_claim_is_marked_on_its_entitys_page() {
     };
     assert!(row("Dublin").contains(r#"class="muted epistemic">conditional<"#));
     assert!(!row("Leeds").contains("epistemic"));
+    // A possibility too, as `kith claims list` marks it.
+    assert!(row("Porto").contains(r#"class="muted epistemic">hypothetical<"#));
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use axum::extract::State;
 use axum::response::Html;
-use kith::{EdgeType, EpistemicType, Memory, Node, NodeQuery, NodeType, NodeView, SearchRequest};
+use kith::{EdgeType, Memory, Node, NodeQuery, NodeType, NodeView, SearchRequest};
 use serde::Deserialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -309,13 +309,14 @@ fn claim_table(out: &mut String, claims: &[&Node], id: &str) {
             }
             None => String::new(),
         };
-        // Said under a condition or as a possibility: not a plain fact.
-        let state = match c.epistemic_type {
-            EpistemicType::Conditional | EpistemicType::Hypothetical => format!(
+        // Only what was seen or stated reads as a plain fact.
+        let state = if c.epistemic_type.is_plain_fact() {
+            state
+        } else {
+            format!(
                 "{state} <span class=\"muted epistemic\">{}</span>",
                 c.epistemic_type.as_str()
-            ),
-            _ => state,
+            )
         };
         let _ = write!(
             out,
