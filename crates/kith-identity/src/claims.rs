@@ -79,8 +79,10 @@ pub fn related_predicates(predicate: &str) -> Vec<String> {
     }
 }
 
+/// Only a plain fact (observed or asserted) repeats or supersedes another:
+/// the same set of types that reads as a fact where claims are listed.
 fn stable(e: EpistemicType) -> bool {
-    matches!(e, EpistemicType::Observed | EpistemicType::Asserted)
+    e.is_plain_fact()
 }
 
 /// True when `new` says again what `old` says.
