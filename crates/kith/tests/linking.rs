@@ -13,7 +13,7 @@ use kith::organize::linking::{
 use kith::retrieve::fusion::PathKind;
 use kith::{
     EdgeType, EventInput, Job, JournalQuery, Lifecycle, Memory, Node, NodeQuery, NodeType,
-    OperationKind, OrganizeRequest, OwnerId, RetrievePaths, RetrieveRequest, ScopeId,
+    OperationKind, OrganizeRequest, OwnerId, ScopeId,
 };
 use kith_core::{EpistemicType, SourceType};
 use kith_store::TxMode;
@@ -522,17 +522,7 @@ fn retrieval_reaches_one_memory_through_another_via_a_minted_entity() {
     );
     // Only the graph path, so a memory found here was reached through the
     // entity, not by its words.
-    let mut req = RetrieveRequest::new("o", "Was the tiramisu good at Cafe Milano?").unwrap();
-    req.paths = RetrievePaths {
-        lexical: false,
-        vector: false,
-        graph: true,
-        neighbours: false,
-        recency: false,
-        speaker_boost: false,
-        dated: false,
-    };
-    req.record = false;
+    let mut req = common::graph_only("o", "Was the tiramisu good at Cafe Milano?");
     req.limit = 20;
     let found = |m: &Memory| -> Vec<Uuid> {
         m.retrieve(&req)

@@ -996,17 +996,7 @@ fn unverified_alias_stays_out_of_retrieval_graph_path() {
     open_link(&m, &alicia, &chess, EdgeType::HasFact, ev);
     let r = hinted(&m, "o", alice.id, alicia.id, Some(0.99));
     assert_eq!(proposals(&r), 1);
-    let mut req = kith::RetrieveRequest::new("o", "What does Alicia do?").unwrap();
-    req.paths = kith::RetrievePaths {
-        lexical: false,
-        vector: false,
-        graph: true,
-        neighbours: false,
-        recency: false,
-        speaker_boost: false,
-        dated: false,
-    };
-    req.record = false;
+    let req = common::graph_only("o", "What does Alicia do?");
     let got: Vec<Uuid> = m
         .retrieve(&req)
         .unwrap()

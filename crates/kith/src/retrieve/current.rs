@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use super::by_id;
 use super::filters::admitted;
-use super::fusion::{Boost, PathKind};
+use super::fusion::{Boost, PathKind, PathRank};
 use super::pool::{hit_for, path, Pool};
 use super::RetrieveRequest;
 use crate::error::Error;
@@ -230,8 +230,10 @@ pub fn put_current_first(
             if note.owner_id != req.owner || !admitted(&req.filters, &note, Some(&event)) {
                 continue;
             }
+            let graph_rank = claim_graph_rank(pool, claim);
+            let hit = hit_for(&note, Some(&event));
             pool.add(
-                hit_for(&note, Some(&event)),
+                hit.clone(),
                 path(
                     PathKind::Current,
                     i,
@@ -239,9 +241,32 @@ pub fn put_current_first(
                     Some(format!("claim in force {claim}, replaces node {node_id}")),
                 ),
             );
+            if let Some(rank) = graph_rank {
+                pool.add(hit, rank);
+            }
         }
     }
     Ok(())
+}
+
+/// The graph path's rank of the claim in force `claim`, to be its turn's
+/// too: a result is scored by its best node, so the rank the claim earned
+/// (it answers what is asked of the entity) would otherwise never reach the
+/// turn brought in for it, and the turn of the new job could rank below
+/// the other speaker's chatter.
+fn claim_graph_rank(pool: &Pool, claim: Uuid) -> Option<PathRank> {
+    let graph = pool
+        .by_id
+        .get(&claim)?
+        .trace
+        .paths
+        .iter()
+        .find(|p| p.path == PathKind::Graph)?;
+    let how = graph.via.as_deref().unwrap_or("the graph");
+    Some(PathRank {
+        via: Some(format!("claim in force {claim}, reached via {how}")),
+        ..graph.clone()
+    })
 }
 
 /// The turns to bring in for `s`, each with the claim in force it grounds:

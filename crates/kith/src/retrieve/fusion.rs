@@ -283,6 +283,35 @@ pub struct PathRank {
     pub via: Option<String>,
 }
 
+impl PathRank {
+    /// Whether this path hands the candidate a share of another's fused
+    /// score rather than ranking it against the question.
+    fn inherits(&self) -> bool {
+        matches!(
+            (self.path, self.score),
+            (
+                PathKind::Neighbour | PathKind::Current | PathKind::Hop,
+                Some(_)
+            )
+        )
+    }
+
+    /// What this path adds to the fused score.
+    fn share(&self, weights: &PathWeights) -> f64 {
+        match (self.path, self.score) {
+            // A neighbour inherits a share of the fused score of the hit
+            // it sits next to (spreading activation), so it never
+            // outranks that hit on the neighbour path alone.
+            (PathKind::Neighbour, Some(source)) => weights.neighbour * source,
+            // The turn in force inherits the score of the turn it
+            // superseded.
+            (PathKind::Current, Some(source)) => weights.current * source,
+            (PathKind::Hop, Some(source)) => weights.hop * source,
+            _ => weights.of(self.path) / (RRF_K + self.rank as f64),
+        }
+    }
+}
+
 /// A multiplier applied after fusion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Boost {
@@ -332,22 +361,21 @@ impl Trace {
 
     /// Computes `rrf` and `score` from the paths and boosts.
     pub fn finish(&mut self, weights: &PathWeights) {
-        self.rrf = self
-            .paths
-            .iter()
-            .map(|p| match (p.path, p.score) {
-                // A neighbour inherits a share of the fused score of the hit
-                // it sits next to (spreading activation), so it never
-                // outranks that hit on the neighbour path alone.
-                (PathKind::Neighbour, Some(source)) => weights.neighbour * source,
-                // The turn in force inherits the score of the turn it
-                // superseded.
-                (PathKind::Current, Some(source)) => weights.current * source,
-                (PathKind::Hop, Some(source)) => weights.hop * source,
-                _ => weights.of(p.path) / (RRF_K + p.rank as f64),
-            })
-            .sum();
+        self.rrf = self.paths.iter().map(|p| p.share(weights)).sum();
         self.score = self.boosts.iter().fold(self.rrf, |s, b| s * b.factor);
+    }
+
+    /// The fused score of the paths that matched it on its own: the
+    /// paths through which it inherits another candidate's score (a
+    /// neighbour, the turn in force, a hop) left out. The turn beside the
+    /// best match, lifted by it, does not match the question better than
+    /// the turn it borrows from.
+    pub fn own_match(&self, weights: &PathWeights) -> f64 {
+        self.paths
+            .iter()
+            .filter(|p| !p.inherits())
+            .map(|p| p.share(weights))
+            .sum()
     }
 }
 

@@ -221,6 +221,8 @@ fn walk(
     findings: &mut GraphFindings,
 ) -> Result<Vec<Reached>, Error> {
     let query_words: HashSet<String> = words(&req.query).iter().map(|w| stem(w)).collect();
+    let names: Vec<&str> = queue.iter().map(|q| q.1.as_str()).collect();
+    let asked = AskedOf::new(&req.query, &names);
     // Superseded claims only say what no longer holds when memory is read
     // as it stands now, with active nodes.
     let reads_now = req.filters.as_of.is_none() && req.filters.lifecycles.is_empty();
@@ -278,10 +280,17 @@ fn walk(
             // When it was said, not when the node was written: an import
             // or a batch writes a year of claims in one millisecond.
             let newest = -node.event_time.unwrap_or(node.created_at).unix_millis();
-            let overlap = claim_words(&node)
-                .iter()
-                .filter(|w| query_words.contains(*w))
-                .count();
+            let overlap = if is_claim {
+                match asked.rank(&node) {
+                    Some(shared) => shared,
+                    None => continue,
+                }
+            } else {
+                linked_words(&node)
+                    .iter()
+                    .filter(|w| query_words.contains(*w))
+                    .count()
+            };
             reached.push((overlap, newest, node, via.clone()));
         }
         for old in &superseded {
@@ -376,22 +385,85 @@ fn add_reached(
     Ok(())
 }
 
-/// A claim's words, stemmed: its text (the sentence it quotes) and its
-/// predicate (`works_at` gives "work" and "at"), so "Where does Maya work?"
-/// shares "work" with "I started my new job at Brightpath Labs"
-/// (`works_at`).
-fn claim_words(claim: &kith_core::Node) -> HashSet<String> {
-    let predicate = claim
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get("predicate"))
-        .and_then(|p| p.as_str())
-        .unwrap_or("");
-    words(&claim.content)
-        .into_iter()
-        .chain(words(predicate))
-        .map(|w| stem(&w))
-        .collect()
+/// A linked memory's words, stemmed, to rank it by the words it shares
+/// with the question (claims are ranked by [`AskedOf`]).
+fn linked_words(memory: &kith_core::Node) -> HashSet<String> {
+    words(&memory.content).iter().map(|w| stem(w)).collect()
+}
+
+/// Words of a question that ask about someone at large rather than about
+/// one thing they did: "What do you know about Alicia?", "Tell me about
+/// Maya".
+const AT_LARGE: &[&str] = &[
+    "tell",
+    "know",
+    "remember",
+    "say",
+    "said",
+    "mention",
+    "mentioned",
+    "talk",
+    "talked",
+    "up",
+    "doing",
+    "thing",
+    "things",
+    "anything",
+    "something",
+    "everything",
+    "lately",
+    "now",
+];
+
+/// What a question asks of the entities it names, read to rank their
+/// claims: the question's words that are neither stop words nor the names'
+/// words, stemmed.
+///
+/// A claim is offered when its predicate shares one of those words
+/// ("Where does Maya work?" and `works_at`), ranked by how many. Its
+/// sentence is not read: the lexical and vector paths already rank the
+/// turn it quotes, and counting a sentence's words again — "the", "how",
+/// "feel" — offered "I feel the same way!" for "How did Melanie feel after
+/// the accident?". A question about someone at large ("What does Alicia
+/// do?") has no such words left and takes every claim, newest first.
+struct AskedOf {
+    words: HashSet<String>,
+}
+
+impl AskedOf {
+    fn new(query: &str, names: &[&str]) -> Self {
+        let name_words: Vec<String> = names.iter().flat_map(|n| words(n)).collect();
+        let of_a_name = |w: &str| {
+            name_words
+                .iter()
+                .any(|n| n == w || (w.chars().count() >= 3 && n.starts_with(w)))
+        };
+        let words = kith_store::words::query_words(query)
+            .into_iter()
+            .filter(|w| !of_a_name(w) && !AT_LARGE.contains(&w.as_str()))
+            .map(|w| stem(&w))
+            .collect();
+        AskedOf { words }
+    }
+
+    /// How many of the asked words `claim`'s predicate says; `None` when
+    /// the claim answers none of them.
+    fn rank(&self, claim: &kith_core::Node) -> Option<usize> {
+        if self.words.is_empty() {
+            return Some(0);
+        }
+        let predicate = claim
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("predicate"))
+            .and_then(|p| p.as_str())
+            .unwrap_or("");
+        let shared = kith_store::words::query_words(predicate)
+            .iter()
+            .filter(|w| self.words.contains(&stem(w)))
+            .count();
+        (shared > 0).then_some(shared)
+    }
 }
 
 /// A light English suffix stemmer for matching words of a claim and a

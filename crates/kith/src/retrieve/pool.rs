@@ -76,7 +76,7 @@ impl Pool {
     /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]).
     pub fn ranked_for_results(&mut self, weights: &PathWeights) -> Vec<&Candidate> {
         let mut order: Vec<Uuid> = self.ranked(weights).iter().map(|c| c.hit.node_id).collect();
-        self.keep_best(&mut order);
+        self.keep_best(&mut order, weights);
         order.iter().map(|id| &self.by_id[id]).collect()
     }
 
@@ -84,8 +84,9 @@ impl Pool {
     /// `order` when fusion and the boosts left them further down, and says
     /// so in their traces:
     ///
-    /// - **the best match before boosts** (highest fused score, first found
-    ///   on a tie). A boost is a prior about who or what the question is
+    /// - **the best match before boosts** (highest fused score of the paths
+    ///   that matched it on its own, [`super::fusion::Trace::own_match`];
+    ///   first found on a tie). A boost is a prior about who or what the question is
     ///   about (the named speaker, a stated time or figure); it may reorder
     ///   the evidence, but not push the turn that matches the question best
     ///   off the first page. The case: a question that names the wrong
@@ -103,14 +104,14 @@ impl Pool {
     /// half 0.003 R@10 on ordinary questions, and the lexical path's first
     /// hit as well lost the trap row's gain (BENCHMARKS.md, 2026-12-03,
     /// session 11).
-    fn keep_best(&mut self, order: &mut Vec<Uuid>) {
+    fn keep_best(&mut self, order: &mut Vec<Uuid>, weights: &PathWeights) {
         let best = self
             .by_id
             .values()
             .max_by(|a, b| {
                 a.trace
-                    .rrf
-                    .total_cmp(&b.trace.rrf)
+                    .own_match(weights)
+                    .total_cmp(&b.trace.own_match(weights))
                     .then(b.order.cmp(&a.order))
             })
             .map(|c| {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kith::{EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrieveRequest};
+use kith::{EventInput, ImportOptions, Memory, OwnerId, Retrieval, RetrievePaths, RetrieveRequest};
 
 /// The 64-dimension hashing embedder: vectors on every path, no model
 /// to download.
@@ -197,6 +197,23 @@ pub fn turn(owner: &str, speaker: &str, source: &str, text: &str) -> EventInput 
         event_time: Some("2023-05-08T13:56:00+00:00".into()),
         ..EventInput::new("user", text)
     }
+}
+
+/// A request for `q` on the graph path alone, leaving no receipt: what it
+/// finds was reached through an entity, not by its words.
+pub fn graph_only(owner: &str, q: &str) -> RetrieveRequest {
+    let mut req = RetrieveRequest::new(owner, q).unwrap();
+    req.paths = RetrievePaths {
+        lexical: false,
+        vector: false,
+        graph: true,
+        neighbours: false,
+        recency: false,
+        speaker_boost: false,
+        dated: false,
+    };
+    req.record = false;
+    req
 }
 
 /// `q` retrieved for `owner` with the defaults, leaving no receipt.
