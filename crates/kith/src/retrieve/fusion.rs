@@ -393,6 +393,21 @@ mod tests {
     }
 
     #[test]
+    fn its_own_match_leaves_out_what_it_inherits() {
+        let w = PathWeights::default();
+        let mut t = Trace::default();
+        t.add_path(at(PathKind::Lexical, 11));
+        t.add_path(PathRank {
+            score: Some(0.06),
+            ..at(PathKind::Neighbour, 1)
+        });
+        t.finish(&w);
+        let own = 1.0 / 41.0;
+        assert!((t.own_match(&w) - own).abs() < 1e-12);
+        assert!(t.rrf > own + 0.01, "the neighbour's share counts in rrf");
+    }
+
+    #[test]
     fn rrf_sums_weighted_reciprocal_ranks() {
         let mut t = Trace::default();
         t.add_path(at(PathKind::Lexical, 1));

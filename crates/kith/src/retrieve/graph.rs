@@ -417,7 +417,7 @@ const AT_LARGE: &[&str] = &[
 
 /// What a question asks of the entities it names, read to rank their
 /// claims: the question's words that are neither stop words nor the names'
-/// words, stemmed.
+/// words (nor a title said with one, "Ms Okafor"), stemmed.
 ///
 /// A claim is offered when its predicate shares one of those words
 /// ("Where does Maya work?" and `works_at`), ranked by how many. Its
@@ -440,7 +440,11 @@ impl AskedOf {
         };
         let words = kith_store::words::query_words(query)
             .into_iter()
-            .filter(|w| !of_a_name(w) && !AT_LARGE.contains(&w.as_str()))
+            .filter(|w| {
+                !of_a_name(w)
+                    && !AT_LARGE.contains(&w.as_str())
+                    && !super::names::TITLES.contains(&w.as_str())
+            })
             .map(|w| stem(&w))
             .collect();
         AskedOf { words }
@@ -513,6 +517,25 @@ fn note_superseded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_asked_leaves_out_names_stop_words_and_asking_at_large() {
+        let asked = |q: &str, names: &[&str]| {
+            let mut w: Vec<String> = AskedOf::new(q, names).words.into_iter().collect();
+            w.sort();
+            w
+        };
+        assert_eq!(
+            asked("Where does Maya work now?", &["Maya Okafor"]),
+            ["work"]
+        );
+        assert_eq!(
+            asked("How did Mel feel after the accident?", &["Melanie"]),
+            ["accident", "after", "feel"]
+        );
+        assert!(asked("What do you know about Maya?", &["Maya Okafor"]).is_empty());
+        assert!(asked("Tell me about Ms Okafor.", &["Maya Okafor"]).is_empty());
+    }
 
     #[test]
     fn stems_join_the_forms_of_a_verb() {

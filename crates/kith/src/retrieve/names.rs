@@ -19,7 +19,7 @@
 //! `person`); "Northwind" does not name "Northwind Analytics" here.
 
 /// Courtesy titles that make the next capitalised word a surname.
-const TITLES: &[&str] = &[
+pub(super) const TITLES: &[&str] = &[
     "mr",
     "mrs",
     "ms",
