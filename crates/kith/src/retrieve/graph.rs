@@ -456,12 +456,7 @@ impl AskedOf {
         if self.words.is_empty() {
             return Some(0);
         }
-        let predicate = claim
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get("predicate"))
-            .and_then(|p| p.as_str())
-            .unwrap_or("");
+        let predicate = kith_identity::claim_edits::predicate_of(claim).unwrap_or("");
         let shared = kith_store::words::query_words(predicate)
             .iter()
             .filter(|w| self.words.contains(&stem(w)))

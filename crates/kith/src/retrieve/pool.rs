@@ -86,8 +86,8 @@ impl Pool {
     ///
     /// - **the best match before boosts** (highest fused score of the paths
     ///   that matched it on its own, [`super::fusion::Trace::own_match`];
-    ///   first found on a tie). A boost is a prior about who or what the question is
-    ///   about (the named speaker, a stated time or figure); it may reorder
+    ///   first found on a tie). A boost is a prior about who or what the
+    ///   question is about (the named speaker, a stated time or figure); it may reorder
     ///   the evidence, but not push the turn that matches the question best
     ///   off the first page. The case: a question that names the wrong
     ///   person ("What did Caroline realise after her charity race?" when
