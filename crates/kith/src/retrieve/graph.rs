@@ -314,16 +314,20 @@ fn walk(
 /// Northwind Analytics`; `works_at Brightpath Labs`, said since, is where
 /// she works now.
 fn same_kind_since(old: &kith_core::Node, claim: &kith_core::Node) -> bool {
-    let field = |n: &kith_core::Node, key: &str| -> Option<String> {
-        Some(n.metadata.as_ref()?.get(key)?.as_str()?.to_string())
-    };
-    let (Some(old_p), Some(p)) = (field(old, "predicate"), field(claim, "predicate")) else {
+    use kith_identity::claim_edits::predicate_of;
+    let (Some(old_p), Some(p)) = (predicate_of(old), predicate_of(claim)) else {
         return false;
     };
+    let positive = claim
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("polarity"))
+        .and_then(|v| v.as_str())
+        == Some("positive");
     claim.id != old.id
         && old.superseded_by != Some(claim.id)
-        && field(claim, "polarity").as_deref() == Some("positive")
-        && predicate_class(&old_p) == predicate_class(&p)
+        && positive
+        && predicate_class(old_p) == predicate_class(p)
         && claim.valid_from > old.valid_from
 }
 
