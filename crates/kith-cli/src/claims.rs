@@ -44,6 +44,11 @@ pub fn claims(cli: &Cli, action: &ClaimsAction) -> Result<()> {
                     (t, _) if t.is_plain_fact() => state,
                     (other, _) => format!("{state} [{other}]"),
                 };
+                let state = match f.reported.as_ref().map(|r| r.by.as_deref()) {
+                    Some(Some(by)) => format!("{state} [reported by {by}]"),
+                    Some(None) => format!("{state} [hearsay]"),
+                    None => state,
+                };
                 println!(
                     "{} {} {}{} {}{state}",
                     f.id,

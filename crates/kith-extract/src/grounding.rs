@@ -30,6 +30,10 @@
 //!    predicate must say so ([`is_non_actual_predicate`]: `trying_to`,
 //!    `plans_to`, `wants_to`, …); a claim that states it as done ("quit
 //!    coffee") is dropped ([`DropReason::IntentionAsFact`]).
+//! 6. **Reported speech** ([`crate::reported`]): a plain (asserted or
+//!    observed) claim that stands in someone else's reported words ("Dev
+//!    says Ana loves sushi", "According to Ana, …", "I heard …") becomes
+//!    `unverified`, and [`GroundedFact::reported_by`] names who reported it.
 //!
 //! Before these checks, a claim identical to an earlier one is dropped,
 //! each list is capped, and entities whose names fail a speaker name's
@@ -91,6 +95,18 @@ pub struct GroundedFact {
     pub subject: EndpointRef,
     /// What the object is.
     pub object: EndpointRef,
+    /// When the claim stands in someone else's reported words (step 6):
+    /// who reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_by: Option<Reported>,
+}
+
+/// Who reported a claim that stands in someone else's words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reported {
+    /// The reporter as written (`Dev`, `my sister`); `None` for hearsay
+    /// from nobody named (`I heard …`).
+    pub by: Option<String>,
 }
 
 /// A relationship that survived grounding.
@@ -104,6 +120,9 @@ pub struct GroundedRelationship {
     pub source: EndpointRef,
     /// The target end.
     pub target: EndpointRef,
+    /// Who reported it, as for a fact ([`GroundedFact::reported_by`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_by: Option<Reported>,
 }
 
 /// Which list a dropped claim came from.
@@ -543,6 +562,19 @@ pub struct GroundingOptions {
     pub speaker: Option<String>,
     /// Whether attempts and intentions need a non-actual predicate.
     pub intentions: IntentionRule,
+    /// Whether reported speech is read (step 6).
+    pub reports: ReportRule,
+}
+
+/// Whether grounding reads reported speech (step 6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReportRule {
+    /// A plain claim in someone else's reported words is `unverified`
+    /// and names its reporter (policy `kith_ingest_v8` and later).
+    #[default]
+    Unverified,
+    /// Not read: the rules of extractions saved before `kith_ingest_v8`.
+    Unchecked,
 }
 
 /// Whether grounding checks attempts and intentions (step 5).
@@ -559,7 +591,6 @@ pub enum IntentionRule {
 /// [`ground`] with options.
 pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOptions) -> Grounded {
     let source = Source::new(content);
-    let speaker = options.speaker.as_deref();
     let (entities, invalid) = bounds::valid_entities(dedup_entities(&extraction.entities));
     let mut out = Grounded {
         entities,
@@ -570,7 +601,7 @@ pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOp
     for (index, fact) in extraction.facts.iter().enumerate() {
         let grounded = gate
             .admit(index, fact)
-            .and_then(|()| ground_fact(&source, &out.entities, fact, speaker, options.intentions));
+            .and_then(|()| ground_fact(&source, &out.entities, fact, options));
         match grounded {
             Ok(grounded) => out.facts.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
@@ -582,15 +613,9 @@ pub fn ground_with(content: &str, extraction: &Extraction, options: &GroundingOp
     }
     let mut gate = bounds::ClaimGate::default();
     for (index, relationship) in extraction.relationships.iter().enumerate() {
-        let grounded = gate.admit(index, relationship).and_then(|()| {
-            ground_relationship(
-                &source,
-                &out.entities,
-                relationship,
-                speaker,
-                options.intentions,
-            )
-        });
+        let grounded = gate
+            .admit(index, relationship)
+            .and_then(|()| ground_relationship(&source, &out.entities, relationship, options));
         match grounded {
             Ok(grounded) => out.relationships.push(grounded),
             Err(reason) => out.dropped.push(Dropped {
@@ -623,9 +648,9 @@ fn ground_fact(
     source: &Source<'_>,
     entities: &[ExtractedEntity],
     fact: &ExtractedFact,
-    speaker: Option<&str>,
-    intentions: IntentionRule,
+    options: &GroundingOptions,
 ) -> Result<GroundedFact, DropReason> {
+    let speaker = options.speaker.as_deref();
     let evidence =
         source
             .locate(&fact.evidence_quote)
@@ -643,12 +668,18 @@ fn ground_fact(
     let subject_ref = subject.resolve(entities, false)?;
     let object_ref = object.resolve(entities, true)?;
     check_intention(
-        intentions,
+        options.intentions,
         &evidence.sentence,
         &fact.predicate,
         &fact.object,
     )?;
     let mut fact = fact.clone();
+    let reported_by = read_report(
+        options.reports,
+        (&evidence.sentence, &fact.evidence_quote),
+        [&fact.subject, &fact.object],
+        &mut fact.epistemic_type,
+    );
     match qualifier(&evidence.sentence) {
         Some(Qualifier::Conditional { clause }) => {
             fact.epistemic_type = EpistemicType::Conditional;
@@ -670,16 +701,39 @@ fn ground_fact(
         evidence,
         subject: subject_ref,
         object: object_ref,
+        reported_by,
     })
+}
+
+/// Step 6: when `rule` reads reports and the claim `ends` (subject, object)
+/// stands in someone else's words wherever its quote stands in its
+/// evidence (`sentence`, `quote`), a plain `epistemic` type
+/// becomes unverified and the reporter is returned. A hypothetical or
+/// conditional claim keeps its type (it is no plain fact either way) but
+/// still names its reporter.
+fn read_report(
+    rule: ReportRule,
+    (sentence, quote): (&str, &str),
+    ends: [&str; 2],
+    epistemic: &mut EpistemicType,
+) -> Option<Reported> {
+    if rule == ReportRule::Unchecked {
+        return None;
+    }
+    let report = crate::reported::reported(sentence, quote, ends[0], ends[1])?;
+    if epistemic.is_plain_fact() {
+        *epistemic = EpistemicType::Unverified;
+    }
+    Some(Reported { by: report.by })
 }
 
 fn ground_relationship(
     source: &Source<'_>,
     entities: &[ExtractedEntity],
     relationship: &ExtractedRelationship,
-    speaker: Option<&str>,
-    intentions: IntentionRule,
+    options: &GroundingOptions,
 ) -> Result<GroundedRelationship, DropReason> {
+    let speaker = options.speaker.as_deref();
     let evidence =
         source
             .locate(&relationship.evidence_quote)
@@ -693,7 +747,7 @@ fn ground_relationship(
     let source_ref = source_end.resolve(entities, false)?;
     let target_ref = target_end.resolve(entities, false)?;
     check_intention(
-        intentions,
+        options.intentions,
         &evidence.sentence,
         &relationship.relationship_type,
         &relationship.target_entity,
@@ -709,11 +763,18 @@ fn ground_relationship(
     {
         relationship.epistemic_type = EpistemicType::Hypothetical;
     }
+    let reported_by = read_report(
+        options.reports,
+        (&evidence.sentence, &relationship.evidence_quote),
+        [&relationship.source_entity, &relationship.target_entity],
+        &mut relationship.epistemic_type,
+    );
     Ok(GroundedRelationship {
         relationship,
         evidence,
         source: source_ref,
         target: target_ref,
+        reported_by,
     })
 }
 

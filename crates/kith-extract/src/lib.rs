@@ -29,6 +29,7 @@ pub mod pronoun;
 pub mod provider;
 #[cfg(feature = "replay-server")]
 pub mod replay;
+pub mod reported;
 pub mod schema;
 mod tokens;
 

@@ -71,29 +71,9 @@ pub const NOT_PERSON_TYPES: &[&str] = &[
     "project",
 ];
 
-/// Words that report what someone said or wrote, lower case, whole words
-/// ("told me" is covered by "told"). Verbs that more often describe the
-/// author's own doings ("I write code", "I text my mum") are left out in
-/// their plain form.
-pub const REPORTING_VERBS: &[&str] = &[
-    "say",
-    "says",
-    "said",
-    "writes",
-    "wrote",
-    "texts",
-    "texted",
-    "tells",
-    "told",
-    "emailed",
-    "messaged",
-    "replied",
-    "tweeted",
-    "quoted",
-    "claimed",
-    "insisted",
-    "according",
-];
+/// Words that report what someone said or wrote (one list, shared with
+/// grounding's reported-speech rule).
+pub use kith_extract::reported::REPORTING_VERBS;
 
 /// Whether `entity` might name a person (see the module documentation).
 pub fn could_be_person(entity: &ExtractedEntity) -> bool {

@@ -48,11 +48,17 @@ pub enum Policy {
     /// author's again: it binds like any first person of the turn
     /// ([`crate::persons::authors_first_person`]).
     V7,
+    /// `kith_ingest_v8`: a plain claim that stands in someone else's
+    /// reported words (`Dev says Ana loves sushi.`, `According to Ana, …`,
+    /// `I heard …`) is `unverified`, names its reporter
+    /// (`metadata.reported.by`) and supersedes nothing
+    /// ([`kith_extract::reported`]).
+    V8,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V7;
+    pub const CURRENT: Policy = Policy::V8;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -60,7 +66,7 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 7] = [
+    pub const ALL: [Policy; 8] = [
         Policy::V1,
         Policy::V2,
         Policy::V3,
@@ -68,6 +74,7 @@ impl Policy {
         Policy::V5,
         Policy::V6,
         Policy::V7,
+        Policy::V8,
     ];
 
     /// The recorded name (`kith_ingest_v3`).
@@ -80,6 +87,7 @@ impl Policy {
             Policy::V5 => "kith_ingest_v5",
             Policy::V6 => "kith_ingest_v6",
             Policy::V7 => "kith_ingest_v7",
+            Policy::V8 => "kith_ingest_v8",
         }
     }
 
@@ -125,6 +133,12 @@ impl Policy {
     pub fn has_v7_rules(self) -> bool {
         self >= Policy::V7
     }
+
+    /// Whether this policy has the `kith_ingest_v8` rule: a claim in
+    /// someone else's reported words is unverified and names its reporter.
+    pub fn has_v8_rules(self) -> bool {
+        self >= Policy::V8
+    }
 }
 
 impl fmt::Display for Policy {
@@ -164,12 +178,12 @@ mod tests {
             assert_eq!(Policy::from_record(Some(p.name())), Ok(p));
         }
         assert_eq!(Policy::from_record(None), Ok(Policy::V2));
-        let err = Policy::from_record(Some("kith_ingest_v9")).unwrap_err();
-        assert_eq!(err.name, "kith_ingest_v9");
+        let err = Policy::from_record(Some("kith_ingest_v99")).unwrap_err();
+        assert_eq!(err.name, "kith_ingest_v99");
         assert_eq!(
             err.to_string(),
-            "policy \"kith_ingest_v9\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6, kith_ingest_v7); open the pack with the kith that saved the record"
+            "policy \"kith_ingest_v99\" is not built into this kith (it knows kith_ingest_v1, \
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6, kith_ingest_v7, kith_ingest_v8); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
@@ -181,5 +195,7 @@ mod tests {
         assert!(!Policy::V5.has_v6_rules());
         assert!(Policy::CURRENT.has_v7_rules());
         assert!(!Policy::V6.has_v7_rules());
+        assert!(Policy::CURRENT.has_v8_rules());
+        assert!(!Policy::V7.has_v8_rules());
     }
 }

@@ -880,3 +880,44 @@ fn a_conditional_claim_is_marked_on_its_entitys_page() {
     // A possibility too, as `kith claims list` marks it.
     assert!(row("Porto").contains(r#"class="muted epistemic">hypothetical<"#));
 }
+
+/// What the owner reports someone else saying (`kith_ingest_v8`) is marked
+/// with who said it on the page of the person it is about, and the API's
+/// facts view carries the reporter.
+#[test]
+fn a_reported_claim_names_its_reporter() {
+    let server = keyed_server();
+    ingest(
+        &server,
+        ALICE_KEY,
+        "Maya",
+        "s1",
+        "Dev says Ana loves sushi.",
+    );
+    ingest(&server, ALICE_KEY, "Maya", "s1", "Ana loves tea.");
+    let (_, claims) = api(&server, ALICE_KEY, "GET", "/v1/claims?subject=ana", None);
+    let facts = claims.as_array().expect("claims");
+    let find = |object: &str| {
+        facts
+            .iter()
+            .find(|f| f["object"] == object)
+            .unwrap_or_else(|| panic!("{claims}"))
+    };
+    assert_eq!(find("sushi")["epistemic_type"], "unverified");
+    assert_eq!(find("sushi")["reported"]["by"], "Dev");
+    assert_eq!(find("tea")["epistemic_type"], "asserted");
+    assert!(find("tea")["reported"].is_null());
+    let ana = find("sushi")["subject_id"].as_str().expect("a subject");
+    let mut c = Client::new(&server);
+    c.login(ALICE_KEY);
+    let page = c.get(&format!("/ui/nodes/{ana}"));
+    let row = |needle: &str| {
+        page.body
+            .split(r#"<tr class="claim">"#)
+            .find(|r| r.contains(needle))
+            .unwrap_or_else(|| panic!("no row for {needle}: {}", page.body))
+            .to_string()
+    };
+    assert!(row("sushi").contains(r#"class="muted reported">reported by Dev<"#));
+    assert!(!row("tea").contains("reported"));
+}

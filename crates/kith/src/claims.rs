@@ -33,6 +33,7 @@ use crate::context::Ctx;
 use crate::error::Error;
 use crate::organize::undo_record::{restore, stored_as_written, Inverse, Undoing};
 use crate::organize::{live_op, sealed, snapshot, unseal};
+use kith_extract::grounding::Reported;
 pub(crate) use kith_identity::claim_edits::is_owner_corrected;
 use kith_identity::claim_edits::{object_of, predicate_of, replace_object};
 
@@ -86,6 +87,10 @@ pub struct ClaimFact {
     pub epistemic_type: EpistemicType,
     /// The condition it holds under, verbatim, when it is conditional.
     pub condition: Option<String>,
+    /// Who it was reported by, when it stands in someone else's words
+    /// ("Dev says Ana loves sushi": `{"by": "Dev"}`; `by` is null for "I
+    /// heard …"). Such a claim is `unverified`.
+    pub reported: Option<Reported>,
     /// The claim's text.
     pub content: String,
     /// Where it is in its life (`archived` when retracted).
@@ -381,6 +386,11 @@ fn corrected_claim(
         map.insert("supersedes".into(), json!([old.id]));
         map.remove("merged_claim_ids");
         map.insert("correction".into(), correction);
+        // The owner states the value now: what someone else was reported
+        // to say (`kith_ingest_v8`) is no longer where it comes from.
+        if map.remove("reported").is_some() && new.epistemic_type == EpistemicType::Unverified {
+            new.epistemic_type = EpistemicType::Asserted;
+        }
     }
     new
 }
@@ -558,6 +568,9 @@ fn fact_of(entity: &Node, claim: Node) -> ClaimFact {
         polarity: text("polarity"),
         epistemic_type: claim.epistemic_type,
         condition: text("condition"),
+        reported: md
+            .and_then(|m| m.get("reported"))
+            .and_then(|r| serde_json::from_value(r.clone()).ok()),
         current: claim.lifecycle.is_active(),
         lifecycle: claim.lifecycle,
         valid_from: claim.valid_from,

@@ -2034,7 +2034,7 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v7");
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v8");
     let fresh_claim = all(&m)
         .into_iter()
         .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
@@ -2479,3 +2479,163 @@ on_both_paths!(
     a_pasted_introduction_never_becomes_the_owner_on,
     a_pasted_introduction_never_becomes_the_owner
 );
+
+fn hearsay_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // The model takes each sentence at its word: asserted.
+        (
+            "Dev says Ana loves sushi.",
+            json!({"entities": [person("Dev"), person("Ana")],
+                   "facts": [fact("Ana", "likes", "sushi", "Dev says Ana loves sushi.")]}),
+        ),
+        (
+            "According to Ana, Dev works at Google.",
+            json!({"entities": [person("Ana"), person("Dev"), org("Google")],
+                   "facts": [with(fact("Dev", "works_at", "Google",
+                                       "According to Ana, Dev works at Google."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "I heard that Tom moved to Berlin.",
+            json!({"entities": [person("Tom")],
+                   "facts": [fact("Tom", "lives_in", "Berlin", "I heard that Tom moved to Berlin.")]}),
+        ),
+        (
+            "I told Dev that I love ramen.",
+            json!({"entities": [person("Dev")],
+                   "facts": [fact("I", "likes", "ramen", "I told Dev that I love ramen.")]}),
+        ),
+        (
+            "Ana loves tea.",
+            json!({"entities": [person("Ana")],
+                   "facts": [fact("Ana", "likes", "tea", "Ana loves tea.")]}),
+        ),
+    ]
+}
+
+/// The one claim whose object is `object`.
+fn claim_with_object(m: &Memory, object: &str) -> Node {
+    let found: Vec<Node> = all(m)
+        .into_iter()
+        .filter(|n| {
+            n.node_type != NodeType::Entity
+                && n.metadata.as_ref().is_some_and(|md| md["object"] == object)
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{object}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// `kith_ingest_v8`: what the author reports someone else saying is
+/// unverified and names who said it, on the person it is about; the
+/// author's own words — reporting themselves included — stay plain, through
+/// the heuristic extractor and a model that calls everything asserted.
+fn reported_claims_are_unverified(path: Path) {
+    let (_t, m, _s) = memory_on(path, hearsay_rules());
+    for (text, _) in hearsay_rules() {
+        say_in(&m, text, Some("Priya Nair"), "user", "personal");
+    }
+    for (object, about, by) in [
+        ("sushi", "Ana", json!("Dev")),
+        ("Google", "Dev", json!("Ana")),
+        ("Berlin", "Tom", Value::Null),
+    ] {
+        let claim = claim_with_object(&m, object);
+        assert_eq!(
+            claim.epistemic_type,
+            kith::EpistemicType::Unverified,
+            "{object}"
+        );
+        let md = claim.metadata.as_ref().unwrap();
+        assert_eq!(md["reported"], json!({ "by": by }), "{object}");
+        let subject = entities(&m, about);
+        assert!(
+            subject
+                .iter()
+                .any(|e| has_fact_from(&m, &claim).contains(&e.id)),
+            "{object} is about {about}"
+        );
+    }
+    let priya = persons(&m, "Priya Nair");
+    assert_eq!(priya.len(), 1);
+    for (object, owner) in [("ramen", Some(priya[0].id)), ("tea", None)] {
+        let claim = claim_with_object(&m, object);
+        assert_eq!(
+            claim.epistemic_type,
+            kith::EpistemicType::Asserted,
+            "{object}"
+        );
+        let md = claim.metadata.as_ref().unwrap();
+        assert!(md.get("reported").is_none(), "{object}: {md}");
+        if let Some(id) = owner {
+            assert_eq!(has_fact_from(&m, &claim), vec![id], "{object} is hers");
+        }
+    }
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    reported_claims_are_unverified_on,
+    reported_claims_are_unverified
+);
+
+/// `kith_ingest_v8`: a reported update retires nothing — Tom's own job
+/// stays current when Dev says he left — while the same update in the
+/// author's own words does (the contrast shows which rule holds it back).
+#[test]
+fn a_reported_update_supersedes_nothing() {
+    let left = |quote: &str| {
+        json!({"entities": [person("Tom"), org("Acme")],
+               "facts": [with(with(negative(fact("Tom", "works_at", "Acme", quote)),
+                                   "temporal_intent", json!("update")),
+                              "object_entity_type", json!("organization"))]})
+    };
+    let rules = vec![
+        (
+            "Tom works at Acme.",
+            json!({"entities": [person("Tom"), org("Acme")],
+                   "facts": [with(fact("Tom", "works_at", "Acme", "Tom works at Acme."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "Dev says Tom no longer works at Acme.",
+            left("Dev says Tom no longer works at Acme."),
+        ),
+        (
+            "Tom no longer works at Acme.",
+            left("Tom no longer works at Acme."),
+        ),
+    ];
+    let (_t, m, _s) = memory(rules, IdentityOptions::default());
+    let t0 = "2025-01-01T09:00:00Z";
+    say(&m, "Tom works at Acme.", None, t0);
+    say(
+        &m,
+        "Dev says Tom no longer works at Acme.",
+        None,
+        "2025-02-01T09:00:00Z",
+    );
+    let works = |m: &Memory| -> Vec<Node> {
+        claims(m, "works_at")
+            .into_iter()
+            .filter(|c| c.metadata.as_ref().unwrap()["polarity"] == "positive")
+            .collect()
+    };
+    assert_eq!(works(&m).len(), 1);
+    assert_eq!(
+        works(&m)[0].lifecycle,
+        kith::Lifecycle::Tentative,
+        "hearsay retires nothing"
+    );
+    say(
+        &m,
+        "Tom no longer works at Acme.",
+        None,
+        "2025-03-01T09:00:00Z",
+    );
+    assert_eq!(
+        works(&m)[0].lifecycle,
+        kith::Lifecycle::Superseded,
+        "the author's own update does"
+    );
+    assert!(m.doctor().unwrap().healthy());
+}

@@ -102,6 +102,9 @@ enum Sentence {
     Boss(usize, usize),
     /// "{name} loves {thing}." (a claim about someone the author names)
     Loves(usize, usize),
+    /// "{name} says {name} loves {thing}." (what one person is reported to
+    /// say of another: `kith_ingest_v8`)
+    Relays(usize, usize, usize),
     /// "Hi, I'm {name}."
     Intro(usize),
     /// "I'm {what one is}."
@@ -126,6 +129,9 @@ impl Sentence {
             Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
             Sentence::PastedIntro(n) => format!("{}: Hi, I'm {}.", NAMES[n], NAMES[n]),
             Sentence::Loves(n, t) => format!("{} loves {}.", NAMES[n], THINGS[t]),
+            Sentence::Relays(a, b, t) => {
+                format!("{} says {} loves {}.", NAMES[a], NAMES[b], THINGS[t])
+            }
             Sentence::Boss(n, t) => format!("My boss {} said \"I hate {}\".", NAMES[n], THINGS[t]),
             Sentence::Intro(n) => format!("Hi, I'm {}.", NAMES[n]),
             Sentence::IAm(a) => format!("I'm {}.", WHAT_ONE_IS[a]),
@@ -148,6 +154,9 @@ impl Sentence {
                 out.push(Sentence::Pasted(n, t));
                 out.push(Sentence::Boss(n, t));
                 out.push(Sentence::Loves(n, t));
+                for b in 0..NAMES.len() {
+                    out.push(Sentence::Relays(n, b, t));
+                }
             }
         }
         for o in 0..ORGS.len() {
@@ -202,6 +211,11 @@ impl Sentence {
             }
             Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
             Sentence::Loves(n, t) => (vec![person(n)], vec![f(NAMES[n], "likes", THINGS[t])]),
+            // A model that takes the report at its word: asserted.
+            Sentence::Relays(a, b, t) => (
+                vec![person(a), person(b)],
+                vec![f(NAMES[b], "likes", THINGS[t])],
+            ),
             Sentence::Boss(n, t) => {
                 let mut hate = f("I", "likes", THINGS[t]);
                 hate["polarity"] = json!("negative");
@@ -306,6 +320,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Boss(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Loves(n, t)),
+        2 => (n.clone(), n.clone(), t.clone()).prop_map(|(a, b, t)| Sentence::Relays(a, b, t)),
         2 => n.clone().prop_map(Sentence::Intro),
         1 => n.clone().prop_map(Sentence::PastedIntro),
         1 => (0..WHAT_ONE_IS.len()).prop_map(Sentence::IAm),
@@ -887,10 +902,78 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
         );
     }
 
+    // 7. Reported speech (`kith_ingest_v8`): what one person is reported to
+    // say of another is unverified and names the reporter; a claim carries
+    // a reporter only from a sentence that reports, and is then no plain
+    // fact. An owner's correction makes the value the owner's.
+    for c in w.nodes.values().filter(|n| is_claim(n)) {
+        let cm = md(c);
+        // A value the owner corrected is the owner's word; a correction
+        // of who the claim is about (which may later replace that record)
+        // only moves it.
+        let corrected = cm.get("correction").is_some();
+        if cm["correction"].get("from_object").is_some() {
+            prop_assert!(cm.get("reported").is_none(), "corrected {:?}", c.content);
+        }
+        let sentence = cm["evidence_quote"].as_str().unwrap_or("");
+        if let Some(reporter) = relayed_by(sentence).filter(|_| !corrected) {
+            prop_assert_eq!(
+                c.epistemic_type,
+                kith::EpistemicType::Unverified,
+                "{}",
+                sentence
+            );
+            prop_assert_eq!(&cm["reported"], &json!({ "by": reporter }), "{}", sentence);
+        }
+        if cm.get("reported").is_some() {
+            let words: Vec<String> = sentence
+                .split(|c: char| !c.is_alphanumeric())
+                .map(str::to_lowercase)
+                .collect();
+            prop_assert!(
+                words
+                    .iter()
+                    .any(|w| ["says", "said", "wrote", "texted"].contains(&w.as_str())),
+                "{:?} is reported, but its sentence reports nobody",
+                sentence
+            );
+            prop_assert!(!c.epistemic_type.is_plain_fact(), "{}", sentence);
+        }
+    }
+
     // 5. The doctor.
     let doctor = m.doctor().unwrap();
     prop_assert!(doctor.healthy(), "{:?}", doctor.problems);
     Ok(())
+}
+
+/// The reporter of a `{a} says {b} loves {thing}.` sentence about someone
+/// else: `b` is another person when neither name's words are a run of the
+/// other's (`Maya` and `Maya Okafor` may be one person; `Maya-Okafor`
+/// reads as `Maya Okafor`).
+fn relayed_by(sentence: &str) -> Option<&'static str> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let within = |a: &[String], b: &[String]| a.windows(b.len()).any(|w| w == b);
+    for a in NAMES {
+        for b in NAMES {
+            let Some(rest) = sentence.strip_prefix(&format!("{a} says {b} loves ")) else {
+                continue;
+            };
+            if !THINGS.iter().any(|t| rest == format!("{t}.")) {
+                continue;
+            }
+            let (wa, wb) = (words(a), words(b));
+            if !within(&wa, &wb) && !within(&wb, &wa) {
+                return Some(a);
+            }
+        }
+    }
+    None
 }
 
 /// Claims bound to a named entity through an open subject edge, oldest

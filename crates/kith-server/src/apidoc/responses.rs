@@ -580,6 +580,7 @@ pub fn components() -> Vec<(&'static str, Value)> {
                     ("polarity", opt_string()),
                     ("epistemic_type", string()),
                     ("condition", opt_string()),
+                    ("reported", opt_object()),
                     ("content", string()),
                     ("lifecycle", one_of(LIFECYCLES)),
                     ("current", boolean()),

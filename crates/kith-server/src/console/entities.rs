@@ -318,6 +318,16 @@ fn claim_table(out: &mut String, claims: &[&Node], id: &str) {
                 c.epistemic_type.as_str()
             )
         };
+        // Someone else's words, as the author reported them.
+        let reported = c.metadata.as_ref().and_then(|m| m.get("reported"));
+        let state = match reported.map(|r| r["by"].as_str()) {
+            Some(Some(by)) => format!(
+                "{state} <span class=\"muted reported\">reported by {}</span>",
+                esc(by)
+            ),
+            Some(None) => format!("{state} <span class=\"muted reported\">hearsay</span>"),
+            None => state,
+        };
         let _ = write!(
             out,
             r#"<tr class="claim"><td><a href="/ui/nodes/{}">{}</a>{state}</td><td>“{}”</td><td>{turn}</td><td>{}{}</td></tr>"#,

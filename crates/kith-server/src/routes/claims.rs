@@ -64,7 +64,7 @@ const REPORT: &str = "`{op_id, kind, claim, replacement, replayed}`";
 /// superseded ones only with `all=true`.
 #[utoipa::path(get, path = "/v1/claims", tag = "claims", params(ClaimsQuery),
     responses(
-        (status = 200, description = "`[{id, subject_id, subject, predicate, object, polarity, content, lifecycle, current, valid_from, valid_to, event_time, evidence_quote, evidence, superseded_by, edited}]`", body = serde_json::Value),
+        (status = 200, description = "`[{id, subject_id, subject, predicate, object, polarity, epistemic_type, condition, reported, content, lifecycle, current, valid_from, valid_to, event_time, evidence_quote, evidence, superseded_by, edited}]`", body = serde_json::Value),
         (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn list_handler(
     State(state): State<AppState>,

@@ -163,6 +163,11 @@ impl Ingest<'_> {
             } else {
                 grounding::IntentionRule::Unchecked
             },
+            reports: if policy.has_v8_rules() {
+                grounding::ReportRule::Unverified
+            } else {
+                grounding::ReportRule::Unchecked
+            },
         };
         let mut grounded = grounding::ground_with(&event.content, extraction, &options);
         // An LLM's reply is bounded before anything is planned: entities

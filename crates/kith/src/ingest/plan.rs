@@ -13,7 +13,9 @@ use kith_core::{
     canon, ids, Edge, EdgeType, EpistemicType, Event, Lifecycle, Node, NodeType, OwnerId, ScopeId,
     SourceType,
 };
-use kith_extract::grounding::{Dropped, EndpointRef, Grounded, GroundedFact, GroundedRelationship};
+use kith_extract::grounding::{
+    Dropped, EndpointRef, Grounded, GroundedFact, GroundedRelationship, Reported,
+};
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
 use kith_identity::persons::{self, PersonNode};
@@ -40,7 +42,10 @@ use uuid::Uuid;
 /// `kith_ingest_v6`: so does one reported after a colon ("Dev says: I'm…",
 /// "Dev: I hate sushi"); `kith_ingest_v7`: a claim of such a sentence
 /// whose first person and other endpoint stand in the author's own words
-/// ("My boss Karen said \"…\"" → `I has_boss Karen`) binds again.
+/// ("My boss Karen said \"…\"" → `I has_boss Karen`) binds again;
+/// `kith_ingest_v8`: a claim in someone else's reported words ("Dev says
+/// Ana loves sushi") is unverified, names its reporter and supersedes
+/// nothing.
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -404,9 +409,18 @@ fn fact_metadata(
         metadata.insert("condition".into(), json!(condition));
         metadata.insert("condition_state".into(), json!("unknown"));
     }
+    put_reported(&mut metadata, f.reported_by.as_ref());
     speaker_reference(&mut metadata, bases.0, bases.1, identity, owner_id);
     repaired.write(&mut metadata);
     metadata
+}
+
+/// `reported: {"by": …}` for a claim in someone else's reported words
+/// (`kith_ingest_v8`); `by` is null for hearsay from nobody named.
+fn put_reported(metadata: &mut Map<String, Value>, reported: Option<&Reported>) {
+    if let Some(r) = reported {
+        metadata.insert("reported".into(), json!({ "by": r.by }));
+    }
 }
 
 /// What pronoun repair changed in one claim (spec: pronoun repair).
@@ -632,7 +646,10 @@ impl Builder<'_> {
             content: &repaired.text,
             metadata,
             epistemic: fact.epistemic_type,
-            update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update),
+            // What someone else is said to have said retires nothing the
+            // person said themselves.
+            update: fact.temporal_intent == Some(kith_extract::TemporalIntent::Update)
+                && f.reported_by.is_none(),
             replaces_object: fact.replaces_object.as_deref(),
         };
         let id = self.claim(spec, subject, seen_digests)?;
@@ -721,6 +738,7 @@ impl Builder<'_> {
             &r.evidence,
             rel.confidence,
         );
+        put_reported(&mut metadata, r.reported_by.as_ref());
         speaker_reference(
             &mut metadata,
             source_basis,

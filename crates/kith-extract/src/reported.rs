@@ -1,0 +1,700 @@
+//! Reported speech: claims that stand in someone else's words.
+//!
+//! "Dev says Ana loves sushi." is the author's report of what Dev says. It
+//! is evidence that Ana loves sushi, not the author's own statement of it,
+//! and it must not read as Ana's word either. A claim is *reported* when
+//! its subject stands in the reported words of its sentence and its other
+//! end is not written outside them:
+//!
+//! - after a reporting word and the person who reports (`Dev said (that)
+//!   …`, `My sister told me …`, `She thinks …`, `I heard …`): the words
+//!   from there to the end of the clause, or the quotation that follows;
+//! - inside a quotation a reporting word attributes (`"…," Dev said`);
+//! - beside `according to X` (before it, or after its comma).
+//!
+//! The author's own words are theirs: a first-person reporter (`I told Dev
+//! that …`, `I said …`) reports the author, except `I heard`, which is
+//! hearsay from nobody named. A report about the reporter (`Ana said she
+//! …` with subject Ana) is first-hand. A claim whose other end stands in
+//! the author's own words (`My boss Karen said "I'm quitting".` → `I
+//! has_boss Karen`) is the author's. This is a conservative English rule,
+//! like grounding's qualifiers: it reads words, not syntax.
+
+use std::ops::Range;
+
+use crate::grounding::{
+    normalize_quote_mark, normalize_quote_marks, personal_family, sentence_spans,
+};
+
+/// Words that report what someone said or wrote, lower case, whole words
+/// ("told me" is covered by "told"). Verbs that more often describe the
+/// author's own doings ("I write code", "I text my mum") are left out in
+/// their plain form. The identity rules read the same list to tell quoted
+/// or relayed first persons from the author's.
+pub const REPORTING_VERBS: &[&str] = &[
+    "say",
+    "says",
+    "said",
+    "writes",
+    "wrote",
+    "texts",
+    "texted",
+    "tells",
+    "told",
+    "emailed",
+    "messaged",
+    "replied",
+    "tweeted",
+    "quoted",
+    "claimed",
+    "insisted",
+    "according",
+];
+
+/// Words besides [`REPORTING_VERBS`] that pass on what someone else holds
+/// true (hearsay and belief). They report only here: the identity rules
+/// leave them out, since "I heard a noise" quotes nobody.
+const HEARSAY_VERBS: &[&str] = &[
+    "heard",
+    "hears",
+    "mentioned",
+    "mentions",
+    "claims",
+    "insists",
+    "thinks",
+    "reckons",
+    "believes",
+    "swears",
+    "swore",
+    "announced",
+];
+
+/// Verbs whose hearer may follow them before the reported words (`told me
+/// that …`, `texted Ana: …`).
+const TO_SOMEONE: &[&str] = &[
+    "tells",
+    "told",
+    "texts",
+    "texted",
+    "emailed",
+    "messaged",
+    "wrote",
+    "writes",
+    "replied",
+    "mentioned",
+    "swore",
+];
+
+/// Words between a reporter and the verb that keep the frame (`Dev always
+/// says …`).
+const ADVERBS: &[&str] = &[
+    "always",
+    "once",
+    "just",
+    "also",
+    "literally",
+    "even",
+    "apparently",
+    "actually",
+    "then",
+    "already",
+    "never",
+    "still",
+    "really",
+];
+
+/// Words before a common noun that make it a reporter (`my sister`, `the
+/// doctor`, `Dev's mum`).
+const DETERMINERS: &[&str] = &["my", "our", "his", "her", "their", "your", "the", "a", "an"];
+
+/// Third-person and second-person pronouns that can report.
+const PRONOUNS: &[&str] = &["he", "she", "they", "you"];
+
+/// A claim that stands in someone else's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Who reports it, as written (`Dev`, `my sister`, `she`); `None` for
+    /// hearsay from nobody named (`I heard …`).
+    pub by: Option<String>,
+}
+
+/// Whether the claim `subject` – `object`, quoted as `quote` from
+/// `sentence`, stands in someone else's reported words (see the module
+/// documentation). Every place the quote occurs must be reported: a
+/// message that also says it in the author's own words (`Dev says Sam
+/// loves sushi. Sam loves sushi.`) asserts it. Quotation marks of every
+/// style read alike (the reporter is given with straight ones).
+pub fn reported(sentence: &str, quote: &str, subject: &str, object: &str) -> Option<Report> {
+    let sentence = normalize_quote_marks(sentence);
+    let quote = normalize_quote_marks(quote.trim());
+    let words = Word::split(&sentence);
+    let quotes = quoted_spans(&sentence);
+    let mut places: Vec<Range<usize>> = Vec::new();
+    if !quote.is_empty() {
+        places.extend(
+            sentence
+                .match_indices(quote.as_str())
+                .map(|(at, q)| at..at + q.len()),
+        );
+    }
+    if places.is_empty() {
+        places.push(0..sentence.len());
+    }
+    let frames = frames(&sentence, &words, &quotes);
+    let mut by = None;
+    for place in &places {
+        let frame = frames
+            .iter()
+            .find(|f| f.overlaps(place) && f.covers(&sentence, subject, object))?;
+        by.get_or_insert_with(|| frame.by.clone());
+    }
+    by.map(|by| Report { by })
+}
+
+/// One reporting frame: who reports and the byte range of what they say.
+#[derive(Debug)]
+struct Frame {
+    by: Option<String>,
+    said: Range<usize>,
+    /// Direct speech (quoted, or after a colon): its first person is the
+    /// reporter's, not the author's.
+    direct: bool,
+}
+
+impl Frame {
+    /// Whether the reported words overlap `place`.
+    fn overlaps(&self, place: &Range<usize>) -> bool {
+        self.said.start < place.end && place.start < self.said.end
+    }
+
+    /// Whether the claim stands in this frame's reported words.
+    fn covers(&self, sentence: &str, subject: &str, object: &str) -> bool {
+        let said = &sentence[self.said.clone()];
+        if !mentions(said, subject) {
+            return false;
+        }
+        if let Some(by) = &self.by {
+            // A report about the reporter is first-hand: the reporter named
+            // as the subject, or the reporter's own "I" in direct speech
+            // (`Jordan wrote: 'I hate sushi'`). Indirect speech keeps the
+            // author's "I" (`My boss said I was late`).
+            if self.direct && is_first_person_name(subject) {
+                return false;
+            }
+            let (by, subject) = (folded_words(by), folded_words(subject));
+            if contains_run(&by, &subject) || contains_run(&subject, &by) {
+                return false;
+            }
+        }
+        // The other end, when the sentence writes it, must be reported too.
+        let outside = format!(
+            "{} {}",
+            &sentence[..self.said.start],
+            &sentence[self.said.end..]
+        );
+        mentions(said, object) || !mentions(&outside, object)
+    }
+}
+
+/// A word of the sentence and where it stands.
+#[derive(Debug)]
+struct Word<'a> {
+    text: &'a str,
+    lower: String,
+    at: Range<usize>,
+}
+
+impl<'a> Word<'a> {
+    /// Runs of letters and digits, with apostrophes between letters kept
+    /// (`Dev's`, `I'm`).
+    fn split(sentence: &'a str) -> Vec<Word<'a>> {
+        let mut out = Vec::new();
+        let mut start = None;
+        let chars: Vec<(usize, char)> = sentence.char_indices().collect();
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let inner_apostrophe = normalize_quote_mark(c) == '\''
+                && start.is_some()
+                && chars.get(k + 1).is_some_and(|&(_, n)| n.is_alphanumeric());
+            if c.is_alphanumeric() || inner_apostrophe {
+                start.get_or_insert(i);
+            } else if let Some(s) = start.take() {
+                out.push(Word::new(sentence, s..i));
+            }
+        }
+        if let Some(s) = start {
+            out.push(Word::new(sentence, s..sentence.len()));
+        }
+        out
+    }
+
+    fn new(sentence: &'a str, at: Range<usize>) -> Word<'a> {
+        let text = &sentence[at.clone()];
+        Word {
+            text,
+            lower: text.to_lowercase(),
+            at,
+        }
+    }
+
+    fn is_capitalised(&self) -> bool {
+        self.text.chars().next().is_some_and(char::is_uppercase)
+    }
+
+    fn is_first_person(&self) -> bool {
+        let base = self.lower.split('\'').next().unwrap_or("");
+        personal_family(base).is_some_and(|family| family.contains(&"i") || family.contains(&"we"))
+    }
+}
+
+/// Every reporting frame of the sentence, in order.
+fn frames(sentence: &str, words: &[Word<'_>], quotes: &[Range<usize>]) -> Vec<Frame> {
+    let quoted = |w: &Word<'_>| quotes.iter().any(|q| q.contains(&w.at.start));
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        if quoted(word) {
+            continue;
+        }
+        if word.lower == "according" && words.get(i + 1).is_some_and(|w| w.lower == "to") {
+            out.extend(according_to(sentence, words, i));
+        } else if REPORTING_VERBS.contains(&word.lower.as_str())
+            || HEARSAY_VERBS.contains(&word.lower.as_str())
+        {
+            out.extend(verb_frame(sentence, words, quotes, i));
+        }
+    }
+    out
+}
+
+/// `According to X, …` or `…, according to X.`
+fn according_to(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Frame> {
+    let name = run(sentence, &words[i + 2..], |w| {
+        w.is_capitalised() || DETERMINERS.contains(&w.lower.as_str())
+    });
+    let last = name.last()?;
+    let by = sentence[name[0].at.start..last.at.end].to_string();
+    let after_name = &sentence[last.at.end..];
+    let said = if words[i].at.start == first_word_start(words) {
+        // The reported words follow the name and its comma.
+        let comma = after_name.find(',')?;
+        last.at.end + comma + 1..clause_end(sentence, last.at.end + comma + 1)
+    } else {
+        0..words[i].at.start
+    };
+    Some(Frame {
+        by: Some(by),
+        said,
+        direct: false,
+    })
+}
+
+fn first_word_start(words: &[Word<'_>]) -> usize {
+    words.first().map_or(0, |w| w.at.start)
+}
+
+/// `Dev said (that) …`, `My sister told me "…"`, `"…," Dev said`, `"…,"
+/// said Dev`, `I heard …`.
+fn verb_frame(
+    sentence: &str,
+    words: &[Word<'_>],
+    quotes: &[Range<usize>],
+    i: usize,
+) -> Option<Frame> {
+    let verb = &words[i];
+    let hearsay = matches!(verb.lower.as_str(), "heard" | "hears");
+    let mut k = i + 1;
+    let by = match reporter_before(sentence, words, i) {
+        Some(Reporter::FirstPerson) if hearsay => None,
+        // The author's own report is the author's word.
+        Some(Reporter::FirstPerson) => return None,
+        Some(Reporter::Named(name)) => Some(name),
+        None => {
+            let (name, len) = reporter_after(sentence, words, i)?;
+            k += len;
+            Some(name)
+        }
+    };
+    if TO_SOMEONE.contains(&verb.lower.as_str()) {
+        k += hearer_len(sentence, words[k - 1].at.end, &words[k.min(words.len())..]);
+    }
+    // The end of the verb and its hearer: a colon or a quotation mark
+    // right after it opens direct speech.
+    let framed = words[k - 1].at.end;
+    let opening = sentence[framed..]
+        .char_indices()
+        .find(|&(_, c)| !c.is_whitespace() && !matches!(c, ':' | ','))
+        .map(|(at, _)| framed + at);
+    if let Some(q) = opening.and_then(|at| quotes.iter().find(|q| q.start == at + 1)) {
+        return Some(Frame {
+            by,
+            said: q.clone(),
+            direct: true,
+        });
+    }
+    if words.get(k).is_some_and(|w| w.lower == "that") {
+        k += 1;
+    }
+    let rest_start = words.get(k).map_or(sentence.len(), |w| w.at.start);
+    let said = rest_start..clause_end(sentence, rest_start);
+    if sentence[said.clone()].chars().any(char::is_alphanumeric) {
+        let direct = sentence[framed..rest_start].contains(':');
+        return Some(Frame { by, said, direct });
+    }
+    // Nothing after the verb: the quotation before it (`"…," Dev said.`).
+    let before = quotes.iter().rev().find(|q| q.end <= verb.at.start)?;
+    Some(Frame {
+        by,
+        said: before.clone(),
+        direct: true,
+    })
+}
+
+/// Who reports, read backwards from the verb at `i`.
+enum Reporter {
+    FirstPerson,
+    Named(String),
+}
+
+fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Reporter> {
+    let mut j = i.checked_sub(1)?;
+    while ADVERBS.contains(&words[j].lower.as_str()) && words[j].lower != words[i].lower {
+        j = j.checked_sub(1)?;
+    }
+    // Only spaces and adverbs between the reporter and the verb (no comma,
+    // no quotation mark).
+    let between = &sentence[words[j].at.end..words[i].at.start];
+    if !between
+        .chars()
+        .all(|c| c.is_whitespace() || c.is_alphanumeric())
+    {
+        return None;
+    }
+    let w = &words[j];
+    if w.is_first_person() {
+        return Some(Reporter::FirstPerson);
+    }
+    if PRONOUNS.contains(&w.lower.as_str()) {
+        return Some(Reporter::Named(w.text.to_string()));
+    }
+    if w.is_capitalised() {
+        // A run of capitalised words (`Dev Patel`), or a sentence opener
+        // that is one of the determiners (`My`).
+        let mut first = j;
+        while first > 0
+            && words[first - 1].is_capitalised()
+            && !words[first - 1].is_first_person()
+            && joins(&sentence[words[first - 1].at.end..words[first].at.start])
+        {
+            first -= 1;
+        }
+        return Some(Reporter::Named(
+            sentence[words[first].at.start..w.at.end].to_string(),
+        ));
+    }
+    // A common noun after a determiner or a possessive: `my sister`,
+    // `Dev's mum`.
+    let det = &words[j.checked_sub(1)?];
+    let possessive = det.lower.ends_with("'s") || det.lower.ends_with("\u{2019}s");
+    if DETERMINERS.contains(&det.lower.as_str()) || possessive {
+        return Some(Reporter::Named(
+            sentence[det.at.start..w.at.end].to_string(),
+        ));
+    }
+    None
+}
+
+/// `…," said Dev.`: a capitalised name right after the verb that ends the
+/// sentence, and how many words it has.
+fn reporter_after(sentence: &str, words: &[Word<'_>], i: usize) -> Option<(String, usize)> {
+    let name = run(sentence, &words[i + 1..], Word::is_capitalised);
+    let last = name.last()?;
+    if words.len() != i + 1 + name.len() {
+        return None;
+    }
+    let text = sentence[name[0].at.start..last.at.end].to_string();
+    Some((text, name.len()))
+}
+
+/// The first words of `words` that pass `keep`, separated by nothing but
+/// whitespace (a comma or a quotation mark ends the run), at most three.
+fn run<'w, 'a>(
+    sentence: &str,
+    words: &'w [Word<'a>],
+    keep: impl Fn(&Word<'a>) -> bool,
+) -> Vec<&'w Word<'a>> {
+    let mut out: Vec<&Word<'a>> = Vec::new();
+    for w in words.iter().take(3) {
+        let joined = out
+            .last()
+            .is_none_or(|prev| joins(&sentence[prev.at.end..w.at.start]));
+        if !joined || !keep(w) {
+            break;
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Whether the text between two words keeps them in one name: spaces, or
+/// one hyphen (`Maya-Okafor`).
+fn joins(gap: &str) -> bool {
+    gap.chars().all(char::is_whitespace) || gap == "-"
+}
+
+/// How many words name the hearer after a verb like "told" that ends at
+/// `after`: a pronoun, or a run of capitalised words, right after the verb
+/// (`wrote: Tom …` has none).
+fn hearer_len(sentence: &str, after: usize, rest: &[Word<'_>]) -> usize {
+    let next = rest
+        .first()
+        .filter(|w| sentence[after..w.at.start].trim().is_empty());
+    match next {
+        Some(w)
+            if matches!(
+                w.lower.as_str(),
+                "me" | "us" | "him" | "her" | "them" | "you" | "everyone"
+            ) =>
+        {
+            1
+        }
+        Some(w) if w.is_capitalised() && !w.is_first_person() => run(sentence, rest, |w| {
+            w.is_capitalised() && !w.is_first_person()
+        })
+        .len(),
+        _ => 0,
+    }
+}
+
+/// The end of the clause that starts at `start`: the next `;`, dash or the
+/// end of its sentence (a claim's evidence may be a whole message, when
+/// its quote occurs in it more than once).
+fn clause_end(sentence: &str, start: usize) -> usize {
+    let sentence_end = sentence_spans(sentence)
+        .into_iter()
+        .find(|s| s.end > start)
+        .map_or(sentence.len(), |s| s.end);
+    sentence[start..sentence_end]
+        .find([';', '\u{2014}'])
+        .map_or(sentence_end, |at| start + at)
+}
+
+/// The byte ranges inside double quotation marks (any style); an unclosed
+/// quotation runs to the end.
+fn quoted_spans(sentence: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut open = None;
+    for (i, c) in sentence.char_indices() {
+        if normalize_quote_mark(c) == '"' {
+            match open.take() {
+                None => open = Some(i + c.len_utf8()),
+                Some(start) => spans.push(start..i),
+            }
+        }
+    }
+    if let Some(start) = open {
+        spans.push(start..sentence.len());
+    }
+    spans
+}
+
+/// Lower-case words, apostrophes and what follows them left out
+/// (`I'm` → `i`, `Ana's` → `ana`).
+fn folded_words(text: &str) -> Vec<String> {
+    Word::split(text)
+        .into_iter()
+        .map(|w| w.lower.split('\'').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Whether `needle` is a run of `hay`'s words (an empty needle is not).
+fn contains_run(hay: &[String], needle: &[String]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether `word` (lower case) is a first-person singular form (I, me, my…).
+fn first_person(word: &str) -> bool {
+    personal_family(word).is_some_and(|f| f.contains(&"i"))
+}
+
+/// Whether a claim end is the first-person singular (`I`, `me`, `my`…).
+fn is_first_person_name(name: &str) -> bool {
+    matches!(folded_words(name).as_slice(), [one] if first_person(one))
+}
+
+/// Whether `text` mentions `name`: its words in a run, case-insensitive;
+/// a first-person name (I, me, my…) is mentioned by any first-person word.
+fn mentions(text: &str, name: &str) -> bool {
+    let words = folded_words(text);
+    if is_first_person_name(name) {
+        return words.iter().any(|w| first_person(w));
+    }
+    contains_run(&words, &folded_words(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn by(sentence: &str, subject: &str, object: &str) -> Option<Option<String>> {
+        reported(sentence, sentence, subject, object).map(|r| r.by)
+    }
+
+    #[test]
+    fn someone_elses_words_are_reported() {
+        for (sentence, subject, object, who) in [
+            ("Dev says \"Ana loves sushi\".", "Ana", "sushi", Some("Dev")),
+            (
+                "Dev said that Ana loves sushi.",
+                "Ana",
+                "sushi",
+                Some("Dev"),
+            ),
+            ("Dev said Ana loves sushi.", "Ana", "sushi", Some("Dev")),
+            (
+                "Dev Patel always says Ana works at Figma.",
+                "Ana",
+                "Figma",
+                Some("Dev Patel"),
+            ),
+            (
+                "Maya-Okafor says Jordan loves sushi.",
+                "Jordan",
+                "sushi",
+                Some("Maya-Okafor"),
+            ),
+            (
+                "My sister told me Tom moved to Leeds.",
+                "Tom",
+                "Leeds",
+                Some("My sister"),
+            ),
+            (
+                "Dev's mum thinks Ana is vegan.",
+                "Ana",
+                "vegan",
+                Some("Dev's mum"),
+            ),
+            (
+                "She told me that Tom quit his job.",
+                "Tom",
+                "his job",
+                Some("She"),
+            ),
+            (
+                "According to Ana, Dev works at Google.",
+                "Dev",
+                "Google",
+                Some("Ana"),
+            ),
+            (
+                "Dev works at Google, according to Ana.",
+                "Dev",
+                "Google",
+                Some("Ana"),
+            ),
+            (
+                "\u{201C}Tom got the job,\u{201D} Dev said.",
+                "Tom",
+                "the job",
+                Some("Dev"),
+            ),
+            (
+                "\"Tom got the job,\" said Dev.",
+                "Tom",
+                "the job",
+                Some("Dev"),
+            ),
+            (
+                "My sister said \"Tom quit his job\" yesterday.",
+                "Tom",
+                "his job",
+                Some("My sister"),
+            ),
+            (
+                "Jordan wrote: Tom hates sushi.",
+                "Tom",
+                "sushi",
+                Some("Jordan"),
+            ),
+            ("Dev told me \"Ana left Acme\".", "Ana", "Acme", Some("Dev")),
+            (
+                "Dev texted Ana: Tom is moving to Oslo.",
+                "Tom",
+                "Oslo",
+                Some("Dev"),
+            ),
+            ("My boss said I was late.", "I", "late", Some("My boss")),
+            ("I heard that Ana moved to Berlin.", "Ana", "Berlin", None),
+        ] {
+            assert_eq!(
+                by(sentence, subject, object),
+                Some(who.map(str::to_string)),
+                "{sentence}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_authors_own_words_are_not_reported() {
+        for (sentence, subject, object) in [
+            // No reporting at all.
+            ("Ana loves sushi.", "Ana", "sushi"),
+            ("I work at Figma.", "I", "Figma"),
+            // The author reports themselves.
+            ("I told Dev that I love sushi.", "I", "sushi"),
+            ("I told Dev that Ana loves sushi.", "Ana", "sushi"),
+            ("I said Tom was right.", "Tom", "right"),
+            // A report about the reporter is first-hand.
+            ("Ana said she loves sushi.", "Ana", "sushi"),
+            ("Ana told me she moved to Lisbon.", "Ana", "Lisbon"),
+            // Direct speech: its "I" is the reporter's, first-hand.
+            ("My sister said \"I quit my job\" yesterday.", "I", "my job"),
+            ("Jordan wrote: 'I hate sushi'.", "I", "sushi"),
+            ("Jordan texted me: I love cilantro.", "I", "cilantro"),
+            ("\"I got the job,\" Dev said.", "I", "the job"),
+            // The claim stands outside the reported words.
+            ("My boss Karen said \"I'm quitting\".", "I", "Karen"),
+            ("Ana loves sushi; Dev said so.", "Ana", "sushi"),
+            // A message quoted twice is the claim's evidence whole: the
+            // report ends with its sentence.
+            (
+                "Sam says Jordan loves sushi. I love sushi. I love sushi.",
+                "I",
+                "sushi",
+            ),
+            // "said" in a relative clause reports nobody named here.
+            ("I saw a sign that said Ana was here.", "Ana", "here"),
+            // A reporting word inside the quotation is part of it.
+            ("\"Dev said hi\" is what Ana wrote.", "Ana", "hi"),
+        ] {
+            assert_eq!(by(sentence, subject, object), None, "{sentence}");
+        }
+    }
+
+    #[test]
+    fn every_place_the_quote_stands_must_be_reported() {
+        let message = "Maya says Sam loves sushi. Sam loves sushi.";
+        assert_eq!(reported(message, "Sam loves sushi.", "Sam", "sushi"), None);
+        let twice = "Maya says Sam loves sushi. Dev says Sam loves sushi.";
+        assert_eq!(
+            reported(twice, "Sam loves sushi.", "Sam", "sushi").map(|r| r.by),
+            Some(Some("Maya".into()))
+        );
+        // A model that quotes only the reported words.
+        let relayed = "Dev says: Ana is allergic to peanuts.";
+        assert_eq!(
+            reported(relayed, "Ana is allergic to peanuts.", "Ana", "peanuts").map(|r| r.by),
+            Some(Some("Dev".into()))
+        );
+        // A quote outside the reported words.
+        let after = "Ana loves sushi; Dev says Ana loves tea.";
+        assert_eq!(reported(after, "Ana loves sushi", "Ana", "sushi"), None);
+    }
+
+    #[test]
+    fn curly_and_straight_marks_read_alike() {
+        let straight = by("Dev said \"Ana loves sushi\".", "Ana", "sushi");
+        let curly = by("Dev said \u{201C}Ana loves sushi\u{201D}.", "Ana", "sushi");
+        assert_eq!(straight, curly);
+        assert_eq!(straight, Some(Some("Dev".into())));
+    }
+}
