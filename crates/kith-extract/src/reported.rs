@@ -103,6 +103,39 @@ const ADVERBS: &[&str] = &[
     "really",
 ];
 
+/// Words right after a reporting verb that make it say a thing, not
+/// report words (`You mentioned it earlier`, `said goodbye`).
+const OBJECT_WORDS: &[&str] = &[
+    "it",
+    "this",
+    "so",
+    "something",
+    "anything",
+    "nothing",
+    "everything",
+    "goodbye",
+    "hello",
+    "hi",
+    "yes",
+    "no",
+    "thanks",
+    "sorry",
+];
+
+/// Reporting verbs that usually name a thing (`you mentioned the
+/// trellis`): they report words only after `that`, a colon or a quotation.
+const NAMES_A_THING: &[&str] = &["mentioned", "mentions"];
+
+/// Words that never report, capitalised or not: `That said, …`, `which
+/// says`, `it says`.
+const FUNCTION_WORDS: &[&str] = &[
+    "that", "this", "these", "those", "it", "which", "what", "who", "there", "here", "as",
+];
+
+fn is_function_word(w: &Word<'_>) -> bool {
+    FUNCTION_WORDS.contains(&w.lower.as_str())
+}
+
 /// Words before a common noun that make it a reporter (`my sister`, `the
 /// doctor`, `Dev's mum`).
 const DETERMINERS: &[&str] = &["my", "our", "his", "her", "their", "your", "the", "a", "an"];
@@ -171,6 +204,11 @@ impl Frame {
     fn covers(&self, sentence: &str, subject: &str, object: &str) -> bool {
         let said = &sentence[self.said.clone()];
         if !mentions(said, subject) {
+            return false;
+        }
+        // "I heard …": the author's own "I" is the one who heard (`I heard
+        // there's a trail near where I live` → `I heard …` is the author's).
+        if self.by.is_none() && is_first_person_name(subject) {
             return false;
         }
         if let Some(by) = &self.by {
@@ -267,8 +305,10 @@ fn frames(sentence: &str, words: &[Word<'_>], quotes: &[Range<usize>]) -> Vec<Fr
 
 /// `According to X, …` or `…, according to X.`
 fn according_to(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Frame> {
+    // Only a person's name reports: "according to the package
+    // instructions", "according to their needs" report nobody.
     let name = run(sentence, &words[i + 2..], |w| {
-        w.is_capitalised() || DETERMINERS.contains(&w.lower.as_str())
+        w.is_capitalised() && !DETERMINERS.contains(&w.lower.as_str()) && !is_function_word(w)
     });
     let last = name.last()?;
     let by = sentence[name[0].at.start..last.at.end].to_string();
@@ -278,7 +318,10 @@ fn according_to(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Frame> {
         let comma = after_name.find(',')?;
         last.at.end + comma + 1..clause_end(sentence, last.at.end + comma + 1)
     } else {
-        0..words[i].at.start
+        // `…, according to Ana.`: the clause before its comma.
+        let before = sentence[..words[i].at.start].trim_end();
+        let end = before.strip_suffix(',')?.len();
+        clause_start(sentence, end)..end
     };
     Some(Frame {
         by: Some(by),
@@ -330,22 +373,64 @@ fn verb_frame(
             direct: true,
         });
     }
-    if words.get(k).is_some_and(|w| w.lower == "that") {
+    let that = words.get(k).is_some_and(|w| w.lower == "that");
+    if that {
         k += 1;
     }
     let rest_start = words.get(k).map_or(sentence.len(), |w| w.at.start);
-    let said = rest_start..clause_end(sentence, rest_start);
-    if sentence[said.clone()].chars().any(char::is_alphanumeric) {
-        let direct = sentence[framed..rest_start].contains(':');
+    let gap = &sentence[framed..rest_start];
+    let direct = gap.contains(':');
+    // Words follow the verb as what was said unless a comma or a stop
+    // comes first ("the bands you mentioned, and I …"), or the verb takes
+    // a thing ("You mentioned it", "said goodbye") or a conjunction
+    // follows ("the code you wrote and then I …"); "mentioned" takes
+    // what was said only after "that" or a colon ("you mentioned the
+    // trellis" names a thing).
+    let says_something = !gap.contains([',', '.', ';', '!', '?'])
+        && words.get(k).is_some_and(|w| {
+            !OBJECT_WORDS.contains(&w.lower.as_str()) && !NEW_CLAUSE.contains(&w.lower.as_str())
+        })
+        && (that || direct || !NAMES_A_THING.contains(&verb.lower.as_str()));
+    if says_something {
+        let said = rest_start..clause_end(sentence, rest_start);
         return Some(Frame { by, said, direct });
     }
-    // Nothing after the verb: the quotation before it (`"…," Dev said.`).
-    let before = quotes.iter().rev().find(|q| q.end <= verb.at.start)?;
+    // Nothing said after the verb: the quotation right before the frame
+    // (`"…," Dev said.`, `"…," said Dev.`).
+    let frame_start = reporter_start(sentence, words, i).unwrap_or(verb.at.start);
+    let before = quotes.iter().rev().find(|q| q.end <= frame_start)?;
+    let between = &sentence[before.end..frame_start];
+    if between.chars().any(char::is_alphanumeric) {
+        return None;
+    }
     Some(Frame {
         by,
         said: before.clone(),
         direct: true,
     })
+}
+
+/// Where the reporter before the verb at `i` starts, when there is one.
+fn reporter_start(sentence: &str, words: &[Word<'_>], i: usize) -> Option<usize> {
+    let mut j = i.checked_sub(1)?;
+    while ADVERBS.contains(&words[j].lower.as_str()) {
+        j = j.checked_sub(1)?;
+    }
+    let between = &sentence[words[j].at.end..words[i].at.start];
+    if !between
+        .chars()
+        .all(|c| c.is_whitespace() || c.is_alphanumeric())
+    {
+        return None;
+    }
+    let mut first = j;
+    while first > 0
+        && words[first - 1].is_capitalised()
+        && joins(&sentence[words[first - 1].at.end..words[first].at.start])
+    {
+        first -= 1;
+    }
+    Some(words[first].at.start)
 }
 
 /// Who reports, read backwards from the verb at `i`.
@@ -369,6 +454,9 @@ fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Repor
         return None;
     }
     let w = &words[j];
+    if is_function_word(w) {
+        return None;
+    }
     if w.is_first_person() {
         return Some(Reporter::FirstPerson);
     }
@@ -464,18 +552,48 @@ fn hearer_len(sentence: &str, after: usize, rest: &[Word<'_>]) -> usize {
     }
 }
 
-/// The end of the clause that starts at `start`: the next `;`, dash or the
-/// end of its sentence (a claim's evidence may be a whole message, when
-/// its quote occurs in it more than once).
+/// The end of the clause that starts at `start`: the next `;`, dash, a
+/// comma before a new clause (a conjunction, or the author's own "I":
+/// `Dev said X, but I …`, `…, I built it`) or the end of its sentence (a
+/// claim's evidence may be a whole message, when its quote occurs in it
+/// more than once).
 fn clause_end(sentence: &str, start: usize) -> usize {
     let sentence_end = sentence_spans(sentence)
         .into_iter()
         .find(|s| s.end > start)
         .map_or(sentence.len(), |s| s.end);
-    sentence[start..sentence_end]
-        .find([';', '\u{2014}'])
-        .map_or(sentence_end, |at| start + at)
+    let text = &sentence[start..sentence_end];
+    let mut end = text.find([';', '\u{2014}']).unwrap_or(text.len());
+    for (at, _) in text.match_indices(',') {
+        if at >= end {
+            break;
+        }
+        let next = Word::split(&text[at + 1..]).into_iter().next();
+        if next.is_some_and(|w| NEW_CLAUSE.contains(&w.lower.as_str()) || w.is_first_person()) {
+            end = at;
+            break;
+        }
+    }
+    start + end
 }
+
+/// Where the clause that ends at `end` starts: after the last `;`, dash or
+/// sentence end before it.
+fn clause_start(sentence: &str, end: usize) -> usize {
+    let sentence_start = sentence_spans(sentence)
+        .into_iter()
+        .rev()
+        .find(|s| s.start < end)
+        .map_or(0, |s| s.start);
+    sentence[sentence_start..end]
+        .rfind([';', '\u{2014}'])
+        .map_or(sentence_start, |at| sentence_start + at + 1)
+}
+
+/// Words that open a new clause after a comma.
+const NEW_CLAUSE: &[&str] = &[
+    "and", "but", "so", "yet", "or", "while", "although", "though", "because", "since", "which",
+];
 
 /// The byte ranges inside double quotation marks (any style); an unclosed
 /// quotation runs to the end.
@@ -624,6 +742,30 @@ mod tests {
             ),
             ("My boss said I was late.", "I", "late", Some("My boss")),
             ("I heard that Ana moved to Berlin.", "Ana", "Berlin", None),
+            (
+                "I've heard that David Lynch likes recurring motifs.",
+                "David Lynch",
+                "recurring motifs",
+                None,
+            ),
+            (
+                "You mentioned that Ana moved to Oslo.",
+                "Ana",
+                "Oslo",
+                Some("You"),
+            ),
+            (
+                "Dev said Ana left Acme, but Tom stayed.",
+                "Ana",
+                "Acme",
+                Some("Dev"),
+            ),
+            (
+                "\u{201C}We only had a professional relationship with Sentinel,\u{201D} he said.",
+                "We",
+                "Sentinel",
+                Some("he"),
+            ),
         ] {
             assert_eq!(
                 by(sentence, subject, object),
@@ -646,6 +788,8 @@ mod tests {
             // A report about the reporter is first-hand.
             ("Ana said she loves sushi.", "Ana", "sushi"),
             ("Ana told me she moved to Lisbon.", "Ana", "Lisbon"),
+            // The author who heard is the author.
+            ("I heard there's a nice trail just north of where I live.", "I", "a nice trail"),
             // Direct speech: its "I" is the reporter's, first-hand.
             ("My sister said \"I quit my job\" yesterday.", "I", "my job"),
             ("Jordan wrote: 'I hate sushi'.", "I", "sushi"),
@@ -663,6 +807,19 @@ mod tests {
             ),
             // "said" in a relative clause reports nobody named here.
             ("I saw a sign that said Ana was here.", "Ana", "here"),
+            ("I'll send the code you wrote and then I will create the pipeline.", "I", "the pipeline"),
+            // A new clause after the report is the author's.
+            ("Dev said Ana left Acme, but Tom stayed.", "Tom", "stayed"),
+            // Real sentences from LongMemEval's user turns.
+            ("That said, as recruiters, I do believe we possess the power.", "I", "the power"),
+            ("I'll check out the bands you mentioned, and I'm interested in a seisi\u{fa}n.", "I", "a seisi\u{fa}n"),
+            ("I get 6 hours of sleep, which is not enough according to the American Heart Association.", "I", "6 hours of sleep"),
+            ("I'll cook them according to the package instructions.", "I", "them"),
+            ("You mentioned it earlier, and I'm curious about its features.", "I", "its features"),
+            ("The scene where Tony Stark says goodbye to his daughter was sad, and we were all emotional.", "we", "emotional"),
+            ("You mentioned using a shutter speed of 20 seconds, but I've seen longer exposures.", "I", "longer exposures"),
+            ("I'm glad you mentioned the trellis, I built it using wooden stakes.", "I", "it"),
+            ("I have a rare watch worth $5,000, according to the appraiser.", "I", "a rare watch"),
             // A reporting word inside the quotation is part of it.
             ("\"Dev said hi\" is what Ana wrote.", "Ana", "hi"),
         ] {

@@ -32,6 +32,10 @@
 //! 5. `Memory::doctor` is healthy;
 //! 6. one person, one node: a name has at most one active entity that is a
 //!    person's or untyped (`kith_ingest_v4`), whichever came first.
+//! 7. reported speech (`kith_ingest_v8`): a claim about `B` from `A says B
+//!    loves …` is unverified with `reported.by` = `A`; a claim names a
+//!    reporter only when its sentence reports, and is then no plain fact; a
+//!    value the owner corrected names none.
 //!
 //! Invariant 1 counts links from live subjects: an organizer merge retires
 //! a node and copies its links to the node it keeps (both in its
@@ -916,7 +920,9 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
             prop_assert!(cm.get("reported").is_none(), "corrected {:?}", c.content);
         }
         let sentence = cm["evidence_quote"].as_str().unwrap_or("");
-        if let Some(reporter) = relayed_by(sentence).filter(|_| !corrected) {
+        let about = cm["subject"].as_str().unwrap_or("");
+        let relayed = relayed_by(sentence).filter(|&(_, b)| !corrected && about == b);
+        if let Some((reporter, _)) = relayed {
             prop_assert_eq!(
                 c.epistemic_type,
                 kith::EpistemicType::Unverified,
@@ -947,11 +953,11 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// The reporter of a `{a} says {b} loves {thing}.` sentence about someone
-/// else: `b` is another person when neither name's words are a run of the
-/// other's (`Maya` and `Maya Okafor` may be one person; `Maya-Okafor`
-/// reads as `Maya Okafor`).
-fn relayed_by(sentence: &str) -> Option<&'static str> {
+/// The reporter and the person reported on of a `{a} says {b} loves
+/// {thing}.` sentence about someone else: `b` is another person when
+/// neither name's words are a run of the other's (`Maya` and `Maya Okafor`
+/// may be one person; `Maya-Okafor` reads as `Maya Okafor`).
+fn relayed_by(sentence: &str) -> Option<(&'static str, &'static str)> {
     let words = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -969,7 +975,7 @@ fn relayed_by(sentence: &str) -> Option<&'static str> {
             }
             let (wa, wb) = (words(a), words(b));
             if !within(&wa, &wb) && !within(&wb, &wa) {
-                return Some(a);
+                return Some((a, b));
             }
         }
     }
