@@ -345,11 +345,16 @@ fn verb_frame(
     let verb = &words[i];
     let hearsay = matches!(verb.lower.as_str(), "heard" | "hears");
     let mut k = i + 1;
+    // Where the frame starts: its reporter, or the verb (`said Dev`).
+    let mut frame_start = verb.at.start;
     let by = match reporter_before(sentence, words, i) {
-        Some(Reporter::FirstPerson) if hearsay => None,
+        Some((Reporter::FirstPerson, _)) if hearsay => None,
         // The author's own report is the author's word.
-        Some(Reporter::FirstPerson) => return None,
-        Some(Reporter::Named(name)) => Some(name),
+        Some((Reporter::FirstPerson, _)) => return None,
+        Some((Reporter::Named(name), start)) => {
+            frame_start = start;
+            Some(name)
+        }
         None => {
             let (name, len) = reporter_after(sentence, words, i)?;
             k += len;
@@ -397,7 +402,6 @@ fn verb_frame(
     }
     // Nothing said after the verb: the quotation right before the frame
     // (`"…," Dev said.`, `"…," said Dev.`).
-    let frame_start = reporter_start(sentence, words, i).unwrap_or(verb.at.start);
     let before = quotes.iter().rev().find(|q| q.end <= frame_start)?;
     let between = &sentence[before.end..frame_start];
     if between.chars().any(char::is_alphanumeric) {
@@ -410,38 +414,16 @@ fn verb_frame(
     })
 }
 
-/// Where the reporter before the verb at `i` starts, when there is one.
-fn reporter_start(sentence: &str, words: &[Word<'_>], i: usize) -> Option<usize> {
-    let mut j = i.checked_sub(1)?;
-    while ADVERBS.contains(&words[j].lower.as_str()) {
-        j = j.checked_sub(1)?;
-    }
-    let between = &sentence[words[j].at.end..words[i].at.start];
-    if !between
-        .chars()
-        .all(|c| c.is_whitespace() || c.is_alphanumeric())
-    {
-        return None;
-    }
-    let mut first = j;
-    while first > 0
-        && words[first - 1].is_capitalised()
-        && joins(&sentence[words[first - 1].at.end..words[first].at.start])
-    {
-        first -= 1;
-    }
-    Some(words[first].at.start)
-}
-
 /// Who reports, read backwards from the verb at `i`.
 enum Reporter {
     FirstPerson,
     Named(String),
 }
 
-fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Reporter> {
+/// The reporter before the verb at `i`, and where its words start.
+fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<(Reporter, usize)> {
     let mut j = i.checked_sub(1)?;
-    while ADVERBS.contains(&words[j].lower.as_str()) && words[j].lower != words[i].lower {
+    while ADVERBS.contains(&words[j].lower.as_str()) {
         j = j.checked_sub(1)?;
     }
     // Only spaces and adverbs between the reporter and the verb (no comma,
@@ -458,10 +440,10 @@ fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Repor
         return None;
     }
     if w.is_first_person() {
-        return Some(Reporter::FirstPerson);
+        return Some((Reporter::FirstPerson, w.at.start));
     }
     if PRONOUNS.contains(&w.lower.as_str()) {
-        return Some(Reporter::Named(w.text.to_string()));
+        return Some((Reporter::Named(w.text.to_string()), w.at.start));
     }
     if w.is_capitalised() {
         // A run of capitalised words (`Dev Patel`), or a sentence opener
@@ -474,8 +456,10 @@ fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Repor
         {
             first -= 1;
         }
-        return Some(Reporter::Named(
-            sentence[words[first].at.start..w.at.end].to_string(),
+        let start = words[first].at.start;
+        return Some((
+            Reporter::Named(sentence[start..w.at.end].to_string()),
+            start,
         ));
     }
     // A common noun after a determiner or a possessive: `my sister`,
@@ -483,9 +467,8 @@ fn reporter_before(sentence: &str, words: &[Word<'_>], i: usize) -> Option<Repor
     let det = &words[j.checked_sub(1)?];
     let possessive = det.lower.ends_with("'s") || det.lower.ends_with("\u{2019}s");
     if DETERMINERS.contains(&det.lower.as_str()) || possessive {
-        return Some(Reporter::Named(
-            sentence[det.at.start..w.at.end].to_string(),
-        ));
+        let name = sentence[det.at.start..w.at.end].to_string();
+        return Some((Reporter::Named(name), det.at.start));
     }
     None
 }
