@@ -833,6 +833,14 @@ fn a_claim_about_the_wrong_person_moves_to_the_right_one_and_back() {
     assert!(c.get(&target).body.contains("Maya Berg"));
 }
 
+/// The claim row of an entity page that mentions `needle`.
+fn claim_row(body: &str, needle: &str) -> String {
+    body.split(r#"<tr class="claim">"#)
+        .find(|r| r.contains(needle))
+        .unwrap_or_else(|| panic!("no row for {needle}: {body}"))
+        .to_string()
+}
+
 /// What was said under a condition is marked on its entity's page, and the
 /// API's facts view carries the condition.
 #[test]
@@ -868,13 +876,7 @@ fn a_conditional_claim_is_marked_on_its_entitys_page() {
     let mut c = Client::new(&server);
     c.login(ALICE_KEY);
     let page = c.get(&format!("/ui/nodes/{maya}"));
-    let row = |needle: &str| {
-        page.body
-            .split(r#"<tr class="claim">"#)
-            .find(|r| r.contains(needle))
-            .unwrap_or_else(|| panic!("no row for {needle}: {}", page.body))
-            .to_string()
-    };
+    let row = |needle: &str| claim_row(&page.body, needle);
     assert!(row("Dublin").contains(r#"class="muted epistemic">conditional<"#));
     assert!(!row("Leeds").contains("epistemic"));
     // A possibility too, as `kith claims list` marks it.
@@ -911,13 +913,7 @@ fn a_reported_claim_names_its_reporter() {
     let mut c = Client::new(&server);
     c.login(ALICE_KEY);
     let page = c.get(&format!("/ui/nodes/{ana}"));
-    let row = |needle: &str| {
-        page.body
-            .split(r#"<tr class="claim">"#)
-            .find(|r| r.contains(needle))
-            .unwrap_or_else(|| panic!("no row for {needle}: {}", page.body))
-            .to_string()
-    };
+    let row = |needle: &str| claim_row(&page.body, needle);
     assert!(row("sushi").contains(r#"class="muted reported">reported by Dev<"#));
     assert!(!row("tea").contains("reported"));
 }
