@@ -16,6 +16,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use kith_core::{Edge, EdgeType, Node, NodeType};
+use kith_identity::claim_edits::predicate_of;
 use kith_identity::claims::predicate_class;
 use kith_store::{HitsWithEdges, LexicalHit, LexicalQuery, SearchFilters, StoredEvent, Tx};
 use uuid::Uuid;
@@ -27,7 +28,7 @@ use super::fusion::PathKind;
 use super::names::QueryWords;
 use super::paths::words;
 use super::pool::{hit_for, path, Pool};
-use super::speakers::NamedSpeaker;
+use super::speakers::{says_name, NamedSpeaker};
 use super::RetrieveRequest;
 use crate::error::Error;
 
@@ -314,7 +315,6 @@ fn walk(
 /// Northwind Analytics`; `works_at Brightpath Labs`, said since, is where
 /// she works now.
 fn same_kind_since(old: &kith_core::Node, claim: &kith_core::Node) -> bool {
-    use kith_identity::claim_edits::predicate_of;
     let (Some(old_p), Some(p)) = (predicate_of(old), predicate_of(claim)) else {
         return false;
     };
@@ -436,12 +436,8 @@ struct AskedOf {
 
 impl AskedOf {
     fn new(query: &str, names: &[&str]) -> Self {
-        let name_words: Vec<String> = names.iter().flat_map(|n| words(n)).collect();
-        let of_a_name = |w: &str| {
-            name_words
-                .iter()
-                .any(|n| n == w || (w.chars().count() >= 3 && n.starts_with(w)))
-        };
+        let names: Vec<Vec<String>> = names.iter().map(|n| words(n)).collect();
+        let of_a_name = |w: &str| names.iter().any(|parts| says_name(w, parts));
         let words = kith_store::words::query_words(query)
             .into_iter()
             .filter(|w| {
@@ -460,7 +456,7 @@ impl AskedOf {
         if self.words.is_empty() {
             return Some(0);
         }
-        let predicate = kith_identity::claim_edits::predicate_of(claim).unwrap_or("");
+        let predicate = predicate_of(claim).unwrap_or("");
         let shared = kith_store::words::query_words(predicate)
             .iter()
             .filter(|w| self.words.contains(&stem(w)))

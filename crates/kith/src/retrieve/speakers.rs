@@ -98,14 +98,21 @@ pub fn name_words(named: &[NamedSpeaker], query_words: &[String]) -> HashSet<Str
     let mut out = HashSet::new();
     for n in named {
         let parts = super::paths::words(&n.name);
-        let first = parts.first().cloned().unwrap_or_default();
         for w in query_words {
-            if parts.contains(w) || (w.chars().count() >= 3 && first.starts_with(w.as_str())) {
+            if says_name(w, &parts) {
                 out.insert(w.clone());
             }
         }
     }
     out
+}
+
+/// Whether the query word `word` (lower case) says the name whose
+/// lower-case words are `parts`: one of them, or a short form of the first
+/// name of at least three letters ("Mel" for Melanie).
+pub fn says_name(word: &str, parts: &[String]) -> bool {
+    let first = parts.first().map_or("", String::as_str);
+    parts.iter().any(|p| p == word) || (word.chars().count() >= 3 && first.starts_with(word))
 }
 
 /// Adds the speakers named through the graph: a candidate's speaker whose
@@ -341,6 +348,19 @@ mod tests {
     use crate::retrieve::fusion::PathRank;
 
     type Found<'a> = (PathKind, usize, Option<f64>, Option<&'a str>);
+
+    #[test]
+    fn a_query_word_says_a_name_whole_or_by_its_first_names_short_form() {
+        let maya = vec!["maya".to_string(), "okafor".to_string()];
+        for word in ["maya", "okafor", "may"] {
+            assert!(says_name(word, &maya), "{word}");
+        }
+        // Too short, another word, or a short form of the surname.
+        for word in ["ma", "mayan", "oka", "work"] {
+            assert!(!says_name(word, &maya), "{word}");
+        }
+        assert!(!says_name("mel", &[]));
+    }
 
     fn turn(pool: &mut Pool, speaker: &str, text: &str, paths: &[Found<'_>]) -> Uuid {
         let id = Uuid::new_v4();
