@@ -489,3 +489,38 @@ fn a_reingest_keeps_the_owners_edits() {
         .is_empty());
     assert!(m.doctor().unwrap().healthy());
 }
+
+/// `kith_ingest_v8`: a claim the owner only reported ("Dev says Ana loves
+/// sushi") is unverified and names Dev; once the owner corrects its value,
+/// the value is the owner's word: asserted, naming no reporter. Undo
+/// brings the reported claim back as it was.
+#[test]
+fn correcting_a_reported_claim_makes_it_the_owners() {
+    let (_t, m, _s) = memory(false);
+    say(&m, "owner", "Dev says Ana loves sushi.", "Maya");
+    let reported = m.claims(&owner(), "Ana", ClaimHistory::Current).unwrap();
+    assert_eq!(reported.len(), 1, "{reported:?}");
+    let claim = &reported[0];
+    assert_eq!(claim.epistemic_type, kith::EpistemicType::Unverified);
+    assert_eq!(
+        claim.reported.as_ref().and_then(|r| r.by.as_deref()),
+        Some("Dev")
+    );
+
+    let r = m
+        .correct_claim(&owner(), claim.id, "ramen", "she told me herself")
+        .unwrap();
+    let current = m.claims(&owner(), "Ana", ClaimHistory::Current).unwrap();
+    assert_eq!(current.len(), 1, "{current:?}");
+    assert_eq!(current[0].id, r.replacement.unwrap());
+    assert_eq!(current[0].object.as_deref(), Some("ramen"));
+    assert_eq!(current[0].epistemic_type, kith::EpistemicType::Asserted);
+    assert!(current[0].reported.is_none(), "{:?}", current[0].reported);
+
+    m.undo(&owner(), r.op_id).unwrap();
+    let back = m.claims(&owner(), "Ana", ClaimHistory::Current).unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].id, claim.id);
+    assert_eq!(back[0].epistemic_type, kith::EpistemicType::Unverified);
+    assert_eq!(back[0].reported, claim.reported);
+}
