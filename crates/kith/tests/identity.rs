@@ -2639,3 +2639,44 @@ fn a_reported_update_supersedes_nothing() {
     );
     assert!(m.doctor().unwrap().healthy());
 }
+
+/// `kith_ingest_v8` for relationships: a model's relationship read from
+/// reported words is unverified and names the reporter; the same
+/// relationship in the author's own words stays as the model said.
+#[test]
+fn a_reported_relationship_names_its_reporter() {
+    let married = |quote: &str| {
+        json!({"entities": [person("Ana"), person("Tom")],
+               "relationships": [{"source_entity": "Ana", "target_entity": "Tom",
+                                  "relationship_type": "married_to", "polarity": "positive",
+                                  "evidence_quote": quote, "epistemic_type": "asserted",
+                                  "confidence": 0.9}]})
+    };
+    let rules = vec![
+        (
+            "Dev says Ana is married to Tom.",
+            married("Dev says Ana is married to Tom."),
+        ),
+        ("Ana is married to Tom.", married("Ana is married to Tom.")),
+    ];
+    let (_t, m, _s) = memory(rules, IdentityOptions::default());
+    say(
+        &m,
+        "Dev says Ana is married to Tom.",
+        None,
+        "2025-01-01T09:00:00Z",
+    );
+    say(&m, "Ana is married to Tom.", None, "2025-01-02T09:00:00Z");
+    let rels = claims(&m, "married_to");
+    assert_eq!(rels.len(), 2, "{rels:?}");
+    for r in &rels {
+        let md = r.metadata.as_ref().unwrap();
+        if md["evidence_quote"] == "Dev says Ana is married to Tom." {
+            assert_eq!(r.epistemic_type, kith::EpistemicType::Unverified);
+            assert_eq!(md["reported"], json!({"by": "Dev"}));
+        } else {
+            assert_eq!(r.epistemic_type, kith::EpistemicType::Asserted);
+            assert!(md.get("reported").is_none(), "{md}");
+        }
+    }
+}
