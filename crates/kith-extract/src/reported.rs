@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use crate::grounding::{
-    normalize_quote_mark, normalize_quote_marks, personal_family, sentence_spans,
+    self, normalize_quote_mark, normalize_quote_marks, personal_family, sentence_spans,
 };
 
 /// Words that report what someone said or wrote, lower case, whole words
@@ -621,14 +621,14 @@ fn is_first_person_name(name: &str) -> bool {
     matches!(folded_words(name).as_slice(), [one] if first_person(one))
 }
 
-/// Whether `text` mentions `name`: its words in a run, case-insensitive;
-/// a first-person name (I, me, my…) is mentioned by any first-person word.
+/// Whether `text` mentions the claim end `name`, as grounding's mention
+/// check reads it (step 2): a personal reference by any word of its
+/// family, anything else whole-word and case-insensitive.
 fn mentions(text: &str, name: &str) -> bool {
-    let words = folded_words(text);
-    if is_first_person_name(name) {
-        return words.iter().any(|w| first_person(w));
+    match personal_family(name) {
+        Some(family) => family.iter().any(|w| grounding::mentions(text, w)),
+        None => grounding::mentions(text, name),
     }
-    contains_run(&words, &folded_words(name))
 }
 
 #[cfg(test)]
