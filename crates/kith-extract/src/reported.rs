@@ -184,6 +184,59 @@ pub fn reported(sentence: &str, quote: &str, subject: &str, object: &str) -> Opt
     by.map(|by| Report { by })
 }
 
+/// The named person whose direct speech holds the singular first person
+/// of `sentence`: `Dev says "I love sushi".`, `"I hate the winters,"
+/// Arjun told me.`, `Dev says: I'm allergic to peanuts.` → `Dev`. Every
+/// first person of the sentence must stand in direct speech that a frame
+/// gives to that one person, or be its hearer (`told me`). `None` when no
+/// first person is quoted, when one belongs to no frame (the author's own
+/// `I` beside the quote: which one a claim means, the words do not say), to
+/// a pronoun (`she said`), to a description (`my sister`, `Mom`) or to more
+/// than one person: whoever that "I" is, no name says so.
+pub fn direct_speaker(sentence: &str) -> Option<String> {
+    let sentence = normalize_quote_marks(sentence);
+    let words = Word::split(&sentence);
+    let quotes = quoted_spans(&sentence);
+    let frames = frames(&sentence, &words, &quotes);
+    let mut speaker: Option<String> = None;
+    for (i, word) in words.iter().enumerate() {
+        if !first_person(word.lower.split('\'').next().unwrap_or("")) {
+            continue;
+        }
+        let hearer = i > 0 && TO_SOMEONE.contains(&words[i - 1].lower.as_str());
+        let frame = frames
+            .iter()
+            .find(|f| f.direct && f.said.contains(&word.at.start));
+        let by = match frame {
+            Some(frame) => frame.by.as_deref().filter(|by| names_a_person(by))?,
+            None if hearer => continue,
+            None => return None,
+        };
+        match &speaker {
+            Some(known) if known != by => return None,
+            _ => speaker = Some(by.to_string()),
+        }
+    }
+    speaker
+}
+
+/// Whether a reporter as written is a person's name: capitalised words,
+/// none of them a pronoun, a determiner or a relation word (`Dev`, `Ms
+/// Okafor`; not `She`, `My sister`, `Mom`).
+fn names_a_person(by: &str) -> bool {
+    let words = Word::split(by);
+    !words.is_empty()
+        && words.iter().all(|w| {
+            w.is_capitalised()
+                && !w.is_first_person()
+                && !PRONOUNS.contains(&w.lower.as_str())
+                && !DETERMINERS.contains(&w.lower.as_str())
+                && !is_function_word(w)
+                && !crate::heuristic::RELATION_ROLES.contains(&w.lower.as_str())
+        })
+        && crate::lexicon::is_name_like(by)
+}
+
 /// One reporting frame: who reports and the byte range of what they say.
 #[derive(Debug)]
 struct Frame {
@@ -807,6 +860,54 @@ mod tests {
             ("\"Dev said hi\" is what Ana wrote.", "Ana", "hi"),
         ] {
             assert_eq!(by(sentence, subject, object), None, "{sentence}");
+        }
+    }
+
+    #[test]
+    fn a_quoted_first_person_is_its_named_speakers() {
+        for (sentence, speaker) in [
+            ("Dev says \"I love sushi\".", "Dev"),
+            ("Arjun told me \"I hate the winters\" last week.", "Arjun"),
+            (
+                "\u{201c}I hate the winters,\u{201d} Arjun told me.",
+                "Arjun",
+            ),
+            ("\"I'm moving to Oslo,\" said Dev Patel.", "Dev Patel"),
+            ("Dev says: I'm allergic to peanuts.", "Dev"),
+            ("Yeah, Ana texted me \"my flight is late\".", "Ana"),
+        ] {
+            assert_eq!(
+                direct_speaker(sentence).as_deref(),
+                Some(speaker),
+                "{sentence}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_quoted_first_person_without_a_named_speaker_is_nobodys() {
+        for sentence in [
+            // No quotation, no frame: the author's.
+            "I love sushi.",
+            "Dev said I was late.",
+            // The author's own first person beside the quote: which one a
+            // claim means, the words do not say.
+            "My boss Jordan said \"I hate sushi\".",
+            "Jordan: I love sushi Jordan wrote: 'I hate sushi'.",
+            "Dev says \"I love sushi\" and I agree.",
+            // A pronoun, a description or a relation word reports.
+            "She said \"I'm done\".",
+            "My sister told me \"I'm pregnant\".",
+            "Mom says \"I need more sleep\".",
+            // A quotation no frame attributes.
+            "\"I quit\" is all it said.",
+            "The sign read \"I am closed\".",
+            // Two speakers.
+            "Dev said \"I'm in\" and Ana said \"I'm out\".",
+            // The author reports their own words.
+            "I told Dev \"I'm leaving\".",
+        ] {
+            assert_eq!(direct_speaker(sentence), None, "{sentence}");
         }
     }
 

@@ -41,6 +41,9 @@ pub enum Basis {
     FirstPersonOwner,
     /// The owner's name, carried from an earlier user turn.
     OwnerName,
+    /// The named person a quotation is given to (`Dev says "I love
+    /// sushi".`; `kith_ingest_v9`).
+    QuotedSpeaker,
 }
 
 /// The decision.

@@ -54,11 +54,16 @@ pub enum Policy {
     /// (`metadata.reported.by`) and supersedes nothing
     /// ([`kith_extract::reported`]).
     V8,
+    /// `kith_ingest_v9`: a quoted first person that a reporting frame gives
+    /// to a named person (`Dev says "I love sushi".`) is that person's — it
+    /// binds to their entity, not to a local reference
+    /// ([`kith_extract::reported::direct_speaker`]).
+    V9,
 }
 
 impl Policy {
     /// The policy new extractions and plans are prepared under.
-    pub const CURRENT: Policy = Policy::V8;
+    pub const CURRENT: Policy = Policy::V9;
 
     /// The policy of an extraction record that names none: records saved
     /// before `kith_ingest_v3` did not record one, and were prepared under
@@ -66,7 +71,7 @@ impl Policy {
     pub const OMITTED: Policy = Policy::V2;
 
     /// Every policy this build can prepare plans under, oldest first.
-    pub const ALL: [Policy; 8] = [
+    pub const ALL: [Policy; 9] = [
         Policy::V1,
         Policy::V2,
         Policy::V3,
@@ -75,6 +80,7 @@ impl Policy {
         Policy::V6,
         Policy::V7,
         Policy::V8,
+        Policy::V9,
     ];
 
     /// The recorded name (`kith_ingest_v3`).
@@ -88,6 +94,7 @@ impl Policy {
             Policy::V6 => "kith_ingest_v6",
             Policy::V7 => "kith_ingest_v7",
             Policy::V8 => "kith_ingest_v8",
+            Policy::V9 => "kith_ingest_v9",
         }
     }
 
@@ -139,6 +146,12 @@ impl Policy {
     pub fn has_v8_rules(self) -> bool {
         self >= Policy::V8
     }
+
+    /// Whether this policy has the `kith_ingest_v9` rule: a quoted first
+    /// person binds to the named person the quotation is given to.
+    pub fn has_v9_rules(self) -> bool {
+        self >= Policy::V9
+    }
 }
 
 impl fmt::Display for Policy {
@@ -183,7 +196,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "policy \"kith_ingest_v99\" is not built into this kith (it knows kith_ingest_v1, \
-             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6, kith_ingest_v7, kith_ingest_v8); open the pack with the kith that saved the record"
+             kith_ingest_v2, kith_ingest_v3, kith_ingest_v4, kith_ingest_v5, kith_ingest_v6, kith_ingest_v7, kith_ingest_v8, kith_ingest_v9); open the pack with the kith that saved the record"
         );
         assert!(Policy::CURRENT.has_v3_rules());
         assert!(!Policy::V2.has_v3_rules());
@@ -197,5 +210,7 @@ mod tests {
         assert!(!Policy::V6.has_v7_rules());
         assert!(Policy::CURRENT.has_v8_rules());
         assert!(!Policy::V7.has_v8_rules());
+        assert!(Policy::CURRENT.has_v9_rules());
+        assert!(!Policy::V8.has_v9_rules());
     }
 }

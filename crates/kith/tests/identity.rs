@@ -346,26 +346,25 @@ fn self_introduction_binds_i() {
     assert!(entities(&m, "I").is_empty());
 }
 
-/// A possessive is no introduction; a pasted quote in the first person
-/// never becomes the owner's claim.
+/// A possessive is no introduction, and a pasted quote in the first person
+/// never becomes the owner's claim: it is the claim of the person the
+/// quote is given to (`kith_ingest_v9`).
 #[test]
-fn possessives_and_quotes_bind_nobody() {
+fn possessives_bind_nobody_and_a_quote_binds_its_writer() {
     let text = "I am Jordan's partner. Jordan wrote: 'I hate sushi'.";
     let x = json!({"entities": [person("Jordan")],
                    "facts": [with(fact("I", "likes", "sushi", "Jordan wrote: 'I hate sushi'."), "polarity", json!("negative"))]});
     let (_t, m, _s) = memory(vec![(text, x)], IdentityOptions::default());
     say(&m, text, None, "2025-01-01T09:00:00Z");
     let hate = &claims(&m, "likes")[0];
-    let from = has_fact_from(&m, hate);
-    let i = entities(&m, "I");
-    assert_eq!(i.len(), 1, "the I stays event-local");
-    assert_eq!(from, vec![i[0].id]);
-    assert!(hate
-        .metadata
-        .as_ref()
-        .unwrap()
-        .get("speaker_reference")
-        .is_none());
+    let jordan = persons(&m, "Jordan");
+    assert_eq!(jordan.len(), 1);
+    assert_eq!(has_fact_from(&m, hate), vec![jordan[0].id]);
+    assert!(entities(&m, "I").is_empty(), "no I entity is made");
+    assert_eq!(
+        hate.metadata.as_ref().unwrap()["speaker_reference"],
+        json!({"speaker": "Jordan", "fields": ["subject"], "basis": "quoted_speaker"})
+    );
 }
 
 /// first_person_owner binds a user turn's I to the owner's reference
@@ -499,8 +498,8 @@ fn owner_name_is_carried_to_later_user_turns() {
         "personal",
     );
     let sushi = &claims(&m, "likes")[0];
-    assert_ne!(has_fact_from(&m, sushi), vec![maya.id]);
-    assert_eq!(entities(&m, "I").len(), 1);
+    assert_eq!(has_fact_from(&m, sushi), vec![persons(&m, "Jordan")[0].id]);
+    assert!(entities(&m, "I").is_empty());
 }
 
 #[test]
@@ -1444,23 +1443,24 @@ fn quoted_first_person_is_never_the_owners(path: Path) {
         "user",
         "personal",
     );
+    // Each quoted I is the named writer's (`kith_ingest_v9`), never Maya's.
+    let jordan = persons(&m, "Jordan");
+    assert_eq!(jordan.len(), 1, "one Jordan");
     for claim in claims(&m, "likes") {
-        assert!(
-            !has_fact_from(&m, &claim).contains(&maya[0].id),
-            "{:?} became Maya's",
+        assert_eq!(
+            has_fact_from(&m, &claim),
+            vec![jordan[0].id],
+            "{:?} is Jordan's",
             claim.content
         );
-        assert!(claim
-            .metadata
-            .as_ref()
-            .unwrap()
-            .get("speaker_reference")
-            .is_none());
+        let md = claim.metadata.as_ref().unwrap();
+        assert_eq!(md["speaker_reference"]["basis"], "quoted_speaker");
+        assert_eq!(md["speaker_reference"]["speaker"], "Jordan");
     }
     assert_eq!(claims(&m, "likes").len(), 2);
-    // Each quoted I stays local to its own message.
-    assert_eq!(entities(&m, "I").len(), 2);
+    assert!(entities(&m, "I").is_empty());
     if path == Path::Recorded {
+        // A quote given to someone no name says stays local to its message.
         say_in(
             &m,
             "My sister said \"I quit my job\" yesterday.",
@@ -1468,7 +1468,7 @@ fn quoted_first_person_is_never_the_owners(path: Path) {
             "user",
             "personal",
         );
-        assert_eq!(entities(&m, "I").len(), 3);
+        assert_eq!(entities(&m, "I").len(), 1);
     }
     let mine: Vec<String> = claims_of(&m, &maya[0]).iter().map(predicate_of).collect();
     assert!(!mine.iter().any(|p| p == "likes"), "{mine:?}");
@@ -2034,12 +2034,27 @@ fn records_replay_under_their_policy(path: Path) {
     // The same turn ingested now is planned under the current policy.
     let fresh = say_in(&m, text, None, "user", "personal");
     assert_eq!(plan_policy(&m, fresh.event_id), kith::ingest::plan::POLICY);
-    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v8");
-    let fresh_claim = all(&m)
-        .into_iter()
-        .find(|n| n.evidence_refs == vec![fresh.event_id] && n.node_type != NodeType::Entity)
-        .unwrap();
+    assert_eq!(kith::ingest::plan::POLICY, "kith_ingest_v9");
+    let claim_of = |event_id| {
+        all(&m)
+            .into_iter()
+            .find(|n| n.evidence_refs == vec![event_id] && n.node_type != NodeType::Entity)
+            .unwrap()
+    };
+    let fresh_claim = claim_of(fresh.event_id);
     assert!(!has_fact_from(&m, &fresh_claim).contains(&maya[0].id));
+    // kith_ingest_v9: the relayed I is Jordan's.
+    let jordan = persons(&m, "Jordan");
+    assert_eq!(has_fact_from(&m, &fresh_claim), vec![jordan[0].id]);
+
+    // A record saved under kith_ingest_v8 keeps its I local.
+    let v8 = deferred(&m, text);
+    save_old_extraction(&m, &v8, &extraction, Some("kith_ingest_v8"));
+    assert_eq!(m.process_event(v8.id).unwrap(), kith::WorkStatus::Complete);
+    assert_eq!(plan_policy(&m, v8.id), "kith_ingest_v8");
+    let local = entities(&m, "I");
+    assert_eq!(local.len(), 1);
+    assert_eq!(has_fact_from(&m, &claim_of(v8.id)), vec![local[0].id]);
     let mut tx = m.store_backend().begin(kith_store::TxMode::Read).unwrap();
     let saved = tx
         .get_operation(kith::ingest::plan::extraction_op_id(fresh.event_id))
@@ -2050,7 +2065,7 @@ fn records_replay_under_their_policy(path: Path) {
 
     // A policy from a newer kith: refused, nothing derived, the reason said.
     let newer = deferred(&m, text);
-    save_old_extraction(&m, &newer, &extraction, Some("kith_ingest_v9"));
+    save_old_extraction(&m, &newer, &extraction, Some("kith_ingest_v10"));
     let before = all(&m).len();
     assert_eq!(m.process_event(newer.id).unwrap(), kith::WorkStatus::Failed);
     let owner = OwnerId::new("owner").unwrap();
@@ -2059,7 +2074,7 @@ fn records_replay_under_their_policy(path: Path) {
     assert!(
         item.last_error
             .as_deref()
-            .is_some_and(|e| e.contains("\"kith_ingest_v9\" is not built into this kith")),
+            .is_some_and(|e| e.contains("\"kith_ingest_v10\" is not built into this kith")),
         "{:?}",
         item.last_error
     );
@@ -2251,8 +2266,16 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
         hers.contains(&("likes".into(), "sushi".into())),
         "her own turn is hers: {hers:?}"
     );
-    // The reported claims exist, each on its own message's I.
-    for (object, count) in [("peanuts", 1), ("cilantro", 2)] {
+    // The reported claims exist: on the person a reporting word names
+    // (`kith_ingest_v9`), else on their own message's I (a chat line's
+    // label is no reporting word).
+    let (dev, jordan) = (persons(&m, "Dev"), persons(&m, "Jordan"));
+    assert_eq!((dev.len(), jordan.len()), (1, 1), "one node each");
+    let mut local = 0;
+    for (object, on) in [
+        ("peanuts", vec![dev[0].id]),
+        ("cilantro", vec![jordan[0].id]),
+    ] {
         let found: Vec<Node> = all(&m)
             .into_iter()
             .filter(|n| {
@@ -2260,13 +2283,25 @@ fn reported_first_person_is_never_the_speakers(path: Path) {
                     && n.metadata.as_ref().is_some_and(|md| md["object"] == object)
             })
             .collect();
-        assert_eq!(found.len(), count, "{object}");
         for claim in &found {
-            assert!(!has_fact_from(&m, claim).contains(&priya[0].id));
+            let from = has_fact_from(&m, claim);
+            assert!(!from.contains(&priya[0].id));
             let md = claim.metadata.as_ref().unwrap();
-            assert!(md.get("speaker_reference").is_none());
+            if from == on {
+                assert_eq!(md["speaker_reference"]["basis"], "quoted_speaker");
+            } else {
+                assert!(md.get("speaker_reference").is_none(), "{object}");
+                local += 1;
+            }
         }
+        assert_eq!(
+            found.len() - usize::from(object == "cilantro"),
+            found.iter().filter(|c| has_fact_from(&m, c) == on).count(),
+            "{object}"
+        );
     }
+    assert_eq!(local, 1, "only the chat line's I stays local");
+    assert_eq!(entities(&m, "I").len(), 1);
     assert!(m.doctor().unwrap().healthy());
 }
 on_both_paths!(
@@ -2680,3 +2715,86 @@ fn a_reported_relationship_names_its_reporter() {
         }
     }
 }
+
+fn quoted_speaker_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        // The model lists the quoted person but keeps the quote's "I".
+        (
+            "Dev says \"I love sushi\".",
+            json!({"entities": [person("Dev")],
+                   "facts": [fact("I", "likes", "sushi", "Dev says \"I love sushi\".")]}),
+        ),
+        (
+            "Oh nice! Yeah, Arjun told me \"I hate the winters\" last week.",
+            json!({"entities": [person("Arjun")],
+                   "facts": [negative(fact("I", "likes", "the winters",
+                                           "Yeah, Arjun told me \"I hate the winters\" last week."))]}),
+        ),
+        // Curly quotes, the quote before its frame, the model listing
+        // nobody.
+        (
+            "\u{201C}I love hiking,\u{201D} Ana said.",
+            json!({"facts": [fact("I", "likes", "hiking", "\u{201C}I love hiking,\u{201D} Ana said.")]}),
+        ),
+        // Nobody named: a relation word reports.
+        (
+            "My mom always says \"I love gardening\".",
+            json!({"facts": [fact("I", "likes", "gardening",
+                                  "My mom always says \"I love gardening\".")]}),
+        ),
+        (
+            "Honestly, I love ramen.",
+            json!({"facts": [fact("I", "likes", "ramen", "Honestly, I love ramen.")]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v9`: a quoted first person that a reporting word gives to a
+/// named person is that person's — one node for them, no `I` entity, the
+/// binding recorded — on the heuristic extractor and a model alike; a quote
+/// given to nobody named stays local, and the speaker keeps only her own
+/// words.
+fn a_quoted_first_person_is_the_named_speakers(path: Path) {
+    let (_t, m, _s) = memory_on(path, quoted_speaker_rules());
+    for (text, _) in quoted_speaker_rules() {
+        say_in(&m, text, Some("Priya Nair"), "user", "personal");
+    }
+    for (object, name) in [
+        ("sushi", "Dev"),
+        ("the winters", "Arjun"),
+        ("hiking", "Ana"),
+    ] {
+        let claim = claim_with_object(&m, object);
+        let them = persons(&m, name);
+        assert_eq!(them.len(), 1, "one {name}");
+        assert_eq!(has_fact_from(&m, &claim), vec![them[0].id], "{object}");
+        assert_eq!(claim.epistemic_type, kith::EpistemicType::Asserted);
+        let md = claim.metadata.as_ref().unwrap();
+        assert_eq!(
+            md["speaker_reference"],
+            json!({"speaker": name, "fields": ["subject"], "basis": "quoted_speaker"}),
+            "{object}"
+        );
+        assert!(md.get("reported").is_none(), "{object}: first-hand");
+    }
+    let gardening = claim_with_object(&m, "gardening");
+    let local = entities(&m, "I");
+    assert_eq!(local.len(), 1, "only mom's I stays local");
+    assert_eq!(has_fact_from(&m, &gardening), vec![local[0].id]);
+    let priya = persons(&m, "Priya Nair");
+    assert_eq!(priya.len(), 1);
+    let hers: Vec<String> = predicates_and_objects(&m, &priya[0])
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect();
+    assert_eq!(
+        hers,
+        vec!["ramen".to_string()],
+        "only her own words are hers"
+    );
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    a_quoted_first_person_is_the_named_speakers_on,
+    a_quoted_first_person_is_the_named_speakers
+);

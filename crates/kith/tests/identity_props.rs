@@ -491,17 +491,34 @@ const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "myself"];
 /// author's) is not.
 fn someone_elses_words(text: &str, object: &str, is_subject: impl Fn(&str) -> bool) -> bool {
     NAMES.iter().filter(|n| !is_subject(n)).any(|n| {
-        [
-            format!("{n} wrote: 'I hate {object}'"),
-            format!("{n} texted me: I love {object}"),
-            format!("{n} says: I hate {object}"),
-            format!("{n}: I love {object}"),
-            format!("{n}: Hi, I'm {object}"),
-            format!("My boss {n} said \"I hate {object}\""),
-        ]
-        .iter()
-        .any(|relayed| text.contains(relayed.as_str()))
+        relays(n, object)
+            .iter()
+            .any(|(relayed, _)| text.contains(relayed.as_str()))
     })
+}
+
+/// Whether `text` is one of the generator's sentences that give `n`'s
+/// quoted or reported first person to `n` with a reporting word (a pasted
+/// chat line has none), for a name `is_writer` answers to.
+fn given_to_writer(text: &str, object: &str, is_writer: impl Fn(&str) -> bool) -> bool {
+    NAMES.iter().filter(|n| is_writer(n)).any(|n| {
+        relays(n, object)
+            .iter()
+            .any(|(relayed, reporting)| *reporting && text.contains(relayed.as_str()))
+    })
+}
+
+/// The generator's sentences that relay `n`'s first person about `object`,
+/// each with whether a reporting word gives it to `n`.
+fn relays(n: &str, object: &str) -> [(String, bool); 6] {
+    [
+        (format!("{n} wrote: 'I hate {object}'"), true),
+        (format!("{n} texted me: I love {object}"), true),
+        (format!("{n} says: I hate {object}"), true),
+        (format!("{n}: I love {object}"), false),
+        (format!("{n}: Hi, I'm {object}"), false),
+        (format!("My boss {n} said \"I hate {object}\""), true),
+    ]
 }
 
 /// The five invariants (see the module documentation).
@@ -663,13 +680,37 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                 let word = cm["subject"].as_str().unwrap_or("").trim().to_lowercase();
                 if FIRST_PERSON.contains(&word.as_str()) && !corrected {
                     prop_assert!(
-                        matches!(basis, Some("speaker" | "self_introduction" | "owner_name"))
-                            || cm.get("owner_reference").is_some(),
+                        matches!(
+                            basis,
+                            Some("speaker" | "self_introduction" | "owner_name" | "quoted_speaker")
+                        ) || cm.get("owner_reference").is_some(),
                         "claim {:?}: first person bound to {:?} without a rule's basis ({})",
                         c.content,
                         subject.content,
                         cm
                     );
+                    // A quoted speaker's basis (`kith_ingest_v9`) binds
+                    // only the person a reporting word gives the quote to,
+                    // as the generator's templates tell it.
+                    if basis == Some("quoted_speaker") {
+                        let quote = cm["evidence_quote"].as_str().unwrap_or("");
+                        let object = cm["object"].as_str().unwrap_or("");
+                        prop_assert!(
+                            [quote, c.content.as_str()].iter().any(|t| given_to_writer(
+                                t,
+                                object,
+                                |n| answers_to(subject, n)
+                            )) && answers_to(
+                                subject,
+                                cm["speaker_reference"]["speaker"].as_str().unwrap_or("")
+                            ),
+                            "claim {:?}: bound to {:?} as a quoted speaker, but no reporting \
+                             word gives it to them ({})",
+                            c.content,
+                            subject.content,
+                            cm
+                        );
+                    }
                     if basis == Some("speaker") {
                         prop_assert!(
                             evidence.iter().any(|ev| ev

@@ -45,7 +45,8 @@ use uuid::Uuid;
 /// ("My boss Karen said \"…\"" → `I has_boss Karen`) binds again;
 /// `kith_ingest_v8`: a claim in someone else's reported words ("Dev says
 /// Ana loves sushi") is unverified, names its reporter and supersedes
-/// nothing.
+/// nothing; `kith_ingest_v9`: a quoted first person a reporting frame gives
+/// to a named person ("Dev says \"I love sushi\"") is that person's.
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -410,7 +411,13 @@ fn fact_metadata(
         metadata.insert("condition_state".into(), json!("unknown"));
     }
     put_reported(&mut metadata, f.reported_by.as_ref());
-    speaker_reference(&mut metadata, bases.0, bases.1, identity, owner_id);
+    speaker_reference(
+        &mut metadata,
+        bases,
+        identity,
+        owner_id,
+        &f.evidence.sentence,
+    );
     repaired.write(&mut metadata);
     metadata
 }
@@ -513,15 +520,32 @@ impl Repaired {
 /// Records which endpoint a first-person binding bound, and why:
 /// `speaker_reference: {speaker, fields, basis}` for a named person, or
 /// `owner_reference: {owner_id, fields, basis}` for the owner's reference
-/// entity of a `first_person_owner` turn.
+/// entity of a `first_person_owner` turn. A quoted first person bound to
+/// the person the quotation is given to (`kith_ingest_v9`) names that
+/// person, read from the claim's `sentence` as the binding read it; it is
+/// the one recorded when a claim has both kinds.
 fn speaker_reference(
     metadata: &mut Map<String, Value>,
-    subject: Option<Basis>,
-    object: Option<Basis>,
+    bases: (Option<Basis>, Option<Basis>),
     identity: &Identity,
     owner_id: &OwnerId,
+    sentence: &str,
 ) {
+    let quoted = Some(Basis::QuotedSpeaker);
+    let (subject, object) = if bases.0 == quoted || bases.1 == quoted {
+        (
+            bases.0.filter(|b| Some(*b) == quoted),
+            bases.1.filter(|b| Some(*b) == quoted),
+        )
+    } else {
+        bases
+    };
     let (who, name) = match &identity.first_person {
+        _ if subject.or(object) == quoted => match kith_extract::reported::direct_speaker(sentence)
+        {
+            Some(name) => ("speaker", name),
+            None => return,
+        },
         FirstPerson::Named { name, .. } => ("speaker", name.clone()),
         // The owner's reference has no display name: it names the owner
         // (`kith_ingest_v2` wrote the word "owner" as its speaker).
@@ -741,10 +765,10 @@ impl Builder<'_> {
         put_reported(&mut metadata, r.reported_by.as_ref());
         speaker_reference(
             &mut metadata,
-            source_basis,
-            target_basis,
+            (source_basis, target_basis),
             self.identity,
             &self.event.owner_id,
+            sentence,
         );
         let spec = ClaimSpec {
             kind: "relationship",
@@ -988,7 +1012,15 @@ impl Builder<'_> {
             return Ok((None, None));
         };
         let policy = self.identity.policy;
-        if family == "I" && !persons::first_person_is_someone_elses(sentence, other, policy) {
+        let relayed = persons::first_person_is_someone_elses(sentence, other, policy);
+        if family == "I" && relayed && policy.has_v9_rules() {
+            // Someone else's "I": theirs when the sentence names whose it is.
+            if let Some(name) = kith_extract::reported::direct_speaker(sentence) {
+                let id = self.named_entity(&name, "person", None)?;
+                return Ok((Some(id), Some(Basis::QuotedSpeaker)));
+            }
+        }
+        if family == "I" && !relayed {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
