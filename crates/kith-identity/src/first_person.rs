@@ -150,6 +150,40 @@ pub fn introduction(content: &str, entities: &[ExtractedEntity], policy: Policy)
     (!policy.has_v3_rules() || kith_extract::lexicon::is_name_like(&name)).then_some(name)
 }
 
+/// The short name a turn's named speaker introduces themselves by, under
+/// `kith_ingest_v9`: "Hi, I'm Priya." from the speaker "Priya Natarajan"
+/// gives `Priya`, whose listed entity in this turn is the speaker's own
+/// node, not a second person. The name must be a run of the speaker's
+/// words (a first name, a surname, both); any other name introduced while
+/// a speaker is given (`I'm Jordan` from Priya) is left as it was.
+pub fn speakers_short_name(
+    first_person: &FirstPerson,
+    content: &str,
+    entities: &[ExtractedEntity],
+    policy: Policy,
+) -> Option<String> {
+    let FirstPerson::Named {
+        name: speaker,
+        basis: Basis::Speaker,
+    } = first_person
+    else {
+        return None;
+    };
+    if !policy.has_v9_rules() {
+        return None;
+    }
+    let name = introduction(content, entities, policy)?;
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| c.is_whitespace() || c == '-')
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (short, full) = (words(&name), words(speaker));
+    let part = short.len() < full.len() && full.windows(short.len()).any(|w| w == short);
+    part.then_some(name)
+}
+
 /// Introduction markers, lower case; each must start a word.
 const MARKERS: &[&str] = &["my name is ", "call me ", "i am ", "i'm ", "i\u{2019}m "];
 
@@ -228,6 +262,44 @@ mod tests {
             entity_type: "person".into(),
             description: None,
         }
+    }
+
+    #[test]
+    fn a_speakers_short_name_is_a_run_of_their_name() {
+        let named = |name: &str, basis| FirstPerson::Named {
+            name: name.into(),
+            basis,
+        };
+        let short = |fp: &FirstPerson, text: &str, listed: &str, policy| {
+            speakers_short_name(fp, text, &[person(listed)], policy)
+        };
+        let priya = named("Priya Natarajan", Basis::Speaker);
+        assert_eq!(
+            short(&priya, "Hi, I'm Priya.", "Priya", Policy::V9).as_deref(),
+            Some("Priya")
+        );
+        assert_eq!(
+            short(&priya, "My name is Natarajan.", "Natarajan", Policy::V9).as_deref(),
+            Some("Natarajan")
+        );
+        // Not part of the name, the whole name, before v9, no speaker.
+        assert_eq!(short(&priya, "Hi, I'm Jordan.", "Jordan", Policy::V9), None);
+        assert_eq!(short(&priya, "I'm Pri.", "Pri", Policy::V9), None);
+        assert_eq!(
+            short(
+                &priya,
+                "Hi, I'm Priya Natarajan.",
+                "Priya Natarajan",
+                Policy::V9
+            ),
+            None
+        );
+        assert_eq!(short(&priya, "Hi, I'm Priya.", "Priya", Policy::V8), None);
+        let introduced = named("Priya Natarajan", Basis::SelfIntroduction);
+        assert_eq!(
+            short(&introduced, "Hi, I'm Priya.", "Priya", Policy::V9),
+            None
+        );
     }
 
     fn decide(

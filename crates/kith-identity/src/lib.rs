@@ -34,6 +34,7 @@ pub mod claims;
 pub mod correction;
 pub mod first_person;
 pub mod groups;
+pub mod kinds;
 pub mod linking;
 pub mod merge;
 pub mod options;

@@ -423,58 +423,16 @@ pub fn person_types(
         .collect()
 }
 
-/// The entity types whose node a person of the same name adopts
-/// (`kith_ingest_v4`): a mention nobody typed. Any other type was meant.
-pub const UNTYPED: &[&str] = &["other", ""];
-
-/// An active entity the owner's scope has under a name, as
-/// [`person_node`] sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredName {
-    /// The type its id was derived under (`person`, `other`, blank, …).
-    pub id_type: String,
-    /// The `entity_type` its metadata says now (`person` once adopted).
-    pub entity_type: String,
-}
-
-/// Which node a person of a name is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PersonNode {
-    /// `stored[i]` is that person's node: typed `person`, or an untyped
-    /// node a person adopted earlier.
-    Existing(usize),
-    /// `stored[i]` is an untyped mention of the name: the person adopts it,
-    /// and it is typed `person` from now on.
-    Adopt(usize),
-    /// No node is theirs yet: a new person entity.
-    New,
-}
+pub use crate::kinds::{StoredName, TypedNode, UNTYPED};
 
 /// Which of `stored` (the active entities of one name in the owner's
-/// scope) a person of that name is. A person entity first; under
-/// `kith_ingest_v4` then an untyped node already adopted, then an untyped
-/// node to adopt (the oldest spelling of the list wins, so the engine lists
-/// `other` before blank). Before `kith_ingest_v4` an untyped node was never
-/// a person's, which left a name first stored untyped as two nodes.
-pub fn person_node(stored: &[StoredName], policy: Policy) -> PersonNode {
-    let norm = |s: &str| s.trim().to_lowercase();
-    if let Some(i) = stored.iter().position(|s| norm(&s.id_type) == "person") {
-        return PersonNode::Existing(i);
-    }
-    if !policy.has_v4_rules() {
-        return PersonNode::New;
-    }
-    let untyped = |s: &StoredName| UNTYPED.contains(&norm(&s.id_type).as_str());
-    if let Some(i) = stored
-        .iter()
-        .position(|s| untyped(s) && norm(&s.entity_type) == "person")
-    {
-        return PersonNode::Existing(i);
-    }
-    match stored.iter().position(untyped) {
-        Some(i) => PersonNode::Adopt(i),
-        None => PersonNode::New,
-    }
+/// scope) a person of that name is: [`crate::kinds::typed_node`] for type
+/// `person`. A person entity first; under `kith_ingest_v4` then an untyped
+/// node already adopted, then an untyped node to adopt. Before
+/// `kith_ingest_v4` an untyped node was never a person's, which left a name
+/// first stored untyped as two nodes.
+pub fn person_node(stored: &[StoredName], policy: Policy) -> TypedNode {
+    crate::kinds::typed_node(stored, "person", policy)
 }
 
 /// Lower-case words, quote marks normalised, apostrophes kept inside.
@@ -704,11 +662,11 @@ mod tests {
                 })
                 .collect()
         };
-        use PersonNode::*;
+        use TypedNode::*;
         /// (id type, metadata type) of each stored node.
         type Stored<'a> = &'a [(&'a str, &'a str)];
         // (stored, under v4, under v3)
-        let table: &[(Stored, PersonNode, PersonNode)] = &[
+        let table: &[(Stored, TypedNode, TypedNode)] = &[
             (&[], New, New),
             (&[("person", "person")], Existing(0), Existing(0)),
             (&[("other", "other")], Adopt(0), New),

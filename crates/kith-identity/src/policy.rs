@@ -57,7 +57,12 @@ pub enum Policy {
     /// `kith_ingest_v9`: a quoted first person that a reporting frame gives
     /// to a named person (`Dev says "I love sushi".`) is that person's — it
     /// binds to their entity, not to a local reference
-    /// ([`kith_extract::reported::direct_speaker`]).
+    /// ([`kith_extract::reported::direct_speaker`]); and one thing, one
+    /// node whatever its kind: an entity of any type adopts the untyped
+    /// node of its name, and an untyped mention of a name with one typed
+    /// node is that node ([`crate::kinds`]); a named speaker introducing
+    /// themselves by part of their name is the speaker
+    /// ([`crate::first_person::speakers_short_name`]).
     V9,
 }
 
@@ -147,8 +152,9 @@ impl Policy {
         self >= Policy::V8
     }
 
-    /// Whether this policy has the `kith_ingest_v9` rule: a quoted first
-    /// person binds to the named person the quotation is given to.
+    /// Whether this policy has the `kith_ingest_v9` rules: a quoted first
+    /// person binds to the named person the quotation is given to, and one
+    /// thing has one node whatever its kind.
     pub fn has_v9_rules(self) -> bool {
         self >= Policy::V9
     }

@@ -2798,3 +2798,178 @@ on_both_paths!(
     a_quoted_first_person_is_the_named_speakers_on,
     a_quoted_first_person_is_the_named_speakers
 );
+
+fn kinds_rules() -> Vec<(&'static str, Value)> {
+    let other = |name: &str| json!({"name": name, "entity_type": "other"});
+    vec![
+        (
+            "I work at Figma and I live in Lisbon.",
+            json!({"entities": [org("Figma"), {"name": "Lisbon", "entity_type": "place"}],
+                   "facts": [with(fact("I", "works_at", "Figma", "I work at Figma and I live in Lisbon."),
+                                  "object_entity_type", json!("organization")),
+                             with(fact("I", "lives_in", "Lisbon", "I work at Figma and I live in Lisbon."),
+                                  "object_entity_type", json!("place"))]}),
+        ),
+        // A question states nothing; the model cannot tell what the names are.
+        (
+            "Wait, so you work at Figma now? Lisbon is lovely.",
+            json!({"entities": [other("Figma"), other("Lisbon")]}),
+        ),
+        (
+            "So you work at Brightpath now?",
+            json!({"entities": [other("Brightpath")]}),
+        ),
+        (
+            "I work at Brightpath.",
+            json!({"entities": [org("Brightpath")],
+                   "facts": [with(fact("I", "works_at", "Brightpath", "I work at Brightpath."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v9`: one thing, one node, whatever its kind and in either
+/// order — an untyped mention of a name the scope has as an organization or
+/// a place is that node, and an organization named where the scope has an
+/// untyped mention adopts it (typed, `typed_by` its turn) — on the
+/// heuristic extractor and a model alike.
+fn one_thing_one_node_whatever_its_kind(path: Path) {
+    let (_t, m, _s) = memory_on(path, kinds_rules());
+    say_session(
+        &m,
+        "I work at Figma and I live in Lisbon.",
+        "user",
+        Some("Priya"),
+        "s1",
+    );
+    say_session(
+        &m,
+        "Wait, so you work at Figma now? Lisbon is lovely.",
+        "participant",
+        Some("Sam"),
+        "s1",
+    );
+    for (name, kind) in [("Figma", "organization"), ("Lisbon", "place")] {
+        let nodes = entities(&m, name);
+        assert_eq!(nodes.len(), 1, "one {name}: {nodes:?}");
+        assert_eq!(nodes[0].metadata.as_ref().unwrap()["entity_type"], kind);
+    }
+    say_session(
+        &m,
+        "So you work at Brightpath now?",
+        "participant",
+        Some("Sam"),
+        "s1",
+    );
+    let mention = entities(&m, "Brightpath");
+    assert_eq!(mention.len(), 1);
+    let adopted_by = say_session(&m, "I work at Brightpath.", "user", Some("Priya"), "s1");
+    let nodes = entities(&m, "Brightpath");
+    assert_eq!(nodes.len(), 1, "one Brightpath: {nodes:?}");
+    assert_eq!(nodes[0].id, mention[0].id, "the mention's node is kept");
+    let md = nodes[0].metadata.as_ref().unwrap();
+    assert_eq!(md["entity_type"], "organization");
+    assert_eq!(md["typed_by"], adopted_by.event_id.to_string());
+    let priya = persons(&m, "Priya");
+    let works = predicates_and_objects(&m, &priya[0]);
+    assert!(
+        works.contains(&("works_at".into(), "Brightpath".into())),
+        "{works:?}"
+    );
+    let works_at = claims(&m, "works_at")
+        .into_iter()
+        .find(|c| c.metadata.as_ref().unwrap()["object"] == "Brightpath")
+        .unwrap();
+    let edges = m
+        .store_backend()
+        .begin(kith_store::TxMode::Read)
+        .unwrap()
+        .edges_of(works_at.id)
+        .unwrap();
+    assert!(
+        edges
+            .iter()
+            .any(|e| e.target_id == nodes[0].id || e.source_id == nodes[0].id),
+        "the claim links the one Brightpath"
+    );
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    one_thing_one_node_whatever_its_kind_on,
+    one_thing_one_node_whatever_its_kind
+);
+
+/// `kith_ingest_v9` is a new policy: a mention whose extraction was saved
+/// under `kith_ingest_v8` still makes a second node, as it did.
+fn kinds_replay_under_v8(path: Path) {
+    let (_t, m, _s) = memory_on(path, kinds_rules());
+    say_session(
+        &m,
+        "I work at Figma and I live in Lisbon.",
+        "user",
+        Some("Priya"),
+        "s1",
+    );
+    let text = "Wait, so you work at Figma now? Lisbon is lovely.";
+    let event = deferred(&m, text);
+    let extraction = json!({"entities": [{"name": "Figma", "entity_type": "other"}]});
+    save_old_extraction(&m, &event, &extraction, Some("kith_ingest_v8"));
+    assert_eq!(
+        m.process_event(event.id).unwrap(),
+        kith::WorkStatus::Complete
+    );
+    assert_eq!(plan_policy(&m, event.id), "kith_ingest_v8");
+    assert_eq!(entities(&m, "Figma").len(), 2, "v8 made a second node");
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(kinds_replay_under_v8_on, kinds_replay_under_v8);
+
+fn short_name_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hi, I'm Priya. I work at Stripe.",
+            json!({"entities": [person("Priya"), org("Stripe")],
+                   "facts": [fact("I", "name", "Priya", "Hi, I'm Priya."),
+                             with(fact("I", "works_at", "Stripe", "I work at Stripe."),
+                                  "object_entity_type", json!("organization"))]}),
+        ),
+        (
+            "Hey, I'm Dana.",
+            json!({"entities": [person("Dana")],
+                   "facts": [fact("I", "name", "Dana", "Hey, I'm Dana.")]}),
+        ),
+    ]
+}
+
+/// `kith_ingest_v9`: a named speaker who introduces themselves by part of
+/// their name ("Hi, I'm Priya." from "Priya Natarajan") is one person — the
+/// short name is no second node — on the heuristic extractor and a model
+/// alike; a name that is not theirs is left as it was.
+fn a_speakers_short_name_is_the_speaker(path: Path) {
+    let (_t, m, _s) = memory_on(path, short_name_rules());
+    say_session(
+        &m,
+        "Hi, I'm Priya. I work at Stripe.",
+        "user",
+        Some("Priya Natarajan"),
+        "s1",
+    );
+    let priya = persons(&m, "Priya Natarajan");
+    assert_eq!(priya.len(), 1);
+    assert!(entities(&m, "Priya").is_empty(), "no second Priya");
+    let hers = predicates_and_objects(&m, &priya[0]);
+    for claim in [("name", "Priya"), ("works_at", "Stripe")] {
+        assert!(
+            hers.contains(&(claim.0.into(), claim.1.into())),
+            "{claim:?} in {hers:?}"
+        );
+    }
+    // Dana is no part of Sam's name: her entity stays (as before).
+    say_session(&m, "Hey, I'm Dana.", "participant", Some("Sam"), "s1");
+    assert_eq!(entities(&m, "Dana").len(), 1);
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    a_speakers_short_name_is_the_speaker_on,
+    a_speakers_short_name_is_the_speaker
+);

@@ -17,7 +17,9 @@
 //!    turn's own owner or at a person the turn it cites names;
 //! 3. no first person is bound across events without a rule's basis: a
 //!    claim whose first-person subject is a person has a `speaker`,
-//!    `self_introduction` or `owner_name` basis (or an `owner_reference`),
+//!    `self_introduction`, `owner_name` or `quoted_speaker` basis (or an
+//!    `owner_reference`; a `quoted_speaker` only for the person a reporting
+//!    word gives the quote to, `kith_ingest_v9`),
 //!    a quoted or reported turn never has `owner_name`, a first person
 //!    quoted, reported after a colon or on a pasted line (`Dev: I …`) never
 //!    has `speaker`, an `owner_name` basis carries only a name the owner
@@ -30,8 +32,10 @@
 //!    or a later plan revision (or is a merge's copy of a closed link); a
 //!    retired entity by a live merge;
 //! 5. `Memory::doctor` is healthy;
-//! 6. one person, one node: a name has at most one active entity that is a
-//!    person's or untyped (`kith_ingest_v4`), whichever came first.
+//! 6. one thing, one node: a name has at most one active entity that is a
+//!    person's or untyped (`kith_ingest_v4`), whichever came first, and a
+//!    name with nodes of one other kind only (an organization) has one
+//!    node in all (`kith_ingest_v9`).
 //! 7. reported speech (`kith_ingest_v8`): a claim about `B` from `A says B
 //!    loves …` is unverified with `reported.by` = `A`; a claim names a
 //!    reporter only when its sentence reports, and is then no plain fact; a
@@ -91,6 +95,8 @@ enum Sentence {
     WorkAt(usize),
     /// "I left {org}." (a negative update)
     Left(usize),
+    /// "So you work at {org} now?" (a mention nobody types)
+    AskWork(usize),
     /// "{name} wrote: 'I hate {thing}'."
     Wrote(usize, usize),
     /// "{name} texted me: I love {thing}."
@@ -127,6 +133,7 @@ impl Sentence {
             Sentence::Love(t) => format!("I love {}.", THINGS[t]),
             Sentence::WorkAt(o) => format!("I work at {}.", ORGS[o]),
             Sentence::Left(o) => format!("I left {}.", ORGS[o]),
+            Sentence::AskWork(o) => format!("So you work at {} now?", ORGS[o]),
             Sentence::Wrote(n, t) => format!("{} wrote: 'I hate {}'.", NAMES[n], THINGS[t]),
             Sentence::Texted(n, t) => format!("{} texted me: I love {}.", NAMES[n], THINGS[t]),
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
@@ -166,6 +173,7 @@ impl Sentence {
         for o in 0..ORGS.len() {
             out.push(Sentence::WorkAt(o));
             out.push(Sentence::Left(o));
+            out.push(Sentence::AskWork(o));
         }
         for n in 0..NAMES.len() {
             out.push(Sentence::Intro(n));
@@ -242,6 +250,11 @@ impl Sentence {
                 vec![f("I", "likes", NAMES[n])],
             ),
             Sentence::Group(_, n) => (vec![person(n)], vec![]),
+            // A question states nothing; the model cannot tell what it is.
+            Sentence::AskWork(o) => (
+                vec![json!({"name": ORGS[o], "entity_type": "other"})],
+                vec![],
+            ),
         };
         json!({"entities": entities, "facts": facts, "relationships": []})
     }
@@ -317,7 +330,8 @@ fn sentence() -> impl Strategy<Value = Sentence> {
     prop_oneof![
         3 => t.clone().prop_map(Sentence::Love),
         2 => o.clone().prop_map(Sentence::WorkAt),
-        1 => o.prop_map(Sentence::Left),
+        1 => o.clone().prop_map(Sentence::Left),
+        2 => o.prop_map(Sentence::AskWork),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Wrote(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Texted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
@@ -892,11 +906,15 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
         }
     }
 
-    // 6. One person, one node (`kith_ingest_v4`): a name has at most one
-    // active entity that is a person's or untyped — a person adopts an
-    // untyped mention of their name, and a later mention of a person's name
-    // is their node. (A person a correction made is named by the caller and
-    // left out; namesakes of real different types are other nodes.)
+    // 6. One thing, one node (`kith_ingest_v4` for people, `v9` for every
+    // kind): a name has at most one active entity that is a person's or
+    // untyped — a person adopts an untyped mention of their name, and a
+    // later mention of a person's name is their node — and a name with
+    // nodes of one kind only (an organization) has one node in all: the
+    // typed entity adopts an untyped mention, and a later untyped mention
+    // is the typed node. (A person a correction made is named by the
+    // caller and left out; namesakes of real different types are other
+    // nodes.)
     //
     // Not checked for a name an undone merge brought back: while the merge
     // stood, a mention of the retired node's name made the name's next
@@ -913,23 +931,51 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
         }
     }
     let mut by_name: HashMap<String, Vec<&Node>> = HashMap::new();
+    let mut kinds_of: HashMap<String, HashSet<String>> = HashMap::new();
     for n in w.nodes.values() {
-        let untyped_or_person = matches!(
-            md(n)["entity_type"].as_str(),
-            Some("person" | "other" | "") | None
-        );
         if n.node_type != NodeType::Entity
             || !n.lifecycle.is_active()
-            || !untyped_or_person
             || md(n).get("identity_status").is_some()
             || md(n).get("correction_op_id").is_some()
         {
             continue;
         }
-        by_name
-            .entry(n.content.trim().to_lowercase())
+        let kind = md(n)["entity_type"].as_str().unwrap_or("").to_string();
+        let name = n.content.trim().to_lowercase();
+        kinds_of
+            .entry(name.clone())
             .or_default()
-            .push(n);
+            .insert(kind.clone());
+        if matches!(kind.as_str(), "person" | "other" | "") {
+            by_name.entry(name).or_default().push(n);
+        }
+    }
+    for (name, kinds) in &kinds_of {
+        let typed: Vec<&String> = kinds
+            .iter()
+            .filter(|k| !matches!(k.as_str(), "other" | ""))
+            .collect();
+        let count = w
+            .nodes
+            .values()
+            .filter(|n| {
+                n.node_type == NodeType::Entity
+                    && n.lifecycle.is_active()
+                    && md(n).get("identity_status").is_none()
+                    && md(n).get("correction_op_id").is_none()
+                    && n.content.trim().to_lowercase() == *name
+            })
+            .count();
+        prop_assert!(
+            typed.len() > 1
+                || typed.first().is_some_and(|k| *k == "person")
+                || count == 1
+                || undone_names.contains(name),
+            "{:?} ({:?}) is {} nodes",
+            name,
+            kinds,
+            count
+        );
     }
     for (name, nodes) in &by_name {
         if undone_names.contains(name) {

@@ -18,7 +18,8 @@ use kith_extract::grounding::{
 };
 use kith_extract::{FactType, Polarity};
 use kith_identity::claims::{self, ClaimView};
-use kith_identity::persons::{self, PersonNode};
+use kith_identity::kinds::{self, TypedNode};
+use kith_identity::persons;
 use kith_identity::{Basis, FirstPerson, IdentityOptions, Policy};
 use kith_store::StoreError;
 use serde::{Deserialize, Serialize};
@@ -46,7 +47,10 @@ use uuid::Uuid;
 /// `kith_ingest_v8`: a claim in someone else's reported words ("Dev says
 /// Ana loves sushi") is unverified, names its reporter and supersedes
 /// nothing; `kith_ingest_v9`: a quoted first person a reporting frame gives
-/// to a named person ("Dev says \"I love sushi\"") is that person's.
+/// to a named person ("Dev says \"I love sushi\"") is that person's, and
+/// one thing has one node whatever its kind (an organization adopts the
+/// untyped mention of its name, and a later untyped mention is it), and a
+/// speaker introducing themselves by part of their name is the speaker.
 pub const POLICY: &str = Policy::CURRENT.name();
 
 /// What the commit does with a planned node.
@@ -218,10 +222,10 @@ pub use kith_identity::references::personal_family;
 /// untyped one (`other`, then blank; `kith_ingest_v4`).
 pub const PERSON_CANDIDATE_TYPES: [&str; 3] = ["person", "other", ""];
 
-/// What [`persons::person_node`] needs to know of a stored node of type
+/// What [`kinds::typed_node`] needs to know of a stored node of type
 /// `id_type`.
-pub fn stored_name(id_type: &str, node: &Node) -> persons::StoredName {
-    persons::StoredName {
+pub fn stored_name(id_type: &str, node: &Node) -> kinds::StoredName {
+    kinds::StoredName {
         id_type: id_type.to_string(),
         entity_type: node
             .metadata
@@ -235,7 +239,7 @@ pub fn stored_name(id_type: &str, node: &Node) -> persons::StoredName {
 
 /// The node that is the person named `key` in `event`'s owner and scope
 /// under `policy`, outside plan building (group links, known persons):
-/// `Ok(node)` for a person's node ([`persons::PersonNode::Existing`]),
+/// `Ok(node)` for a person's node ([`TypedNode::Existing`]),
 /// `Err(Some(node))` for an untyped node a person would adopt, `Err(None)`
 /// when they have none.
 pub fn live_person(
@@ -253,9 +257,9 @@ pub fn live_person(
         }
     }
     Ok(match persons::person_node(&stored, policy) {
-        PersonNode::Existing(i) => Ok(nodes.swap_remove(i)),
-        PersonNode::Adopt(i) => Err(Some(nodes.swap_remove(i))),
-        PersonNode::New => Err(None),
+        TypedNode::Existing(i) => Ok(nodes.swap_remove(i)),
+        TypedNode::Adopt(i) => Err(Some(nodes.swap_remove(i))),
+        TypedNode::New => Err(None),
     })
 }
 
@@ -607,11 +611,28 @@ impl Builder<'_> {
     /// through the first-person rules instead).
     fn entities(&mut self, grounded: &Grounded) -> Result<Vec<Option<Uuid>>, StoreError> {
         let mut entity_ids = Vec::with_capacity(grounded.entities.len());
+        let short_name = kith_identity::first_person::speakers_short_name(
+            &self.identity.first_person,
+            &self.event.content,
+            &grounded.entities,
+            self.identity.policy,
+        );
         for entity in &grounded.entities {
             let entity_type = entity.entity_type.trim().to_lowercase();
             if personal_family(&entity.name, Some(&entity_type)).is_some() {
                 entity_ids.push(None);
                 continue;
+            }
+            // The speaker introducing themselves by a short name is the
+            // speaker (`kith_ingest_v9`).
+            if let (Some(short), FirstPerson::Named { name, .. }) =
+                (&short_name, &self.identity.first_person)
+            {
+                if entity.name.trim().eq_ignore_ascii_case(short.trim()) {
+                    let name = name.clone();
+                    entity_ids.push(Some(self.named_entity(&name, "person", None)?));
+                    continue;
+                }
             }
             let id =
                 self.named_entity(&entity.name, &entity_type, entity.description.as_deref())?;
@@ -871,8 +892,16 @@ impl Builder<'_> {
     ) -> Result<Uuid, StoreError> {
         let e = self.event;
         let key = name.trim().to_lowercase();
-        if entity_type == "person" && self.identity.policy.has_v4_rules() {
-            if let Some(id) = self.untyped_person(&key)? {
+        let policy = self.identity.policy;
+        let untyped = kinds::UNTYPED.contains(&entity_type);
+        if (entity_type == "person" && policy.has_v4_rules()) || (!untyped && policy.has_v9_rules())
+        {
+            if let Some(id) = self.untyped_node(entity_type, &key)? {
+                return Ok(id);
+            }
+        }
+        if untyped && policy.has_v9_rules() {
+            if let Some(id) = self.typed_node_of_mention(entity_type, &key)? {
                 return Ok(id);
             }
         }
@@ -924,25 +953,26 @@ impl Builder<'_> {
         }
     }
 
-    /// One person, one node (`kith_ingest_v4`): the untyped node a person
-    /// named `key` is, when [`persons::person_node`] says they have one —
-    /// adopted earlier (reused) or adopted now (planned as an update that
-    /// types it `person`, checked against its checksum at commit). `None`:
-    /// the person entity of the key is the one to use or create.
-    fn untyped_person(&mut self, key: &str) -> Result<Option<Uuid>, StoreError> {
+    /// One thing, one node (`kith_ingest_v4` for a person, `kith_ingest_v9`
+    /// for any type): the untyped node an entity of `entity_type` named
+    /// `key` is, when [`kinds::typed_node`] says it has one — adopted earlier
+    /// (reused) or adopted now (planned as an update that types it, checked
+    /// against its checksum at commit). `None`: the entity of its own type
+    /// is the one to use or create.
+    fn untyped_node(&mut self, entity_type: &str, key: &str) -> Result<Option<Uuid>, StoreError> {
         let mut stored = Vec::new();
         let mut nodes = Vec::new();
-        for ty in PERSON_CANDIDATE_TYPES {
+        for ty in [entity_type, "other", ""] {
             if let Some(node) = self.live_named(ty, key)? {
                 stored.push(stored_name(ty, &node));
                 nodes.push(node);
             }
         }
-        let (i, adopt) = match persons::person_node(&stored, self.identity.policy) {
-            PersonNode::New => return Ok(None),
-            PersonNode::Existing(i) if stored[i].id_type == "person" => return Ok(None),
-            PersonNode::Existing(i) => (i, false),
-            PersonNode::Adopt(i) => (i, true),
+        let (i, adopt) = match kinds::typed_node(&stored, entity_type, self.identity.policy) {
+            TypedNode::New => return Ok(None),
+            TypedNode::Existing(i) if stored[i].id_type == entity_type => return Ok(None),
+            TypedNode::Existing(i) => (i, false),
+            TypedNode::Adopt(i) => (i, true),
         };
         let node = nodes.swap_remove(i);
         let id = node.id;
@@ -956,10 +986,15 @@ impl Builder<'_> {
         let at = self.event.ingested_at;
         // Its id keeps the type it was first stored under; the metadata
         // says what it is now, and which turn made it so.
+        let typed_by = if entity_type == "person" {
+            "typed_person_by"
+        } else {
+            "typed_by"
+        };
         let adopt_into = |n: &mut Node| {
             if let Some(m) = n.metadata.as_mut().and_then(Value::as_object_mut) {
-                m.insert("entity_type".into(), json!("person"));
-                m.insert("typed_person_by".into(), json!(event_id));
+                m.insert("entity_type".into(), json!(entity_type));
+                m.insert(typed_by.into(), json!(event_id));
             }
         };
         if let Some(planned) = self.nodes.iter_mut().find(|p| p.node.id == id) {
@@ -981,6 +1016,37 @@ impl Builder<'_> {
             action: NodeAction::Update { before },
             node: typed,
         });
+        Ok(Some(id))
+    }
+
+    /// The node an untyped mention named `key` is when its name has one
+    /// typed node (`kith_ingest_v9`, [`kinds::untyped_mention`]): `None`
+    /// when the mention's own untyped node exists (it stays the one), or
+    /// the name has no node, or several, among [`kinds::NAMED_TYPES`].
+    fn typed_node_of_mention(
+        &mut self,
+        entity_type: &str,
+        key: &str,
+    ) -> Result<Option<Uuid>, StoreError> {
+        if self.live_named(entity_type, key)?.is_some() {
+            return Ok(None);
+        }
+        let mut stored = Vec::new();
+        let mut nodes = Vec::new();
+        for ty in kinds::NAMED_TYPES {
+            if let Some(node) = self.live_named(ty, key)? {
+                stored.push(stored_name(ty, &node));
+                nodes.push(node);
+            }
+        }
+        let Some(i) = kinds::untyped_mention(&stored) else {
+            return Ok(None);
+        };
+        let node = nodes.swap_remove(i);
+        let id = node.id;
+        if self.planned(id).is_none() {
+            self.reuse(node);
+        }
         Ok(Some(id))
     }
 
