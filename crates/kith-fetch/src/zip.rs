@@ -225,12 +225,13 @@ mod tests {
     use super::*;
     use crate::testing::build_zip;
 
-    fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("kith-fetch-zip-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// `bytes` written to a file named `name` in a directory removed when
+    /// the guard drops.
+    fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        path
+        (dir, path)
     }
 
     #[test]
@@ -243,7 +244,7 @@ mod tests {
             ],
             b"a comment",
         );
-        let path = temp_file("ok.zip", &bytes);
+        let (_tmp, path) = temp_file("ok.zip", &bytes);
         let mut zip = ZipArchive::open(&path).unwrap();
         let names: Vec<_> = zip.entries().iter().map(|e| e.name.clone()).collect();
         assert_eq!(names, ["a/stored.txt", "a/b/deflated.txt"]);
@@ -262,12 +263,12 @@ mod tests {
         let mut bytes = build_zip(&[("x.txt", b"0123456789abcdef", false)], b"");
         // Flip a data byte (after the 30-byte header, 5-byte name, 4-byte extra).
         bytes[30 + 5 + 4 + 3] ^= 0xFF;
-        let path = temp_file("bad-crc.zip", &bytes);
+        let (_tmp, path) = temp_file("bad-crc.zip", &bytes);
         let mut zip = ZipArchive::open(&path).unwrap();
         let err = zip.extract(0, &mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("CRC-32"), "{err}");
 
-        let path = temp_file("garbage.zip", &[7u8; 100]);
+        let (_tmp, path) = temp_file("garbage.zip", &[7u8; 100]);
         let err = ZipArchive::open(&path).err().unwrap().to_string();
         assert!(err.contains("no end-of-central-directory"), "{err}");
     }
