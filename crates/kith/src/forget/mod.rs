@@ -152,8 +152,10 @@ pub(crate) fn forget(
     // The forget has committed: a compaction that fails (a reader held
     // the WAL past the busy timeout, a server refusing VACUUM) is
     // reported, and the verification below shows what it left, rather
-    // than turning a done forget into an error.
-    match ctx.store.compact() {
+    // than turning a done forget into an error. A reader that keeps the
+    // WAL from being truncated is usually gone a moment later, and every
+    // step can run again, so a busy compaction is retried like a busy write.
+    match crate::retry::on_busy("compaction", || ctx.store.compact().map_err(Error::from)) {
         Ok(steps) => {
             report.compaction = steps;
             report.compacted = true;
