@@ -570,9 +570,12 @@ pub struct GroundingOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReportRule {
     /// A plain claim in someone else's reported words is `unverified`
-    /// and names its reporter (policy `kith_ingest_v8` and later).
+    /// and names its reporter; quotations open at double marks and at
+    /// single ones (policy `kith_ingest_v9` and later).
     #[default]
     Unverified,
+    /// The same, with quotations only in double marks (`kith_ingest_v8`).
+    UnverifiedDoubleMarks,
     /// Not read: the rules of extractions saved before `kith_ingest_v8`.
     Unchecked,
 }
@@ -717,10 +720,12 @@ fn read_report(
     ends: [&str; 2],
     epistemic: &mut EpistemicType,
 ) -> Option<Reported> {
-    if rule == ReportRule::Unchecked {
-        return None;
-    }
-    let report = crate::reported::reported(sentence, quote, ends[0], ends[1])?;
+    let marks = match rule {
+        ReportRule::Unchecked => return None,
+        ReportRule::Unverified => crate::reported::Marks::All,
+        ReportRule::UnverifiedDoubleMarks => crate::reported::Marks::DoubleOnly,
+    };
+    let report = crate::reported::reported(sentence, quote, (ends[0], ends[1]), marks)?;
     if epistemic.is_plain_fact() {
         *epistemic = EpistemicType::Unverified;
     }

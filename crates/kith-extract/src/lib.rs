@@ -27,6 +27,7 @@ pub mod openai;
 pub mod prompt;
 pub mod pronoun;
 pub mod provider;
+pub mod quotes;
 #[cfg(feature = "replay-server")]
 pub mod replay;
 pub mod reported;

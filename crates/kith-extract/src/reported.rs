@@ -25,6 +25,7 @@ use std::ops::Range;
 use crate::grounding::{
     self, normalize_quote_mark, normalize_quote_marks, personal_family, sentence_spans,
 };
+use crate::quotes;
 
 /// Words that report what someone said or wrote, lower case, whole words
 /// ("told me" is covered by "told"). Verbs that more often describe the
@@ -143,6 +144,26 @@ const DETERMINERS: &[&str] = &["my", "our", "his", "her", "their", "your", "the"
 /// Third-person and second-person pronouns that can report.
 const PRONOUNS: &[&str] = &["he", "she", "they", "you"];
 
+/// Which quotation marks open a quotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marks {
+    /// Double marks, and single ones that open a quote (`Dev says 'I love
+    /// sushi'.`): [`quotes::quoted_spans`], as the identity rules read
+    /// quotes (policy `kith_ingest_v9` and later).
+    All,
+    /// Double marks only (`kith_ingest_v8`).
+    DoubleOnly,
+}
+
+impl Marks {
+    fn spans(self, sentence: &str) -> Vec<Range<usize>> {
+        match self {
+            Marks::All => quotes::quoted_spans(sentence),
+            Marks::DoubleOnly => quotes::double_quoted_spans(sentence),
+        }
+    }
+}
+
 /// A claim that stands in someone else's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -156,12 +177,18 @@ pub struct Report {
 /// documentation). Every place the quote occurs must be reported: a
 /// message that also says it in the author's own words (`Dev says Sam
 /// loves sushi. Sam loves sushi.`) asserts it. Quotation marks of every
-/// style read alike (the reporter is given with straight ones).
-pub fn reported(sentence: &str, quote: &str, subject: &str, object: &str) -> Option<Report> {
+/// style read alike (the reporter is given with straight ones); `marks`
+/// says which open a quotation.
+pub fn reported(
+    sentence: &str,
+    quote: &str,
+    (subject, object): (&str, &str),
+    marks: Marks,
+) -> Option<Report> {
     let sentence = normalize_quote_marks(sentence);
     let quote = normalize_quote_marks(quote.trim());
     let words = Word::split(&sentence);
-    let quotes = quoted_spans(&sentence);
+    let quotes = marks.spans(&sentence);
     let mut places: Vec<Range<usize>> = Vec::new();
     if !quote.is_empty() {
         places.extend(
@@ -196,7 +223,7 @@ pub fn reported(sentence: &str, quote: &str, subject: &str, object: &str) -> Opt
 pub fn direct_speaker(sentence: &str) -> Option<String> {
     let sentence = normalize_quote_marks(sentence);
     let words = Word::split(&sentence);
-    let quotes = quoted_spans(&sentence);
+    let quotes = Marks::All.spans(&sentence);
     let frames = frames(&sentence, &words, &quotes);
     let mut speaker: Option<String> = None;
     for (i, word) in words.iter().enumerate() {
@@ -631,25 +658,6 @@ const NEW_CLAUSE: &[&str] = &[
     "and", "but", "so", "yet", "or", "while", "although", "though", "because", "since", "which",
 ];
 
-/// The byte ranges inside double quotation marks (any style); an unclosed
-/// quotation runs to the end.
-fn quoted_spans(sentence: &str) -> Vec<Range<usize>> {
-    let mut spans = Vec::new();
-    let mut open = None;
-    for (i, c) in sentence.char_indices() {
-        if normalize_quote_mark(c) == '"' {
-            match open.take() {
-                None => open = Some(i + c.len_utf8()),
-                Some(start) => spans.push(start..i),
-            }
-        }
-    }
-    if let Some(start) = open {
-        spans.push(start..sentence.len());
-    }
-    spans
-}
-
 /// Lower-case words, apostrophes and what follows them left out
 /// (`I'm` → `i`, `Ana's` → `ana`).
 fn folded_words(text: &str) -> Vec<String> {
@@ -689,7 +697,7 @@ mod tests {
     use super::*;
 
     fn by(sentence: &str, subject: &str, object: &str) -> Option<Option<String>> {
-        reported(sentence, sentence, subject, object).map(|r| r.by)
+        reported(sentence, sentence, (subject, object), Marks::All).map(|r| r.by)
     }
 
     #[test]
@@ -875,6 +883,9 @@ mod tests {
             ("\"I'm moving to Oslo,\" said Dev Patel.", "Dev Patel"),
             ("Dev says: I'm allergic to peanuts.", "Dev"),
             ("Yeah, Ana texted me \"my flight is late\".", "Ana"),
+            // Single marks open quotes too.
+            ("Dev says 'I love sushi'.", "Dev"),
+            ("'I love hiking,' Ana said.", "Ana"),
         ] {
             assert_eq!(
                 direct_speaker(sentence).as_deref(),
@@ -882,6 +893,30 @@ mod tests {
                 "{sentence}"
             );
         }
+    }
+
+    #[test]
+    fn single_marks_quote_from_kith_ingest_v9() {
+        let under = |marks, sentence: &str, subject: &str| {
+            reported(sentence, sentence, (subject, "sushi"), marks).map(|r| r.by)
+        };
+        // The reporter's own I in direct speech is first-hand; read as
+        // indirect speech (double marks only) it was reported.
+        let single = "Dev says 'I love sushi'.";
+        assert_eq!(under(Marks::All, single, "I"), None);
+        assert_eq!(
+            under(Marks::DoubleOnly, single, "I"),
+            Some(Some("Dev".to_string()))
+        );
+        // Someone else in the quote is reported either way.
+        let ana = "Dev says 'Ana loves sushi'.";
+        for marks in [Marks::All, Marks::DoubleOnly] {
+            assert_eq!(under(marks, ana, "Ana"), Some(Some("Dev".to_string())));
+        }
+        assert_eq!(
+            under(Marks::All, "'Ana loves sushi,' Dev said.", "Ana"),
+            Some(Some("Dev".to_string()))
+        );
     }
 
     #[test]
@@ -914,21 +949,33 @@ mod tests {
     #[test]
     fn every_place_the_quote_stands_must_be_reported() {
         let message = "Maya says Sam loves sushi. Sam loves sushi.";
-        assert_eq!(reported(message, "Sam loves sushi.", "Sam", "sushi"), None);
+        assert_eq!(
+            reported(message, "Sam loves sushi.", ("Sam", "sushi"), Marks::All),
+            None
+        );
         let twice = "Maya says Sam loves sushi. Dev says Sam loves sushi.";
         assert_eq!(
-            reported(twice, "Sam loves sushi.", "Sam", "sushi").map(|r| r.by),
+            reported(twice, "Sam loves sushi.", ("Sam", "sushi"), Marks::All).map(|r| r.by),
             Some(Some("Maya".into()))
         );
         // A model that quotes only the reported words.
         let relayed = "Dev says: Ana is allergic to peanuts.";
         assert_eq!(
-            reported(relayed, "Ana is allergic to peanuts.", "Ana", "peanuts").map(|r| r.by),
+            reported(
+                relayed,
+                "Ana is allergic to peanuts.",
+                ("Ana", "peanuts"),
+                Marks::All
+            )
+            .map(|r| r.by),
             Some(Some("Dev".into()))
         );
         // A quote outside the reported words.
         let after = "Ana loves sushi; Dev says Ana loves tea.";
-        assert_eq!(reported(after, "Ana loves sushi", "Ana", "sushi"), None);
+        assert_eq!(
+            reported(after, "Ana loves sushi", ("Ana", "sushi"), Marks::All),
+            None
+        );
     }
 
     #[test]

@@ -30,10 +30,9 @@
 //!   instead of getting a second one. Namesakes of real different types
 //!   (a place, an organization) stay apart.
 
-use std::ops::Range;
-
 use kith_extract::grounding::{normalize_quote_mark, personal_family};
 use kith_extract::lexicon;
+use kith_extract::quotes::quoted_spans;
 use kith_extract::ExtractedEntity;
 
 use crate::policy::Policy;
@@ -118,50 +117,6 @@ pub fn quotes_first_person(sentence: &str) -> bool {
     quoted_spans(sentence)
         .into_iter()
         .any(|span| words(&sentence[span]).any(|w| is_first_person(&w)))
-}
-
-/// The byte ranges of `sentence` inside quotation marks, as
-/// [`quotes_first_person`] reads them: a double mark of any style opens and
-/// closes a quote; a single one opens after a space, a colon or the start,
-/// before a letter, and closes at the next single mark not between two
-/// letters. An unclosed quote runs to the end.
-fn quoted_spans(sentence: &str) -> Vec<Range<usize>> {
-    // Each character's start and end offsets (a curly mark is three bytes,
-    // its normalised form one) and its normalised form.
-    let chars: Vec<(usize, usize, char)> = sentence
-        .char_indices()
-        .map(|(i, c)| (i, i + c.len_utf8(), normalize_quote_mark(c)))
-        .collect();
-    let alnum_at = |k: usize| chars.get(k).is_some_and(|&(_, _, c)| c.is_alphanumeric());
-    let mut spans = Vec::new();
-    let mut open: Option<(usize, char)> = None;
-    for (k, &(i, after, c)) in chars.iter().enumerate() {
-        match (open, c) {
-            (None, '"') => open = Some((after, '"')),
-            (None, '\'') => {
-                let opens = k == 0
-                    || chars[k - 1].2.is_whitespace()
-                    || matches!(chars[k - 1].2, ':' | '(' | '[' | '-' | '\u{2014}');
-                if opens && alnum_at(k + 1) {
-                    open = Some((after, '\''));
-                }
-            }
-            (Some((start, '"')), '"') => {
-                spans.push(start..i);
-                open = None;
-            }
-            // "I'm" inside a quote: an apostrophe between letters.
-            (Some((start, '\'')), '\'') if !(k > 0 && alnum_at(k - 1) && alnum_at(k + 1)) => {
-                spans.push(start..i);
-                open = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some((start, _)) = open {
-        spans.push(start..sentence.len());
-    }
-    spans
 }
 
 /// Words besides [`REPORTING_VERBS`] that introduce someone's words before

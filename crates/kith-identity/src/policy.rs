@@ -57,7 +57,9 @@ pub enum Policy {
     /// `kith_ingest_v9`: a quoted first person that a reporting frame gives
     /// to a named person (`Dev says "I love sushi".`) is that person's — it
     /// binds to their entity, not to a local reference
-    /// ([`kith_extract::reported::direct_speaker`]); and one thing, one
+    /// ([`kith_extract::reported::direct_speaker`]); reported speech reads
+    /// quotations in single marks as the identity rules do
+    /// ([`kith_extract::quotes`]); one thing, one
     /// node whatever its kind: an entity of any type adopts the untyped
     /// node of its name, and an untyped mention of a name with one typed
     /// node is that node ([`crate::kinds`]); a named speaker introducing

@@ -465,7 +465,7 @@ impl Memory {
     /// The claims an entity of `owner` has (targets of its HAS_FACT edges),
     /// current ones first, each with the basis that bound it when a
     /// first-person rule did (`speaker`, `self_introduction`,
-    /// `first_person_owner`).
+    /// `owner_name`, `quoted_speaker`, `first_person_owner`).
     pub fn entity_claims(
         &self,
         owner: &OwnerId,

@@ -2736,6 +2736,12 @@ fn quoted_speaker_rules() -> Vec<(&'static str, Value)> {
             "\u{201C}I love hiking,\u{201D} Ana said.",
             json!({"facts": [fact("I", "likes", "hiking", "\u{201C}I love hiking,\u{201D} Ana said.")]}),
         ),
+        // Single marks quote too.
+        (
+            "Tom says 'I love jazz'.",
+            json!({"entities": [person("Tom")],
+                   "facts": [fact("I", "likes", "jazz", "Tom says 'I love jazz'.")]}),
+        ),
         // Nobody named: a relation word reports.
         (
             "My mom always says \"I love gardening\".",
@@ -2763,6 +2769,7 @@ fn a_quoted_first_person_is_the_named_speakers(path: Path) {
         ("sushi", "Dev"),
         ("the winters", "Arjun"),
         ("hiking", "Ana"),
+        ("jazz", "Tom"),
     ] {
         let claim = claim_with_object(&m, object);
         let them = persons(&m, name);

@@ -103,6 +103,8 @@ enum Sentence {
     Texted(usize, usize),
     /// "{name} says: I hate {thing}." (the model quotes only the words)
     Says(usize, usize),
+    /// "{name} says 'I love {thing}'." (single marks, no colon)
+    SaysSingle(usize, usize),
     /// "{name}: I love {thing}" (a line pasted from a chat)
     Pasted(usize, usize),
     /// "{name}: Hi, I'm {name}." (an introduction pasted from a chat)
@@ -137,6 +139,7 @@ impl Sentence {
             Sentence::Wrote(n, t) => format!("{} wrote: 'I hate {}'.", NAMES[n], THINGS[t]),
             Sentence::Texted(n, t) => format!("{} texted me: I love {}.", NAMES[n], THINGS[t]),
             Sentence::Says(n, t) => format!("{} says: I hate {}.", NAMES[n], THINGS[t]),
+            Sentence::SaysSingle(n, t) => format!("{} says 'I love {}'.", NAMES[n], THINGS[t]),
             Sentence::Pasted(n, t) => format!("{}: I love {}", NAMES[n], THINGS[t]),
             Sentence::PastedIntro(n) => format!("{}: Hi, I'm {}.", NAMES[n], NAMES[n]),
             Sentence::Loves(n, t) => format!("{} loves {}.", NAMES[n], THINGS[t]),
@@ -162,6 +165,7 @@ impl Sentence {
                 out.push(Sentence::Wrote(n, t));
                 out.push(Sentence::Texted(n, t));
                 out.push(Sentence::Says(n, t));
+                out.push(Sentence::SaysSingle(n, t));
                 out.push(Sentence::Pasted(n, t));
                 out.push(Sentence::Boss(n, t));
                 out.push(Sentence::Loves(n, t));
@@ -221,7 +225,9 @@ impl Sentence {
                 hate["evidence_quote"] = json!(format!("I hate {}.", THINGS[t]));
                 (vec![person(n)], vec![hate])
             }
-            Sentence::Pasted(n, t) => (vec![person(n)], vec![f("I", "likes", THINGS[t])]),
+            Sentence::Pasted(n, t) | Sentence::SaysSingle(n, t) => {
+                (vec![person(n)], vec![f("I", "likes", THINGS[t])])
+            }
             Sentence::Loves(n, t) => (vec![person(n)], vec![f(NAMES[n], "likes", THINGS[t])]),
             // A model that takes the report at its word: asserted.
             Sentence::Relays(a, b, t) => (
@@ -335,6 +341,7 @@ fn sentence() -> impl Strategy<Value = Sentence> {
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Wrote(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Texted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Says(n, t)),
+        1 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::SaysSingle(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Pasted(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Boss(n, t)),
         2 => (n.clone(), t.clone()).prop_map(|(n, t)| Sentence::Loves(n, t)),
@@ -524,8 +531,9 @@ fn given_to_writer(text: &str, object: &str, is_writer: impl Fn(&str) -> bool) -
 
 /// The generator's sentences that relay `n`'s first person about `object`,
 /// each with whether a reporting word gives it to `n`.
-fn relays(n: &str, object: &str) -> [(String, bool); 6] {
+fn relays(n: &str, object: &str) -> [(String, bool); 7] {
     [
+        (format!("{n} says 'I love {object}'"), true),
         (format!("{n} wrote: 'I hate {object}'"), true),
         (format!("{n} texted me: I love {object}"), true),
         (format!("{n} says: I hate {object}"), true),

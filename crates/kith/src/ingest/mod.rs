@@ -163,8 +163,10 @@ impl Ingest<'_> {
             } else {
                 grounding::IntentionRule::Unchecked
             },
-            reports: if policy.has_v8_rules() {
+            reports: if policy.has_v9_rules() {
                 grounding::ReportRule::Unverified
+            } else if policy.has_v8_rules() {
+                grounding::ReportRule::UnverifiedDoubleMarks
             } else {
                 grounding::ReportRule::Unchecked
             },
