@@ -43,7 +43,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v5";
+pub const MODEL: &str = "kith-heuristic-v6";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -2192,7 +2192,11 @@ fn value_at(
 ) -> Option<(usize, usize, usize)> {
     let mut j = i;
     while let Some(t) = toks.get(j) {
+        // A double quotation mark after the value's first token ends it, as
+        // it ends a clause's object: the quote closes there (`John said "I
+        // love Acme Corp" haha` gives `Acme Corp`).
         let stop = t.kind == Kind::Break
+            || (j > i && t.kind == Kind::Symbol && t.lower == "\"")
             || (t.kind == Kind::Word
                 && [CLAUSE_STOPS, TIME_STOPS, stops]
                     .iter()
@@ -2546,6 +2550,9 @@ mod tests {
             ("I like green tea a lot.", "green tea"),
             ("I like green tea very much!", "green tea"),
             ("I like \u{201C}Dune\u{201D} (the book).", "Dune"),
+            // A closing quotation mark ends the value (kith-heuristic-v6).
+            ("Yes! John said \"I love Acme Corp\" haha.", "Acme Corp"),
+            ("I like \"Dune\" a lot.", "Dune"),
             ("I like C++ since 2010.", "C++"),
             ("I like Jordan's cooking.", "Jordan's cooking"),
             ("I love the people here.", "the people"),
@@ -2836,10 +2843,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v5"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v6"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v5", 0)
+            ("heuristic", "kith-heuristic-v6", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.
