@@ -797,3 +797,71 @@ fn forgetting_before_a_time_takes_the_event_time_else_the_ingestion_time() {
     assert_eq!(all.events, vec![new, untimed]);
     assert_eq!(all.already_forgotten, vec![old]);
 }
+
+/// What a forgotten turn said a name is goes with it: an organization
+/// (`kith_ingest_v9`) or a person (`kith_ingest_v4`) that adopted the
+/// untyped mention of its name in the erased turn is untyped again, and no
+/// node names that turn any more (heuristic extractor).
+#[test]
+fn forgetting_the_turn_that_typed_a_name_untypes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init(&dir.path().join("p.kith")).unwrap();
+    let say = |source: &str, speaker: &str, text: &str| {
+        m.ingest(
+            EventInput {
+                owner_id: Some("alice".into()),
+                session_id: Some("s".into()),
+                speaker: Some(speaker.into()),
+                source_id: Some(source.into()),
+                ..EventInput::new("participant", text)
+            },
+            IngestOptions::default(),
+        )
+        .unwrap()
+        .event_id
+    };
+    say("m1", "Sam", "So you work at Brightpath now? I like Jordan.");
+    let typed = [
+        say("m2", "Maya", "I work at Brightpath."),
+        say("m3", "Jordan", "I love cilantro."),
+    ];
+    let alice = OwnerId::new("alice").unwrap();
+    let entity = |name: &str| {
+        let found: Vec<kith::Node> = m
+            .nodes(&NodeQuery {
+                owner: Some(alice.clone()),
+                node_types: vec![kith::NodeType::Entity],
+                limit: 1000,
+                ..Default::default()
+            })
+            .unwrap()
+            .into_iter()
+            .map(|s| s.node)
+            .filter(|n| n.content == name)
+            .collect();
+        assert_eq!(found.len(), 1, "one {name}: {found:#?}");
+        found.into_iter().next().unwrap()
+    };
+    for (name, kind, key, by) in [
+        ("Brightpath", "organization", "typed_by", typed[0]),
+        ("Jordan", "person", "typed_person_by", typed[1]),
+    ] {
+        let md = entity(name).metadata.unwrap();
+        assert_eq!(md["entity_type"], kind, "{name}: {md}");
+        assert_eq!(md[key], by.to_string(), "{name}: {md}");
+    }
+    for id in typed {
+        m.forget(&alice, &request(ForgetSelector::Event(id), false))
+            .unwrap();
+    }
+    for name in ["Brightpath", "Jordan"] {
+        let node = entity(name);
+        let md = node.metadata.clone().unwrap();
+        assert_eq!(md["entity_type"], "other", "{name}: {md}");
+        let text = serde_json::to_string(&node).unwrap();
+        for id in typed {
+            assert!(!text.contains(&id.to_string()), "{name} names {id}: {text}");
+        }
+    }
+    assert!(m.doctor().unwrap().healthy());
+}

@@ -14,6 +14,10 @@
 //!   event links it to a node that stays. A kept entity's evidence becomes
 //!   those events, and the description its first (erased) event gave it
 //!   is dropped.
+//! - An entity an erased turn typed (a person or, since `kith_ingest_v9`,
+//!   any kind adopting the untyped mention of its name: `typed_person_by`,
+//!   `typed_by`) goes back to the untyped type its id was made under: what
+//!   the erased message said it is goes with the message.
 //! - A node that a removed node had superseded comes back into force
 //!   (tentative, open-ended), and ids of removed nodes are taken out of
 //!   kept nodes' `merged_claim_ids` and `supersedes`.
@@ -176,6 +180,7 @@ fn kept(
     } else {
         after.evidence_refs.retain(|r| !erased.contains(r));
     }
+    untype(&mut after, erased);
     if after.superseded_by.is_some_and(|s| gone.contains(&s)) {
         after.superseded_by = None;
         after.valid_to = None;
@@ -199,6 +204,41 @@ fn kept(
     }
     after
 }
+
+/// Metadata keys naming the turn that typed an untyped entity.
+const TYPED_BY: [&str; 2] = ["typed_person_by", "typed_by"];
+
+/// Gives an entity an erased turn typed the untyped type its id was made
+/// under (`other` or blank, found by deriving the id again), and drops the
+/// key naming that turn.
+fn untype(node: &mut Node, erased: &HashSet<Uuid>) {
+    let Some(Value::Object(m)) = &mut node.metadata else {
+        return;
+    };
+    let by_erased = |key: &str| {
+        m.get(key)
+            .and_then(Value::as_str)
+            .and_then(|s| Uuid::parse_str(s).ok())
+            .is_some_and(|id| erased.contains(&id))
+    };
+    let Some(key) = TYPED_BY.into_iter().find(|k| by_erased(k)) else {
+        return;
+    };
+    let name = node.content.trim().to_lowercase();
+    let id_type = kith_identity::kinds::UNTYPED.into_iter().find(|ty| {
+        (0..=GENERATIONS).any(|generation| {
+            crate::ingest::plan::named_entity_id(&node.owner_id, &node.scope, ty, &name, generation)
+                == node.id
+        })
+    });
+    if let Some(ty) = id_type {
+        m.insert("entity_type".into(), Value::from(*ty));
+        m.remove(key);
+    }
+}
+
+/// How many generations of a retired name [`untype`] looks through.
+const GENERATIONS: u32 = 64;
 
 /// Whether one of `events` (remaining, so live) says `quote` word for word.
 fn said_by_any(
