@@ -225,7 +225,7 @@ fn untype(node: &mut Node, erased: &HashSet<Uuid>) {
         return;
     };
     let name = node.content.trim().to_lowercase();
-    let id_type = kith_identity::kinds::UNTYPED.into_iter().find(|ty| {
+    let id_type = kith_identity::kinds::UNTYPED.iter().find(|ty| {
         (0..=GENERATIONS).any(|generation| {
             crate::ingest::plan::named_entity_id(&node.owner_id, &node.scope, ty, &name, generation)
                 == node.id
