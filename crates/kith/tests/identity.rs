@@ -1309,6 +1309,21 @@ fn memory_on(
     }
 }
 
+/// A memory on `path` that has been told every sentence of `rules`, in
+/// order, as user turns of `speaker`.
+fn said_on(
+    path: Path,
+    rules: Vec<(&str, Value)>,
+    speaker: Option<&str>,
+) -> (tempfile::TempDir, Memory, Option<ReplayServer>) {
+    let texts: Vec<String> = rules.iter().map(|(t, _)| t.to_string()).collect();
+    let (t, m, s) = memory_on(path, rules);
+    for text in &texts {
+        say_in(&m, text, speaker, "user", "personal");
+    }
+    (t, m, s)
+}
+
 /// Runs one test body on both paths, as two tests.
 macro_rules! on_both_paths {
     ($name:ident, $body:ident) => {
@@ -2247,10 +2262,7 @@ fn reported_rules() -> Vec<(&'static str, Value)> {
 /// speaker quoting themselves ("I told Dev: …") and the speaker's own
 /// turns still bind, through the heuristic extractor and a model alike.
 fn reported_first_person_is_never_the_speakers(path: Path) {
-    let (_t, m, _s) = memory_on(path, reported_rules());
-    for (text, _) in reported_rules() {
-        say_in(&m, text, Some("Priya Nair"), "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, reported_rules(), Some("Priya Nair"));
     let priya = persons(&m, "Priya Nair");
     assert_eq!(priya.len(), 1, "one node for the speaker");
     let hers = predicates_and_objects(&m, &priya[0]);
@@ -2344,10 +2356,7 @@ fn authors_rules() -> Vec<(&'static str, Value)> {
 /// sentence stayed local, and the speaker lost her boss, sister and
 /// brother).
 fn the_authors_own_words_beside_a_quote_are_hers(path: Path) {
-    let (_t, m, _s) = memory_on(path, authors_rules());
-    for (text, _) in authors_rules() {
-        say_in(&m, text, Some("Priya Nair"), "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, authors_rules(), Some("Priya Nair"));
     let priya = persons(&m, "Priya Nair");
     assert_eq!(priya.len(), 1, "one node for the speaker");
     let hers = predicates_and_objects(&m, &priya[0]);
@@ -2429,10 +2438,7 @@ fn named_rules() -> Vec<(&'static str, Value)> {
 /// since `kith-heuristic-v5` (its `named_*` rows); before, "Sam loves
 /// hiking." gave nothing at all.
 fn a_named_persons_facts_are_theirs(path: Path) {
-    let (_t, m, _s) = memory_on(path, named_rules());
-    for (text, _) in named_rules() {
-        say_in(&m, text, Some("Priya Nair"), "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, named_rules(), Some("Priya Nair"));
     // One node a name: a person's, or (on the heuristic, which cannot tell
     // "Sam loves hiking" of a person from one of a dog) untyped.
     let facts = |name: &str| -> Vec<(String, String)> {
@@ -2491,10 +2497,7 @@ fn pasted_rules() -> Vec<(&'static str, Value)> {
 /// labelled speaker's. It never becomes the owner's name, so the owner's
 /// next turn stays the owner's (before, "I love hiking." landed on Alex).
 fn a_pasted_introduction_never_becomes_the_owner(path: Path) {
-    let (_t, m, _s) = memory_on(path, pasted_rules());
-    for (text, _) in pasted_rules() {
-        say_in(&m, text, None, "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, pasted_rules(), None);
     let maya = persons(&m, "Maya Okafor");
     assert_eq!(maya.len(), 1);
     let likes = claims(&m, "likes");
@@ -2566,10 +2569,7 @@ fn claim_with_object(m: &Memory, object: &str) -> Node {
 /// author's own words — reporting themselves included — stay plain, through
 /// the heuristic extractor and a model that calls everything asserted.
 fn reported_claims_are_unverified(path: Path) {
-    let (_t, m, _s) = memory_on(path, hearsay_rules());
-    for (text, _) in hearsay_rules() {
-        say_in(&m, text, Some("Priya Nair"), "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, hearsay_rules(), Some("Priya Nair"));
     for (object, about, by) in [
         ("sushi", "Ana", json!("Dev")),
         ("Google", "Dev", json!("Ana")),
@@ -2761,10 +2761,7 @@ fn quoted_speaker_rules() -> Vec<(&'static str, Value)> {
 /// given to nobody named stays local, and the speaker keeps only her own
 /// words.
 fn a_quoted_first_person_is_the_named_speakers(path: Path) {
-    let (_t, m, _s) = memory_on(path, quoted_speaker_rules());
-    for (text, _) in quoted_speaker_rules() {
-        say_in(&m, text, Some("Priya Nair"), "user", "personal");
-    }
+    let (_t, m, _s) = said_on(path, quoted_speaker_rules(), Some("Priya Nair"));
     for (object, name) in [
         ("sushi", "Dev"),
         ("the winters", "Arjun"),
