@@ -299,6 +299,12 @@ fn before_apostrophe(word: &str) -> &str {
 /// its line or sentence (`I love sushi. Jordan: Hi, I'm Jordan.`), not all
 /// of them [`NOT_SPEAKER_LABELS`].
 fn is_speaker_label(before: &str) -> bool {
+    speaker_label(before).is_some()
+}
+
+/// The speaker's label that `before` (the text before a colon) ends in, as
+/// [`is_speaker_label`] reads it.
+fn speaker_label(before: &str) -> Option<&str> {
     let start = before
         .char_indices()
         .rev()
@@ -314,14 +320,49 @@ fn is_speaker_label(before: &str) -> bool {
         .next()
         .unwrap_or(0);
     let label: Vec<&str> = before[start..].split_whitespace().collect();
-    (1..=3).contains(&label.len())
+    let is_label = (1..=3).contains(&label.len())
         && label
             .iter()
             .all(|w| w.chars().next().is_some_and(char::is_uppercase))
         && !label.iter().all(|w| {
             let w = w.trim_end_matches('.').to_lowercase();
             NOT_SPEAKER_LABELS.contains(&w.as_str())
-        })
+        });
+    is_label.then(|| before[start..].trim())
+}
+
+/// The named person a sentence gives its relayed first person to
+/// (`kith_ingest_v9`): the one a reporting word gives a quotation or a
+/// colon's words to ([`kith_extract::reported::direct_speaker`]: `Dev says
+/// "I love sushi".`), else the speaker a transcript line is labelled with
+/// ([`transcript_speaker`]: `Dev: I hate sushi`). `None`: no name says
+/// whose that "I" is, and it stays local.
+pub fn relayed_speaker(sentence: &str) -> Option<String> {
+    kith_extract::reported::direct_speaker(sentence).or_else(|| transcript_speaker(sentence))
+}
+
+/// The speaker of a line pasted from a chat (`Dev: I hate sushi` → `Dev`):
+/// the sentence's first colon ends a speaker's label that is a name (not
+/// `Mom:` or `My sister:`), and the one first person of the sentence stands
+/// after it, outside any quotation (that one is somebody else's again).
+/// One only: a pasted line the author's own words follow without a stop
+/// (`Jordan: I love sushi I love cilantro.`) reads as one sentence, and
+/// which "I" is whose, the words do not say.
+pub fn transcript_speaker(sentence: &str) -> Option<String> {
+    let at = sentence.find(':')?;
+    let label = speaker_label(&sentence[..at])?;
+    let (before, after) = (&sentence[..at], &sentence[at + 1..]);
+    let names_a_person = words(label).all(|w| {
+        !is_first_person(&w)
+            && personal_family(&w).is_none()
+            && !kith_extract::heuristic::RELATION_ROLES.contains(&w.as_str())
+    }) && lexicon::is_name_like(label);
+    let first_persons = |text: &str| words(text).filter(|w| is_first_person(w)).count();
+    (names_a_person
+        && first_persons(after) == 1
+        && first_persons(before) == 0
+        && !quotes_first_person(after))
+    .then(|| label.to_string())
 }
 
 /// Whether the turn names anyone besides its author: a listed entity that
@@ -413,6 +454,36 @@ mod tests {
             entity_type: ty.into(),
             description: None,
         }
+    }
+
+    #[test]
+    fn a_chat_line_gives_its_first_person_to_its_label() {
+        for (sentence, speaker) in [
+            ("Dev: I hate sushi", Some("Dev")),
+            ("Maya Okafor: my flight is late.", Some("Maya Okafor")),
+            ("Jordan: Hi, I'm Jordan.", Some("Jordan")),
+            // A label that names nobody, or no label.
+            ("Mom: I'm home", None),
+            ("Update: I got the job!", None),
+            ("Me: I'm in", None),
+            ("I told Dev: I work at Figma now.", None),
+            // The author's own I beside it (found by the property: a pasted
+            // line the author's words follow without a stop).
+            ("Jordan: I love sushi I love cilantro.", None),
+            // A quotation in the line is someone else's again.
+            ("Dev: Ana said \"I quit\"", None),
+        ] {
+            assert_eq!(
+                transcript_speaker(sentence).as_deref(),
+                speaker,
+                "{sentence}"
+            );
+        }
+        // A reporting word first, the label second.
+        assert_eq!(
+            relayed_speaker("Dev says \"I love sushi\".").as_deref(),
+            Some("Dev")
+        );
     }
 
     #[test]

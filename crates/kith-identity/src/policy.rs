@@ -56,8 +56,9 @@ pub enum Policy {
     V8,
     /// `kith_ingest_v9`: a quoted first person that a reporting frame gives
     /// to a named person (`Dev says "I love sushi".`) is that person's — it
-    /// binds to their entity, not to a local reference
-    /// ([`kith_extract::reported::direct_speaker`]); reported speech reads
+    /// binds to their entity, not to a local reference, and so does a
+    /// chat line's (`Dev: I hate sushi`; [`crate::persons::relayed_speaker`]);
+    /// reported speech reads
     /// quotations in single marks as the identity rules do
     /// ([`kith_extract::quotes`]); one thing, one
     /// node whatever its kind: an entity of any type adopts the untyped

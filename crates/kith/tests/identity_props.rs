@@ -18,8 +18,8 @@
 //! 3. no first person is bound across events without a rule's basis: a
 //!    claim whose first-person subject is a person has a `speaker`,
 //!    `self_introduction`, `owner_name` or `quoted_speaker` basis (or an
-//!    `owner_reference`; a `quoted_speaker` only for the person a reporting
-//!    word gives the quote to, `kith_ingest_v9`),
+//!    `owner_reference`; a `quoted_speaker` only for the person whose
+//!    relayed words the claim is, `kith_ingest_v9`),
 //!    a quoted or reported turn never has `owner_name`, a first person
 //!    quoted, reported after a colon or on a pasted line (`Dev: I …`) never
 //!    has `speaker`, an `owner_name` basis carries only a name the owner
@@ -514,32 +514,31 @@ fn someone_elses_words(text: &str, object: &str, is_subject: impl Fn(&str) -> bo
     NAMES.iter().filter(|n| !is_subject(n)).any(|n| {
         relays(n, object)
             .iter()
-            .any(|(relayed, _)| text.contains(relayed.as_str()))
+            .any(|relayed| text.contains(relayed.as_str()))
     })
 }
 
-/// Whether `text` is one of the generator's sentences that give `n`'s
-/// quoted or reported first person to `n` with a reporting word (a pasted
-/// chat line has none), for a name `is_writer` answers to.
+/// Whether `text` is one of the generator's sentences that relay the first
+/// person of a name `is_writer` answers to (`kith_ingest_v9` may bind it
+/// to them: a reporting word or a chat line's label names them).
 fn given_to_writer(text: &str, object: &str, is_writer: impl Fn(&str) -> bool) -> bool {
     NAMES.iter().filter(|n| is_writer(n)).any(|n| {
         relays(n, object)
             .iter()
-            .any(|(relayed, reporting)| *reporting && text.contains(relayed.as_str()))
+            .any(|relayed| text.contains(relayed.as_str()))
     })
 }
 
-/// The generator's sentences that relay `n`'s first person about `object`,
-/// each with whether a reporting word gives it to `n`.
-fn relays(n: &str, object: &str) -> [(String, bool); 7] {
+/// The generator's sentences that relay `n`'s first person about `object`.
+fn relays(n: &str, object: &str) -> [String; 7] {
     [
-        (format!("{n} says 'I love {object}'"), true),
-        (format!("{n} wrote: 'I hate {object}'"), true),
-        (format!("{n} texted me: I love {object}"), true),
-        (format!("{n} says: I hate {object}"), true),
-        (format!("{n}: I love {object}"), false),
-        (format!("{n}: Hi, I'm {object}"), false),
-        (format!("My boss {n} said \"I hate {object}\""), true),
+        format!("{n} says 'I love {object}'"),
+        format!("{n} wrote: 'I hate {object}'"),
+        format!("{n} texted me: I love {object}"),
+        format!("{n} says: I hate {object}"),
+        format!("{n}: I love {object}"),
+        format!("{n}: Hi, I'm {object}"),
+        format!("My boss {n} said \"I hate {object}\""),
     ]
 }
 
@@ -712,7 +711,8 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                         cm
                     );
                     // A quoted speaker's basis (`kith_ingest_v9`) binds
-                    // only the person a reporting word gives the quote to,
+                    // only the person whose relayed words the claim is
+                    // (named by a reporting word or a chat line's label),
                     // as the generator's templates tell it.
                     if basis == Some("quoted_speaker") {
                         let quote = cm["evidence_quote"].as_str().unwrap_or("");
@@ -726,8 +726,8 @@ fn check(m: &Memory) -> Result<(), TestCaseError> {
                                 subject,
                                 cm["speaker_reference"]["speaker"].as_str().unwrap_or("")
                             ),
-                            "claim {:?}: bound to {:?} as a quoted speaker, but no reporting \
-                             word gives it to them ({})",
+                            "claim {:?}: bound to {:?} as a quoted speaker, but the words \
+                             are not theirs ({})",
                             c.content,
                             subject.content,
                             cm

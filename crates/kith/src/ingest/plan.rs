@@ -545,8 +545,7 @@ fn speaker_reference(
         bases
     };
     let (who, name) = match &identity.first_person {
-        _ if subject.or(object) == quoted => match kith_extract::reported::direct_speaker(sentence)
-        {
+        _ if subject.or(object) == quoted => match persons::relayed_speaker(sentence) {
             Some(name) => ("speaker", name),
             None => return,
         },
@@ -1081,7 +1080,7 @@ impl Builder<'_> {
         let relayed = persons::first_person_is_someone_elses(sentence, other, policy);
         if family == "I" && relayed && policy.has_v9_rules() {
             // Someone else's "I": theirs when the sentence names whose it is.
-            if let Some(name) = kith_extract::reported::direct_speaker(sentence) {
+            if let Some(name) = persons::relayed_speaker(sentence) {
                 let id = self.named_entity(&name, "person", None)?;
                 return Ok((Some(id), Some(Basis::QuotedSpeaker)));
             }
