@@ -1076,16 +1076,20 @@ impl Builder<'_> {
         let Some(family) = family else {
             return Ok((None, None));
         };
+        if family != "I" {
+            return Ok((Some(self.reference(family)), None));
+        }
         let policy = self.identity.policy;
-        let relayed = persons::first_person_is_someone_elses(sentence, other, policy);
-        if family == "I" && relayed && policy.has_v9_rules() {
+        if persons::first_person_is_someone_elses(sentence, other, policy) {
             // Someone else's "I": theirs when the sentence names whose it is.
-            if let Some(name) = persons::relayed_speaker(sentence) {
+            let named = policy
+                .has_v9_rules()
+                .then(|| persons::relayed_speaker(sentence));
+            if let Some(name) = named.flatten() {
                 let id = self.named_entity(&name, "person", None)?;
                 return Ok((Some(id), Some(Basis::QuotedSpeaker)));
             }
-        }
-        if family == "I" && !relayed {
+        } else {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
