@@ -247,21 +247,22 @@ pub fn direct_speaker(sentence: &str) -> Option<String> {
     speaker
 }
 
-/// Whether a reporter as written is a person's name: capitalised words,
-/// none of them a pronoun, a determiner or a relation word (`Dev`, `Ms
-/// Okafor`; not `She`, `My sister`, `Mom`).
-fn names_a_person(by: &str) -> bool {
-    let words = Word::split(by);
+/// Whether a name as written — a reporter, a chat line's label — is a
+/// person's name: capitalised words, none of them a personal reference
+/// (`She`, `Them`), a determiner, a function word or a relation word, and
+/// name-like (`Dev`, `Ms Okafor`; not `My sister`, `Mom`, `Vegan`).
+pub fn names_a_person(name: &str) -> bool {
+    let words = Word::split(name);
     !words.is_empty()
         && words.iter().all(|w| {
             w.is_capitalised()
                 && !w.is_first_person()
-                && !PRONOUNS.contains(&w.lower.as_str())
+                && personal_family(&w.lower).is_none()
                 && !DETERMINERS.contains(&w.lower.as_str())
                 && !is_function_word(w)
                 && !crate::heuristic::RELATION_ROLES.contains(&w.lower.as_str())
         })
-        && crate::lexicon::is_name_like(by)
+        && crate::lexicon::is_name_like(name)
 }
 
 /// One reporting frame: who reports and the byte range of what they say.

@@ -173,12 +173,7 @@ pub fn speakers_short_name(
         return None;
     }
     let name = introduction(content, entities, policy)?;
-    let words = |s: &str| -> Vec<String> {
-        s.split(|c: char| c.is_whitespace() || c == '-')
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    };
+    let words = |s: &str| -> Vec<String> { persons::words(s).collect() };
     let (short, full) = (words(&name), words(speaker));
     let part = short.len() < full.len() && full.windows(short.len()).any(|w| w == short);
     part.then_some(name)

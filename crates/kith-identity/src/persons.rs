@@ -352,13 +352,8 @@ pub fn transcript_speaker(sentence: &str) -> Option<String> {
     let at = sentence.find(':')?;
     let label = speaker_label(&sentence[..at])?;
     let (before, after) = (&sentence[..at], &sentence[at + 1..]);
-    let names_a_person = words(label).all(|w| {
-        !is_first_person(&w)
-            && personal_family(&w).is_none()
-            && !kith_extract::heuristic::RELATION_ROLES.contains(&w.as_str())
-    }) && lexicon::is_name_like(label);
     let first_persons = |text: &str| words(text).filter(|w| is_first_person(w)).count();
-    (names_a_person
+    (kith_extract::reported::names_a_person(label)
         && first_persons(after) == 1
         && first_persons(before) == 0
         && !quotes_first_person(after))
@@ -432,7 +427,7 @@ pub fn person_node(stored: &[StoredName], policy: Policy) -> TypedNode {
 }
 
 /// Lower-case words, quote marks normalised, apostrophes kept inside.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || normalize_quote_mark(c) == '\''))
         .map(|w| {
             w.chars()
