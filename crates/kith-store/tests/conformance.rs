@@ -943,6 +943,36 @@ fn search_ranks_more_matching_terms_higher(store: &dyn Store) {
     });
 }
 
+store_test!(search_leaves_out_a_possessives_tail);
+fn search_leaves_out_a_possessives_tail(store: &dyn Store) {
+    // "dog's" and "What's" split into "dog" + "s" and "what" + "s": the
+    // "s" would match every turn with an "it's" in it.
+    let windy = event(input(
+        "alice",
+        "m1",
+        "It's windy, and it's always like that here.",
+    ));
+    let dog = event(input(
+        "alice",
+        "m2",
+        "I adopted a dog named Bolt last weekend!",
+    ));
+    let (_, dog_node) = write(store, |tx| (put(tx, &windy).1, put(tx, &dog).1));
+    read(store, |tx| {
+        assert_eq!(
+            hit_ids(&search(tx, &lexical("alice", "What's my dog's name?"))),
+            vec![dog_node.id]
+        );
+        // The same tail written with a typographic apostrophe.
+        assert_eq!(
+            hit_ids(&search(tx, &lexical("alice", "What’s my dog’s name?"))),
+            vec![dog_node.id]
+        );
+        // A question of nothing but the tail and stop words finds nothing.
+        assert!(search(tx, &lexical("alice", "What's it's?")).is_empty());
+    });
+}
+
 store_test!(search_never_crosses_owners);
 fn search_never_crosses_owners(store: &dyn Store) {
     let alice = event(input("alice", "m1", "I visited Lisbon once, years ago"));

@@ -138,3 +138,120 @@ fn a_question_about_someone_at_large_takes_all_their_claims() {
         );
     }
 }
+
+/// Lena's turns about learning Dutch, and what others said, ingested the
+/// way a user ingests them (the default heuristic extractor): the update
+/// ("I switched from Duolingo…") is kept as a fact, no claim supersedes
+/// the first turn, and it shares no word with "How do I learn Dutch?".
+fn lena() -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let turns = [
+        (
+            "s1",
+            "2025-02-03T08:00:00Z",
+            "Lena",
+            "dutch",
+            "I started learning Dutch on Duolingo, 20 minutes every morning.",
+        ),
+        (
+            "s1",
+            "2025-02-03T08:01:00Z",
+            "Lena",
+            "manager",
+            "My manager, Pieter, wants me to present the flood model in March.",
+        ),
+        (
+            "s2",
+            "2025-03-01T10:00:00Z",
+            "Sam",
+            "sam",
+            "Sam here: I tried Duolingo for Spanish and gave up.",
+        ),
+        (
+            "s3",
+            "2025-04-01T19:01:00Z",
+            "Lena",
+            "update",
+            "Update: I switched from Duolingo to a weekly evening class at the library.",
+        ),
+        (
+            "s3",
+            "2025-04-01T19:02:00Z",
+            "Lena",
+            "talk",
+            "The presentation went well, Pieter was happy.",
+        ),
+        (
+            "s4",
+            "2025-06-15T10:00:00Z",
+            "Sam",
+            "sam-later",
+            "Sam again: Duolingo sent me forty reminders today.",
+        ),
+    ];
+    for (session, at, speaker, source, text) in turns {
+        let input = kith::EventInput {
+            session_id: Some(session.into()),
+            event_time: Some(at.into()),
+            ..common::turn("lena", speaker, source, text)
+        };
+        m.ingest(input, kith::IngestOptions::default()).unwrap();
+    }
+    (dir, m)
+}
+
+/// The later-said path's note on a result, if it came that way.
+fn said_after(r: &Retrieval, rank: usize) -> Option<String> {
+    r.results[rank - 1]
+        .trace
+        .paths
+        .iter()
+        .find(|p| p.path == PathKind::Current)
+        .and_then(|p| p.via.clone())
+}
+
+/// A question about now puts the newest turn in which the best match's
+/// speaker names the same thing again first, though no claim links them:
+/// the memory a user builds offline has none.
+#[test]
+fn what_the_speaker_said_since_comes_first_for_a_question_about_now() {
+    let (_d, m) = lena();
+    for q in [
+        "How do I learn Dutch now?",
+        "Do I still use Duolingo?",
+        "How am I currently learning Dutch?",
+    ] {
+        let r = common::ask(&m, "lena", q);
+        assert_eq!(
+            common::rank_of(&m, "lena", &r, "update"),
+            Some(1),
+            "{q}: {:?}",
+            r.results
+        );
+        let via = said_after(&r, 1).expect("brought in as said since");
+        assert!(via.contains("naming Duolingo again"), "{q}: {via}");
+        // The turn it follows stays right behind it.
+        assert_eq!(common::rank_of(&m, "lena", &r, "dutch"), Some(2), "{q}");
+        // Another speaker naming Duolingo later is not what Lena said since.
+        for other in ["sam", "sam-later"] {
+            if let Some(rank) = common::rank_of(&m, "lena", &r, other) {
+                assert_eq!(said_after(&r, rank), None, "{q}: {other}");
+            }
+        }
+    }
+}
+
+/// Without a word about now, nothing is brought in for being said since:
+/// "How did I start learning Dutch?" asks about the first turn.
+#[test]
+fn a_question_without_a_present_cue_takes_nothing_said_since() {
+    let (_d, m) = lena();
+    for q in ["How did I start learning Dutch?", "How do I learn Dutch?"] {
+        let r = common::ask(&m, "lena", q);
+        assert_eq!(common::rank_of(&m, "lena", &r, "dutch"), Some(1), "{q}");
+        for rank in 1..=r.results.len() {
+            assert_eq!(said_after(&r, rank), None, "{q}: result {rank}");
+        }
+    }
+}

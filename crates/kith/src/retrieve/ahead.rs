@@ -1,6 +1,6 @@
 //! Reads taken ahead of their stage: the neighbour path's read carries
-//! those of two later stages (one round trip on a server instead of
-//! three), each used at its stage only where it still covers what that
+//! those of three later stages (one round trip on a server instead of
+//! four), each used at its stage only where it still covers what that
 //! stage asks for, and read again there otherwise. The pool is read at the
 //! same snapshot either way, so what each stage finds is the same.
 //!
@@ -8,6 +8,8 @@
 //!   neighbour path adds its turns ([`expand::HOP_SOURCES`] of them); the
 //!   expansion starts from the best hits after it, which are the same
 //!   unless a neighbour turn ranks among them.
+//! - What was said since ([`super::later`]): the store read for the turns naming
+//!   the best match's names again, fixed before the neighbours.
 //! - The owner-corrected check's claims ([`results::owner_corrected`]):
 //!   the claims in the pool so far; the expansion may add others, read at
 //!   the check.
@@ -15,9 +17,10 @@
 use std::collections::{HashMap, HashSet};
 
 use kith_core::{Edge, Node};
-use kith_store::{Answer, Read};
+use kith_store::{Answer, LexicalHit, Read};
 use uuid::Uuid;
 
+use super::later::Later;
 use super::pool::Pool;
 use super::{expand, results, RetrieveRequest};
 
@@ -28,6 +31,8 @@ pub(super) struct Ahead {
     pub links: Option<Links>,
     /// The claims of the pool asked for, and those found, by id.
     pub claims: (HashSet<Uuid>, HashMap<Uuid, Node>),
+    /// The hits of what was said since, when it was planned.
+    pub later: Option<Vec<LexicalHit>>,
 }
 
 /// Edges of some nodes ([`kith_store::Tx::edges_of_nodes`]) and which nodes
@@ -48,9 +53,13 @@ impl Links {
     }
 }
 
-/// The reads to take ahead for `req` from `pool` as it stands.
-pub(super) fn reads(req: &RetrieveRequest, pool: &mut Pool) -> Vec<Read> {
+/// The reads to take ahead for `req` from `pool` as it stands (and for
+/// `later`, when planned).
+pub(super) fn reads(req: &RetrieveRequest, pool: &mut Pool, later: Option<&Later>) -> Vec<Read> {
     let mut reads = Vec::new();
+    if let Some(later) = later {
+        reads.push(Read::Search(later.query.clone()));
+    }
     if req.paths.graph {
         reads.push(Read::EdgesOf(
             req.owner.clone(),
@@ -81,6 +90,7 @@ pub(super) fn found(reads: &[Read], answers: Vec<Answer>) -> Ahead {
                     answer.into_nodes().into_iter().map(|n| (n.id, n)).collect(),
                 )
             }
+            Read::Search(_) => ahead.later = Some(answer.into_hits()),
             _ => {}
         }
     }

@@ -88,6 +88,14 @@ pub fn asks_about_present(query: &str, names_a_date: bool) -> bool {
     has(PRESENT_VERBS) && !has(PAST_CUES) && !names_a_date && !has_year(&words)
 }
 
+/// Whether `query` says it asks about now in so many words ("now",
+/// "currently", "still"…), not only by a present-tense verb.
+pub fn has_present_cue(query: &str) -> bool {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| PRESENT_CUES.contains(&w.to_lowercase().as_str()))
+}
+
 /// A four-digit year (1900–2099) among `words`.
 fn has_year(words: &[String]) -> bool {
     words

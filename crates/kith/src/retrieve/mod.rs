@@ -63,6 +63,7 @@ mod filters;
 pub mod fusion;
 mod graph;
 mod kinds;
+mod later;
 mod lexicon;
 mod names;
 mod neighbours;
@@ -212,10 +213,11 @@ fn candidates(
     feedback::rerank(req, &lexical_text, &mut pool);
     // The expansion's links and the pool's claims are read with the
     // neighbours' sessions, and used where they still cover their stage.
+    let said_since = later::plan(req, &mut pool);
     let mut read_ahead = ahead::Ahead::default();
     if req.paths.neighbours {
         let sources = neighbours::sources(&mut pool, &req.weights);
-        let reads = ahead::reads(req, &mut pool);
+        let reads = ahead::reads(req, &mut pool, said_since.as_ref());
         let answers = neighbours::candidates(tx, req, &sources, &mut pool, &reads)?;
         read_ahead = ahead::found(&reads, answers);
     }
@@ -224,6 +226,9 @@ fn candidates(
     }
     if req.paths.recency && paths::asks_about_recent(&req.query) {
         paths::recency_candidates(tx, req, newest, &mut pool)?;
+    }
+    if let Some(said_since) = &said_since {
+        later::bring_in(tx, said_since, read_ahead.later.take(), &mut pool)?;
     }
 
     // Boosts.

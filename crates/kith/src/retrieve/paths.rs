@@ -105,13 +105,16 @@ pub(super) fn main_hits(
     };
     let query_words = words(&req.query);
     let name_words = speakers::name_words(&named, &query_words);
-    let rest: Vec<String> = query_words
-        .into_iter()
-        .filter(|w| !name_words.contains(w))
-        .collect();
-    let lexical_text = if named.is_empty() || rest.is_empty() {
+    let unnamed = |w: &String| !name_words.contains(w);
+    let lexical_text = if named.is_empty() || !query_words.iter().any(unnamed) {
         req.query.clone()
     } else {
+        // The store's own reading of the words, so that a contraction's
+        // tail ("Caroline's" → "s") stays left out once the name is.
+        let rest: Vec<String> = kith_store::words::query_words(&req.query)
+            .into_iter()
+            .filter(unnamed)
+            .collect();
         rest.join(" ")
     };
     // The first pass stands when it searched the same text.

@@ -80,6 +80,18 @@ impl Pool {
         order.iter().map(|id| &self.by_id[id]).collect()
     }
 
+    /// The best match on its own ([`Trace::own_match`]: what a neighbour,
+    /// the turn in force or a hop inherits left out), the first found on a
+    /// tie; fused scores are those of the last [`Pool::ranked`].
+    pub fn best_match(&self, weights: &PathWeights) -> Option<&Candidate> {
+        self.by_id.values().max_by(|a, b| {
+            a.trace
+                .own_match(weights)
+                .total_cmp(&b.trace.own_match(weights))
+                .then(b.order.cmp(&a.order))
+        })
+    }
+
     /// Moves two candidates up to the first [`BEST_KEPT_WITHIN`] places of
     /// `order` when fusion and the boosts left them further down, and says
     /// so in their traces:
@@ -105,22 +117,13 @@ impl Pool {
     /// hit as well lost the trap row's gain (BENCHMARKS.md, 2026-12-03,
     /// session 11).
     fn keep_best(&mut self, order: &mut Vec<Uuid>, weights: &PathWeights) {
-        let best = self
-            .by_id
-            .values()
-            .max_by(|a, b| {
-                a.trace
-                    .own_match(weights)
-                    .total_cmp(&b.trace.own_match(weights))
-                    .then(b.order.cmp(&a.order))
-            })
-            .map(|c| {
-                (
-                    c.hit.node_id,
-                    "best_before_boosts",
-                    "the best match before boosts",
-                )
-            });
+        let best = self.best_match(weights).map(|c| {
+            (
+                c.hit.node_id,
+                "best_before_boosts",
+                "the best match before boosts",
+            )
+        });
         let closest = self
             .by_id
             .values()

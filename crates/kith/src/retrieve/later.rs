@@ -1,0 +1,223 @@
+//! What was said since: for a question that asks about now ("How do I
+//! learn Dutch now?"), the newest turns in which the best match's speaker
+//! names the same things again join the candidates just above it.
+//!
+//! Current facts first (`current.rs`) follows claims that supersede one
+//! another, and a memory built with the offline extractor often has none:
+//! "Update: I switched from Duolingo to a weekly evening class" is kept as
+//! a fact, not as a claim that replaces "I started learning Dutch on
+//! Duolingo". That later turn shares no word with the question, so no path
+//! ranks it near the top, yet it is what a question about now wants. What
+//! ties the two is what the best match names ("Duolingo"): a turn of the
+//! same speaker, said after it, that names it again is said later about
+//! the same thing.
+//!
+//! Names are the words written with a capital inside a sentence: the
+//! things people, places, products and organisations are called, which a
+//! later turn repeats when it speaks of them again; common words ("class",
+//! "morning") would bring in every later turn, and months and days
+//! ("March", "Monday") name a time, not a thing. The speaker's own name is
+//! left out (every turn of theirs is theirs); a name the question uses
+//! counts ("Do I still use Duolingo?" puts the newest turn naming it
+//! first). Such a turn joins with the best match's fused score on the
+//! `current` path (`weights.current`), before the session prior and the
+//! speaker boost, so it ranks beside or above it; the trace names what it
+//! names again. One store read, only for questions with a present cue,
+//! taken with the neighbour path's (no round trip of its own on a server):
+//! the best match is fixed before the neighbours and hops, which add only
+//! what they inherit, and [`super::fusion::Trace::own_match`] leaves that out.
+
+use std::collections::HashSet;
+
+use kith_core::Timestamp;
+use kith_store::{LexicalHit, LexicalQuery, Tx};
+use uuid::Uuid;
+
+use super::current::has_present_cue;
+use super::fusion::PathKind;
+use super::paths::words;
+use super::pool::{path, Pool};
+use super::RetrieveRequest;
+use crate::error::Error;
+
+/// Later turns brought in at most: the newest.
+pub const LATER_TURNS: usize = 2;
+/// How many hits of the names the store read returns, newest kept.
+const NAME_HITS: usize = 30;
+
+/// What to look for, fixed once the question's own paths have ranked the
+/// pool: the best match, and the store read for what names it again.
+pub(super) struct Later {
+    best: Uuid,
+    score: f64,
+    said: Timestamp,
+    speaker: String,
+    names: Vec<String>,
+    /// The read, taken ahead with the neighbours' when they run.
+    pub query: LexicalQuery,
+}
+
+/// For a question with a present cue, what to look for after the pool's
+/// best match (None: no cue, or a best match without a time, a speaker or
+/// a name).
+pub(super) fn plan(req: &RetrieveRequest, pool: &mut Pool) -> Option<Later> {
+    if !has_present_cue(&req.query) {
+        return None;
+    }
+    // Every fused score brought up to date with the paths so far.
+    pool.ranked(&req.weights);
+    let best = pool.best_match(&req.weights)?;
+    let said = best.hit.event_time?;
+    let speaker = best.hit.speaker.clone()?;
+    let names = names_in(&best.hit.content, &speaker);
+    if names.is_empty() {
+        return None;
+    }
+    let mut filters = req.filters.clone();
+    filters.time_from = Some(filters.time_from.map_or(said, |from| from.max(said)));
+    Some(Later {
+        best: best.hit.node_id,
+        score: best.trace.rrf,
+        said,
+        query: LexicalQuery {
+            owner: req.owner.clone(),
+            text: names.join(" "),
+            filters,
+            limit: NAME_HITS,
+            common_share: None,
+        },
+        speaker,
+        names,
+    })
+}
+
+/// Brings in the [`LATER_TURNS`] newest turns of the best match's speaker,
+/// said after it, that name what it names (see the module docs), from
+/// `read` when it was taken ahead, else read now.
+pub(super) fn bring_in(
+    tx: &mut dyn Tx,
+    later: &Later,
+    read: Option<Vec<LexicalHit>>,
+    pool: &mut Pool,
+) -> Result<(), Error> {
+    let hits = match read {
+        Some(hits) => hits,
+        None => tx.search_lexical(&later.query)?,
+    };
+    let mut found: Vec<LexicalHit> = hits
+        .into_iter()
+        .filter(|h| h.node_id != later.best && h.speaker.as_deref() == Some(later.speaker.as_str()))
+        .filter(|h| h.event_time.is_some_and(|t| t > later.said))
+        .filter(|h| !names_again(&h.content, &later.names).is_empty())
+        .collect();
+    found.sort_by_key(|h| std::cmp::Reverse(h.event_time));
+    for (i, hit) in found.into_iter().take(LATER_TURNS).enumerate() {
+        let again = names_again(&hit.content, &later.names).join(", ");
+        let via = format!("said after node {}, naming {again} again", later.best);
+        pool.add(
+            hit,
+            path(PathKind::Current, i, Some(later.score), Some(via)),
+        );
+    }
+    Ok(())
+}
+
+/// Capitalised words that name a time, not a thing: a later turn naming
+/// "March" again is not about the same thing.
+const TIMES: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// The names `text` uses (words capitalised inside a sentence, as
+/// written), without the words of `speaker`'s name and the names of
+/// months and days, first seen first.
+fn names_in(text: &str, speaker: &str) -> Vec<String> {
+    let known: HashSet<String> = words(speaker)
+        .into_iter()
+        .chain(TIMES.iter().map(|t| t.to_string()))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut sentence_start = true;
+    for token in text.split_whitespace() {
+        let word: String = token.chars().filter(|c| c.is_alphanumeric()).collect();
+        let capitalised = word.chars().next().is_some_and(char::is_uppercase);
+        // "I" and its contractions are capitalised everywhere.
+        let pronoun = word == "I" || token.starts_with("I'") || token.starts_with("I’");
+        if capitalised && !sentence_start && !pronoun && word.chars().count() >= 3 {
+            let lower = word.to_lowercase();
+            if !known.contains(&lower) && !out.iter().any(|w| w.to_lowercase() == lower) {
+                out.push(word);
+            }
+        }
+        sentence_start = token.ends_with(['.', '!', '?', ':']);
+    }
+    out
+}
+
+/// The `names` that `text` uses again (compared ignoring case).
+fn names_again<'a>(text: &str, names: &'a [String]) -> Vec<&'a str> {
+    let said: HashSet<String> = words(text).into_iter().collect();
+    names
+        .iter()
+        .filter(|n| said.contains(&n.to_lowercase()))
+        .map(String::as_str)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_capitalised_words_inside_a_sentence() {
+        assert_eq!(
+            names_in(
+                "I started learning Dutch on Duolingo, every morning.",
+                "Lena"
+            ),
+            ["Dutch", "Duolingo"]
+        );
+        // A sentence's first word, "I", and the speaker are not names.
+        assert_eq!(
+            names_in(
+                "Yesterday I met Lena at Figma. Great day with Jo!",
+                "Lena Berg"
+            ),
+            ["Figma"]
+        );
+        assert!(names_in("Honestly it was fine. Nothing new.", "Lena").is_empty());
+        // Months and days name a time, not a thing.
+        assert_eq!(
+            names_in(
+                "I ran Manchester in April, and on Monday I start with Lisbon.",
+                "Sam"
+            ),
+            ["Manchester", "Lisbon"]
+        );
+    }
+
+    #[test]
+    fn a_name_said_again_is_found_whatever_its_case() {
+        let names = vec!["Duolingo".to_string(), "Figma".to_string()];
+        assert_eq!(names_again("I quit duolingo!", &names), ["Duolingo"]);
+        assert!(names_again("I quit the app.", &names).is_empty());
+    }
+}
