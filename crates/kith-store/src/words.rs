@@ -29,11 +29,60 @@ const STOPWORDS: &[&str] = &[
 /// first-person signal replaces them.
 const CONTRACTED: &[&str] = &["s"];
 
+/// Verbs of saying, left out a word or two before "about": "What did I say about
+/// Duolingo?", "What did Jon tell Gina about…" ask about Duolingo, and every
+/// turn is something somebody said; searched, "say" matched "Tomas says
+/// it's windy".
+const SAYING: &[&str] = &[
+    "say",
+    "says",
+    "said",
+    "saying",
+    "tell",
+    "tells",
+    "told",
+    "telling",
+    "mention",
+    "mentions",
+    "mentioned",
+    "mentioning",
+    "talk",
+    "talks",
+    "talked",
+    "talking",
+    "speak",
+    "speaks",
+    "spoke",
+    "speaking",
+];
+
 /// The words of free text a search looks for: runs of Unicode letters and
-/// digits, lower-cased, without stopwords, repeats or the tails of
-/// contractions, in order. Every backend tokenises queries with this.
+/// digits, lower-cased, without stopwords, repeats, the tails of
+/// possessives or a verb of saying before "about", in order. Every backend
+/// tokenises queries with this.
 pub fn query_words(text: &str) -> Vec<String> {
+    let tokens = tokens(text);
     let mut terms: Vec<String> = Vec::new();
+    for (i, (word, after_apostrophe)) in tokens.iter().enumerate() {
+        let contracted = *after_apostrophe && CONTRACTED.contains(&word.as_str());
+        // "say about", "tell Gina about", "told me about".
+        let saying = SAYING.contains(&word.as_str())
+            && tokens[i + 1..]
+                .iter()
+                .take(2)
+                .any(|(next, _)| next == "about");
+        if contracted || saying || STOPWORDS.contains(&word.as_str()) || terms.contains(word) {
+            continue;
+        }
+        terms.push(word.clone());
+    }
+    terms
+}
+
+/// The runs of letters and digits of `text`, lower-cased, each with
+/// whether an apostrophe comes right before it.
+fn tokens(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
     let mut after_apostrophe = false;
     let mut word = String::new();
     // One character past the end flushes the last word.
@@ -43,16 +92,12 @@ pub fn query_words(text: &str) -> Vec<String> {
             continue;
         }
         if !word.is_empty() {
-            let lower = word.to_lowercase();
-            let contracted = after_apostrophe && CONTRACTED.contains(&lower.as_str());
-            if !contracted && !STOPWORDS.contains(&lower.as_str()) && !terms.contains(&lower) {
-                terms.push(lower);
-            }
+            out.push((word.to_lowercase(), after_apostrophe));
             word.clear();
         }
         after_apostrophe = matches!(c, Some('\'' | '\u{2019}'));
     }
-    terms
+    out
 }
 
 /// Below this many indexed rows every word of a query is searched.
@@ -113,6 +158,27 @@ mod tests {
             ["take", "vitamin", "d", "plan", "b"]
         );
         assert_eq!(query_words("s t m"), ["s", "t", "m"]);
+    }
+
+    #[test]
+    fn a_verb_of_saying_before_about_is_not_searched() {
+        assert_eq!(query_words("What did I say about Duolingo?"), ["duolingo"]);
+        assert_eq!(
+            query_words("What did Jon tell Gina about the studio?"),
+            ["jon", "gina", "studio"]
+        );
+        assert_eq!(
+            query_words("What has Maya mentioned about Lisbon?"),
+            ["maya", "lisbon"]
+        );
+        // Not before "about": what was said is the question.
+        assert_eq!(query_words("What did Tomas say?"), ["tomas", "say"]);
+        assert_eq!(query_words("Who told me the news?"), ["told", "news"]);
+        // Three words away is too far to tell.
+        assert_eq!(
+            query_words("Tell me more about it, said Jo"),
+            ["tell", "more", "said", "jo"]
+        );
     }
 
     #[test]

@@ -973,6 +973,36 @@ fn search_leaves_out_a_possessives_tail(store: &dyn Store) {
     });
 }
 
+store_test!(search_leaves_out_a_verb_of_saying_before_about);
+fn search_leaves_out_a_verb_of_saying_before_about(store: &dyn Store) {
+    let tomas = event(input(
+        "alice",
+        "m1",
+        "My brother Tomas says it's always windy here.",
+    ));
+    let app = event(input(
+        "alice",
+        "m2",
+        "I started learning Dutch on Duolingo.",
+    ));
+    let (tomas_node, app_node) = write(store, |tx| (put(tx, &tomas).1, put(tx, &app).1));
+    read(store, |tx| {
+        // "say" (stemmed, it matches "says") asks about nothing here.
+        assert_eq!(
+            hit_ids(&search(
+                tx,
+                &lexical("alice", "What did I say about Duolingo?")
+            )),
+            vec![app_node.id]
+        );
+        // Not before "about", it is a word to look for.
+        assert_eq!(
+            hit_ids(&search(tx, &lexical("alice", "What does Tomas say?"))),
+            vec![tomas_node.id]
+        );
+    });
+}
+
 store_test!(search_never_crosses_owners);
 fn search_never_crosses_owners(store: &dyn Store) {
     let alice = event(input("alice", "m1", "I visited Lisbon once, years ago"));

@@ -17,9 +17,10 @@ fn said(speaker: &str, source: &str, text: &str) -> EventInput {
 }
 
 /// Melanie's son had an accident on a road trip; Caroline asks how the
-/// children handled it and Melanie answers. Before it, a dozen turns of
+/// children handled it and Melanie answers. Before it, fifteen turns of
 /// Caroline's on other days that use the question's words, each doubled by
-/// the boost.
+/// the boost; three say all three, so the reply is not among the three
+/// best matches on its own (another rule keeps those level).
 fn conversation() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
@@ -36,6 +37,11 @@ fn conversation() -> (tempfile::TempDir, Memory) {
         "Nobody was hurt in the accident at the crossing.",
         "I handle the paperwork for the support group.",
         "The children's choir sang at the pride event.",
+        // Three that say all three words: they match the question better
+        // than the reply does on its own.
+        "The children handle every accident drill calmly.",
+        "An accident drill shows how children handle fear.",
+        "Children handle an accident better than adults.",
     ];
     let mut turns: Vec<EventInput> = chatter
         .iter()
