@@ -139,10 +139,11 @@ fn a_question_about_someone_at_large_takes_all_their_claims() {
     }
 }
 
-/// Lena's turns about learning Dutch, and what others said, ingested the
-/// way a user ingests them (the default heuristic extractor): the update
-/// ("I switched from Duolingo…") is kept as a fact, no claim supersedes
-/// the first turn, and it shares no word with "How do I learn Dutch?".
+/// Lena's turns about learning Dutch and about her husband, and what others
+/// said, ingested the way a user ingests them (the default heuristic
+/// extractor): the update ("I switched from Duolingo…") is kept as a fact,
+/// no claim supersedes the first turn, and it shares no word with "How do
+/// I learn Dutch?".
 fn lena() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
@@ -158,8 +159,8 @@ fn lena() -> (tempfile::TempDir, Memory) {
             "s1",
             "2025-02-03T08:01:00Z",
             "Lena",
-            "manager",
-            "My manager, Pieter, wants me to present the flood model in March.",
+            "nurse",
+            "My husband Arjun is a nurse, he works nights at the hospital.",
         ),
         (
             "s2",
@@ -167,6 +168,13 @@ fn lena() -> (tempfile::TempDir, Memory) {
             "Sam",
             "sam",
             "Sam here: I tried Duolingo for Spanish and gave up.",
+        ),
+        (
+            "s2",
+            "2025-03-01T10:01:00Z",
+            "Lena",
+            "dinner",
+            "I'm vegetarian but Arjun eats everything, so dinner is a puzzle.",
         ),
         (
             "s3",
@@ -180,7 +188,7 @@ fn lena() -> (tempfile::TempDir, Memory) {
             "2025-04-01T19:02:00Z",
             "Lena",
             "talk",
-            "The presentation went well, Pieter was happy.",
+            "The presentation went well, my manager was happy.",
         ),
         (
             "s4",
@@ -188,6 +196,13 @@ fn lena() -> (tempfile::TempDir, Memory) {
             "Sam",
             "sam-later",
             "Sam again: Duolingo sent me forty reminders today.",
+        ),
+        (
+            "s5",
+            "2025-06-20T21:00:00Z",
+            "Lena",
+            "promoted",
+            "Arjun got promoted to charge nurse, so he is on day shifts now.",
         ),
     ];
     for (session, at, speaker, source, text) in turns {
@@ -211,47 +226,75 @@ fn said_after(r: &Retrieval, rank: usize) -> Option<String> {
         .and_then(|p| p.via.clone())
 }
 
+/// Results that came as said since.
+fn all_said_after(r: &Retrieval) -> Vec<String> {
+    (1..=r.results.len())
+        .filter_map(|rank| said_after(r, rank))
+        .collect()
+}
+
 /// A question about now puts the newest turn in which the best match's
 /// speaker names the same thing again first, though no claim links them:
 /// the memory a user builds offline has none.
 #[test]
 fn what_the_speaker_said_since_comes_first_for_a_question_about_now() {
     let (_d, m) = lena();
-    for q in [
-        "How do I learn Dutch now?",
-        "Do I still use Duolingo?",
-        "How am I currently learning Dutch?",
-    ] {
+    let cases = [
+        (
+            "How do I learn Dutch now?",
+            "update",
+            "dutch",
+            "naming Duolingo again",
+        ),
+        (
+            "How am I currently learning Dutch?",
+            "update",
+            "dutch",
+            "naming Duolingo again",
+        ),
+        (
+            "What does my husband do now?",
+            "promoted",
+            "nurse",
+            "naming Arjun again",
+        ),
+    ];
+    for (q, newest, first, naming) in cases {
         let r = common::ask(&m, "lena", q);
         assert_eq!(
-            common::rank_of(&m, "lena", &r, "update"),
+            common::rank_of(&m, "lena", &r, newest),
             Some(1),
             "{q}: {:?}",
             r.results
         );
         let via = said_after(&r, 1).expect("brought in as said since");
-        assert!(via.contains("naming Duolingo again"), "{q}: {via}");
-        // The turn it follows stays right behind it.
-        assert_eq!(common::rank_of(&m, "lena", &r, "dutch"), Some(2), "{q}");
-        // Another speaker naming Duolingo later is not what Lena said since.
-        for other in ["sam", "sam-later"] {
-            if let Some(rank) = common::rank_of(&m, "lena", &r, other) {
-                assert_eq!(said_after(&r, rank), None, "{q}: {other}");
-            }
-        }
+        assert!(via.contains(naming), "{q}: {via}");
+        // The turn it follows stays right behind it, and nothing else came
+        // that way: not the passing mention in between ("…but Arjun eats
+        // everything"), not another speaker naming Duolingo later.
+        assert_eq!(common::rank_of(&m, "lena", &r, first), Some(2), "{q}");
+        assert_eq!(all_said_after(&r).len(), 1, "{q}");
     }
 }
 
-/// Without a word about now, nothing is brought in for being said since:
-/// "How did I start learning Dutch?" asks about the first turn.
+/// What the question names itself is not followed: the lexical path
+/// searches it, and its last mention need not answer ("Does Arjun still
+/// work nights?" is not answered by "…but Arjun eats everything"). Without
+/// a word about now, nothing is brought in for being said since.
 #[test]
-fn a_question_without_a_present_cue_takes_nothing_said_since() {
+fn a_name_the_question_uses_or_a_question_without_a_present_cue_takes_nothing_said_since() {
     let (_d, m) = lena();
-    for q in ["How did I start learning Dutch?", "How do I learn Dutch?"] {
+    // (In a pack this small a turn found by one more path, beside the best
+    // match's, can pass it.)
+    for (q, first) in [
+        ("Does Arjun still work nights?", "nurse"),
+        ("Do I still use Duolingo?", "dutch"),
+        ("How did I start learning Dutch?", "dutch"),
+        ("How do I learn Dutch?", "dutch"),
+    ] {
         let r = common::ask(&m, "lena", q);
-        assert_eq!(common::rank_of(&m, "lena", &r, "dutch"), Some(1), "{q}");
-        for rank in 1..=r.results.len() {
-            assert_eq!(said_after(&r, rank), None, "{q}: result {rank}");
-        }
+        let rank = common::rank_of(&m, "lena", &r, first);
+        assert!(rank.is_some_and(|r| r <= 2), "{q}: {rank:?}");
+        assert!(all_said_after(&r).is_empty(), "{q}");
     }
 }

@@ -1,6 +1,6 @@
 //! What was said since: for a question that asks about now ("How do I
-//! learn Dutch now?"), the newest turns in which the best match's speaker
-//! names the same things again join the candidates just above it.
+//! learn Dutch now?"), the newest turn in which the best match's speaker
+//! names the same thing again joins the candidates just above it.
 //!
 //! Current facts first (`current.rs`) follows claims that supersede one
 //! another, and a memory built with the offline extractor often has none:
@@ -17,12 +17,14 @@
 //! later turn repeats when it speaks of them again; common words ("class",
 //! "morning") would bring in every later turn, and months and days
 //! ("March", "Monday") name a time, not a thing. The speaker's own name is
-//! left out (every turn of theirs is theirs); a name the question uses
-//! counts ("Do I still use Duolingo?" puts the newest turn naming it
-//! first). Such a turn joins with the best match's fused score on the
-//! `current` path (`weights.current`), before the session prior and the
-//! speaker boost, so it ranks beside or above it; the trace names what it
-//! names again. One store read, only for questions with a present cue,
+//! left out (every turn of theirs is theirs), and so is a name the
+//! question uses: the lexical path already searches it, and following it
+//! brought in whatever was said of it last ("Does Arjun still work
+//! nights?" ranked "I'm vegetarian but Arjun eats everything" first). Only
+//! the newest such turn joins — what was said last of it, not every
+//! mention since — with the best match's fused score on the `current` path
+//! (`weights.current`), before the session prior and the speaker boost, so
+//! it ranks beside or above it; the trace names what it names again. One store read, only for questions with a present cue,
 //! taken with the neighbour path's (no round trip of its own on a server):
 //! the best match is fixed before the neighbours and hops, which add only
 //! what they inherit, and [`super::fusion::Trace::own_match`] leaves that out.
@@ -40,8 +42,10 @@ use super::pool::{path, Pool};
 use super::RetrieveRequest;
 use crate::error::Error;
 
-/// Later turns brought in at most: the newest.
-pub const LATER_TURNS: usize = 2;
+/// Later turns brought in at most: the newest. With two, the older of
+/// them was as often a passing mention ("…but Arjun eats everything") as
+/// news.
+pub const LATER_TURNS: usize = 1;
 /// How many hits of the names the store read returns, newest kept.
 const NAME_HITS: usize = 30;
 
@@ -69,7 +73,7 @@ pub(super) fn plan(req: &RetrieveRequest, pool: &mut Pool) -> Option<Later> {
     let best = pool.best_match(&req.weights)?;
     let said = best.hit.event_time?;
     let speaker = best.hit.speaker.clone()?;
-    let names = names_in(&best.hit.content, &speaker);
+    let names = names_in(&best.hit.content, &speaker, &req.query);
     if names.is_empty() {
         return None;
     }
@@ -147,11 +151,12 @@ const TIMES: &[&str] = &[
 ];
 
 /// The names `text` uses (words capitalised inside a sentence, as
-/// written), without the words of `speaker`'s name and the names of
-/// months and days, first seen first.
-fn names_in(text: &str, speaker: &str) -> Vec<String> {
+/// written), without the words of `speaker`'s name, of `question` and the
+/// names of months and days, first seen first.
+fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
     let known: HashSet<String> = words(speaker)
         .into_iter()
+        .chain(words(question))
         .chain(TIMES.iter().map(|t| t.to_string()))
         .collect();
     let mut out: Vec<String> = Vec::new();
@@ -188,8 +193,9 @@ mod tests {
 
     #[test]
     fn names_are_capitalised_words_inside_a_sentence() {
+        let names = |text: &str, speaker: &str| names_in(text, speaker, "Now?");
         assert_eq!(
-            names_in(
+            names(
                 "I started learning Dutch on Duolingo, every morning.",
                 "Lena"
             ),
@@ -197,20 +203,33 @@ mod tests {
         );
         // A sentence's first word, "I", and the speaker are not names.
         assert_eq!(
-            names_in(
+            names(
                 "Yesterday I met Lena at Figma. Great day with Jo!",
                 "Lena Berg"
             ),
             ["Figma"]
         );
-        assert!(names_in("Honestly it was fine. Nothing new.", "Lena").is_empty());
+        assert!(names("Honestly it was fine. Nothing new.", "Lena").is_empty());
         // Months and days name a time, not a thing.
         assert_eq!(
-            names_in(
+            names(
                 "I ran Manchester in April, and on Monday I start with Lisbon.",
                 "Sam"
             ),
             ["Manchester", "Lisbon"]
+        );
+    }
+
+    #[test]
+    fn what_the_question_names_is_not_followed() {
+        let text = "My husband Arjun is a nurse at Seton.";
+        assert_eq!(
+            names_in(text, "Priya", "What does my husband do now?"),
+            ["Arjun", "Seton"]
+        );
+        assert_eq!(
+            names_in(text, "Priya", "Does Arjun still work nights?"),
+            ["Seton"]
         );
     }
 
