@@ -377,7 +377,7 @@ pub fn build(
 /// changed.
 fn fact_metadata(
     f: &GroundedFact,
-    bases: (Option<Basis>, Option<Basis>),
+    bases: (Option<&Bound>, Option<&Bound>),
     identity: &Identity,
     owner_id: &OwnerId,
     repaired: &Repaired,
@@ -415,13 +415,7 @@ fn fact_metadata(
         metadata.insert("condition_state".into(), json!("unknown"));
     }
     put_reported(&mut metadata, f.reported_by.as_ref());
-    speaker_reference(
-        &mut metadata,
-        bases,
-        identity,
-        owner_id,
-        &f.evidence.sentence,
-    );
+    speaker_reference(&mut metadata, bases, identity, owner_id);
     repaired.write(&mut metadata);
     metadata
 }
@@ -521,42 +515,65 @@ impl Repaired {
     }
 }
 
+/// How an endpoint's singular first person was bound: why, and for a
+/// quoted first person (`kith_ingest_v9`) the person the quotation is given
+/// to, as the binding found them (read once, recorded as it was bound).
+#[derive(Debug, Clone, PartialEq)]
+struct Bound {
+    basis: Basis,
+    quoted_speaker: Option<String>,
+}
+
+impl Bound {
+    fn by(basis: Basis) -> Self {
+        Bound {
+            basis,
+            quoted_speaker: None,
+        }
+    }
+
+    fn quoted(name: String) -> Self {
+        Bound {
+            basis: Basis::QuotedSpeaker,
+            quoted_speaker: Some(name),
+        }
+    }
+}
+
 /// Records which endpoint a first-person binding bound, and why:
 /// `speaker_reference: {speaker, fields, basis}` for a named person, or
 /// `owner_reference: {owner_id, fields, basis}` for the owner's reference
 /// entity of a `first_person_owner` turn. A quoted first person bound to
 /// the person the quotation is given to (`kith_ingest_v9`) names that
-/// person, read from the claim's `sentence` as the binding read it; it is
-/// the one recorded when a claim has both kinds.
+/// person, as the binding found them; it is the one recorded when a claim
+/// has both kinds.
 fn speaker_reference(
     metadata: &mut Map<String, Value>,
-    bases: (Option<Basis>, Option<Basis>),
+    bases: (Option<&Bound>, Option<&Bound>),
     identity: &Identity,
     owner_id: &OwnerId,
-    sentence: &str,
 ) {
-    let quoted = Some(Basis::QuotedSpeaker);
-    let (subject, object) = if bases.0 == quoted || bases.1 == quoted {
+    let quoted_name = |b: Option<&Bound>| b.and_then(|b| b.quoted_speaker.clone());
+    let quoted = quoted_name(bases.0).or_else(|| quoted_name(bases.1));
+    let (subject, object) = if quoted.is_some() {
         (
-            bases.0.filter(|b| Some(*b) == quoted),
-            bases.1.filter(|b| Some(*b) == quoted),
+            bases.0.filter(|b| b.quoted_speaker.is_some()),
+            bases.1.filter(|b| b.quoted_speaker.is_some()),
         )
     } else {
         bases
     };
-    let (who, name) = match &identity.first_person {
-        _ if subject.or(object) == quoted => match persons::relayed_speaker(sentence) {
-            Some(name) => ("speaker", name),
-            None => return,
-        },
-        FirstPerson::Named { name, .. } => ("speaker", name.clone()),
+    let (subject, object) = (subject.map(|b| b.basis), object.map(|b| b.basis));
+    let (who, name) = match (quoted, &identity.first_person) {
+        (Some(name), _) => ("speaker", name),
+        (None, FirstPerson::Named { name, .. }) => ("speaker", name.clone()),
         // The owner's reference has no display name: it names the owner
         // (`kith_ingest_v2` wrote the word "owner" as its speaker).
-        FirstPerson::OwnerReference if identity.policy.has_v3_rules() => {
+        (None, FirstPerson::OwnerReference) if identity.policy.has_v3_rules() => {
             ("owner_id", owner_id.as_str().to_string())
         }
-        FirstPerson::OwnerReference => ("speaker", "owner".to_string()),
-        FirstPerson::Local => return,
+        (None, FirstPerson::OwnerReference) => ("speaker", "owner".to_string()),
+        (None, FirstPerson::Local) => return,
     };
     let mut fields = Vec::new();
     if subject.is_some() {
@@ -668,7 +685,7 @@ impl Builder<'_> {
         let identity = self.identity;
         let metadata = fact_metadata(
             f,
-            (subject_basis, object_basis),
+            (subject_basis.as_ref(), object_basis.as_ref()),
             identity,
             &self.event.owner_id,
             &repaired,
@@ -785,10 +802,9 @@ impl Builder<'_> {
         put_reported(&mut metadata, r.reported_by.as_ref());
         speaker_reference(
             &mut metadata,
-            (source_basis, target_basis),
+            (source_basis.as_ref(), target_basis.as_ref()),
             self.identity,
             &self.event.owner_id,
-            sentence,
         );
         let spec = ClaimSpec {
             kind: "relationship",
@@ -1063,7 +1079,7 @@ impl Builder<'_> {
         other: &str,
         entity_ids: &[Option<Uuid>],
         sentence: &str,
-    ) -> Result<(Option<Uuid>, Option<Basis>), StoreError> {
+    ) -> Result<(Option<Uuid>, Option<Bound>), StoreError> {
         let family = match r {
             EndpointRef::Entity { index } => match entity_ids.get(*index).copied().flatten() {
                 Some(id) => return Ok((Some(id), None)),
@@ -1087,16 +1103,17 @@ impl Builder<'_> {
                 .then(|| persons::relayed_speaker(sentence));
             if let Some(name) = named.flatten() {
                 let id = self.named_entity(&name, "person", None)?;
-                return Ok((Some(id), Some(Basis::QuotedSpeaker)));
+                return Ok((Some(id), Some(Bound::quoted(name))));
             }
         } else {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
-                    return Ok((Some(id), Some(basis)));
+                    return Ok((Some(id), Some(Bound::by(basis))));
                 }
                 FirstPerson::OwnerReference => {
-                    return Ok((Some(self.owner_reference()?), Some(Basis::FirstPersonOwner)));
+                    let id = self.owner_reference()?;
+                    return Ok((Some(id), Some(Bound::by(Basis::FirstPersonOwner))));
                 }
                 FirstPerson::Local => {}
             }
