@@ -3,7 +3,8 @@
 
 use kith_core::Timestamp;
 
-const MONTHS: [&str; 12] = [
+/// The months' English names, January first, lower case.
+pub(super) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

@@ -36,7 +36,9 @@ use kith_store::{LexicalHit, LexicalQuery, Tx};
 use uuid::Uuid;
 
 use super::current::has_present_cue;
+use super::dates::MONTHS;
 use super::fusion::PathKind;
+use super::names::WEEKDAYS;
 use super::paths::words;
 use super::pool::{path, Pool};
 use super::RetrieveRequest;
@@ -126,39 +128,14 @@ pub(super) fn bring_in(
     Ok(())
 }
 
-/// Capitalised words that name a time, not a thing: a later turn naming
-/// "March" again is not about the same thing.
-const TIMES: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
-
 /// The names `text` uses (words capitalised inside a sentence, as
 /// written), without the words of `speaker`'s name, of `question` and the
 /// names of months and days, first seen first.
 fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
-    let known: HashSet<String> = words(speaker)
-        .into_iter()
-        .chain(words(question))
-        .chain(TIMES.iter().map(|t| t.to_string()))
-        .collect();
+    let known: HashSet<String> = words(speaker).into_iter().chain(words(question)).collect();
+    // A month or a day names a time, not a thing: a later turn naming
+    // "March" again is not about the same thing.
+    let a_time = |w: &str| MONTHS.contains(&w) || WEEKDAYS.contains(&w);
     let mut out: Vec<String> = Vec::new();
     let mut sentence_start = true;
     for token in text.split_whitespace() {
@@ -168,7 +145,10 @@ fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
         let pronoun = word == "I" || token.starts_with("I'") || token.starts_with("I’");
         if capitalised && !sentence_start && !pronoun && word.chars().count() >= 3 {
             let lower = word.to_lowercase();
-            if !known.contains(&lower) && !out.iter().any(|w| w.to_lowercase() == lower) {
+            if !known.contains(&lower)
+                && !a_time(&lower)
+                && !out.iter().any(|w| w.to_lowercase() == lower)
+            {
                 out.push(word);
             }
         }
