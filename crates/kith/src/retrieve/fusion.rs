@@ -286,7 +286,7 @@ pub struct PathRank {
 impl PathRank {
     /// Whether this path hands the candidate a share of another's fused
     /// score rather than ranking it against the question.
-    fn inherits(&self) -> bool {
+    pub fn inherits(&self) -> bool {
         matches!(
             (self.path, self.score),
             (
