@@ -22,7 +22,9 @@
 //!    Then hops from the best hits ([`expand`]): their linked entities or
 //!    the names they mention, and replies to what those reach.
 //! 7. **Recency**: the newest notes, only when the query asks about what is
-//!    recent ("latest", "now", "currently", …).
+//!    recent ("latest", "now", "currently", …); with a present cue, also
+//!    the newest turn in which the best match's speaker names its names
+//!    again ([`later`], what was said since).
 //!    Then the **session prior** ([`session_prior`]): a turn is lifted by
 //!    how well its session's best turn matched, so the rest of the sitting
 //!    where the evidence is (replies, the turn two later) gains on turns
@@ -48,7 +50,7 @@
 //!
 //! The stages, in the order [`retrieve`] runs them: [`paths`] (lexical and
 //! vector, recency), [`when`] (dated), [`graph`], [`neighbours`],
-//! [`session_prior`], [`current`], [`speakers`], all adding to one candidate [`pool`] under
+//! [`session_prior`], [`current`], [`later`], [`speakers`], all adding to one candidate [`pool`] under
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
@@ -211,8 +213,9 @@ fn candidates(
         superseded = found.superseded;
     }
     feedback::rerank(req, &lexical_text, &mut pool);
-    // The expansion's links and the pool's claims are read with the
-    // neighbours' sessions, and used where they still cover their stage.
+    // What was said since, the expansion's links and the pool's claims are
+    // read with the neighbours' sessions, and used where they still cover
+    // their stage.
     let said_since = later::plan(req, &mut pool);
     let mut read_ahead = ahead::Ahead::default();
     if req.paths.neighbours {
