@@ -76,15 +76,15 @@ const PAST_CUES: &[&str] = &[
 /// "currently", "still"…), or a present-tense verb with no past cue and
 /// no date named.
 pub fn asks_about_present(query: &str, names_a_date: bool) -> bool {
+    if has_present_cue(query) {
+        return true;
+    }
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
     let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    if has(PRESENT_CUES) {
-        return true;
-    }
     has(PRESENT_VERBS) && !has(PAST_CUES) && !names_a_date && !has_year(&words)
 }
 

@@ -3,8 +3,7 @@
 
 use kith_core::Timestamp;
 
-/// The months' English names, January first, lower case.
-pub(super) const MONTHS: [&str; 12] = [
+const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

@@ -12,7 +12,8 @@
 //! same speaker, said after it, that names it again is said later about
 //! the same thing.
 //!
-//! Names are the words written with a capital inside a sentence: the
+//! Names are the words written with a capital inside a sentence, read as
+//! the expansion's hops read them ([`super::expand::names_in`]): the
 //! things people, places, products and organisations are called, which a
 //! later turn repeats when it speaks of them again; common words ("class",
 //! "morning") would bring in every later turn, and months and days
@@ -24,10 +25,12 @@
 //! the newest such turn joins — what was said last of it, not every
 //! mention since — with the best match's fused score on the `current` path
 //! (`weights.current`), before the session prior and the speaker boost, so
-//! it ranks beside or above it; the trace names what it names again. One store read, only for questions with a present cue,
-//! taken with the neighbour path's (no round trip of its own on a server):
-//! the best match is fixed before the neighbours and hops, which add only
-//! what they inherit, and [`super::fusion::Trace::own_match`] leaves that out.
+//! it ranks beside or above it; the trace names what it names again.
+//!
+//! One store read, only for questions with a present cue, taken with the
+//! neighbour path's (no round trip of its own on a server): the best match
+//! is fixed before the neighbours and hops, which add only what they
+//! inherit, and [`super::fusion::Trace::own_match`] leaves that out.
 
 use std::collections::HashSet;
 
@@ -36,9 +39,8 @@ use kith_store::{LexicalHit, LexicalQuery, Tx};
 use uuid::Uuid;
 
 use super::current::has_present_cue;
-use super::dates::MONTHS;
+use super::expand;
 use super::fusion::PathKind;
-use super::names::WEEKDAYS;
 use super::paths::words;
 use super::pool::{path, Pool};
 use super::RetrieveRequest;
@@ -110,16 +112,24 @@ pub(super) fn bring_in(
         Some(hits) => hits,
         None => tx.search_lexical(&later.query)?,
     };
-    let mut found: Vec<LexicalHit> = hits
+    // Each later turn of the speaker's, with the names it says again.
+    let mut found: Vec<(LexicalHit, Vec<&str>)> = hits
         .into_iter()
         .filter(|h| h.node_id != later.best && h.speaker.as_deref() == Some(later.speaker.as_str()))
         .filter(|h| h.event_time.is_some_and(|t| t > later.said))
-        .filter(|h| !names_again(&h.content, &later.names).is_empty())
+        .map(|h| {
+            let again = names_again(&h.content, &later.names);
+            (h, again)
+        })
+        .filter(|(_, again)| !again.is_empty())
         .collect();
-    found.sort_by_key(|h| std::cmp::Reverse(h.event_time));
-    for (i, hit) in found.into_iter().take(LATER_TURNS).enumerate() {
-        let again = names_again(&hit.content, &later.names).join(", ");
-        let via = format!("said after node {}, naming {again} again", later.best);
+    found.sort_by_key(|(h, _)| std::cmp::Reverse(h.event_time));
+    for (i, (hit, again)) in found.into_iter().take(LATER_TURNS).enumerate() {
+        let via = format!(
+            "said after node {}, naming {} again",
+            later.best,
+            again.join(", ")
+        );
         pool.add(
             hit,
             path(PathKind::Current, i, Some(later.score), Some(via)),
@@ -128,41 +138,29 @@ pub(super) fn bring_in(
     Ok(())
 }
 
-/// The names `text` uses (words capitalised inside a sentence, as
-/// written), without the words of `speaker`'s name, of `question` and the
-/// names of months and days, first seen first.
+/// The words of the names `text` mentions ([`expand::names_in`]: runs of
+/// capitalised words inside a sentence, no month or weekday), without the
+/// words of `speaker`'s name or of `question`, first seen first.
 fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
     let known: HashSet<String> = words(speaker).into_iter().chain(words(question)).collect();
-    // A month or a day names a time, not a thing: a later turn naming
-    // "March" again is not about the same thing.
-    let a_time = |w: &str| MONTHS.contains(&w) || WEEKDAYS.contains(&w);
     let mut out: Vec<String> = Vec::new();
-    let mut sentence_start = true;
-    for token in text.split_whitespace() {
-        let word: String = token.chars().filter(|c| c.is_alphanumeric()).collect();
-        let capitalised = word.chars().next().is_some_and(char::is_uppercase);
-        // "I" and its contractions are capitalised everywhere.
-        let pronoun = word == "I" || token.starts_with("I'") || token.starts_with("I’");
-        if capitalised && !sentence_start && !pronoun && word.chars().count() >= 3 {
+    for name in expand::names_in(text) {
+        for word in name.split_whitespace() {
             let lower = word.to_lowercase();
-            if !known.contains(&lower)
-                && !a_time(&lower)
-                && !out.iter().any(|w| w.to_lowercase() == lower)
-            {
-                out.push(word);
+            if !known.contains(&lower) && !out.iter().any(|w| w.to_lowercase() == lower) {
+                out.push(word.to_string());
             }
         }
-        sentence_start = token.ends_with(['.', '!', '?', ':']);
     }
     out
 }
 
-/// The `names` that `text` uses again (compared ignoring case).
+/// The `names` that `text` uses again ([`expand::mentions_name`]: as whole
+/// words, ignoring case).
 fn names_again<'a>(text: &str, names: &'a [String]) -> Vec<&'a str> {
-    let said: HashSet<String> = words(text).into_iter().collect();
     names
         .iter()
-        .filter(|n| said.contains(&n.to_lowercase()))
+        .filter(|n| expand::mentions_name(text, n))
         .map(String::as_str)
         .collect()
 }

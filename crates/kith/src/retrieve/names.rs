@@ -36,7 +36,7 @@ pub(super) const TITLES: &[&str] = &[
 
 /// Capitalised words that are not names (with the months, and the
 /// weekdays' short forms): "in May" never names Maya.
-pub(super) const WEEKDAYS: &[&str] = &[
+const WEEKDAYS: &[&str] = &[
     "monday",
     "tuesday",
     "wednesday",
