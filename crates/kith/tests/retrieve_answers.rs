@@ -22,8 +22,7 @@ fn said(speaker: &str, source: &str, text: &str) -> EventInput {
 /// the boost; three say all three, so the reply is not among the three
 /// best matches on its own (another rule keeps those level).
 fn conversation() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let chatter = [
         "I can handle a lot more stress at work these days.",
         "My children's book club meets every Friday.",

@@ -19,8 +19,7 @@ fn said(speaker: &str, source: &str, text: &str) -> EventInput {
 /// Maria's two trips, and before them a dozen turns of hers and John's
 /// with the question's words.
 fn conversation() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let chatter = [
         "I have been so busy with the shelter this month.",
         "European history was my favourite class in school.",
@@ -123,8 +122,7 @@ fn a_category_named_in_passing_is_not_looked_up() {
 /// many of the other speaker's there are.
 #[test]
 fn a_broad_kind_finds_the_named_speakers_instances_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (_dir, m) = common::hashing_memory();
     let pastimes = [
         "painting",
         "pottery",

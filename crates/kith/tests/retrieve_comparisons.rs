@@ -19,8 +19,7 @@ fn said(source: &str, text: &str) -> EventInput {
 /// Forty turns about other things, ten about the new lens in the
 /// question's words, and one about the road trip.
 fn conversation() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let topics = [
         "gardening",
         "taxes",

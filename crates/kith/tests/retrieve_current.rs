@@ -145,8 +145,7 @@ fn a_question_about_someone_at_large_takes_all_their_claims() {
 /// no claim supersedes the first turn, and it shares no word with "How do
 /// I learn Dutch?".
 fn lena() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let turns = [
         (
             "s1",

@@ -23,8 +23,7 @@ fn maya(session: &str, source: &str, text: &str) -> EventInput {
 /// with none of the words of "What did I make in my pottery class?".
 /// Around them, two dozen turns about other days.
 fn memory() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let mut turns = vec![
         maya(
             "s1",

@@ -33,8 +33,7 @@ fn said(speaker: &str, session: &str, day: u32, source: &str, text: &str) -> Eve
 /// enough other talk — some of it about friends and paint — that neither
 /// turn of s5 is among the ten best by its own words or vector.
 fn conversation() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     let mut turns = vec![
         said(
             "Melanie",

@@ -24,8 +24,7 @@ fn carolines(texts: &[&str]) -> Vec<EventInput> {
 
 /// A memory (hashing vectors) holding `turns`, ingested in one batch.
 fn ingested(turns: Vec<EventInput>) -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     (dir, m)
 }

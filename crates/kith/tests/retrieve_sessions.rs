@@ -69,8 +69,7 @@ fn conversation() -> (tempfile::TempDir, Memory) {
         let session = format!("day{day}");
         turns.push(said(&session, day, "Melanie", &format!("e{i}"), text));
     }
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
+    let (dir, m) = common::hashing_memory();
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     (dir, m)
 }

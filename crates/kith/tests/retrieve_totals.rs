@@ -8,9 +8,7 @@ use kith::retrieve::fusion::PathWeights;
 use kith::{EventInput, Memory, Retrieval, RetrieveRequest};
 
 fn memory() -> (tempfile::TempDir, Memory) {
-    let dir = tempfile::tempdir().unwrap();
-    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), common::hashing()).unwrap();
-    (dir, m)
+    common::hashing_memory()
 }
 
 fn said(source: &str, text: &str) -> EventInput {

@@ -111,6 +111,12 @@ pub struct PathWeights {
     /// (`retrieve/session_prior.rs`; 0 turns it off).
     #[serde(default = "session_prior")]
     pub session: f64,
+    /// Not a path, a boost: in a conversation with an assistant, the turns
+    /// in the role a question asks for (the user's for "What did I say…",
+    /// the assistant's for "What did you suggest…") are multiplied by
+    /// `1 + role` (`retrieve/asker.rs`; 0 turns it off).
+    #[serde(default = "asked_role")]
+    pub role: f64,
 }
 
 fn one() -> f64 {
@@ -129,6 +135,17 @@ fn quantity() -> f64 {
 /// that state a time when the question asks when (`when.rs`), as far more
 /// turns state some figure than state a time.
 pub const QUANTITY_BOOST: f64 = 0.25;
+
+fn asked_role() -> f64 {
+    ASKED_ROLE_BOOST
+}
+
+/// The default of [`PathWeights::role`]. Not fitted (no benchmark stores
+/// both the user's and the assistant's turns): the size of the boost for
+/// a turn that states a time when the question asks when, enough to put
+/// the asker's own words ahead of a reply that repeats them, not ahead of
+/// a turn that matches far better.
+pub const ASKED_ROLE_BOOST: f64 = 0.5;
 
 fn session_prior() -> f64 {
     SESSION_PRIOR
@@ -190,6 +207,7 @@ impl Default for PathWeights {
             parts: 1.0,
             quantity: QUANTITY_BOOST,
             session: SESSION_PRIOR,
+            role: ASKED_ROLE_BOOST,
         }
     }
 }
@@ -242,6 +260,7 @@ impl PathWeights {
                 "parts" => w.parts = v,
                 "quantity" | "quantities" => w.quantity = v,
                 "session" | "sessions" => w.session = v,
+                "role" | "roles" => w.role = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

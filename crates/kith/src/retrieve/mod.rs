@@ -38,7 +38,9 @@
 //!    when the question's words point to someone it does not name
 //!    ([`premise`]), all of that person's turns keep their place. The best
 //!    match before boosts and the vector path's first hit stay within the
-//!    first 10 ([`pool`]).
+//!    first 10 ([`pool`]). A question to the assistant that names nobody
+//!    favours the turns of the role it asks for: the user's for "What did
+//!    I say…", the assistant's for "What did you suggest…" ([`asker`]).
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.
@@ -50,11 +52,12 @@
 //!
 //! The stages, in the order [`retrieve`] runs them: [`paths`] (lexical and
 //! vector, recency), [`when`] (dated), [`graph`], [`neighbours`],
-//! [`session_prior`], [`current`], [`later`], [`speakers`], all adding to one candidate [`pool`] under
+//! [`session_prior`], [`current`], [`later`], [`asker`], [`speakers`], all adding to one candidate [`pool`] under
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
 mod ahead;
+mod asker;
 mod by_id;
 mod category;
 mod current;
@@ -244,6 +247,9 @@ fn candidates(
         when::boost_stated_times(&req.query, &mut pool);
     }
     quantities::boost_stated_quantities(&req.query, &req.weights, &mut pool);
+    if named.is_empty() {
+        asker::boost_asked_role(&req.query, &req.weights, &mut pool);
+    }
     if !named.is_empty() {
         let misattributed = speakers::check_premise(&req.query, &named, &mut pool, &req.weights);
         speakers::boost(&named, misattributed.as_ref(), &mut pool, &req.weights);

@@ -15,6 +15,14 @@ pub fn hashing() -> std::sync::Arc<dyn kith::Embedder> {
         .expect("an embedder")
 }
 
+/// A fresh pack with the [`hashing`] embedder in a temporary directory
+/// (kept alive by the returned guard): the retrieval tests' memory.
+pub fn hashing_memory() -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memory::init_with_embedder(&dir.path().join("p.kith"), hashing()).unwrap();
+    (dir, m)
+}
+
 /// Maya's user message in `owner`'s `session`, at a fixed time.
 pub fn maya_said(owner: &str, session: &str, text: &str) -> EventInput {
     EventInput {
