@@ -113,3 +113,19 @@ fn a_conversation_without_an_assistant_gets_no_role_boost() {
         .iter()
         .all(|i| i.trace.boosts.iter().all(|b| b.name != "asked_role")));
 }
+
+/// `--weights role=0` turns the rule off: the reply that repeats the words
+/// ranks first again.
+#[test]
+fn the_role_weight_at_zero_turns_the_rule_off() {
+    let (_d, m) = conversation();
+    let mut req = kith::RetrieveRequest::new("o", "What did I say about my knee?").unwrap();
+    req.record = false;
+    req.weights = kith::retrieve::fusion::PathWeights::parse(&["role=0".to_string()]).unwrap();
+    let r = m.retrieve(&req).unwrap();
+    assert!(first_is(&m, &r, "advice"));
+    assert!(r
+        .results
+        .iter()
+        .all(|i| i.trace.boosts.iter().all(|b| b.name != "asked_role")));
+}
