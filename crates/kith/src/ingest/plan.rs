@@ -515,27 +515,29 @@ impl Repaired {
     }
 }
 
-/// How an endpoint's singular first person was bound: why, and for a
-/// quoted first person (`kith_ingest_v9`) the person the quotation is given
-/// to, as the binding found them (read once, recorded as it was bound).
+/// How an endpoint's singular first person was bound.
 #[derive(Debug, Clone, PartialEq)]
-struct Bound {
-    basis: Basis,
-    quoted_speaker: Option<String>,
+enum Bound {
+    /// For this reason (the turn's speaker, the owner…).
+    By(Basis),
+    /// A quoted first person (`kith_ingest_v9`), bound to the person the
+    /// quotation is given to, as the binding found them (read once,
+    /// recorded as it was bound).
+    Quoted(String),
 }
 
 impl Bound {
-    fn by(basis: Basis) -> Self {
-        Bound {
-            basis,
-            quoted_speaker: None,
+    fn basis(&self) -> Basis {
+        match self {
+            Bound::By(basis) => *basis,
+            Bound::Quoted(_) => Basis::QuotedSpeaker,
         }
     }
 
-    fn quoted(name: String) -> Self {
-        Bound {
-            basis: Basis::QuotedSpeaker,
-            quoted_speaker: Some(name),
+    fn quoted_speaker(&self) -> Option<&str> {
+        match self {
+            Bound::Quoted(name) => Some(name),
+            Bound::By(_) => None,
         }
     }
 }
@@ -553,17 +555,17 @@ fn speaker_reference(
     identity: &Identity,
     owner_id: &OwnerId,
 ) {
-    let quoted_name = |b: Option<&Bound>| b.and_then(|b| b.quoted_speaker.clone());
+    let quoted_name = |b: Option<&Bound>| b.and_then(Bound::quoted_speaker).map(str::to_string);
     let quoted = quoted_name(bases.0).or_else(|| quoted_name(bases.1));
     let (subject, object) = if quoted.is_some() {
         (
-            bases.0.filter(|b| b.quoted_speaker.is_some()),
-            bases.1.filter(|b| b.quoted_speaker.is_some()),
+            bases.0.filter(|b| b.quoted_speaker().is_some()),
+            bases.1.filter(|b| b.quoted_speaker().is_some()),
         )
     } else {
         bases
     };
-    let (subject, object) = (subject.map(|b| b.basis), object.map(|b| b.basis));
+    let (subject, object) = (subject.map(Bound::basis), object.map(Bound::basis));
     let (who, name) = match (quoted, &identity.first_person) {
         (Some(name), _) => ("speaker", name),
         (None, FirstPerson::Named { name, .. }) => ("speaker", name.clone()),
@@ -1103,17 +1105,17 @@ impl Builder<'_> {
                 .then(|| persons::relayed_speaker(sentence));
             if let Some(name) = named.flatten() {
                 let id = self.named_entity(&name, "person", None)?;
-                return Ok((Some(id), Some(Bound::quoted(name))));
+                return Ok((Some(id), Some(Bound::Quoted(name))));
             }
         } else {
             match self.identity.first_person.clone() {
                 FirstPerson::Named { name, basis } => {
                     let id = self.named_entity(&name, "person", None)?;
-                    return Ok((Some(id), Some(Bound::by(basis))));
+                    return Ok((Some(id), Some(Bound::By(basis))));
                 }
                 FirstPerson::OwnerReference => {
                     let id = self.owner_reference()?;
-                    return Ok((Some(id), Some(Bound::by(Basis::FirstPersonOwner))));
+                    return Ok((Some(id), Some(Bound::By(Basis::FirstPersonOwner))));
                 }
                 FirstPerson::Local => {}
             }
