@@ -117,6 +117,11 @@ pub struct PathWeights {
     /// `1 + role` (`retrieve/asker.rs`; 0 turns it off).
     #[serde(default = "asked_role")]
     pub role: f64,
+    /// Not a path, a boost: for a question that asks who someone is ("Who
+    /// is Kofi?"), turns that introduce them ("my friend Kofi") are
+    /// multiplied by `1 + who` (`retrieve/who.rs`; 0 turns it off).
+    #[serde(default = "introduces")]
+    pub who: f64,
 }
 
 fn one() -> f64 {
@@ -135,6 +140,15 @@ fn quantity() -> f64 {
 /// that state a time when the question asks when (`when.rs`), as far more
 /// turns state some figure than state a time.
 pub const QUANTITY_BOOST: f64 = 0.25;
+
+fn introduces() -> f64 {
+    INTRODUCES_BOOST
+}
+
+/// The default of [`PathWeights::who`]. Not fitted (one question of the
+/// benchmarks asks who a name is): the size of the boost for a turn that
+/// states a time when the question asks when — the answer's form, as there.
+pub const INTRODUCES_BOOST: f64 = 0.5;
 
 fn asked_role() -> f64 {
     ASKED_ROLE_BOOST
@@ -208,6 +222,7 @@ impl Default for PathWeights {
             quantity: QUANTITY_BOOST,
             session: SESSION_PRIOR,
             role: ASKED_ROLE_BOOST,
+            who: INTRODUCES_BOOST,
         }
     }
 }
@@ -261,6 +276,7 @@ impl PathWeights {
                 "quantity" | "quantities" => w.quantity = v,
                 "session" | "sessions" => w.session = v,
                 "role" | "roles" => w.role = v,
+                "who" => w.who = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }

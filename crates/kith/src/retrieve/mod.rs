@@ -40,7 +40,9 @@
 //!    match before boosts and the vector path's first hit stay within the
 //!    first 10 ([`pool`]). A question to the assistant that names nobody
 //!    favours the turns of the role it asks for: the user's for "What did
-//!    I say…", the assistant's for "What did you suggest…" ([`asker`]).
+//!    I say…", the assistant's for "What did you suggest…" ([`asker`]);
+//!    one that asks who someone is, the turns that introduce them
+//!    ("my friend Kofi", [`who`]).
 //!
 //! Results are one per source event (a claim and its turn are one piece of
 //! evidence; the others are listed in `also`). Every result has a trace.
@@ -52,7 +54,7 @@
 //!
 //! The stages, in the order [`retrieve`] runs them: [`paths`] (lexical and
 //! vector, recency), [`when`] (dated), [`graph`], [`neighbours`],
-//! [`session_prior`], [`current`], [`later`], [`asker`], [`speakers`], all adding to one candidate [`pool`] under
+//! [`session_prior`], [`current`], [`later`], [`who`], [`asker`], [`speakers`], all adding to one candidate [`pool`] under
 //! the request's [`filters`]; then [`results`] (one per source event),
 //! [`pack`] and [`receipt`].
 
@@ -86,6 +88,7 @@ mod session_prior;
 mod spans;
 mod speakers;
 mod when;
+mod who;
 
 pub use dates::month_number;
 pub use request::{RetrievePaths, RetrieveRequest};
@@ -247,6 +250,7 @@ fn candidates(
         when::boost_stated_times(&req.query, &mut pool);
     }
     quantities::boost_stated_quantities(&req.query, &req.weights, &mut pool);
+    who::boost_introductions(&req.query, &req.weights, &mut pool);
     if named.is_empty() {
         asker::boost_asked_role(&req.query, &req.weights, &mut pool);
     }

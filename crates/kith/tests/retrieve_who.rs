@@ -1,0 +1,83 @@
+//! "Who is Kofi?" (issue 16: what someone asking their agent would
+//! expect): the turn that says how Kofi stands to the speaker ("my friend
+//! Kofi") comes first, not the later turns that only name him and say the
+//! question's words as often. Turns go in through `ingest_batch` (the
+//! default heuristic extractor); vectors come from the hashing embedder.
+
+mod common;
+
+use kith::{IngestOptions, Memory, Retrieval};
+
+/// Sam introduces Kofi, Mateo and Lucia once each, then names them again
+/// in turns about other things, twice as often.
+fn conversation() -> (tempfile::TempDir, Memory) {
+    let (dir, m) = common::hashing_memory();
+    let said = |source: &str, text: &str| common::turn("o", "Sam", source, text);
+    let turns = vec![
+        said(
+            "kofi",
+            "Not yet. My friend Kofi is helping me find leads for the business.",
+        ),
+        said(
+            "k1",
+            "Kofi said they won a contract, so Kofi is buying lunch.",
+        ),
+        said("k2", "Kofi and I watched the match, Kofi was loud."),
+        said(
+            "mateo",
+            "Ana and her husband Mateo live in Lisbon near the river.",
+        ),
+        said("m1", "Mateo cooked bacalhau, Mateo made it twice."),
+        said("lucia", "My sister had a baby girl, her name is Lucia."),
+        said("l1", "Lucia loves fish books, Lucia laughs at the turtles."),
+        said("chatter", "The flights to Lisbon cost a fortune this year."),
+    ];
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    (dir, m)
+}
+
+fn introduced(r: &Retrieval) -> bool {
+    r.results[0]
+        .trace
+        .boosts
+        .iter()
+        .any(|b| b.name == "introduces")
+}
+
+#[test]
+fn who_someone_is_is_answered_by_the_turn_that_introduces_them() {
+    let (_d, m) = conversation();
+    for (q, source) in [
+        ("Who is Kofi?", "kofi"),
+        ("Who is Mateo?", "mateo"),
+        ("who's Lucia", "lucia"),
+    ] {
+        let r = common::ask(&m, "o", q);
+        assert_eq!(common::rank_of(&m, "o", &r, source), Some(1), "{q}");
+        assert!(introduced(&r), "{q}: {:?}", r.results[0].trace.boosts);
+    }
+}
+
+/// `--weights who=0` turns the rule off: a turn that names Kofi twice
+/// ranks first, which is why the test above is the rule's doing.
+#[test]
+fn the_who_weight_at_zero_turns_the_rule_off() {
+    let (_d, m) = conversation();
+    let mut req = kith::RetrieveRequest::new("o", "Who is Kofi?").unwrap();
+    req.record = false;
+    req.weights = kith::retrieve::fusion::PathWeights::parse(&["who=0".to_string()]).unwrap();
+    let r = m.retrieve(&req).unwrap();
+    assert_ne!(common::rank_of(&m, "o", &r, "kofi"), Some(1));
+    assert!(!introduced(&r));
+}
+
+/// A question about what someone did is not a question who they are.
+#[test]
+fn a_question_about_what_they_did_gets_no_introduction_boost() {
+    let (_d, m) = conversation();
+    let r = common::ask(&m, "o", "Who is buying lunch?");
+    assert!(r
+        .results
+        .iter()
+        .all(|i| i.trace.boosts.iter().all(|b| b.name != "introduces")));
+}
