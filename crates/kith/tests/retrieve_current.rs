@@ -297,3 +297,68 @@ fn a_name_the_question_uses_or_a_question_without_a_present_cue_takes_nothing_sa
         assert!(all_said_after(&r).is_empty(), "{q}");
     }
 }
+
+/// A question that names what a superseded claim is about as its object
+/// ("Am I still at Brightline?"), not its subject: the turn that replaced
+/// it comes first and the old turn is marked. The heuristic reads "So I
+/// quit Brightline" as `NOT works_at Brightline`, superseding "I started a
+/// new job at Brightline"; the graph path reaches both through Brightline,
+/// where the claims are its object. Before, it followed only the claims an
+/// entity is the subject of: nothing was marked (and in a user's pack of
+/// nineteen turns the old turn ranked first, the quit turn second).
+#[test]
+fn a_claim_superseded_about_what_the_question_names_is_behind_the_turn_that_replaced_it() {
+    let (_d, m) = common::hashing_memory();
+    let turns = [
+        (
+            "2025-03-10T19:00:00Z",
+            "start",
+            "I started a new job at Brightline as a data engineer.",
+        ),
+        (
+            "2025-03-10T19:01:00Z",
+            "team",
+            "My manager at Brightline is great, the team is small.",
+        ),
+        (
+            "2025-05-01T09:00:00Z",
+            "run",
+            "I ran ten kilometres along the river this morning.",
+        ),
+        (
+            "2025-06-02T21:00:00Z",
+            "quit",
+            "So I quit Brightline. The new manager micromanages everything.",
+        ),
+    ];
+    for (at, source, text) in turns {
+        let input = kith::EventInput {
+            session_id: Some(source.into()),
+            event_time: Some(at.into()),
+            ..common::turn("sam", "Sam", source, text)
+        };
+        m.ingest(input, kith::IngestOptions::default()).unwrap();
+    }
+    for q in ["Am I still at Brightline?", "Do I work at Brightline now?"] {
+        let r = common::ask(&m, "sam", q);
+        assert_eq!(
+            common::rank_of(&m, "sam", &r, "quit"),
+            Some(1),
+            "{q}: {:?}",
+            r.results
+        );
+        let start = common::rank_of(&m, "sam", &r, "start").expect("the old turn stays");
+        let marked = &r.results[start - 1].trace.boosts;
+        assert!(
+            marked.iter().any(|b| b.name == "superseded"),
+            "{q}: {marked:?}"
+        );
+        assert!(
+            r.context.contains("[superseded by: So I quit Brightline"),
+            "{q}"
+        );
+    }
+    // Asked about then, not now: nothing is marked.
+    let r = common::ask(&m, "sam", "When did I start at Brightline?");
+    assert_eq!(common::rank_of(&m, "sam", &r, "start"), Some(1));
+}

@@ -11,7 +11,8 @@
 //! Melanie's claims. Unverified alias proposals are never followed.
 //!
 //! On the way, claims that were superseded are noted with the claim in
-//! force ([`super::current`]).
+//! force ([`super::current`]): the entity's own, and those that name it as
+//! their object ("I started at Brightline", then "So I quit Brightline").
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -262,6 +263,15 @@ fn walk(
                 continue;
             }
             let Some((id, is_claim)) = followed(&edge, entity_id) else {
+                // A claim that names this entity as its object is not a
+                // candidate, but when superseded it still says what no
+                // longer holds: "Am I still at Brightline?" after "So I
+                // quit Brightline" (`NOT works_at Brightline`).
+                if let Some(old) = superseded_object_claim(&edge, entity_id, around, req) {
+                    if reads_now && seen.insert(old.id) {
+                        superseded.push(old.clone());
+                    }
+                }
                 continue;
             };
             if !seen.insert(id) {
@@ -335,7 +345,8 @@ fn same_kind_since(old: &kith_core::Node, claim: &kith_core::Node) -> bool {
 /// out of the entity reaches its claims; MENTIONS into the entity written
 /// by the linking pass reaches the memories that name it, so one memory is
 /// reached through another. Nothing else (unverified alias proposals, and
-/// ingestion's claim → entity MENTIONS) is followed.
+/// ingestion's claim → entity MENTIONS) is followed; of the latter, a
+/// superseded claim is only noted ([`superseded_object_claim`]).
 fn followed(edge: &Edge, entity_id: Uuid) -> Option<(Uuid, bool)> {
     let claim_edge = edge.edge_type == EdgeType::HasFact && edge.source_id == entity_id;
     let linked_mention = edge.edge_type == EdgeType::Mentions
@@ -353,6 +364,26 @@ fn followed(edge: &Edge, entity_id: Uuid) -> Option<(Uuid, bool)> {
     } else {
         None
     }
+}
+
+/// The superseded claim of the owner's whose object `edge` links to
+/// `entity_id` (ingestion's claim → entity MENTIONS), if that is what it
+/// is.
+fn superseded_object_claim<'a>(
+    edge: &Edge,
+    entity_id: Uuid,
+    around: &'a Neighbourhood,
+    req: &RetrieveRequest,
+) -> Option<&'a kith_core::Node> {
+    if edge.edge_type != EdgeType::Mentions || edge.target_id != entity_id {
+        return None;
+    }
+    let claim = around.ends.get(&edge.source_id)?;
+    (claim.owner_id == req.owner
+        && claim.node_type != NodeType::Entity
+        && predicate_of(claim).is_some()
+        && claim.superseded_by.is_some())
+    .then_some(claim)
 }
 
 /// Adds what the walk reached to `pool`, in rank order, each with its
