@@ -106,3 +106,62 @@ fn the_weight_parses_by_name_and_defaults_on() {
     let read: PathWeights = serde_json::from_value(old).unwrap();
     assert_eq!(read.quantity, PathWeights::default().quantity);
 }
+
+/// A total is added up from several sittings: for a question that asks for
+/// a count or an amount the session prior lifts no sitting (the best
+/// match's sitting says nothing about where the other figures are), and
+/// every figure comes before the chatter. Asked without a count, the same
+/// memory gets the prior.
+#[test]
+fn a_total_gathers_figures_from_every_sitting() {
+    let (_d, m) = memory();
+    let sat = |session: &str, source: &str, text: &str| EventInput {
+        session_id: Some(session.into()),
+        ..said(source, text)
+    };
+    m.store_batch(vec![
+        sat(
+            "s1",
+            "celeste",
+            "Celeste took me 10 hours playing, what a game.",
+        ),
+        sat(
+            "s1",
+            "chatter",
+            "I spent the whole evening playing games again, so many games.",
+        ),
+        sat("s1", "music", "Games and music, playing both all evening."),
+        sat(
+            "s2",
+            "hades",
+            "After a long winter of evenings with friends and far too much coffee, Hades is done: 30 hours.",
+        ),
+        sat(
+            "s3",
+            "knight",
+            "Hollow Knight, with its lovely hand-drawn caves and that long rainy ending, was 25 hours for me.",
+        ),
+        sat("s4", "soup", "We cooked soup with the kids."),
+    ])
+    .unwrap();
+    let got = ask(
+        &m,
+        "How many hours have I spent playing games in total?",
+        None,
+    );
+    let rank = |s: &str| common::rank_of(&m, "ana", &got, s).unwrap_or(usize::MAX);
+    for figure in ["celeste", "hades", "knight"] {
+        assert!(
+            rank(figure) < rank("chatter"),
+            "{figure}: {:?}",
+            got.results
+        );
+    }
+    let lifted = |r: &Retrieval| {
+        r.results
+            .iter()
+            .any(|i| i.trace.boosts.iter().any(|b| b.name == "session"))
+    };
+    assert!(!lifted(&got));
+    assert!(lifted(&ask(&m, "What games have I been playing?", None)));
+}

@@ -241,7 +241,7 @@ fn candidates(
     }
 
     // Boosts.
-    session_prior::lift(&req.weights, &mut pool);
+    session_prior::lift(&req.query, &req.weights, &mut pool);
     let names_a_date = !dates::mentioned_dates(&req.query).is_empty();
     if !superseded.is_empty() && current::asks_about_present(&req.query, names_a_date) {
         current::put_current_first(tx, req, &superseded, &mut pool)?;

@@ -18,6 +18,12 @@
 //! 0.813 → 0.857) with categories 1–4 a little up on both; on LongMemEval
 //! recall_all@10 and nDCG rise on the report half while recall_all@5 falls
 //! there. `--weights session=0` turns it off.
+//!
+//! Not for a question that asks for a count or an amount ("How many hours
+//! have I spent playing games in total?", [`asks_for_quantity`]): its
+//! answer is added up from several sittings, each turn stating its own
+//! figure, and lifting the best match's sitting pushes the others' figures
+//! down (BENCHMARKS.md, session 22).
 
 use std::collections::HashMap;
 
@@ -25,12 +31,14 @@ use kith_core::SessionId;
 
 use super::fusion::{Boost, PathWeights};
 use super::pool::Pool;
+use super::quantities::asks_for_quantity;
 
 /// Lifts every candidate that has a session by its session's best fused
 /// score against the pool's best (see the module docs); `weights.session`
-/// is the most a turn can gain (0: off).
-pub(super) fn lift(weights: &PathWeights, pool: &mut Pool) {
-    if weights.session <= 0.0 {
+/// is the most a turn can gain (0: off). Nothing for a `query` that asks
+/// for a count or an amount.
+pub(super) fn lift(query: &str, weights: &PathWeights, pool: &mut Pool) {
+    if weights.session <= 0.0 || asks_for_quantity(query) {
         return;
     }
     let mut best_of: HashMap<SessionId, f64> = HashMap::new();
@@ -105,6 +113,8 @@ mod tests {
         );
     }
 
+    const ASKED: &str = "What did Maya say about the trip?";
+
     fn order(pool: &mut Pool, weights: &PathWeights) -> Vec<Uuid> {
         pool.ranked(weights).iter().map(|c| c.hit.node_id).collect()
     }
@@ -124,14 +134,14 @@ mod tests {
             session: 0.0,
             ..PathWeights::default()
         };
-        lift(&off, &mut pool);
+        lift(ASKED, &off, &mut pool);
         assert_eq!(
             order(&mut pool, &off),
             vec![best, elsewhere, reply, unsessioned]
         );
 
         let on = PathWeights::default();
-        lift(&on, &mut pool);
+        lift(ASKED, &on, &mut pool);
         assert_eq!(
             order(&mut pool, &on),
             vec![best, reply, elsewhere, unsessioned]
@@ -141,5 +151,24 @@ mod tests {
         assert!((boost.factor - (1.0 + on.session)).abs() < 1e-9);
         // A turn with no session is left as it was.
         assert!(pool.by_id[&unsessioned].trace.boosts.is_empty());
+    }
+
+    /// A count is added up from several sittings: the best match's does
+    /// not decide where the other figures are.
+    #[test]
+    fn a_question_that_asks_for_a_count_lifts_no_session() {
+        let mut pool = Pool::default();
+        use PathKind::{Lexical, Vector};
+        let best = turn(&mut pool, Some("monday"), &[(Lexical, 1), (Vector, 1)]);
+        let elsewhere = turn(&mut pool, Some("friday"), &[(Lexical, 2)]);
+        let reply = turn(&mut pool, Some("monday"), &[(Lexical, 4)]);
+        let weights = PathWeights::default();
+        lift(
+            "How many hours did Maya spend on games in total?",
+            &weights,
+            &mut pool,
+        );
+        assert_eq!(order(&mut pool, &weights), vec![best, elsewhere, reply]);
+        assert!(pool.by_id.values().all(|c| c.trace.boosts.is_empty()));
     }
 }
