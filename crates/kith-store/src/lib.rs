@@ -18,6 +18,9 @@
 //!   anything else with triggers.
 //! - Every query that returns memory content takes an owner.
 //! - A transaction that is dropped without [`Tx::commit`] rolls back.
+// Module docs name private items for maintainers: `cargo doc
+// --document-private-items` links them, a public build shows their names.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod error;
 mod filters;

@@ -17,7 +17,7 @@
 //! `CLAIM_CORRECTED`) holding the request and every node before and after.
 //! The same request again returns the first record and writes nothing;
 //! after an undo it is a new request (the next generation of the record).
-//! [`Memory::undo`] reverses either exactly, and refuses while anything
+//! [`crate::Memory::undo`] reverses either exactly, and refuses while anything
 //! the record wrote has changed since.
 
 use kith_core::{

@@ -193,7 +193,7 @@ pub fn redact_url(url: &str) -> String {
 /// Creates the empty database `name` on the server of `url` (the role needs
 /// `CREATEDB`), replacing one of that name when `replace`; returns its URL.
 /// For benchmarks and scratch memories: follow with
-/// [`Memory::init_database`].
+/// [`crate::Memory::init_database`].
 pub fn create_database(url: &str, name: &str, replace: bool) -> Result<String, Error> {
     Ok(kith_store::postgres::create_database(url, name, replace)?)
 }

@@ -6,7 +6,7 @@
 //! another embedder is refused (`kith rebuild --embeddings` re-embeds every
 //! note with the new one). Notes (the stored turns) are embedded as they are
 //! written (or, with [`crate::Memory::with_background_embedding`], right
-//! after by a worker thread: [`backlog`]); claims quote their note's
+//! after by a worker thread: `backlog`); claims quote their note's
 //! sentence, and reach retrieval through the lexical and graph paths.
 //! Entities are embedded by the organizer's `alias_resolve` job
 //! ([`crate::Memory::embed_entities`]) from their name, type and a short

@@ -724,14 +724,14 @@ impl Memory {
     /// Undoes an `ORGANIZER_MERGED`, `ALIAS_PROPOSAL_ACCEPTED`,
     /// `IDENTITY_CORRECTED`, `CLAIM_RETRACTED` or `CLAIM_CORRECTED` record of `owner` in one transaction, journaled
     /// as `UNDO`. Refused (typed
-    /// [`OrganizerError::UndoRefused`], nothing written) when later changes
+    /// [`crate::OrganizerError::UndoRefused`], nothing written) when later changes
     /// depend on it. Undoing twice returns the first undo.
     pub fn undo(&self, owner: &OwnerId, op_id: Uuid) -> Result<UndoReport, Error> {
         organize::undo::undo(&self.ctx(), owner, op_id)
     }
 
     /// Runs one entity-linking pass with the heuristic extractor (see
-    /// [`super::linking`] and `docs/linking.md`).
+    /// [`crate::organize::linking`] and `docs/linking.md`).
     pub fn link_entities(&self, req: &LinkRequest) -> Result<LinkReport, Error> {
         organize::link_job::link_entities(&self.ctx(), req)
     }
@@ -776,7 +776,7 @@ impl Memory {
     /// record holds the complete proposal payload and the reviewer input.
     /// The same decision with the same input again returns the first
     /// record; any other decision fails with
-    /// [`OrganizerError::ReviewConflict`].
+    /// [`crate::OrganizerError::ReviewConflict`].
     pub fn review_alias(
         &self,
         owner: &OwnerId,

@@ -44,7 +44,7 @@ pub struct ProposeAliasRequest {
     pub assessment: Option<Assessment>,
 }
 
-/// What [`Memory::propose_alias`] did.
+/// What [`crate::Memory::propose_alias`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProposeOutcome {
     /// The `ALIAS_PROPOSED` record (absent when an unrecorded older edge

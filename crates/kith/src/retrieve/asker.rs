@@ -5,9 +5,10 @@
 //! shares as many of the question's words and often matches better.
 //! "What did you suggest for my knee?" asks for the assistant's turn. For a
 //! question in the first person the user's turns (role `user`) are
-//! multiplied by `1 + weights.role` ([`ASKED_ROLE_BOOST`] by default); for one that asks what the
-//! assistant said ("did you", "you recommended", "your advice"), the
-//! assistant's are. Only when the candidates hold turns of both the user
+//! multiplied by `1 + weights.role`
+//! ([`ASKED_ROLE_BOOST`](super::fusion::ASKED_ROLE_BOOST) by default); for
+//! one that asks what the assistant said ("did you", "you recommended",
+//! "your advice"), the assistant's are. Only when the candidates hold turns of both the user
 //! and the assistant: a conversation between people (every turn `user` or
 //! `participant`) is left as it is, and so is a question in the third
 //! person ("What did Sam say…", the speaker boost's case).
@@ -17,9 +18,6 @@ use kith_core::Role;
 use super::fusion::{Boost, PathWeights};
 use super::paths::words;
 use super::pool::Pool;
-
-#[cfg(doc)]
-use super::fusion::ASKED_ROLE_BOOST;
 
 /// Words that put a question in the user's voice.
 const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "myself"];

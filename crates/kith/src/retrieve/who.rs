@@ -27,7 +27,7 @@ pub fn asked_who(query: &str) -> Option<Vec<String>> {
     let lower = q.to_lowercase();
     let rest = ["who is ", "who's ", "who was ", "who’s "]
         .iter()
-        .find_map(|p| lower.starts_with(p).then(|| &q[p.len()..]))?;
+        .find_map(|p| lower.starts_with(p).then(|| q.get(p.len()..)).flatten())?;
     let name: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
     let capitalised = |w: &String| w.chars().next().is_some_and(char::is_uppercase);
     (!name.is_empty() && name.len() <= 3 && name.iter().all(capitalised)).then_some(name)
@@ -48,6 +48,7 @@ pub fn introduction(text: &str, name: &[String]) -> Option<String> {
     let w = cased_words(text);
     let lower = |i: usize| w.get(i).map(|x| x.to_lowercase()).unwrap_or_default();
     let n = name.len();
+    let appositive = appositive(text, name);
     (0..w.len().saturating_sub(n - 1))
         .filter(|&i| w[i..i + n].iter().zip(name).all(|(a, b)| *a == b.as_str()))
         .find_map(|i| {
@@ -61,7 +62,7 @@ pub fn introduction(text: &str, name: &[String]) -> Option<String> {
                 || (before(2) == "i" && matches!(before(1).as_str(), "m" | "am"))
                 || (matches!(after(1).as_str(), "is" | "was" | "s")
                     && DETERMINERS.contains(&after(2).as_str()))
-                || appositive(text, name);
+                || appositive;
             introduced.then(|| {
                 let from = i.saturating_sub(2);
                 w[from..(i + n + 2).min(w.len())].join(" ")
