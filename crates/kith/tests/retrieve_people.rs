@@ -94,6 +94,25 @@ fn a_short_form_or_a_surname_names_the_speaker() {
     }
 }
 
+/// "Tommy" names the speaker Tom: his own turn comes before Jess's
+/// "Thanks Tommy", which says the question's word. Before, the pet form
+/// named nobody and that turn ranked first.
+#[test]
+fn a_pet_form_of_the_first_name_names_the_speaker() {
+    let (_d, m) = memory();
+    m.store_batch(vec![
+        turn("Jess", "1", "Rent is due Friday, everyone ok?"),
+        turn("Tom", "2", "Paid my share of the rent just now!"),
+        turn("Jess", "3", "Thanks Tommy. The plumber came this morning."),
+        turn("Priya", "4", "The boiler is fixed, finally."),
+    ])
+    .unwrap();
+    let r = ask(&m, "ana", "Did Tommy pay the rent?");
+    assert_eq!(rank_of(&m, "ana", &r, "2"), Some(1), "{:?}", r.results);
+    let reason = boost_reason(&r, 1, "named_speaker").expect("boosted");
+    assert!(reason.contains("pet form"), "{reason}");
+}
+
 #[test]
 fn strong_evidence_by_the_other_speaker_keeps_its_place_labelled() {
     let (_d, m) = memory();

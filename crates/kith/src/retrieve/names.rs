@@ -9,7 +9,7 @@
 //! | [`NameMatch::Full`] | every word of the name, in order, as whole words (any case) | "maya okafor" |
 //! | [`NameMatch::FirstName`] | the name's first word (3+ letters), any case | "Maya" |
 //! | [`NameMatch::Surname`] | a multi-word person name's last word (3+ letters), capitalised and not the question's first word, or after a title (Mr, Ms, Mrs, Dr, …) | "Ms Okafor", "Okafor's" |
-//! | [`NameMatch::Nickname`] | a capitalised word of 3+ letters, not the question's first word, that the first name begins with | "Mel" for "Melanie" |
+//! | [`NameMatch::Nickname`] | a capitalised word of 3+ letters, not the question's first word, that the first name begins with, or the first name with a pet ending ("-y", "-ie", its last letter doubled or not) | "Mel" for "Melanie", "Tommy" for "Tom" |
 //!
 //! Surnames and nicknames are only read from capitalised words away from
 //! the start of the question, never from month or weekday names: "green
@@ -69,7 +69,7 @@ impl NameMatch {
             NameMatch::Full => "by full name",
             NameMatch::FirstName => "by first name",
             NameMatch::Surname => "by surname",
-            NameMatch::Nickname => "by a short form of the first name",
+            NameMatch::Nickname => "by a short form or pet form of the first name",
         }
     }
 }
@@ -136,7 +136,8 @@ impl QueryWords {
         }
         let nickname = self.proper_word_positions().any(|i| {
             let w = &self.words[i].lower;
-            w.chars().count() >= MIN_PART && w.len() < first.len() && first.starts_with(w.as_str())
+            let short = w.len() < first.len() && first.starts_with(w.as_str());
+            w.chars().count() >= MIN_PART && (short || is_pet_form(w, first))
         });
         nickname.then_some(NameMatch::Nickname)
     }
@@ -151,6 +152,18 @@ impl QueryWords {
             !calendar && (after_title || (i > 0 && w.capitalised))
         })
     }
+}
+
+/// Whether `word` is `first` (3+ letters) with a pet ending: "-y" or
+/// "-ie", after its last letter doubled or not ("Tommy" for "Tom",
+/// "Robbie" for "Rob", "Jessie" for "Jess"). Both lower case.
+pub(super) fn is_pet_form(word: &str, first: &str) -> bool {
+    let Some(rest) = word.strip_prefix(first) else {
+        return false;
+    };
+    let last = first.chars().last().map(String::from).unwrap_or_default();
+    let ending = rest.strip_prefix(last.as_str()).unwrap_or(rest);
+    first.chars().count() >= MIN_PART && matches!(ending, "y" | "ie")
 }
 
 /// Whether a lower-cased word names a month or a weekday (or a short form
@@ -225,6 +238,13 @@ mod tests {
             ("What is Okafor's job?", "Maya Okafor", true, Some(Surname)),
             ("What did Mel paint?", "Melanie", true, Some(Nickname)),
             ("What did Caro say?", "Caroline", true, Some(Nickname)),
+            // A pet form of the first name.
+            ("Did Tommy pay the rent?", "Tom", true, Some(Nickname)),
+            ("What did Robbie cook?", "Rob Stone", true, Some(Nickname)),
+            ("Is Jessie allergic?", "Jess", true, Some(Nickname)),
+            ("Did Tomas pay?", "Tom", true, None),
+            ("Did Joy pay?", "Jo", true, None),
+            ("Did tommy pay?", "Tom", true, None),
             // Not names: lower case, the first word, too short, not a prefix.
             ("what did mel paint?", "Melanie", true, None),
             ("Mel painted what?", "Melanie", true, None),

@@ -108,11 +108,14 @@ pub fn name_words(named: &[NamedSpeaker], query_words: &[String]) -> HashSet<Str
 }
 
 /// Whether the query word `word` (lower case) says the name whose
-/// lower-case words are `parts`: one of them, or a short form of the first
-/// name of at least three letters ("Mel" for Melanie).
+/// lower-case words are `parts`: one of them, a short form of the first
+/// name of at least three letters ("Mel" for Melanie), or a pet form of it
+/// ("Tommy" for Tom, [`super::names`]).
 pub fn says_name(word: &str, parts: &[String]) -> bool {
     let first = parts.first().map_or("", String::as_str);
-    parts.iter().any(|p| p == word) || (word.chars().count() >= 3 && first.starts_with(word))
+    parts.iter().any(|p| p == word)
+        || (word.chars().count() >= 3 && first.starts_with(word))
+        || super::names::is_pet_form(word, first)
 }
 
 /// Adds the speakers named through the graph: a candidate's speaker whose
@@ -360,6 +363,10 @@ mod tests {
             assert!(!says_name(word, &maya), "{word}");
         }
         assert!(!says_name("mel", &[]));
+        // A pet form of the first name.
+        let tom = vec!["tom".to_string()];
+        assert!(says_name("tommy", &tom));
+        assert!(!says_name("tomas", &tom));
     }
 
     fn turn(pool: &mut Pool, speaker: &str, text: &str, paths: &[Found<'_>]) -> Uuid {
