@@ -49,13 +49,6 @@ fn conversation() -> (tempfile::TempDir, Memory) {
     (dir, m)
 }
 
-/// Whether any result got the role boost.
-fn role_boosted(r: &Retrieval) -> bool {
-    r.results
-        .iter()
-        .any(|i| i.trace.boosts.iter().any(|b| b.name == "asked_role"))
-}
-
 /// Whether the best result is the turn known by `source`.
 fn first_is(m: &Memory, r: &Retrieval, source: &str) -> bool {
     common::rank_of(m, "o", r, source) == Some(1)
@@ -97,7 +90,7 @@ fn a_question_in_the_third_person_leaves_the_ranking_to_the_words() {
     let (_d, m) = conversation();
     let r = common::ask(&m, "o", "What happened to the knee?");
     assert!(first_is(&m, &r, "advice"));
-    assert!(!role_boosted(&r));
+    assert!(!common::any_boosted(&r, "asked_role"));
 }
 
 /// A conversation between people (no assistant) is left as it is: every
@@ -112,7 +105,7 @@ fn a_conversation_without_an_assistant_gets_no_role_boost() {
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     let r = common::ask(&m, "o", "What did I say about my knee?");
     assert!(!r.results.is_empty());
-    assert!(!role_boosted(&r));
+    assert!(!common::any_boosted(&r, "asked_role"));
 }
 
 /// `--weights role=0` turns the rule off: the reply that repeats the words
@@ -125,5 +118,5 @@ fn the_role_weight_at_zero_turns_the_rule_off() {
     req.weights = kith::retrieve::fusion::PathWeights::parse(&["role=0".to_string()]).unwrap();
     let r = m.retrieve(&req).unwrap();
     assert!(first_is(&m, &r, "advice"));
-    assert!(!role_boosted(&r));
+    assert!(!common::any_boosted(&r, "asked_role"));
 }

@@ -52,11 +52,7 @@ fn a_count_question_puts_the_turn_that_states_the_count_first() {
     // first: this is what the boost is for.
     let off = ask(&m, q, Some(0.0));
     assert_eq!(off.results[0].provenance.event_id, talked);
-    assert!(off.results.iter().all(|i| i
-        .trace
-        .boosts
-        .iter()
-        .all(|b| b.name != "states_a_quantity")));
+    assert!(!common::any_boosted(&off, "states_a_quantity"));
 
     let on = ask(&m, q, None);
     let top = &on.results[0];
@@ -87,11 +83,7 @@ fn a_question_that_asks_for_no_figure_boosts_nothing() {
     m.store_batch(plants()).unwrap();
     let got = ask(&m, "Where did I get plants?", None);
     assert!(!got.results.is_empty());
-    assert!(got.results.iter().all(|i| i
-        .trace
-        .boosts
-        .iter()
-        .all(|b| b.name != "states_a_quantity")));
+    assert!(!common::any_boosted(&got, "states_a_quantity"));
 }
 
 #[test]
@@ -157,11 +149,7 @@ fn a_total_gathers_figures_from_every_sitting() {
             got.results
         );
     }
-    let lifted = |r: &Retrieval| {
-        r.results
-            .iter()
-            .any(|i| i.trace.boosts.iter().any(|b| b.name == "session"))
-    };
-    assert!(!lifted(&got));
-    assert!(lifted(&ask(&m, "What games have I been playing?", None)));
+    assert!(!common::any_boosted(&got, "session"));
+    let other = ask(&m, "What games have I been playing?", None);
+    assert!(common::any_boosted(&other, "session"));
 }

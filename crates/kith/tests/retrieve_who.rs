@@ -76,8 +76,5 @@ fn the_who_weight_at_zero_turns_the_rule_off() {
 fn a_question_about_what_they_did_gets_no_introduction_boost() {
     let (_d, m) = conversation();
     let r = common::ask(&m, "o", "Who is buying lunch?");
-    assert!(r
-        .results
-        .iter()
-        .all(|i| i.trace.boosts.iter().all(|b| b.name != "introduces")));
+    assert!(!common::any_boosted(&r, "introduces"));
 }

@@ -231,6 +231,13 @@ pub fn ask(m: &Memory, owner: &str, q: &str) -> Retrieval {
     m.retrieve(&req).unwrap()
 }
 
+/// Whether any result of `r` got the boost named `boost`.
+pub fn any_boosted(r: &Retrieval, boost: &str) -> bool {
+    r.results
+        .iter()
+        .any(|i| i.trace.boosts.iter().any(|b| b.name == boost))
+}
+
 /// The rank (1-based) of the result whose source event has `source`.
 pub fn rank_of(m: &Memory, owner: &str, r: &Retrieval, source: &str) -> Option<usize> {
     let owner = OwnerId::new(owner).unwrap();
