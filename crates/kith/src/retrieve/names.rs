@@ -134,11 +134,9 @@ impl QueryWords {
         {
             return Some(NameMatch::Surname);
         }
-        let nickname = self.proper_word_positions().any(|i| {
-            let w = &self.words[i].lower;
-            let short = w.len() < first.len() && first.starts_with(w.as_str());
-            w.chars().count() >= MIN_PART && (short || is_pet_form(w, first))
-        });
+        let nickname = self
+            .proper_word_positions()
+            .any(|i| is_short_or_pet_form(&self.words[i].lower, first));
         nickname.then_some(NameMatch::Nickname)
     }
 
@@ -154,10 +152,19 @@ impl QueryWords {
     }
 }
 
+/// Whether `word` (3+ letters) is a short form of the first name `first`
+/// ("mel" for "melanie") or a pet form of it ("tommy" for "tom"): the
+/// nickname rule, for the speaker boost and BM25's query alike. Both
+/// lower case.
+pub(super) fn is_short_or_pet_form(word: &str, first: &str) -> bool {
+    let short = word.len() < first.len() && first.starts_with(word);
+    word.chars().count() >= MIN_PART && (short || is_pet_form(word, first))
+}
+
 /// Whether `word` is `first` (3+ letters) with a pet ending: "-y" or
 /// "-ie", after its last letter doubled or not ("Tommy" for "Tom",
 /// "Robbie" for "Rob", "Jessie" for "Jess"). Both lower case.
-pub(super) fn is_pet_form(word: &str, first: &str) -> bool {
+fn is_pet_form(word: &str, first: &str) -> bool {
     let Some(rest) = word.strip_prefix(first) else {
         return false;
     };

@@ -113,9 +113,7 @@ pub fn name_words(named: &[NamedSpeaker], query_words: &[String]) -> HashSet<Str
 /// ("Tommy" for Tom, [`super::names`]).
 pub fn says_name(word: &str, parts: &[String]) -> bool {
     let first = parts.first().map_or("", String::as_str);
-    parts.iter().any(|p| p == word)
-        || (word.chars().count() >= 3 && first.starts_with(word))
-        || super::names::is_pet_form(word, first)
+    parts.iter().any(|p| p == word) || super::names::is_short_or_pet_form(word, first)
 }
 
 /// Adds the speakers named through the graph: a candidate's speaker whose
