@@ -230,6 +230,10 @@ fn walk(
     let reads_now = req.filters.as_of.is_none() && req.filters.lifecycles.is_empty();
     let mut reached: Vec<Reached> = Vec::new();
     let mut seen = HashSet::new();
+    // Object claims noted as superseded: kept apart from `seen`, which
+    // decides what becomes a candidate, so that noting one here never
+    // stops its subject's HAS_FACT edge from reaching it.
+    let mut noted_objects = HashSet::new();
     let mut visited = HashSet::new();
     while let Some((entity_id, name, via, by_alias)) = queue.pop_front() {
         if !visited.insert(entity_id) {
@@ -267,9 +271,11 @@ fn walk(
                 // candidate, but when superseded it still says what no
                 // longer holds: "Am I still at Brightline?" after "So I
                 // quit Brightline" (`NOT works_at Brightline`).
-                if let Some(old) = superseded_object_claim(&edge, entity_id, around, req) {
-                    if reads_now && seen.insert(old.id) {
-                        superseded.push(old.clone());
+                if reads_now {
+                    if let Some(old) = superseded_object_claim(&edge, entity_id, around, req) {
+                        if noted_objects.insert(old.id) {
+                            superseded.push(old.clone());
+                        }
                     }
                 }
                 continue;
