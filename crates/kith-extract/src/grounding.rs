@@ -322,8 +322,9 @@ pub fn normalize_quote_marks(text: &str) -> String {
 /// A sentence ends at a newline, or after a run of `.`, `!` or `?` (with any
 /// closing quote marks or brackets right after it) that is followed by
 /// whitespace or the end of the text. So "3.5", "e.g.x" and "a.b" do not
-/// split, while abbreviations followed by a space ("Dr. Lee") do: a known
-/// limitation, kept for simplicity.
+/// split. Nor does the stop of a title before a name ("Dr. Patel's
+/// clinic", "at St. David's"), or of a short form before a word in lower
+/// case ("on Telegraph Ave. and he's…"): [`abbreviation_ends_sentence`].
 pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut spans = Vec::new();
@@ -345,7 +346,10 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
                 j += 1;
             }
             let end = chars.get(j).map_or(text.len(), |&(b, _)| b);
-            if chars.get(j).is_none_or(|&(_, next)| next.is_whitespace()) {
+            let single_stop = c == '.' && j == k + 1;
+            if chars.get(j).is_none_or(|&(_, next)| next.is_whitespace())
+                && (!single_stop || abbreviation_ends_sentence(&chars, k))
+            {
                 push_trimmed(text, segment..end, &mut spans);
                 segment = end;
             }
@@ -356,6 +360,50 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
     }
     push_trimmed(text, segment..text.len(), &mut spans);
     spans
+}
+
+/// Whether the full stop at `chars[stop]`, followed by whitespace, ends a
+/// sentence given the word it closes: a title's stop ends none (a name
+/// follows: [`crate::lexicon::TITLES_WITH_STOP`]), a short form's only
+/// before a capitalised word ([`crate::lexicon::SHORT_FORMS`]), any other
+/// word's always. "St" or "Mt" after a capitalised word is "Street" or
+/// "Mount" ("Main St."), a short form; elsewhere ("at St. David's") a title.
+fn abbreviation_ends_sentence(chars: &[(usize, char)], stop: usize) -> bool {
+    use crate::lexicon::{SHORT_FORMS, TITLES_WITH_STOP};
+    let word_start = chars[..stop]
+        .iter()
+        .rposition(|&(_, c)| !(c.is_alphanumeric() || c == '.'))
+        .map_or(0, |p| p + 1);
+    let word: String = chars[word_start..stop]
+        .iter()
+        .map(|&(_, c)| c)
+        .collect::<String>()
+        .to_lowercase();
+    let next = chars[stop + 1..]
+        .iter()
+        .map(|&(_, c)| c)
+        .find(|c| !c.is_whitespace());
+    let Some(next) = next else {
+        return true;
+    };
+    let after_capital = || {
+        let before = chars[..word_start]
+            .iter()
+            .rev()
+            .skip_while(|(_, c)| c.is_whitespace())
+            .take_while(|(_, c)| c.is_alphanumeric())
+            .last();
+        before.is_some_and(|&(_, c)| c.is_uppercase())
+    };
+    let title = TITLES_WITH_STOP.contains(&word.as_str())
+        && !(matches!(word.as_str(), "st" | "mt") && after_capital());
+    if title || matches!(word.as_str(), "vs" | "e.g" | "i.e") {
+        return false;
+    }
+    if SHORT_FORMS.contains(&word.as_str()) || matches!(word.as_str(), "st" | "mt") {
+        return next.is_uppercase();
+    }
+    true
 }
 
 fn is_closer(c: char) -> bool {
@@ -1230,7 +1278,38 @@ mod tests {
                 &["line one", "line two", "three"],
             ),
             ("(aside.) After", &["(aside.)", "After"]),
-            ("Dr. Lee", &["Dr.", "Lee"]),
+            ("Dr. Lee", &["Dr. Lee"]),
+            (
+                "A job with Dr. Patel's clinic. She starts soon.",
+                &["A job with Dr. Patel's clinic.", "She starts soon."],
+            ),
+            (
+                "Soccer with Mr. Okoye's team. Ugh.",
+                &["Soccer with Mr. Okoye's team.", "Ugh."],
+            ),
+            (
+                "Nights at St. David's now.",
+                &["Nights at St. David's now."],
+            ),
+            (
+                "I live on Main St. It's loud.",
+                &["I live on Main St.", "It's loud."],
+            ),
+            (
+                "A shop on Telegraph Ave. and he fixes bikes.",
+                &["A shop on Telegraph Ave. and he fixes bikes."],
+            ),
+            (
+                "A shop on Oak Ave. It's new.",
+                &["A shop on Oak Ave.", "It's new."],
+            ),
+            ("Fruit, e.g. Apples. Yes", &["Fruit, e.g. Apples.", "Yes"]),
+            (
+                "Lakers vs. Celtics tonight.",
+                &["Lakers vs. Celtics tonight."],
+            ),
+            ("I asked the Dr.", &["I asked the Dr."]),
+            ("My pets. Dogs mostly.", &["My pets.", "Dogs mostly."]),
             ("", &[]),
             (" \n \n", &[]),
         ];

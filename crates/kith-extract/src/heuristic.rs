@@ -43,7 +43,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v6";
+pub const MODEL: &str = "kith-heuristic-v7";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -371,6 +371,16 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
     "October",
     "November",
     "December",
+    // Courtesy titles: "Dr. Patel" names Patel, "Dr" alone nobody.
+    "Mr",
+    "Mrs",
+    "Ms",
+    "Mx",
+    "Dr",
+    "Prof",
+    "Rev",
+    "Sgt",
+    "Capt",
     // Nationality and language adjectives ("I'm English" is no introduction).
     "American",
     "Australian",
@@ -573,6 +583,11 @@ pub const RELATION_ROLES: &[&str] = &[
     "therapist",
     "landlord",
     "landlady",
+    "buddy",
+    "pal",
+    "bestie",
+    "classmate",
+    "teammate",
 ];
 
 /// Words allowed before a relation word and left out of the predicate
@@ -1301,6 +1316,37 @@ pub const PATTERNS: &[Pattern] = &[
         &["I don't work as a nurse.", "Do you work as a nurse?"],
     ),
     row(
+        // The role is read by `work_as`; here the employer after it (the
+        // name, read last, is the object).
+        "work_as_at",
+        &[
+            S,
+            ADV,
+            Elem::Word(&["work", "works"]),
+            Elem::Word(&["as"]),
+            Elem::Opt(ARTICLE),
+            Elem::Value(&["at", "for", "in"]),
+            Elem::Word(&["at", "for"]),
+            Elem::Name(ORGANIZATION),
+        ],
+        "works_at",
+        Positive,
+        Fact,
+        false,
+        ex(
+            "I work as a line cook at Olive & Thyme downtown.",
+            "I",
+            "works_at",
+            "Olive & Thyme",
+            Some(ORGANIZATION),
+            None,
+        ),
+        &[
+            "I work as a nurse at a hospital.",
+            "Do you work as a nurse at Mercy?",
+        ],
+    ),
+    row(
         "started_at",
         &[
             S,
@@ -1894,11 +1940,24 @@ impl HeuristicExtractor {
                 Some(t) if t.nameable() && only_spaces(&sentence[toks[last].end..t.start]) => {
                     last += 1
                 }
+                // A title's stop does not end the name ("Dr. Patel", "St.
+                // David's": the sentence goes on past it too), nor does an
+                // ampersand ("Olive & Thyme" is one restaurant; "and" joins
+                // two names).
+                Some(t)
+                    if joins_name(t)
+                        && toks.get(last + 2).is_some_and(|n| {
+                            n.nameable() && only_spaces(&sentence[t.end..n.start])
+                        }) =>
+                {
+                    last += 2
+                }
                 _ => break,
             }
         }
         let run = &toks[i..=last];
-        let kept = |t: &&Tok| !self.stoplist.contains(&t.lower);
+        // A joint ("." or "&") neither starts nor ends a name.
+        let kept = |t: &&Tok| t.kind == Kind::Word && !self.stoplist.contains(&t.lower);
         let first = run.iter().position(|t| kept(&t));
         let end = run.iter().rposition(|t| kept(&t));
         let name = first.zip(end).map(|(f, l)| (run[f].start, run[l].end));
@@ -2256,6 +2315,13 @@ fn value_at(
 
 /// Whether token `i` starts its sentence: no word before it, or only an
 /// opening quote mark or a colon right before it (`He said: "Great"`).
+/// Whether `joint` joins the words on either side into one name: the stop
+/// of a title written before a name (a symbol, not a break: the tokenizer
+/// tells), or an ampersand.
+fn joins_name(joint: &Tok) -> bool {
+    joint.kind == Kind::Symbol && matches!(joint.lower.as_str(), "." | "&")
+}
+
 fn starts_sentence(toks: &[Tok], i: usize) -> bool {
     match i.checked_sub(1).map(|b| &toks[b]) {
         None => true,
@@ -2843,10 +2909,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v6"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v7"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v6", 0)
+            ("heuristic", "kith-heuristic-v7", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.
@@ -3266,6 +3332,46 @@ mod tests {
             ]
         );
     }
+    #[test]
+    fn a_title_and_its_stop_or_an_ampersand_stay_inside_the_name() {
+        let names = |text: &str| -> Vec<String> {
+            extract(text).entities.into_iter().map(|e| e.name).collect()
+        };
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "My sister moved to Denver for a job with Dr. Patel's clinic.",
+                &["Denver", "Patel"],
+            ),
+            (
+                "I sprained my ankle playing with Mr. Okoye's team.",
+                &["Okoye"],
+            ),
+            (
+                "My husband Arjun works nights at St. David's.",
+                &["Arjun", "St. David"],
+            ),
+            ("I asked Dr Lee.", &["Lee"]),
+            ("I work at Olive & Thyme.", &["Olive & Thyme"]),
+            // "and" joins two names, not one.
+            ("I met Tom and Jerry.", &["Tom", "Jerry"]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(names(text), *want, "{text:?}");
+        }
+        // The value reads past a title's stop, and the sentence goes on.
+        let e = extract("I sprained my ankle playing soccer with Mr. Okoye's team.");
+        assert_eq!(
+            e.facts[0].object,
+            "my ankle playing soccer with Mr. Okoye's team",
+            "{:?}",
+            claims(&e)
+        );
+        assert_eq!(
+            e.facts[0].evidence_quote,
+            "I sprained my ankle playing soccer with Mr. Okoye's team."
+        );
+    }
+
     /// kith's one deterministic generator, so the property test fails the
     /// same way every run.
     use kith_core::rng::Rng;

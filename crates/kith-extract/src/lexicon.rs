@@ -291,6 +291,25 @@ pub const PREDICATIVES: &[&str] = &[
     "millennial",
 ];
 
+/// Courtesy and rank titles people write with a full stop before a name
+/// ("Dr. Patel", "Mr. Okoye", "St. David's"), lower case, without the stop.
+/// The stop never ends a sentence ([`crate::grounding::sentence_spans`]),
+/// and the heuristic reads the name across it. "st" and "mt" are also
+/// "Street" and "Mount": after a capitalised word ("Main St.") they are
+/// read as [`SHORT_FORMS`] are.
+pub const TITLES_WITH_STOP: &[&str] = &[
+    "mr", "mrs", "ms", "mx", "dr", "prof", "rev", "fr", "sgt", "capt", "lt", "col", "gen", "gov",
+    "sen", "hon", "st", "mt",
+];
+
+/// Other words people shorten with a full stop, lower case, without the
+/// last stop. One ends a sentence only when a capitalised word follows:
+/// "on Telegraph Ave. and he's…" is one sentence, "on Oak Ave. It's
+/// loud." two. "vs", "e.g" and "i.e" never end one.
+pub const SHORT_FORMS: &[&str] = &[
+    "ave", "rd", "blvd", "etc", "approx", "inc", "ltd", "co", "jr", "sr", "vs", "e.g", "i.e",
+];
+
 /// Whether `word` (one word, any case, curly apostrophes allowed) is a
 /// demonym, a diet or a predicative adjective: something one is, not a name.
 pub fn is_not_a_name(word: &str) -> bool {
@@ -348,6 +367,8 @@ mod tests {
             .iter()
             .chain(DIETS)
             .chain(PREDICATIVES)
+            .chain(TITLES_WITH_STOP)
+            .chain(SHORT_FORMS)
             .copied()
             .collect();
         for w in &all {

@@ -5,6 +5,7 @@
 
 use crate::grounding::normalize_quote_mark;
 use crate::heuristic::CLAUSE_STOPS;
+use crate::lexicon::TITLES_WITH_STOP;
 
 /// What kind of token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +109,7 @@ pub(crate) fn tokenize(sentence: &str) -> Vec<Tok> {
             continue;
         }
         let kind = match c {
+            '.' if title_stop(&toks, &chars, k) => Kind::Symbol,
             ',' | ';' | ':' | '.' | '!' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '\u{2014}'
             | '\u{2013}' | '\u{2026}' => Kind::Break,
             '-' if chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace()) => Kind::Break,
@@ -126,6 +128,22 @@ pub(crate) fn tokenize(sentence: &str) -> Vec<Tok> {
         k += 1;
     }
     toks
+}
+
+/// Whether the full stop at `chars[k]` closes a title written before a
+/// name ("Dr. Patel", "St. David's"): right after a word of
+/// [`TITLES_WITH_STOP`], before whitespace and a capital letter. Such a
+/// stop is a symbol, not a clause break, so a name and a value read past it.
+fn title_stop(toks: &[Tok], chars: &[(usize, char)], k: usize) -> bool {
+    let after_word = toks.last().is_some_and(|t| {
+        t.kind == Kind::Word && t.end == chars[k].0 && TITLES_WITH_STOP.contains(&t.lower.as_str())
+    });
+    let mut rest = chars[k + 1..].iter().map(|&(_, c)| c);
+    after_word
+        && rest.next().is_some_and(char::is_whitespace)
+        && rest
+            .find(|c| !c.is_whitespace())
+            .is_some_and(char::is_uppercase)
 }
 
 /// Pushes one word, split when it is a contraction.

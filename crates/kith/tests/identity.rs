@@ -1667,6 +1667,54 @@ on_both_paths!(
     openers_neither_hide_nor_make_a_group
 );
 
+fn title_rules() -> Vec<(&'static str, Value)> {
+    let clinic = "My sister Ana just moved to Denver for a job with Dr. Patel's clinic.";
+    vec![
+        (
+            "Patel's clinic",
+            json!({"entities": [{"name": "Ana", "entity_type": "person"},
+                                {"name": "Denver", "entity_type": "place"},
+                                {"name": "Patel", "entity_type": "person"}],
+                   "facts": [fact("Ana", "lives_in", "Denver", clinic)]}),
+        ),
+        (
+            "doing great",
+            json!({"entities": [{"name": "Patel", "entity_type": "person"}]}),
+        ),
+    ]
+}
+
+/// A title's full stop ("Dr. Patel", "Mr. Okoye") ends no sentence and
+/// names nobody on its own: no "Dr" or "Mr" entity, Patel is one node
+/// however the turn writes the title, and the claim's quote is the whole
+/// sentence, not "…a job with Dr.".
+fn a_titles_stop_ends_no_sentence(path: Path) {
+    let (_t, m, _s) = memory_on(path, title_rules());
+    let clinic = "My sister Ana just moved to Denver for a job with Dr. Patel's clinic.";
+    say_session(&m, clinic, "user", Some("Daniel"), "s1");
+    say_session(
+        &m,
+        "Dr. Patel says Ana is doing great.",
+        "user",
+        Some("Daniel"),
+        "s1",
+    );
+    for title in ["Dr", "Dr.", "Mr"] {
+        assert!(entities(&m, title).is_empty(), "an entity {title:?}");
+    }
+    assert_eq!(entities(&m, "Patel").len(), 1, "Patel is one node");
+    let moved = claims(&m, "lives_in");
+    assert_eq!(moved.len(), 1);
+    assert_eq!(
+        moved[0].metadata.as_ref().unwrap()["evidence_quote"],
+        clinic
+    );
+}
+on_both_paths!(
+    a_titles_stop_ends_no_sentence_on,
+    a_titles_stop_ends_no_sentence
+);
+
 fn one_node_rules() -> Vec<(&'static str, Value)> {
     vec![
         (

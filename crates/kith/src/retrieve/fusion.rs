@@ -122,6 +122,12 @@ pub struct PathWeights {
     /// multiplied by `1 + who` (`retrieve/who.rs`; 0 turns it off).
     #[serde(default = "introduces")]
     pub who: f64,
+    /// Not a path, a boost: for a question that names a person of the
+    /// graph who is not a speaker ("Where does Chris work?"), turns that
+    /// name them are multiplied by `1 + person` (`retrieve/mentioned.rs`;
+    /// 0 turns it off).
+    #[serde(default = "names_person")]
+    pub person: f64,
 }
 
 fn one() -> f64 {
@@ -149,6 +155,16 @@ fn introduces() -> f64 {
 /// benchmarks asks who a name is): the size of the boost for a turn that
 /// states a time when the question asks when — the answer's form, as there.
 pub const INTRODUCES_BOOST: f64 = 0.5;
+
+fn names_person() -> f64 {
+    NAMES_PERSON_BOOST
+}
+
+/// The default of [`PathWeights::person`]. Not fitted (the benchmarks'
+/// questions name their speakers; LongMemEval's store-only memories have
+/// no person entities): the size of the boost for a turn that states a
+/// time when the question asks when.
+pub const NAMES_PERSON_BOOST: f64 = 0.5;
 
 fn asked_role() -> f64 {
     ASKED_ROLE_BOOST
@@ -223,6 +239,7 @@ impl Default for PathWeights {
             session: SESSION_PRIOR,
             role: ASKED_ROLE_BOOST,
             who: INTRODUCES_BOOST,
+            person: NAMES_PERSON_BOOST,
         }
     }
 }
@@ -277,6 +294,7 @@ impl PathWeights {
                 "session" | "sessions" => w.session = v,
                 "role" | "roles" => w.role = v,
                 "who" => w.who = v,
+                "person" | "people" => w.person = v,
                 other => return Err(format!("unknown path {other:?}")),
             }
         }
@@ -350,7 +368,7 @@ impl PathRank {
 /// A multiplier applied after fusion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Boost {
-    /// Its name (`named_speaker`, `mentions_named_person`).
+    /// Its name (`named_speaker`, `names_person`, …).
     pub name: String,
     /// The factor.
     pub factor: f64,

@@ -45,6 +45,9 @@ pub struct GraphFindings {
     pub superseded: SupersededEvidence,
     /// Names of the person entities reached through an accepted alias.
     pub people: Vec<String>,
+    /// Names of the person entities the query names itself (not through a
+    /// speaker it names): the people it asks about ([`super::mentioned`]).
+    pub named_people: Vec<String>,
 }
 
 /// Whether `node` is an entity typed `person`.
@@ -101,7 +104,7 @@ pub fn candidates(
         }
         None => tx.search_lexical_nodes(&entity_search(req, named))?,
     };
-    let queue = named_entities(req, named, &entities);
+    let queue = named_entities(req, named, &entities, &mut findings.named_people);
     if queue.is_empty() {
         return Ok(findings);
     }
@@ -138,11 +141,13 @@ pub(super) fn entity_search(req: &RetrieveRequest, named: &[NamedSpeaker]) -> Le
 
 /// The entities the query names (as people say names) or that are named
 /// like a speaker the query names, each with how it was named, among the
-/// `entities` [`entity_search`] found.
+/// `entities` [`entity_search`] found. The names of the people among them
+/// that the query names itself go to `people`.
 fn named_entities(
     req: &RetrieveRequest,
     named: &[NamedSpeaker],
     entities: &[(LexicalHit, Node)],
+    people: &mut Vec<String>,
 ) -> VecDeque<Queued> {
     let said = QueryWords::new(&req.query);
     let mut queue = VecDeque::new();
@@ -152,7 +157,12 @@ fn named_entities(
             .iter()
             .find(|n| n.name.to_lowercase() == e.content.to_lowercase());
         let via = match (said.mentions(&e.content, person), speaker) {
-            (Some(m), _) => format!("entity {} ({})", e.content, m.describe()),
+            (Some(m), _) => {
+                if person && speaker.is_none() && !people.contains(&e.content) {
+                    people.push(e.content.clone());
+                }
+                format!("entity {} ({})", e.content, m.describe())
+            }
             (None, Some(n)) => format!("entity {} (the speaker named {})", e.content, n.how),
             (None, None) => continue,
         };

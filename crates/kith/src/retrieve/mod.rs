@@ -72,6 +72,7 @@ mod graph;
 mod kinds;
 mod later;
 mod lexicon;
+mod mentioned;
 mod names;
 mod neighbours;
 pub mod pack;
@@ -211,12 +212,14 @@ fn candidates(
     category::candidates(tx, req, &named, &mut pool)?;
     parts::candidates(tx, req, &mut pool)?;
     let mut superseded = SupersededEvidence::default();
+    let mut named_people = Vec::new();
     if req.paths.graph {
         let found = graph::candidates(tx, req, &named, entities, &mut pool)?;
         if req.paths.speaker_boost {
             speakers::add_reached(&mut named, &found.people, &pool);
         }
         superseded = found.superseded;
+        named_people = found.named_people;
     }
     feedback::rerank(req, &lexical_text, &mut pool);
     // What was said since, the expansion's links and the pool's claims are
@@ -251,6 +254,7 @@ fn candidates(
     }
     quantities::boost_stated_quantities(&req.query, &req.weights, &mut pool);
     who::boost_introductions(&req.query, &req.weights, &mut pool);
+    mentioned::boost_named_people(&named_people, &named, &req.weights, &mut pool);
     if named.is_empty() {
         asker::boost_asked_role(&req.query, &req.weights, &mut pool);
     }
