@@ -276,6 +276,64 @@ fn what_the_speaker_said_since_comes_first_for_a_question_about_now() {
     }
 }
 
+/// A turn of the same sitting goes on with what the best match said; it
+/// is not what changed since. "Where do I live now?" after "…my buddy
+/// Chris in Oakland now." and, a minute later, "Chris works at a bike
+/// shop…" keeps the Oakland turn first (before, the bike-shop turn came in
+/// as said since, naming Chris again, and ranked above it); a later
+/// sitting that names Chris again still comes in.
+#[test]
+fn a_turn_of_the_same_sitting_is_not_said_since() {
+    let (_d, m) = common::hashing_memory();
+    let turns = [
+        (
+            "s1",
+            "2025-07-01T22:00:00Z",
+            "oakland",
+            "Leah and I broke up. I'm living with my buddy Chris in Oakland now.",
+        ),
+        (
+            "s1",
+            "2025-07-01T22:01:00Z",
+            "bikes",
+            "Chris works at a bike shop and he's teaching me to fix my own bike.",
+        ),
+        (
+            "s2",
+            "2025-09-15T17:00:00Z",
+            "work",
+            "I left Olive & Thyme, I'm head chef at Ember now.",
+        ),
+    ];
+    let say = |(session, at, source, text): (&str, &str, &str, &str)| {
+        let input = kith::EventInput {
+            session_id: Some(session.into()),
+            event_time: Some(at.into()),
+            ..common::turn("dan", "Daniel", source, text)
+        };
+        m.ingest(input, kith::IngestOptions::default()).unwrap();
+    };
+    turns.into_iter().for_each(say);
+    let r = common::ask(&m, "dan", "Where do I live now?");
+    assert_eq!(
+        common::rank_of(&m, "dan", &r, "oakland"),
+        Some(1),
+        "{:?}",
+        r.results
+    );
+    assert!(all_said_after(&r).is_empty(), "{:?}", all_said_after(&r));
+    say((
+        "s3",
+        "2025-10-01T09:00:00Z",
+        "moved",
+        "Update: Chris and I found a bigger flat across the bay.",
+    ));
+    let r = common::ask(&m, "dan", "Where do I live now?");
+    let said = all_said_after(&r);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("naming Chris again"), "{said:?}");
+}
+
 /// What the question names itself is not followed: the lexical path
 /// searches it, and its last mention need not answer ("Does Arjun still
 /// work nights?" is not answered by "…but Arjun eats everything"). Without

@@ -23,7 +23,9 @@
 //! brought in whatever was said of it last ("Does Arjun still work
 //! nights?" ranked "I'm vegetarian but Arjun eats everything" first). Only
 //! the newest such turn joins — what was said last of it, not every
-//! mention since — with the best match's fused score on the `current` path
+//! mention since, and never one of the best match's own session, which
+//! goes on with what it said rather than saying what changed — with the
+//! best match's fused score on the `current` path
 //! (`weights.current`), before the session prior and the speaker boost, so
 //! it ranks beside or above it; the trace names what it names again.
 //!
@@ -59,6 +61,7 @@ pub(super) struct Later {
     best: Uuid,
     score: f64,
     said: Timestamp,
+    session: Option<kith_core::SessionId>,
     speaker: String,
     names: Vec<String>,
     /// The read, taken ahead with the neighbours' when they run.
@@ -87,6 +90,7 @@ pub(super) fn plan(req: &RetrieveRequest, pool: &mut Pool) -> Option<Later> {
         best: best.hit.node_id,
         score: best.trace.rrf,
         said,
+        session: best.hit.session_id.clone(),
         query: LexicalQuery {
             owner: req.owner.clone(),
             text: names.join(" "),
@@ -117,6 +121,11 @@ pub(super) fn bring_in(
         .into_iter()
         .filter(|h| h.node_id != later.best && h.speaker.as_deref() == Some(later.speaker.as_str()))
         .filter(|h| h.event_time.is_some_and(|t| t > later.said))
+        // Said in the same sitting, a turn goes on with what the best
+        // match said rather than saying what changed since ("…my buddy
+        // Chris in Oakland now." then "Chris works at a bike shop…"); the
+        // neighbour path reads those.
+        .filter(|h| later.session.is_none() || h.session_id != later.session)
         .map(|h| {
             let again = names_again(&h.content, &later.names);
             (h, again)
