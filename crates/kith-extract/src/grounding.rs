@@ -324,7 +324,8 @@ pub fn normalize_quote_marks(text: &str) -> String {
 /// whitespace or the end of the text. So "3.5", "e.g.x" and "a.b" do not
 /// split. Nor does the stop of a title before a name ("Dr. Patel's
 /// clinic", "at St. David's"), or of a short form before a word in lower
-/// case ("on Telegraph Ave. and he's…"): [`abbreviation_ends_sentence`].
+/// case ("on Telegraph Ave. and he's…"): see [`crate::lexicon::TITLES_WITH_STOP`]
+/// and [`crate::lexicon::SHORT_FORMS`].
 pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut spans = Vec::new();
