@@ -73,11 +73,86 @@ impl Pool {
 
     /// The results' order: [`Pool::ranked`], after which the best match
     /// before any boost and the vector path's first hit are never below
-    /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]).
+    /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]), and a clear
+    /// winner is first ([`Pool::put_clear_winner_first`]).
     pub fn ranked_for_results(&mut self, weights: &PathWeights) -> Vec<&Candidate> {
         let mut order: Vec<Uuid> = self.ranked(weights).iter().map(|c| c.hit.node_id).collect();
         self.keep_best(&mut order, weights);
+        self.put_clear_winner_first(&mut order);
         order.iter().map(|id| &self.by_id[id]).collect()
+    }
+
+    /// The lexical path's first hit when it scores at least
+    /// [`CLEAR_MARGIN`] times the second's BM25 and the vector path ranks
+    /// it within its first [`CLEAR_VECTOR_RANK`]: the question's words
+    /// find it far ahead of any other turn, and its meaning agrees.
+    fn clear_winner(&self) -> Option<(Uuid, String)> {
+        let lexical = |rank: usize| {
+            self.by_id.values().find_map(|c| {
+                let p = c
+                    .trace
+                    .paths
+                    .iter()
+                    .find(|p| p.path == PathKind::Lexical && p.rank == rank)?;
+                Some((c, p.score.unwrap_or(0.0)))
+            })
+        };
+        let (first, top) = lexical(1)?;
+        let second = lexical(2).map_or(0.0, |(_, s)| s);
+        let vector = first
+            .trace
+            .paths
+            .iter()
+            .find(|p| p.path == PathKind::Vector)?
+            .rank;
+        let clear = top > 0.0 && top >= CLEAR_MARGIN * second && vector <= CLEAR_VECTOR_RANK;
+        clear.then(|| {
+            let margin = if second > 0.0 {
+                format!("{:.1} times the second's score", top / second)
+            } else {
+                "the only match".to_string()
+            };
+            (
+                first.hit.node_id,
+                format!("first on the lexical path at {margin}, #{vector} on the vector path"),
+            )
+        })
+    }
+
+    /// Moves a clear winner ([`Pool::clear_winner`]) up, towards the first
+    /// place, and says so in its trace. Fusion adds up ranks, not scores:
+    /// in a small memory a turn that two paths rank second, lifted by a
+    /// neighbour's share and the session prior that share raised, passed
+    /// the turn whose words the question says far more of ("Is Jen
+    /// pregnant?" ranked "Jen's husband Dev is a pilot" above "Jen … told
+    /// me she's pregnant!!"). It passes only candidates that the question's
+    /// form favours no more than it ([`form_boost`]): a turn stating a
+    /// figure for "How many hours…?" keeps its place above it. Every other
+    /// candidate keeps its order.
+    fn put_clear_winner_first(&mut self, order: &mut Vec<Uuid>) {
+        let Some((id, why)) = self.clear_winner() else {
+            return;
+        };
+        let Some(at) = order.iter().position(|x| *x == id) else {
+            return;
+        };
+        let own = form_boost(&self.by_id[&id]);
+        let mut to = at;
+        while to > 0 && form_boost(&self.by_id[&order[to - 1]]) <= own {
+            to -= 1;
+        }
+        if to == at {
+            return;
+        }
+        order.remove(at);
+        order.insert(to, id);
+        if let Some(c) = self.by_id.get_mut(&id) {
+            c.trace.add_boost(Boost {
+                name: "clear_winner".into(),
+                factor: 1.0,
+                reason: format!("{why}; ranked {} after fusion and boosts", at + 1),
+            });
+        }
     }
 
     /// The best match on its own ([`Trace::own_match`]: what a neighbour,
@@ -171,6 +246,25 @@ impl Pool {
         }
     }
 }
+
+/// What the question's form makes of a candidate: the product of its
+/// boosts but the session prior, which is read from fused scores (and so
+/// from the very shares a clear winner is kept from losing to).
+fn form_boost(c: &Candidate) -> f64 {
+    c.trace
+        .boosts
+        .iter()
+        .filter(|b| b.name != "session")
+        .map(|b| b.factor)
+        .product()
+}
+
+/// How many times the second lexical hit's BM25 the first must score to
+/// be a clear winner ([`Pool::clear_winner`]): picked before measuring,
+/// not swept.
+pub const CLEAR_MARGIN: f64 = 2.0;
+/// The vector path's rank a clear winner needs at most.
+pub const CLEAR_VECTOR_RANK: usize = 3;
 
 /// The places the best match before boosts and the closest in meaning
 /// are kept within: the first page of results (a retrieve's default
@@ -327,5 +421,76 @@ mod tests {
         assert_eq!(ranked[0].hit.node_id, other);
         assert_eq!(ranked[1].hit.node_id, best);
         assert!(ranked[1].trace.boosts.is_empty());
+    }
+
+    /// Two candidates: the lexical path's first hit scoring `top` (and
+    /// the vector path's `vector`th), and the second scoring `second`,
+    /// lifted above it by a neighbour's share.
+    fn lifted_past(top: f64, second: f64, vector: usize) -> (Pool, Uuid, Uuid) {
+        let mut pool = Pool::default();
+        let first = add(&mut pool, "Noor", 1);
+        let lifted = add(&mut pool, "Noor", 2);
+        let c = pool.by_id.get_mut(&first).unwrap();
+        c.trace.paths[0].score = Some(top);
+        c.trace
+            .add_path(path(PathKind::Vector, vector - 1, Some(0.4), None));
+        let c = pool.by_id.get_mut(&lifted).unwrap();
+        c.trace.paths[0].score = Some(second);
+        c.trace.add_path(path(PathKind::Vector, 0, Some(0.5), None));
+        c.trace
+            .add_path(path(PathKind::Neighbour, 0, Some(0.05), None));
+        (pool, first, lifted)
+    }
+
+    #[test]
+    fn a_clear_winner_on_the_words_that_the_meaning_agrees_with_is_first() {
+        let weights = PathWeights::default();
+        let (mut pool, first, lifted) = lifted_past(4.0, 1.5, 3);
+        assert_eq!(pool.ranked(&weights)[0].hit.node_id, lifted);
+        let ranked = pool.ranked_for_results(&weights);
+        assert_eq!(ranked[0].hit.node_id, first);
+        assert_eq!(ranked[1].hit.node_id, lifted);
+        let label = &ranked[0].trace.boosts;
+        assert!(
+            label.iter().any(|b| b.name == "clear_winner"
+                && b.reason.contains("2.7 times")
+                && b.reason.contains("ranked 2")),
+            "{label:?}"
+        );
+    }
+
+    #[test]
+    fn a_narrow_lead_or_a_meaning_that_disagrees_moves_nothing() {
+        let weights = PathWeights::default();
+        // 1.6 times the second's score: not clear.
+        let (mut pool, _, lifted) = lifted_past(2.4, 1.5, 1);
+        assert_eq!(pool.ranked_for_results(&weights)[0].hit.node_id, lifted);
+        // Far ahead on the words, but 4th on the vector path.
+        let (mut pool, _, lifted) = lifted_past(4.0, 1.5, 4);
+        let ranked = pool.ranked_for_results(&weights);
+        assert_eq!(ranked[0].hit.node_id, lifted);
+        assert!(ranked
+            .iter()
+            .all(|c| c.trace.boosts.iter().all(|b| b.name != "clear_winner")));
+    }
+
+    #[test]
+    fn a_clear_winner_passes_no_turn_the_questions_form_favours_more() {
+        let weights = PathWeights::default();
+        let boost = |name: &str, factor: f64| Boost {
+            name: name.into(),
+            factor,
+            reason: "test".into(),
+        };
+        // A turn stating the figure "How many…?" asks for stays above it.
+        let (mut pool, _, lifted) = lifted_past(4.0, 1.5, 1);
+        let c = pool.by_id.get_mut(&lifted).unwrap();
+        c.trace.add_boost(boost("states_a_quantity", 1.25));
+        assert_eq!(pool.ranked_for_results(&weights)[0].hit.node_id, lifted);
+        // The session prior is not the question's form: passed.
+        let (mut pool, first, lifted) = lifted_past(4.0, 1.5, 1);
+        let c = pool.by_id.get_mut(&lifted).unwrap();
+        c.trace.add_boost(boost("session", 1.5));
+        assert_eq!(pool.ranked_for_results(&weights)[0].hit.node_id, first);
     }
 }
