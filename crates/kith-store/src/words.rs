@@ -32,7 +32,11 @@ const CONTRACTED: &[&str] = &["s"];
 /// Verbs of saying, left out a word or two before "about": "What did I say about
 /// Duolingo?", "What did Jon tell Gina about…" ask about Duolingo, and every
 /// turn is something somebody said; searched, "say" matched "Tomas says
-/// it's windy".
+/// it's windy". Left out too where one ends the question ("What did my
+/// doctor say?", "…tell me?"): searched, "say" matched "Mum keeps saying…"
+/// above "My doctor said…" — the stemmer joins "says" and "saying" to
+/// "say" but never "said", so the word only rewarded someone else's
+/// present tense.
 const SAYING: &[&str] = &[
     "say",
     "says",
@@ -56,6 +60,10 @@ const SAYING: &[&str] = &[
     "speaking",
 ];
 
+/// What may follow a verb of saying that ends a question: who it was said
+/// to ("What did my doctor tell me?", "What did Sami say to me?").
+const HEARERS: &[&str] = &["me", "you", "us", "him", "her", "them", "to"];
+
 /// The words of free text a search looks for: runs of Unicode letters and
 /// digits, lower-cased, without stopwords, repeats, the tails of
 /// possessives or a verb of saying before "about", in order. Every backend
@@ -66,11 +74,12 @@ pub fn query_words(text: &str) -> Vec<String> {
     for (i, (word, after_apostrophe)) in tokens.iter().enumerate() {
         let contracted = *after_apostrophe && CONTRACTED.contains(&word.as_str());
         // "say about", "tell Gina about", "told me about".
+        let rest = &tokens[i + 1..];
         let saying = SAYING.contains(&word.as_str())
-            && tokens[i + 1..]
-                .iter()
-                .take(2)
-                .any(|(next, _)| next == "about");
+            && (rest.iter().take(2).any(|(next, _)| next == "about")
+                || rest
+                    .iter()
+                    .all(|(next, _)| HEARERS.contains(&next.as_str())));
         if contracted || saying || STOPWORDS.contains(&word.as_str()) || terms.contains(word) {
             continue;
         }
@@ -171,9 +180,16 @@ mod tests {
             query_words("What has Maya mentioned about Lisbon?"),
             ["maya", "lisbon"]
         );
-        // Not before "about": what was said is the question.
-        assert_eq!(query_words("What did Tomas say?"), ["tomas", "say"]);
+        // Ending the question, or before who it was said to.
+        assert_eq!(query_words("What did my doctor say?"), ["doctor"]);
+        assert_eq!(query_words("What did Sami say to me?"), ["sami"]);
+        assert_eq!(query_words("What did my doctor tell you"), ["doctor"]);
+        // Elsewhere what was said is the question.
         assert_eq!(query_words("Who told me the news?"), ["told", "news"]);
+        assert_eq!(
+            query_words("Who did John have to say goodbye to?"),
+            ["john", "say", "goodbye"]
+        );
         // Three words away is too far to tell.
         assert_eq!(
             query_words("Tell me more about it, said Jo"),
