@@ -18,10 +18,12 @@
 //! later turn repeats when it speaks of them again; common words ("class",
 //! "morning") would bring in every later turn, and months and days
 //! ("March", "Monday") name a time, not a thing. The speaker's own name is
-//! left out (every turn of theirs is theirs), and so is a name the
-//! question uses: the lexical path already searches it, and following it
-//! brought in whatever was said of it last ("Does Arjun still work
-//! nights?" ranked "I'm vegetarian but Arjun eats everything" first). Only
+//! left out (every turn of theirs is theirs). A name the question uses is
+//! followed only to a turn that says something changed ([`says_change`]:
+//! "Sami changed his mind, he's staying in Leeds instead", "…so he is on
+//! day shifts now"): the lexical path already searches it, and followed to
+//! any turn it brought in whatever was said of it last ("Does Arjun still
+//! work nights?" ranked "I'm vegetarian but Arjun eats everything" first). Only
 //! the newest such turn joins — what was said last of it, not every
 //! mention since, and never one of the best match's own session, which
 //! goes on with what it said rather than saying what changed — with the
@@ -64,6 +66,9 @@ pub(super) struct Later {
     session: Option<kith_core::SessionId>,
     speaker: String,
     names: Vec<String>,
+    /// Names of the best match that the question uses too: followed only
+    /// to a turn that says something changed ([`says_change`]).
+    asked: Vec<String>,
     /// The read, taken ahead with the neighbours' when they run.
     pub query: LexicalQuery,
 }
@@ -81,7 +86,8 @@ pub(super) fn plan(req: &RetrieveRequest, pool: &mut Pool) -> Option<Later> {
     let said = best.hit.event_time?;
     let speaker = best.hit.speaker.clone()?;
     let names = names_in(&best.hit.content, &speaker, &req.query);
-    if names.is_empty() {
+    let asked = asked_names_in(&best.hit.content, &speaker, &req.query);
+    if names.is_empty() && asked.is_empty() {
         return None;
     }
     let mut filters = req.filters.clone();
@@ -93,13 +99,19 @@ pub(super) fn plan(req: &RetrieveRequest, pool: &mut Pool) -> Option<Later> {
         session: best.hit.session_id.clone(),
         query: LexicalQuery {
             owner: req.owner.clone(),
-            text: names.join(" "),
+            text: names
+                .iter()
+                .chain(&asked)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
             filters,
             limit: NAME_HITS,
             common_share: None,
         },
         speaker,
         names,
+        asked,
     })
 }
 
@@ -127,7 +139,10 @@ pub(super) fn bring_in(
         // neighbour path reads those.
         .filter(|h| later.session.is_none() || h.session_id != later.session)
         .map(|h| {
-            let again = names_again(&h.content, &later.names);
+            let mut again = names_again(&h.content, &later.names);
+            if says_change(&h.content) {
+                again.extend(names_again(&h.content, &later.asked));
+            }
             (h, again)
         })
         .filter(|(_, again)| !again.is_empty())
@@ -162,6 +177,46 @@ fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The words of the names `text` mentions that `question` uses too, but
+/// not the words of `speaker`'s name: "Sami" of "My brother Sami is moving
+/// to Toronto" for "Is Sami still moving to Toronto?".
+fn asked_names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
+    let own: HashSet<String> = words(speaker).into_iter().collect();
+    let asked: HashSet<String> = words(question).into_iter().collect();
+    let mut out: Vec<String> = Vec::new();
+    for name in expand::names_in(text) {
+        for word in name.split_whitespace() {
+            let lower = word.to_lowercase();
+            if asked.contains(&lower)
+                && !own.contains(&lower)
+                && !out.iter().any(|w| w.to_lowercase() == lower)
+            {
+                out.push(word.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Words that say something changed: "Sami changed his mind, he's staying
+/// in Leeds instead", "…so he is on day shifts now", "Update: …", "no
+/// longer", "not anymore".
+const CHANGE_CUES: &[&str] = &[
+    "changed", "instead", "anymore", "longer", "update", "switched", "quit", "stopped", "left",
+    "moved", "now",
+];
+
+/// Whether `text` says something changed ([`CHANGE_CUES`]). A name the
+/// question uses is followed only to such a turn: its last mention need
+/// not answer ("Does Arjun still work nights?" is not answered by "…but
+/// Arjun eats everything"), while "Arjun got promoted…, so he is on day
+/// shifts now" does.
+fn says_change(text: &str) -> bool {
+    words(text)
+        .iter()
+        .any(|w| CHANGE_CUES.contains(&w.as_str()))
 }
 
 /// The `names` that `text` uses again ([`expand::mentions_name`]: as whole
@@ -218,6 +273,21 @@ mod tests {
             names_in(text, "Priya", "Does Arjun still work nights?"),
             ["Seton"]
         );
+    }
+
+    #[test]
+    fn a_name_the_question_uses_is_asked_not_followed_at_large() {
+        let text = "My brother Sami is moving to Toronto in June.";
+        assert_eq!(
+            asked_names_in(text, "Noor", "Is Sami still moving to Toronto?"),
+            ["Sami", "Toronto"]
+        );
+        assert!(asked_names_in(text, "Sami Haddad", "Is Sami still there?").is_empty());
+        assert!(says_change(
+            "Sami changed his mind, he's staying in Leeds instead."
+        ));
+        assert!(says_change("So he is on day shifts now."));
+        assert!(!says_change("I'm vegetarian but Arjun eats everything."));
     }
 
     #[test]
