@@ -348,14 +348,22 @@ pub fn admit_duplicate(a: &Node, b: &Node) -> Result<(), Refusal> {
 /// Whether two entities may be alias-linked at all (compatible, both
 /// entities). The name decides between a merge and a proposal.
 pub fn admit_alias(a: &Node, b: &Node) -> Result<(), Refusal> {
-    if short_form_of(a, b).is_some() {
-        // A nickname's node is untyped where its person's is a person (and
-        // may carry the owner's mark): their types differ by nature, so
-        // the metadata is compared without them.
+    let short_form = short_form_of(a, b).is_some();
+    let given_name =
+        both_people(a, b) && name_match(&a.content, &b.content, true) == Some(NameMatch::GivenName);
+    if short_form || given_name {
+        // A nickname's node is untyped where its person's is a person: their
+        // types differ by nature. And the owner's mark is written once, on
+        // the node a user turn made first: the speaker "Daniel" carries it,
+        // the "Daniel Reyes" of his "Hey, I'm Daniel Reyes." does not. So
+        // the metadata is compared without them (a given name's two nodes
+        // are people both, so their types are still compared).
         let strip = |n: &Node| {
             let mut n = n.clone();
             if let Some(m) = n.metadata.as_mut().and_then(Value::as_object_mut) {
-                m.remove("entity_type");
+                if short_form {
+                    m.remove("entity_type");
+                }
                 m.remove("owner_name");
             }
             n

@@ -2272,6 +2272,57 @@ on_both_paths!(
     chat_lands_on_the_right_person
 );
 
+fn full_name_rules() -> Vec<(&'static str, Value)> {
+    vec![(
+        "Hey, I'm Daniel Reyes.",
+        json!({"entities": [person("Daniel Reyes")],
+               "facts": [fact("I", "name", "Daniel Reyes", "Hey, I'm Daniel Reyes.")]}),
+    )]
+}
+
+/// A speaker who gives their full name ("Daniel", then "Hey, I'm Daniel
+/// Reyes."): the full name's node is proposed as an alias of the
+/// speaker's person — a proposal in the inbox, never a merge, and never
+/// refused because only the speaker's node carries the owner's mark
+/// (before, `organize` refused the pair as `different_metadata` and
+/// nothing tied the two nodes).
+fn a_full_name_is_proposed_for_the_speaker(path: Path) {
+    let (_t, m, _s) = memory_on(path, full_name_rules());
+    say_in(
+        &m,
+        "Hey, I'm Daniel Reyes.",
+        Some("Daniel"),
+        "user",
+        "personal",
+    );
+    assert_eq!(persons(&m, "Daniel").len(), 1);
+    assert_eq!(persons(&m, "Daniel Reyes").len(), 1);
+    let owner = kith::OwnerId::new("owner").unwrap();
+    m.organize(
+        &owner,
+        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
+        0,
+    )
+    .unwrap();
+    let proposals = m.alias_proposals(&owner).unwrap();
+    let names: Vec<(String, String)> = proposals
+        .iter()
+        .map(|p| {
+            let mut pair = [p.a_name.clone(), p.b_name.clone()];
+            pair.sort();
+            (pair[0].clone(), pair[1].clone())
+        })
+        .collect();
+    assert_eq!(names, [("Daniel".to_string(), "Daniel Reyes".to_string())]);
+    assert_eq!(persons(&m, "Daniel").len(), 1, "proposed, not merged");
+    assert_eq!(persons(&m, "Daniel Reyes").len(), 1, "proposed, not merged");
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    a_full_name_is_proposed_for_the_speaker_on,
+    a_full_name_is_proposed_for_the_speaker
+);
+
 fn reported_rules() -> Vec<(&'static str, Value)> {
     vec![
         // The model quotes only the reported words: the rule reads the
