@@ -78,3 +78,58 @@ fn a_question_about_what_they_did_gets_no_introduction_boost() {
     let r = common::ask(&m, "o", "Who is buying lunch?");
     assert!(!common::any_boosted(&r, "introduces"));
 }
+
+/// "What's my name?" / "Who am I?" in a conversation with an assistant:
+/// the user's own introduction ("Hi! I'm Priya…") is boosted, not the turn
+/// that gives someone else's name ("Her name is Mochi", the cat), though
+/// that one says the question's word.
+#[test]
+fn the_askers_own_name_is_answered_by_their_introduction() {
+    let (_d, m) = common::hashing_memory();
+    let said = |speaker: &str, role: &str, source: &str, text: &str| kith::EventInput {
+        role: role.into(),
+        ..common::turn("o", speaker, source, text)
+    };
+    let turns = vec![
+        said(
+            "Priya",
+            "user",
+            "intro",
+            "Hi! I'm Priya, I teach chemistry at a high school in Austin.",
+        ),
+        said(
+            "assistant",
+            "assistant",
+            "hello",
+            "Nice to meet you, Priya! How can I help?",
+        ),
+        said(
+            "Priya",
+            "user",
+            "cat",
+            "We got a cat! Her name is Mochi and she's a tiny grey tabby.",
+        ),
+        said(
+            "Priya",
+            "user",
+            "fair",
+            "I need ideas for a science fair project for my 9th graders.",
+        ),
+    ];
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    for q in ["Who am I?", "What's my name?"] {
+        let r = common::ask(&m, "o", q);
+        let intro = common::rank_of(&m, "o", &r, "intro").unwrap();
+        assert!(intro <= 2, "{q}: {intro}");
+        let boosted: Vec<&str> = r
+            .results
+            .iter()
+            .filter(|i| i.trace.boosts.iter().any(|b| b.name == "introduces"))
+            .map(|i| i.content.as_str())
+            .collect();
+        assert_eq!(boosted.len(), 1, "{q}: {boosted:?}");
+        assert!(boosted[0].starts_with("Hi! I'm Priya"), "{q}: {boosted:?}");
+    }
+    let r = common::ask(&m, "o", "Who am I?");
+    assert_eq!(common::rank_of(&m, "o", &r, "intro"), Some(1));
+}

@@ -9,6 +9,7 @@
 //! `1 + weights.who` ([`boost_introductions`]) — the same idea as the
 //! boost for turns that state a time when the question asks when.
 
+use kith_core::Role;
 use kith_extract::heuristic::RELATION_ROLES;
 
 use super::fusion::{Boost, PathWeights};
@@ -86,6 +87,9 @@ pub fn boost_introductions(query: &str, weights: &PathWeights, pool: &mut Pool) 
         return;
     }
     let Some(name) = asked_who(query) else {
+        if asks_own_name(query) {
+            boost_own_introductions(weights, pool);
+        }
         return;
     };
     for c in pool.by_id.values_mut() {
@@ -102,9 +106,62 @@ pub fn boost_introductions(query: &str, weights: &PathWeights, pool: &mut Pool) 
     }
 }
 
+/// Whether `query` asks the asker's own name ("What's my name?", "Do you
+/// remember my name?", "Who am I?"), not anyone else's ("What's my cat's
+/// name?" names the cat).
+pub fn asks_own_name(query: &str) -> bool {
+    let lower = query.to_lowercase().replace('\u{2019}', "'");
+    let lower = lower.trim_end_matches(['?', '.', '!', ' ']);
+    (lower.contains("my name") && !lower.contains("my name is")) || lower == "who am i"
+}
+
+/// For a question that asks the asker's own name ([`asks_own_name`]):
+/// boosts every user turn that introduces its own speaker ("Hi! I'm
+/// Priya", "my name is…", "call me…") by `1 + weights.who`. The words
+/// that matched the question ("name") are as often someone else's: "Her
+/// name is Mochi", the cat, ranked first for Priya's "What's my name?".
+fn boost_own_introductions(weights: &PathWeights, pool: &mut Pool) {
+    for c in pool.by_id.values_mut() {
+        if c.hit.role != Some(Role::User) {
+            continue;
+        }
+        let speaker = c.hit.speaker.as_deref();
+        let Some(first) = speaker.and_then(|s| s.split_whitespace().next()) else {
+            continue;
+        };
+        if let Some(words) = introduction(&c.hit.content, &[first.to_string()]) {
+            c.trace.add_boost(Boost {
+                name: "introduces".into(),
+                factor: 1.0 + weights.who,
+                reason: format!("the query asks the asker's name; this says \"{words}\""),
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_question_about_the_askers_own_name_asks_it() {
+        for q in [
+            "What's my name?",
+            "Do you remember my name",
+            "who am I?",
+            "What is my name?",
+        ] {
+            assert!(asks_own_name(q), "{q}");
+        }
+        for q in [
+            "What's my cat's name?",
+            "My name is Sam.",
+            "Who is Sam?",
+            "What's her name?",
+        ] {
+            assert!(!asks_own_name(q), "{q}");
+        }
+    }
 
     fn name(s: &str) -> Vec<String> {
         s.split(' ').map(str::to_string).collect()
