@@ -2249,15 +2249,7 @@ fn chat_lands_on_the_right_person(path: Path) {
         0,
     )
     .unwrap();
-    let proposals = m.alias_proposals(&owner).unwrap();
-    let names: Vec<(String, String)> = proposals
-        .iter()
-        .map(|p| {
-            let mut pair = [p.a_name.clone(), p.b_name.clone()];
-            pair.sort();
-            (pair[0].clone(), pair[1].clone())
-        })
-        .collect();
+    let names = proposed_pairs(&m, &owner);
     assert_eq!(
         names,
         vec![("Mel".to_string(), "Melanie".to_string())],
@@ -2271,6 +2263,19 @@ on_both_paths!(
     chat_lands_on_the_right_person_on,
     chat_lands_on_the_right_person
 );
+
+/// The names of each alias proposal in the owner's inbox, each pair sorted.
+fn proposed_pairs(m: &Memory, owner: &kith::OwnerId) -> Vec<(String, String)> {
+    m.alias_proposals(owner)
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let mut pair = [p.a_name.clone(), p.b_name.clone()];
+            pair.sort();
+            (pair[0].clone(), pair[1].clone())
+        })
+        .collect()
+}
 
 fn full_name_rules() -> Vec<(&'static str, Value)> {
     vec![(
@@ -2304,15 +2309,7 @@ fn a_full_name_is_proposed_for_the_speaker(path: Path) {
         0,
     )
     .unwrap();
-    let proposals = m.alias_proposals(&owner).unwrap();
-    let names: Vec<(String, String)> = proposals
-        .iter()
-        .map(|p| {
-            let mut pair = [p.a_name.clone(), p.b_name.clone()];
-            pair.sort();
-            (pair[0].clone(), pair[1].clone())
-        })
-        .collect();
+    let names = proposed_pairs(&m, &owner);
     assert_eq!(names, [("Daniel".to_string(), "Daniel Reyes".to_string())]);
     assert_eq!(persons(&m, "Daniel").len(), 1, "proposed, not merged");
     assert_eq!(persons(&m, "Daniel Reyes").len(), 1, "proposed, not merged");

@@ -205,14 +205,21 @@ fn lena() -> (tempfile::TempDir, Memory) {
         ),
     ];
     for (session, at, speaker, source, text) in turns {
-        let input = kith::EventInput {
-            session_id: Some(session.into()),
-            event_time: Some(at.into()),
-            ..common::turn("lena", speaker, source, text)
-        };
-        m.ingest(input, kith::IngestOptions::default()).unwrap();
+        say_at(&m, ("lena", speaker), (session, at, source, text));
     }
     (dir, m)
+}
+
+/// Ingests `speaker`'s turn `text` into `owner`'s memory, in `session` at
+/// `at`, known by `source` (the default heuristic extractor).
+fn say_at(m: &Memory, (owner, speaker): (&str, &str), turn: (&str, &str, &str, &str)) {
+    let (session, at, source, text) = turn;
+    let input = kith::EventInput {
+        session_id: Some(session.into()),
+        event_time: Some(at.into()),
+        ..common::turn(owner, speaker, source, text)
+    };
+    m.ingest(input, kith::IngestOptions::default()).unwrap();
 }
 
 /// The later-said path's note on a result, if it came that way.
@@ -325,14 +332,7 @@ fn a_turn_of_the_same_sitting_is_not_said_since() {
             "I left Olive & Thyme, I'm head chef at Ember now.",
         ),
     ];
-    let say = |(session, at, source, text): (&str, &str, &str, &str)| {
-        let input = kith::EventInput {
-            session_id: Some(session.into()),
-            event_time: Some(at.into()),
-            ..common::turn("dan", "Daniel", source, text)
-        };
-        m.ingest(input, kith::IngestOptions::default()).unwrap();
-    };
+    let say = |turn| say_at(&m, ("dan", "Daniel"), turn);
     turns.into_iter().for_each(say);
     let r = common::ask(&m, "dan", "Where do I live now?");
     assert_eq!(
@@ -377,14 +377,7 @@ fn a_question_without_a_present_cue_takes_nothing_said_since() {
 #[test]
 fn a_name_the_question_uses_is_not_followed_to_a_passing_mention() {
     let (_d, m) = common::hashing_memory();
-    let say = |(session, at, source, text): (&str, &str, &str, &str)| {
-        let input = kith::EventInput {
-            session_id: Some(session.into()),
-            event_time: Some(at.into()),
-            ..common::turn("lena", "Lena", source, text)
-        };
-        m.ingest(input, kith::IngestOptions::default()).unwrap();
-    };
+    let say = |turn| say_at(&m, ("lena", "Lena"), turn);
     say((
         "s1",
         "2025-02-03T08:01:00Z",

@@ -179,22 +179,31 @@ fn names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
     out
 }
 
-/// The words of the names `text` mentions that `question` uses too, but
-/// not the words of `speaker`'s name: "Sami" of "My brother Sami is moving
-/// to Toronto" for "Is Sami still moving to Toronto?".
+/// The names the question uses (words written with a capital after its
+/// first word) that `text` writes the same way, but not the words of
+/// `speaker`'s name: "Sami" of "My brother Sami is moving to Toronto" for
+/// "Is Sami still moving to Toronto?". Unlike [`names_in`] this takes a
+/// sentence's first word too ("…taxes. Sami says I should hire someone."):
+/// the question's capital says it is a name.
 fn asked_names_in(text: &str, speaker: &str, question: &str) -> Vec<String> {
     let own: HashSet<String> = words(speaker).into_iter().collect();
-    let asked: HashSet<String> = words(question).into_iter().collect();
+    let split = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let capitalised = |w: &String| w.chars().next().is_some_and(char::is_uppercase);
+    let asked: Vec<String> = split(question)
+        .into_iter()
+        .skip(1)
+        // "I" is written with a capital and names nobody.
+        .filter(|w| capitalised(w) && w.chars().count() > 1 && !own.contains(&w.to_lowercase()))
+        .collect();
     let mut out: Vec<String> = Vec::new();
-    for name in expand::names_in(text) {
-        for word in name.split_whitespace() {
-            let lower = word.to_lowercase();
-            if asked.contains(&lower)
-                && !own.contains(&lower)
-                && !out.iter().any(|w| w.to_lowercase() == lower)
-            {
-                out.push(word.to_string());
-            }
+    for word in split(text) {
+        if asked.contains(&word) && !out.contains(&word) {
+            out.push(word);
         }
     }
     out
@@ -283,6 +292,19 @@ mod tests {
             ["Sami", "Toronto"]
         );
         assert!(asked_names_in(text, "Sami Haddad", "Is Sami still there?").is_empty());
+        // A sentence's first word, when the question writes it as a name.
+        assert_eq!(
+            asked_names_in(
+                "Ugh, taxes. Sami says hire someone.",
+                "Noor",
+                "Where does Sami live now?"
+            ),
+            ["Sami"]
+        );
+        assert!(
+            asked_names_in("Ugh, taxes. Sami says hi.", "Noor", "where does sami live").is_empty()
+        );
+        assert!(asked_names_in("I said I would.", "Noor", "What do I say now?").is_empty());
         assert!(says_change(
             "Sami changed his mind, he's staying in Leeds instead."
         ));
