@@ -248,6 +248,32 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
     "Hmm",
     "Well",
     "Wow",
+    // Chat shorthand and interjections ("Idk, Welp, Nah I'm good.", "Omg
+    // Btw my cousin…"): mid-sentence or in a run, no names either.
+    "Lol",
+    "Omg",
+    "Btw",
+    "Tbh",
+    "Idk",
+    "Imo",
+    "Imho",
+    "Ngl",
+    "Fyi",
+    "Welp",
+    "Nah",
+    "Yup",
+    "Haha",
+    "Hehe",
+    "Lmao",
+    "Ugh",
+    "Meh",
+    "Oops",
+    "Yay",
+    "Aww",
+    "Gotta",
+    "Wanna",
+    "Gonna",
+    "Anyways",
     "Great",
     "Good",
     "Nice",
@@ -3333,7 +3359,7 @@ mod tests {
         );
     }
     #[test]
-    fn a_title_and_its_stop_or_an_ampersand_stay_inside_the_name() {
+    fn titles_ampersands_and_chat_shorthand_make_the_right_names() {
         let names = |text: &str| -> Vec<String> {
             extract(text).entities.into_iter().map(|e| e.name).collect()
         };
@@ -3352,6 +3378,10 @@ mod tests {
             ),
             ("I asked Dr Lee.", &["Lee"]),
             ("I work at Olive & Thyme.", &["Olive & Thyme"]),
+            // Chat shorthand is no name, alone or in a run.
+            ("Idk, Welp, Nah I'm good.", &[]),
+            ("Omg Btw my cousin Leo got into MIT!", &["Leo", "MIT"]),
+            ("Ngl the new job at Acme Corp. is stressful.", &["Acme Corp"]),
             // "and" joins two names, not one.
             ("I met Tom and Jerry.", &["Tom", "Jerry"]),
         ];

@@ -307,7 +307,8 @@ pub const TITLES_WITH_STOP: &[&str] = &[
 /// "on Telegraph Ave. and he's…" is one sentence, "on Oak Ave. It's
 /// loud." two. "vs", "e.g" and "i.e" never end one.
 pub const SHORT_FORMS: &[&str] = &[
-    "ave", "rd", "blvd", "etc", "approx", "inc", "ltd", "co", "jr", "sr", "vs", "e.g", "i.e",
+    "ave", "rd", "blvd", "etc", "approx", "inc", "ltd", "co", "corp", "jr", "sr", "vs", "e.g",
+    "i.e",
 ];
 
 /// Whether `word` (one word, any case, curly apostrophes allowed) is a
