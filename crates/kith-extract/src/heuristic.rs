@@ -3381,7 +3381,10 @@ mod tests {
             // Chat shorthand is no name, alone or in a run.
             ("Idk, Welp, Nah I'm good.", &[]),
             ("Omg Btw my cousin Leo got into MIT!", &["Leo", "MIT"]),
-            ("Ngl the new job at Acme Corp. is stressful.", &["Acme Corp"]),
+            (
+                "Ngl the new job at Acme Corp. is stressful.",
+                &["Acme Corp"],
+            ),
             // "and" joins two names, not one.
             ("I met Tom and Jerry.", &["Tom", "Jerry"]),
         ];
