@@ -15,7 +15,7 @@
 
 use kith_core::Role;
 
-use super::fusion::{Boost, PathWeights};
+use super::fusion::PathWeights;
 use super::paths::words;
 use super::pool::Pool;
 
@@ -72,15 +72,9 @@ pub fn boost_asked_role(query: &str, weights: &PathWeights, pool: &mut Pool) {
         Role::Assistant => "the question asks what the assistant said, and the assistant said this",
         _ => "the question asks in the first person, and the user said this",
     };
-    for c in pool.by_id.values_mut() {
-        if c.hit.role == Some(asked) {
-            c.trace.add_boost(Boost {
-                name: "asked_role".into(),
-                factor: 1.0 + weights.role,
-                reason: reason.into(),
-            });
-        }
-    }
+    pool.boost_each("asked_role", 1.0 + weights.role, |c| {
+        (c.hit.role == Some(asked)).then(|| reason.to_string())
+    });
 }
 
 #[cfg(test)]

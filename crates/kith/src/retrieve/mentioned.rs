@@ -13,7 +13,7 @@
 //! extraction typed a person (a game, a shop, a city) boosts nothing, so a
 //! store()-only memory, which has no entities, is ranked as before.
 
-use super::fusion::{Boost, PathWeights};
+use super::fusion::PathWeights;
 use super::names::QueryWords;
 use super::pool::Pool;
 use super::speakers::NamedSpeaker;
@@ -36,21 +36,14 @@ pub fn boost_named_people(
     if weights.person <= 0.0 || people.is_empty() {
         return;
     }
-    for c in pool.by_id.values_mut() {
+    pool.boost_each("names_person", 1.0 + weights.person, |c| {
         let said = QueryWords::new(&c.hit.content);
-        let Some((name, how)) = people
+        let (name, how) = people
             .iter()
-            .find_map(|p| said.mentions(p, true).map(|m| (p, m)))
-        else {
-            continue;
-        };
-        c.trace.add_boost(Boost {
-            name: "names_person".into(),
-            factor: 1.0 + weights.person,
-            reason: format!(
-                "the query asks about {name}, not a speaker; this names them ({})",
-                how.describe()
-            ),
-        });
-    }
+            .find_map(|p| said.mentions(p, true).map(|m| (p, m)))?;
+        Some(format!(
+            "the query asks about {name}, not a speaker; this names them ({})",
+            how.describe()
+        ))
+    });
 }

@@ -71,6 +71,27 @@ impl Pool {
         all
     }
 
+    /// Multiplies by `factor`, as the boost `name`, every candidate that
+    /// `why` gives a reason for, with that reason: the loop of the boosts
+    /// that read a candidate's own turn (a stated figure, an introduction,
+    /// the role asked for, a person named).
+    pub fn boost_each(
+        &mut self,
+        name: &str,
+        factor: f64,
+        mut why: impl FnMut(&Candidate) -> Option<String>,
+    ) {
+        for c in self.by_id.values_mut() {
+            if let Some(reason) = why(c) {
+                c.trace.add_boost(Boost {
+                    name: name.into(),
+                    factor,
+                    reason,
+                });
+            }
+        }
+    }
+
     /// The results' order: [`Pool::ranked`], after which the best match
     /// before any boost and the vector path's first hit are never below
     /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]), and a clear

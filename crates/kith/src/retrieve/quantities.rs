@@ -8,7 +8,7 @@
 //! the same idea as the boost for turns that state a time when the question
 //! asks when (`when.rs`), smaller, as most turns state some number.
 
-use super::fusion::{Boost, PathWeights};
+use super::fusion::PathWeights;
 use super::paths::words;
 use super::pool::Pool;
 
@@ -79,15 +79,12 @@ pub fn boost_stated_quantities(query: &str, weights: &PathWeights, pool: &mut Po
     if weights.quantity <= 0.0 || !asks_for_quantity(query) {
         return;
     }
-    for c in pool.by_id.values_mut() {
-        if let Some(figure) = stated_quantity(&c.hit.content) {
-            c.trace.add_boost(Boost {
-                name: "states_a_quantity".into(),
-                factor: 1.0 + weights.quantity,
-                reason: format!("the query asks for a quantity; this says \"{figure}\""),
-            });
-        }
-    }
+    pool.boost_each("states_a_quantity", 1.0 + weights.quantity, |c| {
+        let figure = stated_quantity(&c.hit.content)?;
+        Some(format!(
+            "the query asks for a quantity; this says \"{figure}\""
+        ))
+    });
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use kith_core::Role;
 use kith_extract::heuristic::RELATION_ROLES;
 
-use super::fusion::{Boost, PathWeights};
+use super::fusion::PathWeights;
 use super::pool::Pool;
 
 /// Words that make a relation word or a description someone's ("my
@@ -92,18 +92,13 @@ pub fn boost_introductions(query: &str, weights: &PathWeights, pool: &mut Pool) 
         }
         return;
     };
-    for c in pool.by_id.values_mut() {
-        if let Some(words) = introduction(&c.hit.content, &name) {
-            c.trace.add_boost(Boost {
-                name: "introduces".into(),
-                factor: 1.0 + weights.who,
-                reason: format!(
-                    "the query asks who {} is; this says \"{words}\"",
-                    name.join(" ")
-                ),
-            });
-        }
-    }
+    pool.boost_each("introduces", 1.0 + weights.who, |c| {
+        let words = introduction(&c.hit.content, &name)?;
+        Some(format!(
+            "the query asks who {} is; this says \"{words}\"",
+            name.join(" ")
+        ))
+    });
 }
 
 /// Whether `query` asks the asker's own name ("What's my name?", "Do you
@@ -121,22 +116,16 @@ pub fn asks_own_name(query: &str) -> bool {
 /// that matched the question ("name") are as often someone else's: "Her
 /// name is Mochi", the cat, ranked first for Priya's "What's my name?".
 fn boost_own_introductions(weights: &PathWeights, pool: &mut Pool) {
-    for c in pool.by_id.values_mut() {
+    pool.boost_each("introduces", 1.0 + weights.who, |c| {
         if c.hit.role != Some(Role::User) {
-            continue;
+            return None;
         }
-        let speaker = c.hit.speaker.as_deref();
-        let Some(first) = speaker.and_then(|s| s.split_whitespace().next()) else {
-            continue;
-        };
-        if let Some(words) = introduction(&c.hit.content, &[first.to_string()]) {
-            c.trace.add_boost(Boost {
-                name: "introduces".into(),
-                factor: 1.0 + weights.who,
-                reason: format!("the query asks the asker's name; this says \"{words}\""),
-            });
-        }
-    }
+        let first = c.hit.speaker.as_deref()?.split_whitespace().next()?;
+        let words = introduction(&c.hit.content, &[first.to_string()])?;
+        Some(format!(
+            "the query asks the asker's name; this says \"{words}\""
+        ))
+    });
 }
 
 #[cfg(test)]
