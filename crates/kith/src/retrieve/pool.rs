@@ -95,7 +95,8 @@ impl Pool {
     /// The results' order: [`Pool::ranked`], after which the best match
     /// before any boost and the vector path's first hit are never below
     /// [`BEST_KEPT_WITHIN`]th place ([`Pool::keep_best`]), and a clear
-    /// winner is first ([`Pool::put_clear_winner_first`]).
+    /// winner moves up past what the question's form favours no more
+    /// ([`Pool::put_clear_winner_first`]).
     pub fn ranked_for_results(&mut self, weights: &PathWeights) -> Vec<&Candidate> {
         let mut order: Vec<Uuid> = self.ranked(weights).iter().map(|c| c.hit.node_id).collect();
         self.keep_best(&mut order, weights);
