@@ -368,7 +368,9 @@ pub fn sentence_spans(text: &str) -> Vec<Range<usize>> {
 /// follows: [`crate::lexicon::TITLES_WITH_STOP`]), a short form's only
 /// before a capitalised word ([`crate::lexicon::SHORT_FORMS`]), any other
 /// word's always. "St" or "Mt" after a capitalised word is "Street" or
-/// "Mount" ("Main St."), a short form; elsewhere ("at St. David's") a title.
+/// "Mount" ("Main St."), a short form; elsewhere ("at St. David's",
+/// "Leaving St. Mary's", where the capital only opens the sentence) a
+/// title.
 fn abbreviation_ends_sentence(chars: &[(usize, char)], stop: usize) -> bool {
     use crate::lexicon::{SHORT_FORMS, TITLES_WITH_STOP};
     let word_start = chars[..stop]
@@ -387,14 +389,27 @@ fn abbreviation_ends_sentence(chars: &[(usize, char)], stop: usize) -> bool {
     let Some(next) = next else {
         return true;
     };
+    // "Main St." names a street; "Leaving St. Mary's" opens its sentence
+    // with a verb, and the saint follows: a capitalised word that starts
+    // the sentence tells nothing.
     let after_capital = || {
-        let before = chars[..word_start]
+        let before: Vec<usize> = chars[..word_start]
+            .iter()
+            .enumerate()
+            .rev()
+            .skip_while(|(_, (_, c))| c.is_whitespace())
+            .take_while(|(_, (_, c))| c.is_alphanumeric())
+            .map(|(k, _)| k)
+            .collect();
+        let Some(&first) = before.last() else {
+            return false;
+        };
+        let opens_sentence = chars[..first]
             .iter()
             .rev()
-            .skip_while(|(_, c)| c.is_whitespace())
-            .take_while(|(_, c)| c.is_alphanumeric())
-            .last();
-        before.is_some_and(|&(_, c)| c.is_uppercase())
+            .find(|(_, c)| !c.is_whitespace())
+            .is_none_or(|&(_, c)| matches!(c, '.' | '!' | '?' | ':' | '"' | '(') || c == '\n');
+        chars[first].1.is_uppercase() && !opens_sentence
     };
     let title = TITLES_WITH_STOP.contains(&word.as_str())
         && !(matches!(word.as_str(), "st" | "mt") && after_capital());
@@ -1295,6 +1310,18 @@ mod tests {
             (
                 "I live on Main St. It's loud.",
                 &["I live on Main St.", "It's loud."],
+            ),
+            (
+                "Big news. Leaving St. Mary's in May.",
+                &["Big news.", "Leaving St. Mary's in May."],
+            ),
+            (
+                "Visited St. Paul's. Loved it.",
+                &["Visited St. Paul's.", "Loved it."],
+            ),
+            (
+                "We met on Oak St. Mary was late.",
+                &["We met on Oak St.", "Mary was late."],
             ),
             (
                 "A shop on Telegraph Ave. and he fixes bikes.",

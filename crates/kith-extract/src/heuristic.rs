@@ -29,6 +29,7 @@ use kith_core::{EpistemicType, Role};
 use crate::clauses;
 use crate::error::ExtractError;
 use crate::grounding::{mentions, personal_family, sentence_spans};
+use crate::lexicon;
 use crate::provider::{ExtractionInput, Provider, ProviderReply};
 use crate::schema::{
     ExtractedEntity, ExtractedFact, Extraction, FactType, Polarity, TemporalIntent,
@@ -43,7 +44,7 @@ pub const PROVIDER_NAME: &str = "heuristic";
 /// The rule-set version recorded as the model. Change it whenever the
 /// stoplist, the pattern table or the rules below change what a message
 /// gives, so saved extractions say which rules made them.
-pub const MODEL: &str = "kith-heuristic-v7";
+pub const MODEL: &str = "kith-heuristic-v8";
 
 /// The confidence of every heuristic claim: above the 0.5 of "no idea",
 /// well below what a model that read the whole message would claim, because
@@ -1800,6 +1801,7 @@ impl HeuristicExtractor {
             surface: String,
             initial: bool,
             opens_group: bool,
+            acts: bool,
         }
         let mut seen: Vec<Seen> = Vec::new();
         for span in sentence_spans(text) {
@@ -1818,6 +1820,8 @@ impl HeuristicExtractor {
                         surface: sentence[start..end].to_string(),
                         initial: first == last && starts_sentence(&toks, first),
                         opens_group: opens_group_with_speaker(&toks, last + 1),
+                        acts: !lexicon::looks_like_verb_form(&toks[first].lower)
+                            && acts_as_a_person(&toks, last + 1),
                     });
                 }
                 i = run.next;
@@ -1831,6 +1835,7 @@ impl HeuristicExtractor {
             let folded = s.surface.to_lowercase();
             let keep = !s.initial
                 || s.opens_group
+                || s.acts
                 || speaker_words.contains(&folded)
                 || seen
                     .iter()
@@ -1961,7 +1966,15 @@ impl HeuristicExtractor {
             return None;
         }
         let mut last = i;
-        while !toks[last].possessive_head {
+        loop {
+            if toks[last].possessive_head {
+                // A saint's "'s" is part of the name ("St. Mary's
+                // Hospital", "at St. Paul's"); anyone else's ends it.
+                if !saints_name(&toks[i..=last]) {
+                    break;
+                }
+                last += 1;
+            }
             match toks.get(last + 1) {
                 Some(t) if t.nameable() && only_spaces(&sentence[toks[last].end..t.start]) => {
                     last += 1
@@ -1984,8 +1997,26 @@ impl HeuristicExtractor {
         let run = &toks[i..=last];
         // A joint ("." or "&") neither starts nor ends a name.
         let kept = |t: &&Tok| t.kind == Kind::Word && !self.stoplist.contains(&t.lower);
-        let first = run.iter().position(|t| kept(&t));
+        let mut first = run.iter().position(|t| kept(&t));
         let end = run.iter().rposition(|t| kept(&t));
+        // "Loved Paris.", "Leaving St. Mary's…": a verb opening the sentence
+        // is capitalised for that alone, and no part of the name after it.
+        // In quotation marks it opens a title ("Finding Freedom").
+        if let (Some(f), Some(l)) = (first, end) {
+            let quoted = (i + f).checked_sub(1).is_some_and(|b| {
+                toks[b].kind == Kind::Symbol && matches!(toks[b].lower.as_str(), "\"" | "'")
+            });
+            if f < l
+                && !quoted
+                && starts_sentence(toks, i + f)
+                && lexicon::looks_like_verb_form(&run[f].lower)
+            {
+                first = run[f + 1..]
+                    .iter()
+                    .position(|t| kept(&t))
+                    .map(|p| p + f + 1);
+            }
+        }
         let name = first.zip(end).map(|(f, l)| (run[f].start, run[l].end));
         Some(Run {
             name,
@@ -2348,6 +2379,17 @@ fn joins_name(joint: &Tok) -> bool {
     joint.kind == Kind::Symbol && matches!(joint.lower.as_str(), "." | "&")
 }
 
+/// Whether a capitalised run ending in a possessive is a saint's name:
+/// "St. Mary", "St Mary", "Saint Mary".
+fn saints_name(run: &[Tok]) -> bool {
+    let words: Vec<&str> = run
+        .iter()
+        .filter(|t| t.kind == Kind::Word)
+        .map(|t| t.lower.as_str())
+        .collect();
+    words.len() >= 2 && matches!(words[words.len() - 2], "st" | "saint")
+}
+
 fn starts_sentence(toks: &[Tok], i: usize) -> bool {
     match i.checked_sub(1).map(|b| &toks[b]) {
         None => true,
@@ -2374,6 +2416,26 @@ fn opens_group_with_speaker(toks: &[Tok], mut i: usize) -> bool {
             _ => return false,
         }
     }
+}
+
+/// Whether the words from token `i` say what a person does or did, as
+/// after a name that opens a sentence ("Mike got engaged", "Rosa called",
+/// "Priya just told me"): one adverb at most, then a verb of
+/// [`lexicon::PERSON_VERBS`], a reporting verb, or "got" before a change
+/// of state ("got engaged"; "Work got crazy" names nothing).
+fn acts_as_a_person(toks: &[Tok], mut i: usize) -> bool {
+    if word_at(toks, i).is_some_and(|w| lexicon::SUBJECT_ADVERBS.contains(&w)) {
+        i += 1;
+    }
+    let Some(t) = toks.get(i).filter(|t| t.kind == Kind::Word && !t.capital) else {
+        return false;
+    };
+    let verb = t.lower.as_str();
+    if verb == "got" {
+        return word_at(toks, i + 1).is_some_and(|w| lexicon::GOT_STATES.contains(&w));
+    }
+    lexicon::PERSON_VERBS.contains(&verb)
+        || (crate::reported::REPORTING_VERBS.contains(&verb) && verb != "according")
 }
 
 /// Where the last clause of a question starts: just after the last clause
@@ -2740,7 +2802,7 @@ mod tests {
                 "Ends with\nNew York\non its own line",
                 &["Ends", "New York"],
             ),
-            ("Met O'Brien at St Mary's.", &["Met O'Brien", "St Mary"]),
+            ("Met O'Brien at St Mary's.", &["Met O'Brien", "St Mary's"]),
             ("Merry Christmas everyone!", &["Christmas"]),
         ];
         for (text, want) in cases {
@@ -2935,10 +2997,10 @@ mod tests {
             event_time: None,
         };
         let reply = h.extract(&input).unwrap();
-        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v7"));
+        assert_eq!((h.name(), h.model()), ("heuristic", "kith-heuristic-v8"));
         assert_eq!(
             (reply.provider.as_str(), reply.model.as_str(), reply.calls),
-            ("heuristic", "kith-heuristic-v7", 0)
+            ("heuristic", "kith-heuristic-v8", 0)
         );
         assert_eq!(Extraction::parse(&reply.raw).unwrap(), reply.extraction);
         // Deterministic: the same message gives the same bytes.
@@ -3374,8 +3436,39 @@ mod tests {
             ),
             (
                 "My husband Arjun works nights at St. David's.",
-                &["Arjun", "St. David"],
+                &["Arjun", "St. David's"],
             ),
+            // A saint's "'s" is part of the name, and what follows it too.
+            (
+                "I just started as a nurse at St. Mary's Hospital.",
+                &["St. Mary's Hospital"],
+            ),
+            ("Leaving St. Mary's at the end of May.", &["St. Mary's"]),
+            // A verb opening the sentence is no part of the name after it;
+            // a name spelled like one is.
+            ("Loved Paris so much.", &["Paris"]),
+            ("Visiting Rome was amazing.", &["Rome"]),
+            ("Jared Leto was great.", &["Jared Leto"]),
+            ("Asked Tom and Jerry.", &["Tom", "Jerry"]),
+            // In quotation marks it opens a title.
+            (
+                "We did a piece called \"Finding Freedom.\"",
+                &["Finding Freedom"],
+            ),
+            ("'Embracing Identity' is my best.", &["Embracing Identity"]),
+            // A name opening a sentence is kept when a person's verb
+            // follows it; a word capitalised only there is not.
+            (
+                "Did you hear? Mike got engaged to Priya!",
+                &["Mike", "Priya"],
+            ),
+            ("Rosa called, the lease ends.", &["Rosa"]),
+            ("Priya just told me.", &["Priya"]),
+            ("Work got crazy.", &[]),
+            ("Dinner was great.", &[]),
+            ("Painting is fun.", &[]),
+            // Anyone else's possessive still ends the name.
+            ("We ate at Jordan's Mum's place.", &["Jordan", "Mum"]),
             ("I asked Dr Lee.", &["Lee"]),
             ("I work at Olive & Thyme.", &["Olive & Thyme"]),
             // Chat shorthand is no name, alone or in a run.

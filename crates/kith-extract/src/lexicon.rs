@@ -311,6 +311,119 @@ pub const SHORT_FORMS: &[&str] = &[
     "i.e",
 ];
 
+/// Names and name words spelled like a verb's "-ed" or "-ing" form, lower
+/// case: [`looks_like_verb_form`] is false for them.
+pub const NAMES_LIKE_VERB_FORMS: &[&str] = &[
+    "ahmed",
+    "alfred",
+    "boxing",
+    "beijing",
+    "browning",
+    "channing",
+    "chongqing",
+    "darling",
+    "ealing",
+    "epping",
+    "evening",
+    "ewing",
+    "fielding",
+    "fleming",
+    "golding",
+    "hamed",
+    "harding",
+    "irving",
+    "jared",
+    "javed",
+    "kettering",
+    "majed",
+    "manfred",
+    "manning",
+    "mildred",
+    "mohamed",
+    "mohammed",
+    "morning",
+    "nanjing",
+    "pickering",
+    "rashed",
+    "reading",
+    "redding",
+    "saeed",
+    "siegfried",
+    "spring",
+    "sterling",
+    "thanksgiving",
+    "viking",
+    "wilfred",
+    "winifred",
+    "woking",
+    "wyoming",
+];
+
+/// Whether a capitalised word that opens a sentence reads as a verb's past
+/// or "-ing" form ("Loved", "Visiting", "Leaving"), not a name: five
+/// letters or more ending in "ed", six or more ending in "ing", and not
+/// one of [`NAMES_LIKE_VERB_FORMS`] ("Jared", "Sterling"). Without a
+/// dictionary this is a guess; it is used only where a name follows.
+pub fn looks_like_verb_form(word: &str) -> bool {
+    let lower = word.to_lowercase();
+    let chars = lower.chars().count();
+    ((chars >= 5 && lower.ends_with("ed")) || (chars >= 6 && lower.ends_with("ing")))
+        && lower.chars().all(char::is_alphabetic)
+        && !NAMES_LIKE_VERB_FORMS.contains(&lower.as_str())
+}
+
+/// Verbs whose subject is a person, lower case: after a capitalised word
+/// that opens a sentence they make it a name ("Rosa called", "Mike moved
+/// to Leeds"), where "Painting is fun" and "Dinner was great" name
+/// nothing. Verbs as often said of things ("started", "left", "made")
+/// are left out.
+pub const PERSON_VERBS: &[&str] = &[
+    "asked",
+    "asks",
+    "bought",
+    "called",
+    "calls",
+    "cooked",
+    "graduated",
+    "hated",
+    "hates",
+    "helped",
+    "invited",
+    "joined",
+    "knew",
+    "knows",
+    "landed",
+    "lived",
+    "lives",
+    "loved",
+    "loves",
+    "married",
+    "moved",
+    "moves",
+    "proposed",
+    "quit",
+    "quits",
+    "thinks",
+    "thought",
+    "visited",
+    "visits",
+    "wanted",
+    "wants",
+    "worked",
+    "works",
+];
+
+/// What "got" says of a person, lower case: "Mike got engaged".
+pub const GOT_STATES: &[&str] = &[
+    "accepted", "divorced", "engaged", "fired", "hired", "into", "married", "promoted",
+];
+
+/// Adverbs that may stand between a subject and its verb ("Priya just
+/// told me"), lower case.
+pub const SUBJECT_ADVERBS: &[&str] = &[
+    "already", "also", "finally", "just", "never", "really", "recently", "still",
+];
+
 /// Whether `word` (one word, any case, curly apostrophes allowed) is a
 /// demonym, a diet or a predicative adjective: something one is, not a name.
 pub fn is_not_a_name(word: &str) -> bool {

@@ -8,8 +8,8 @@
 //! pair pass: the checks read only the nodes.
 
 pub use crate::aliases::{
-    alias_key, given_name_key, is_short_form_of, name_key, name_match, short_form_key, NameMatch,
-    PairKind, ABBREVIATION_SCORE, GIVEN_NAME_SCORE, NAME_VARIANT_SCORE,
+    alias_key, given_name_key, is_given_name_of, is_short_form_of, name_key, name_match,
+    short_form_key, NameMatch, PairKind, ABBREVIATION_SCORE, GIVEN_NAME_SCORE, NAME_VARIANT_SCORE,
 };
 use kith_core::{canon, Node, NodeType};
 use serde::Serialize;
@@ -90,17 +90,26 @@ pub fn names_of(a: &Node, b: &Node) -> Option<NameMatch> {
 /// [`NameMatch::ShortForm`] when one entity is a person and the other, a
 /// person or untyped (`other` or blank), is one word that begins the
 /// person's first name ("Mel" for "Melanie"): a nickname is proposed as an
-/// alias of the person, never made a second person.
+/// alias of the person, never made a second person. And
+/// [`NameMatch::GivenName`] when the untyped one is the person's first
+/// name ("Jake" and "Jake Miller"): the heuristic types a name it cannot
+/// place `other`, so "Hey Jake!" said to a speaker not yet seen is
+/// proposed as that speaker when he speaks (two people are compared by
+/// [`crate::aliases::name_match`]).
 fn short_form_of(a: &Node, b: &Node) -> Option<NameMatch> {
     let is_person = |n: &Node| entity_type_of(n) == Some("person");
-    let untyped_or_person =
-        |n: &Node| matches!(entity_type_of(n), None | Some("" | "other" | "person"));
+    let untyped = |n: &Node| matches!(entity_type_of(n), None | Some("" | "other"));
     let fits = |short: &Node, full: &Node| {
-        is_person(full)
-            && untyped_or_person(short)
-            && crate::aliases::is_short_form_of(&short.content, &full.content)
+        if !is_person(full) || !(untyped(short) || is_person(short)) {
+            return None;
+        }
+        if crate::aliases::is_short_form_of(&short.content, &full.content) {
+            return Some(NameMatch::ShortForm);
+        }
+        (untyped(short) && crate::aliases::is_given_name_of(&short.content, &full.content))
+            .then_some(NameMatch::GivenName)
     };
-    (fits(a, b) || fits(b, a)).then_some(NameMatch::ShortForm)
+    fits(a, b).or_else(|| fits(b, a))
 }
 
 fn entity_type_of(n: &Node) -> Option<&str> {

@@ -208,7 +208,7 @@ pub fn name_match(a: &str, b: &str, person: bool) -> Option<NameMatch> {
 
 /// Whether `short` is one word and the first of `full`'s two or more
 /// words (letters and digits compared, case ignored).
-fn is_given_name_of(short: &str, full: &str) -> bool {
+pub fn is_given_name_of(short: &str, full: &str) -> bool {
     let short_words: Vec<&str> = short.split_whitespace().collect();
     let full_words: Vec<&str> = full.split_whitespace().collect();
     short_words.len() == 1

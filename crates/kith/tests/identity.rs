@@ -2320,6 +2320,70 @@ on_both_paths!(
     a_full_name_is_proposed_for_the_speaker
 );
 
+fn first_name_rules() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "Hey Jake! Did you hear? Mike got engaged to Priya last weekend!",
+            json!({"entities": [person("Jake"), person("Mike"), person("Priya")],
+                   "facts": [fact("Mike", "engaged_to", "Priya",
+                                  "Mike got engaged to Priya last weekend!")]}),
+        ),
+        (
+            "No way!! I'm cooking for the engagement dinner then.",
+            json!({"facts": [fact("I", "cooking_for", "the engagement dinner",
+                                  "I'm cooking for the engagement dinner then.")]}),
+        ),
+    ]
+}
+
+/// A first name said to a speaker before he speaks ("Hey Jake!" from
+/// Samantha, then Jake Miller's reply) is proposed as that speaker, never
+/// merged: a model types "Jake" a person, the heuristic (which cannot
+/// tell) `other`, and before, only two people were compared by first
+/// name, so the heuristic's pair was never even a candidate.
+fn a_first_name_is_proposed_for_the_speaker_it_names(path: Path) {
+    let (_t, m, _s) = memory_on(path, first_name_rules());
+    say_in(
+        &m,
+        "Hey Jake! Did you hear? Mike got engaged to Priya last weekend!",
+        Some("Samantha Cole"),
+        "user",
+        "personal",
+    );
+    say_in(
+        &m,
+        "No way!! I'm cooking for the engagement dinner then.",
+        Some("Jake Miller"),
+        "user",
+        "personal",
+    );
+    assert_eq!(entities(&m, "Jake").len(), 1);
+    assert_eq!(persons(&m, "Jake Miller").len(), 1);
+    let owner = kith::OwnerId::new("owner").unwrap();
+    m.organize(
+        &owner,
+        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
+        0,
+    )
+    .unwrap();
+    let names = proposed_pairs(&m, &owner);
+    assert!(
+        names.contains(&("Jake".to_string(), "Jake Miller".to_string())),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|(a, b)| a == "Mike" || b == "Mike"),
+        "nobody else is proposed: {names:?}"
+    );
+    assert_eq!(entities(&m, "Jake").len(), 1, "proposed, not merged");
+    assert_eq!(persons(&m, "Jake Miller").len(), 1, "proposed, not merged");
+    assert!(m.doctor().unwrap().healthy());
+}
+on_both_paths!(
+    a_first_name_is_proposed_for_the_speaker_it_names_on,
+    a_first_name_is_proposed_for_the_speaker_it_names
+);
+
 fn reported_rules() -> Vec<(&'static str, Value)> {
     vec![
         // The model quotes only the reported words: the rule reads the

@@ -172,7 +172,8 @@ pub(super) fn alias_name_pairs(entities: &[Node], pairs: &mut Pairs) {
         }
     }
     // Nicknames meet the people whose first name they begin ("Mel"
-    // and "Melanie"; a proposal at most).
+    // and "Melanie"), and untyped first names the people they start
+    // ("Jake" and "Jake Miller"); a proposal at most.
     let mut people: HashMap<(String, String), Vec<&Node>> = HashMap::new();
     for n in entities.iter().filter(|n| admission::both_people(n, n)) {
         let key = admission::short_form_key(&n.content);
@@ -184,7 +185,10 @@ pub(super) fn alias_name_pairs(entities: &[Node], pairs: &mut Pairs) {
     for n in entities {
         let key = (n.scope.to_string(), admission::short_form_key(&n.content));
         for p in people.get(&key).into_iter().flatten() {
-            if p.id != n.id && admission::is_short_form_of(&n.content, &p.content) {
+            if p.id != n.id
+                && (admission::is_short_form_of(&n.content, &p.content)
+                    || admission::is_given_name_of(&n.content, &p.content))
+            {
                 pairs.add(p.id, n.id, None, false);
             }
         }
