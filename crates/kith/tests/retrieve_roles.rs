@@ -120,3 +120,40 @@ fn the_role_weight_at_zero_turns_the_rule_off() {
     assert!(first_is(&m, &r, "advice"));
     assert!(!common::any_boosted(&r, "asked_role"));
 }
+
+/// "Where do I work?" asks what the user does: the user's turn that says
+/// "works" only of someone else ("My girlfriend Lena works days…") is not
+/// boosted as the asker's, and the user's own word for it ranks above it.
+#[test]
+fn a_users_turn_about_someone_else_is_not_the_askers() {
+    let (_d, m) = common::hashing_memory();
+    let turns = vec![
+        said(
+            "user",
+            "lena",
+            "My girlfriend Lena works days at a law firm, she works a lot.",
+        ),
+        said("assistant", "a0", "That sounds like a busy household!"),
+        said(
+            "user",
+            "own",
+            "Night shifts at the hospital are long, but I love my work there.",
+        ),
+        said("assistant", "a1", "Nurses are heroes, honestly."),
+    ];
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    let r = common::ask(&m, "o", "Where do I work?");
+    let lena = common::rank_of(&m, "o", &r, "lena").unwrap();
+    let own = common::rank_of(&m, "o", &r, "own").unwrap();
+    assert!(own < lena, "own {own}, Lena's {lena}");
+    assert!(!r.results[lena - 1]
+        .trace
+        .boosts
+        .iter()
+        .any(|b| b.name == "asked_role"));
+    assert!(r.results[own - 1]
+        .trace
+        .boosts
+        .iter()
+        .any(|b| b.name == "asked_role"));
+}

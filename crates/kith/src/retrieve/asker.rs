@@ -11,11 +11,14 @@
 //! "your advice"), the assistant's are. Only when the candidates hold turns of both the user
 //! and the assistant: a conversation between people (every turn `user` or
 //! `participant`) is left as it is, and so is a question in the third
-//! person ("What did Sam say…", the speaker boost's case).
+//! person ("What did Sam say…", the speaker boost's case). A user's turn
+//! that says the question's words only of someone else ("My girlfriend
+//! Lena works days…" for "Where do I work?") is not boosted.
 
 use kith_core::Role;
 
 use super::fusion::PathWeights;
+use super::graph::stem;
 use super::paths::words;
 use super::pool::Pool;
 
@@ -72,9 +75,84 @@ pub fn boost_asked_role(query: &str, weights: &PathWeights, pool: &mut Pool) {
         Role::Assistant => "the question asks what the assistant said, and the assistant said this",
         _ => "the question asks in the first person, and the user said this",
     };
+    // "Where do I work?" asks what the user does; "My girlfriend Lena
+    // works days…" is the user's turn, but its "works" is Lena's.
+    let own: Vec<String> = if asked == Role::User && words(query).iter().any(|w| w == "i") {
+        kith_store::words::query_words(query)
+            .iter()
+            .map(|w| stem(w))
+            .collect()
+    } else {
+        Vec::new()
+    };
     pool.boost_each("asked_role", 1.0 + weights.role, |c| {
-        (c.hit.role == Some(asked)).then(|| reason.to_string())
+        (c.hit.role == Some(asked) && !said_only_of_another(&c.hit.content, &own))
+            .then(|| reason.to_string())
     });
+}
+
+/// Words that may stand between a subject and its verb.
+const BETWEEN: &[&str] = &[
+    "also",
+    "still",
+    "just",
+    "now",
+    "really",
+    "actually",
+    "usually",
+    "currently",
+    "mostly",
+    "finally",
+    "already",
+    "recently",
+    "never",
+    "always",
+    "often",
+    "sometimes",
+];
+
+/// Words that open a sentence capitalised without naming anyone.
+const OPENERS: &[&str] = &[
+    "the", "my", "our", "your", "his", "her", "their", "then", "and", "but", "so", "i", "we", "it",
+    "this", "that", "a", "an",
+];
+
+/// Whether `turn` says the words of `asked` (stems) only of someone else:
+/// it says at least one, and each right after a name or "he", "she",
+/// "they" in its clause ("My girlfriend Lena works days" says "work" of
+/// Lena; "bike to work" and "I work nights" say it of nobody else).
+fn said_only_of_another(turn: &str, asked: &[String]) -> bool {
+    if asked.is_empty() {
+        return false;
+    }
+    let mut said = false;
+    for clause in turn.split(|c: char| matches!(c, '.' | '!' | '?' | ';' | ':' | ',' | '\n')) {
+        let mut before: Option<(&str, bool)> = None;
+        for (k, word) in clause
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .filter(|w| !w.is_empty())
+            .enumerate()
+        {
+            let lower = word.to_lowercase();
+            if asked.contains(&stem(&lower)) {
+                said = true;
+                let by_another = before.is_some_and(|(b, first)| {
+                    let b_lower = b.to_lowercase();
+                    matches!(b_lower.as_str(), "he" | "she" | "they")
+                        || (b.chars().next().is_some_and(char::is_uppercase)
+                            && b_lower != "i"
+                            && !(first && OPENERS.contains(&b_lower.as_str())))
+                });
+                if !by_another {
+                    return false;
+                }
+            }
+            if !BETWEEN.contains(&lower.as_str()) {
+                before = Some((word, k == 0));
+            }
+        }
+    }
+    said
 }
 
 #[cfg(test)]
@@ -105,6 +183,25 @@ mod tests {
         ] {
             assert_eq!(asked_role(q), Some(Role::Assistant), "{q}");
         }
+    }
+
+    #[test]
+    fn a_turn_saying_the_asked_words_only_of_someone_else_is_not_the_askers() {
+        let asked = vec!["work".to_string()];
+        for (turn, others) in [
+            ("My girlfriend Lena works days at a law firm.", true),
+            ("Lena still works there.", true),
+            ("She works nights, he works days.", true),
+            ("I work nights.", false),
+            ("Lena said I should bike to work.", false),
+            ("Lena works days and I work nights.", false),
+            ("Work is crazy this week.", false),
+            ("The work is hard.", false),
+            ("Nothing about it here.", false),
+        ] {
+            assert_eq!(said_only_of_another(turn, &asked), others, "{turn}");
+        }
+        assert!(!said_only_of_another("Lena works days.", &[]));
     }
 
     #[test]
