@@ -126,7 +126,7 @@ fn said_only_of_another(turn: &str, asked: &[String]) -> bool {
         return false;
     }
     let mut said = false;
-    for clause in turn.split(|c: char| matches!(c, '.' | '!' | '?' | ';' | ':' | ',' | '\n')) {
+    for clause in turn.split(['.', '!', '?', ';', ':', ',', '\n']) {
         let mut before: Option<(&str, bool)> = None;
         for (k, word) in clause
             .split(|c: char| !(c.is_alphanumeric() || c == '\''))
