@@ -2306,13 +2306,26 @@ fn value_at(
     i: usize,
     stops: &[&str],
 ) -> Option<(usize, usize, usize)> {
+    // A single quotation mark opened before the value ("was like 'I'm
+    // never drinking again' after…"), as opposed to the apostrophe of
+    // "the kids' toys".
+    let single_open = toks[..i].iter().any(|t| {
+        t.kind == Kind::Symbol
+            && t.lower == "'"
+            && sentence[..t.start]
+                .chars()
+                .next_back()
+                .is_none_or(char::is_whitespace)
+    });
     let mut j = i;
     while let Some(t) = toks.get(j) {
         // A double quotation mark after the value's first token ends it, as
         // it ends a clause's object: the quote closes there (`John said "I
-        // love Acme Corp" haha` gives `Acme Corp`).
+        // love Acme Corp" haha` gives `Acme Corp`); so does a single one
+        // that closes a quote opened before the value.
         let stop = t.kind == Kind::Break
             || (j > i && t.kind == Kind::Symbol && t.lower == "\"")
+            || (j > i && single_open && t.kind == Kind::Symbol && t.lower == "'")
             || (t.kind == Kind::Word
                 && [CLAUSE_STOPS, TIME_STOPS, stops]
                     .iter()
@@ -2707,6 +2720,10 @@ mod tests {
             // A closing quotation mark ends the value (kith-heuristic-v6).
             ("Yes! John said \"I love Acme Corp\" haha.", "Acme Corp"),
             ("I like \"Dune\" a lot.", "Dune"),
+            // A single one too, when it closes a quote (kith-heuristic-v8);
+            // a plural's apostrophe does not.
+            ("Ana was like 'I love karaoke' after the party.", "karaoke"),
+            ("I love the kids' drawings.", "the kids' drawings"),
             ("I like C++ since 2010.", "C++"),
             ("I like Jordan's cooking.", "Jordan's cooking"),
             ("I love the people here.", "the people"),
