@@ -66,7 +66,8 @@ const HEARERS: &[&str] = &["me", "you", "us", "him", "her", "them", "to"];
 
 /// The words of free text a search looks for: runs of Unicode letters and
 /// digits, lower-cased, without stopwords, repeats, the tails of
-/// possessives or a verb of saying before "about", in order. Every backend
+/// possessives, a verb of saying before "about" or "name" after "my", in
+/// order. Every backend
 /// tokenises queries with this.
 pub fn query_words(text: &str) -> Vec<String> {
     let tokens = tokens(text);
@@ -80,7 +81,19 @@ pub fn query_words(text: &str) -> Vec<String> {
                 || rest
                     .iter()
                     .all(|(next, _)| HEARERS.contains(&next.as_str())));
-        if contracted || saying || STOPWORDS.contains(&word.as_str()) || terms.contains(word) {
+        // "What's my name?": the answer ("Hi, I'm Maya") never says the
+        // word, and every turn that names a pet or a colleague ("a puppy
+        // named Biscuit") does.
+        let own_name = word == "name"
+            && i > 0
+            && tokens[i - 1].0 == "my"
+            && rest.first().is_none_or(|(next, _)| next != "is");
+        if contracted
+            || saying
+            || own_name
+            || STOPWORDS.contains(&word.as_str())
+            || terms.contains(word)
+        {
             continue;
         }
         terms.push(word.clone());
@@ -195,6 +208,16 @@ mod tests {
             query_words("Tell me more about it, said Jo"),
             ["tell", "more", "said", "jo"]
         );
+    }
+
+    #[test]
+    fn the_askers_own_name_is_not_searched_as_a_word() {
+        assert_eq!(query_words("What's my name?"), Vec::<String>::new());
+        assert_eq!(query_words("Do you remember my name"), ["remember"]);
+        // Anyone else's name is searched.
+        assert_eq!(query_words("What's my cat's name?"), ["cat", "name"]);
+        assert_eq!(query_words("What is her name?"), ["name"]);
+        assert_eq!(query_words("my name is Sam"), ["name", "sam"]);
     }
 
     #[test]

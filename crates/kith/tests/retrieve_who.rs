@@ -133,3 +133,60 @@ fn the_askers_own_name_is_answered_by_their_introduction() {
     let r = common::ask(&m, "o", "Who am I?");
     assert_eq!(common::rank_of(&m, "o", &r, "intro"), Some(1));
 }
+
+/// Most callers give no speaker: the user's own introduction is found by
+/// the name it gives ("Hi, I'm Maya."), not by a speaker's name, and the
+/// turns that name a dog or a colleague ("a puppy named Biscuit", "a guy
+/// named Omar") are neither boosted nor found by the question's word:
+/// "name" after "my" is not searched (the answer never says it). Before,
+/// only a turn with a speaker could be the asker's introduction, and
+/// "named" put those two first. (Where the introduction ranks is the
+/// embedding's to say: MiniLM ranks it first, the tests' hashing embedder
+/// fifth of five.)
+#[test]
+fn the_askers_introduction_is_found_without_a_speaker() {
+    let (_d, m) = common::hashing_memory();
+    let said = |source: &str, text: &str| kith::EventInput {
+        speaker: None,
+        ..common::turn("o", "x", source, text)
+    };
+    let turns = vec![
+        said("intro", "Hi, I'm Maya. I work at a bookstore in Portland."),
+        said("boss", "My boss Karen told me she's leaving in June."),
+        said("dog", "Sooo I adopted a puppy named Biscuit!"),
+        said("omar", "Karen's replacement is a guy named Omar."),
+        said("cats", "I'm allergic to cats, which sucks."),
+    ];
+    m.ingest_batch(turns, IngestOptions::default()).unwrap();
+    let r = common::ask(&m, "o", "What's my name?");
+    let boosted: Vec<&str> = r
+        .results
+        .iter()
+        .filter(|i| i.trace.boosts.iter().any(|b| b.name == "introduces"))
+        .map(|i| i.content.as_str())
+        .collect();
+    assert_eq!(
+        boosted,
+        ["Hi, I'm Maya. I work at a bookstore in Portland."]
+    );
+    let lexical: Vec<&str> = r
+        .results
+        .iter()
+        .filter(|i| {
+            i.trace
+                .paths
+                .iter()
+                .any(|p| p.path == kith::retrieve::fusion::PathKind::Lexical)
+        })
+        .map(|i| i.content.as_str())
+        .collect();
+    assert!(lexical.is_empty(), "{lexical:?}");
+    // The cat's name is asked for by its word.
+    let r = common::ask(&m, "o", "What's my dog's name?");
+    assert!(!common::any_boosted(&r, "introduces"));
+    assert!(r.results.iter().any(|i| i
+        .trace
+        .paths
+        .iter()
+        .any(|p| p.path == kith::retrieve::fusion::PathKind::Lexical)));
+}

@@ -111,8 +111,9 @@ pub fn asks_own_name(query: &str) -> bool {
 }
 
 /// For a question that asks the asker's own name ([`asks_own_name`]):
-/// boosts every user turn that introduces its own speaker ("Hi! I'm
-/// Priya", "my name is…", "call me…") by `1 + weights.who`. The words
+/// boosts every user turn that introduces its own speaker, or without a
+/// speaker its author ("Hi! I'm Priya", "my name is…", "call me…"), by
+/// `1 + weights.who`. The words
 /// that matched the question ("name") are as often someone else's: "Her
 /// name is Mochi", the cat, ranked first for Priya's "What's my name?".
 fn boost_own_introductions(weights: &PathWeights, pool: &mut Pool) {
@@ -120,12 +121,36 @@ fn boost_own_introductions(weights: &PathWeights, pool: &mut Pool) {
         if c.hit.role != Some(Role::User) {
             return None;
         }
-        let first = c.hit.speaker.as_deref()?.split_whitespace().next()?;
-        let words = introduction(&c.hit.content, &[first.to_string()])?;
+        let first = match c.hit.speaker.as_deref() {
+            Some(speaker) => speaker.split_whitespace().next()?.to_string(),
+            // Most callers give no speaker: the name is the one the turn
+            // gives its author ("Hi, I'm Maya.").
+            None => self_introduced(&c.hit.content)?,
+        };
+        let words = introduction(&c.hit.content, &[first])?;
         Some(format!(
             "the query asks the asker's name; this says \"{words}\""
         ))
     });
+}
+
+/// The name a turn introduces its author by: a capitalised word that could
+/// be a name right after "I'm", "I am", "my name is" or "call me" ("Hi,
+/// I'm Maya."; not "I'm Brazilian", nor the cat's "Her name is Mochi").
+fn self_introduced(text: &str) -> Option<String> {
+    let w = cased_words(text);
+    let lower = |i: usize| w.get(i).map(|x| x.to_lowercase()).unwrap_or_default();
+    (0..w.len()).find_map(|i| {
+        let introduces = (lower(i) == "i" && matches!(lower(i + 1).as_str(), "m" | "am"))
+            || (i > 0 && lower(i - 1) == "my" && lower(i) == "name" && lower(i + 1) == "is")
+            || (lower(i) == "call" && lower(i + 1) == "me");
+        let name = *w.get(i + 2)?;
+        (introduces
+            && name.chars().next().is_some_and(char::is_uppercase)
+            && name != "I"
+            && kith_extract::lexicon::is_name_like(name))
+        .then(|| name.to_string())
+    })
 }
 
 #[cfg(test)]
@@ -149,6 +174,22 @@ mod tests {
             "What's her name?",
         ] {
             assert!(!asks_own_name(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_turn_introduces_its_author_by_the_name_after_im() {
+        for (text, name) in [
+            ("Hi, I'm Maya. I work at a bookstore.", Some("Maya")),
+            ("hello! my name is Tomás", Some("Tomás")),
+            ("Just call me Bea.", Some("Bea")),
+            ("I am Jordan, nice to meet you", Some("Jordan")),
+            ("I'm Brazilian.", None),
+            ("I'm so tired.", None),
+            ("Her name is Mochi.", None),
+            ("I'm Tired.", None),
+        ] {
+            assert_eq!(self_introduced(text).as_deref(), name, "{text}");
         }
     }
 
