@@ -285,8 +285,11 @@ fn form_boost(c: &Candidate) -> f64 {
 /// be a clear winner ([`Pool::clear_winner`]): picked before measuring,
 /// not swept.
 pub const CLEAR_MARGIN: f64 = 2.0;
-/// The vector path's rank a clear winner needs at most.
-pub const CLEAR_VECTOR_RANK: usize = 3;
+/// The vector path's rank a clear winner needs at most: five, not three,
+/// since "Dev says he hates sushi" (BM25 three times the next) ranked
+/// fourth of twelve turns by meaning for "What does Dev hate?"; no
+/// benchmark figure moved (BENCHMARKS.md, session 24).
+pub const CLEAR_VECTOR_RANK: usize = 5;
 
 /// The places the best match before boosts and the closest in meaning
 /// are kept within: the first page of results (a retrieve's default
@@ -467,7 +470,7 @@ mod tests {
     #[test]
     fn a_clear_winner_on_the_words_that_the_meaning_agrees_with_is_first() {
         let weights = PathWeights::default();
-        let (mut pool, first, lifted) = lifted_past(4.0, 1.5, 3);
+        let (mut pool, first, lifted) = lifted_past(4.0, 1.5, CLEAR_VECTOR_RANK);
         assert_eq!(pool.ranked(&weights)[0].hit.node_id, lifted);
         let ranked = pool.ranked_for_results(&weights);
         assert_eq!(ranked[0].hit.node_id, first);
@@ -487,8 +490,8 @@ mod tests {
         // 1.6 times the second's score: not clear.
         let (mut pool, _, lifted) = lifted_past(2.4, 1.5, 1);
         assert_eq!(pool.ranked_for_results(&weights)[0].hit.node_id, lifted);
-        // Far ahead on the words, but 4th on the vector path.
-        let (mut pool, _, lifted) = lifted_past(4.0, 1.5, 4);
+        // Far ahead on the words, but past the vector path's first five.
+        let (mut pool, _, lifted) = lifted_past(4.0, 1.5, CLEAR_VECTOR_RANK + 1);
         let ranked = pool.ranked_for_results(&weights);
         assert_eq!(ranked[0].hit.node_id, lifted);
         assert!(ranked
