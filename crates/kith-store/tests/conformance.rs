@@ -1008,6 +1008,28 @@ fn search_leaves_out_a_verb_of_saying_before_about_or_at_the_end(store: &dyn Sto
     });
 }
 
+store_test!(search_finds_a_plain_verbs_irregular_past);
+fn search_finds_a_plain_verbs_irregular_past(store: &dyn Store) {
+    let sold = event(input("alice", "m1", "I sold the Honda for 2000 last week."));
+    let other = event(input(
+        "alice",
+        "m2",
+        "Lena thinks I should sell the bike too.",
+    ));
+    let (sold_node, other_node) = write(store, |tx| (put(tx, &sold).1, put(tx, &other).1));
+    read(store, |tx| {
+        // "sell" (no stemmer joins it to "sold") finds both turns.
+        let hits = hit_ids(&search(tx, &lexical("alice", "Did I sell it?")));
+        assert_eq!(hits.len(), 2, "{hits:?}");
+        assert!(hits.contains(&sold_node.id) && hits.contains(&other_node.id));
+        // A past form is searched as it is.
+        assert_eq!(
+            hit_ids(&search(tx, &lexical("alice", "What was sold?"))),
+            vec![sold_node.id]
+        );
+    });
+}
+
 store_test!(search_never_crosses_owners);
 fn search_never_crosses_owners(store: &dyn Store) {
     let alice = event(input("alice", "m1", "I visited Lisbon once, years ago"));
