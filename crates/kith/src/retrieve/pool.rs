@@ -105,37 +105,52 @@ impl Pool {
     }
 
     /// The lexical path's first hit when it scores at least
-    /// [`CLEAR_MARGIN`] times the second's BM25 and the vector path ranks
-    /// it within its first [`CLEAR_VECTOR_RANK`]: the question's words
-    /// find it far ahead of any other turn, and its meaning agrees.
-    fn clear_winner(&self) -> Option<(Uuid, String)> {
-        let lexical = |rank: usize| {
-            self.by_id.values().find_map(|c| {
-                let p = c
-                    .trace
-                    .paths
-                    .iter()
-                    .find(|p| p.path == PathKind::Lexical && p.rank == rank)?;
-                Some((c, p.score.unwrap_or(0.0)))
-            })
+    /// [`CLEAR_MARGIN`] times the best BM25 of another turn and the vector
+    /// path ranks it (or another node of its turn) within its first
+    /// [`CLEAR_VECTOR_RANK`]: the question's words find it far ahead of any
+    /// other turn, and its meaning agrees. A claim quotes its turn's
+    /// sentence, so the two are one piece of evidence: the claim "Also my
+    /// brother Rafa is visiting from Madrid" first and its turn second was
+    /// no contest. Gives the first hit, its turn and why.
+    fn clear_winner(&self) -> Option<(Uuid, Option<Uuid>, String)> {
+        let rank_on = |c: &Candidate, kind: PathKind| {
+            c.trace
+                .paths
+                .iter()
+                .find(|p| p.path == kind)
+                .map(|p| (p.rank, p.score))
         };
-        let (first, top) = lexical(1)?;
-        let second = lexical(2).map_or(0.0, |(_, s)| s);
-        let vector = first
-            .trace
-            .paths
-            .iter()
-            .find(|p| p.path == PathKind::Vector)?
-            .rank;
+        let first = self
+            .by_id
+            .values()
+            .find(|c| rank_on(c, PathKind::Lexical).is_some_and(|(rank, _)| rank == 1))?;
+        let top = rank_on(first, PathKind::Lexical)?.1.unwrap_or(0.0);
+        let event = first.hit.event_id;
+        let same = |c: &Candidate| {
+            c.hit.node_id == first.hit.node_id || (event.is_some() && c.hit.event_id == event)
+        };
+        let second = self
+            .by_id
+            .values()
+            .filter(|c| !same(c))
+            .filter_map(|c| rank_on(c, PathKind::Lexical).and_then(|(_, s)| s))
+            .fold(0.0, f64::max);
+        let vector = self
+            .by_id
+            .values()
+            .filter(|c| same(c))
+            .filter_map(|c| rank_on(c, PathKind::Vector).map(|(rank, _)| rank))
+            .min()?;
         let clear = top > 0.0 && top >= CLEAR_MARGIN * second && vector <= CLEAR_VECTOR_RANK;
         clear.then(|| {
             let margin = if second > 0.0 {
-                format!("{:.1} times the second's score", top / second)
+                format!("{:.1} times another turn's best score", top / second)
             } else {
                 "the only match".to_string()
             };
             (
                 first.hit.node_id,
+                event,
                 format!("first on the lexical path at {margin}, #{vector} on the vector path"),
             )
         })
@@ -152,12 +167,17 @@ impl Pool {
     /// figure for "How many hours…?" keeps its place above it. Every other
     /// candidate keeps its order.
     fn put_clear_winner_first(&mut self, order: &mut Vec<Uuid>) {
-        let Some((id, why)) = self.clear_winner() else {
+        let Some((first, event, why)) = self.clear_winner() else {
             return;
         };
-        let Some(at) = order.iter().position(|x| *x == id) else {
+        // Its turn's place: the first of its nodes in the order.
+        let Some(at) = order
+            .iter()
+            .position(|x| *x == first || (event.is_some() && self.by_id[x].hit.event_id == event))
+        else {
             return;
         };
+        let id = order[at];
         let own = form_boost(&self.by_id[&id]);
         let mut to = at;
         while to > 0 && form_boost(&self.by_id[&order[to - 1]]) <= own {
@@ -281,7 +301,7 @@ fn form_boost(c: &Candidate) -> f64 {
         .product()
 }
 
-/// How many times the second lexical hit's BM25 the first must score to
+/// How many times the best BM25 of another turn the first lexical hit must score to
 /// be a clear winner ([`Pool::clear_winner`]): picked before measuring,
 /// not swept.
 pub const CLEAR_MARGIN: f64 = 2.0;
@@ -482,6 +502,34 @@ mod tests {
                 && b.reason.contains("ranked 2")),
             "{label:?}"
         );
+    }
+
+    /// A claim quotes its turn: the claim first and its turn second on the
+    /// lexical path is one piece of evidence ahead of every other turn,
+    /// and the turn (the first of its nodes in the order) moves up.
+    #[test]
+    fn a_claim_and_its_own_turn_are_no_contest() {
+        let weights = PathWeights::default();
+        let (mut pool, turn, lifted) = lifted_past(4.0, 1.5, 2);
+        // The turn's claim, first on the lexical path and found by nothing
+        // else; the turn itself second, its old rival third.
+        let claim = add(&mut pool, "Noor", 1);
+        let event = pool.by_id[&turn].hit.event_id;
+        let c = pool.by_id.get_mut(&claim).unwrap();
+        c.hit.event_id = event;
+        c.hit.node_type = NodeType::Fact;
+        c.trace.paths[0].score = Some(4.4);
+        for (id, rank) in [(turn, 1), (lifted, 2)] {
+            let p = &mut pool.by_id.get_mut(&id).unwrap().trace.paths[0];
+            p.rank = rank + 1;
+        }
+        let ranked = pool.ranked_for_results(&weights);
+        assert_eq!(ranked[0].hit.node_id, turn);
+        assert!(ranked[0]
+            .trace
+            .boosts
+            .iter()
+            .any(|b| b.name == "clear_winner" && b.reason.contains("2.9 times another turn")));
     }
 
     #[test]
