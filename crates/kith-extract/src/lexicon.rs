@@ -419,9 +419,24 @@ pub const GOT_STATES: &[&str] = &[
 ];
 
 /// Adverbs that may stand between a subject and its verb ("Priya just
-/// told me"), lower case.
+/// told me", "Lena still works there"), lower case.
 pub const SUBJECT_ADVERBS: &[&str] = &[
-    "already", "also", "finally", "just", "never", "really", "recently", "still",
+    "actually",
+    "already",
+    "also",
+    "always",
+    "currently",
+    "finally",
+    "just",
+    "mostly",
+    "never",
+    "now",
+    "often",
+    "really",
+    "recently",
+    "sometimes",
+    "still",
+    "usually",
 ];
 
 /// Whether `word` (one word, any case, curly apostrophes allowed) is a

@@ -2242,14 +2242,7 @@ fn chat_lands_on_the_right_person(path: Path) {
 
     // The nickname becomes an alias proposal for Melanie, never a merge
     // and never a second person; "Caroline" is no short form of anyone.
-    let owner = kith::OwnerId::new("owner").unwrap();
-    m.organize(
-        &owner,
-        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
-        0,
-    )
-    .unwrap();
-    let names = proposed_pairs(&m, &owner);
+    let names = organized_proposals(&m);
     assert_eq!(
         names,
         vec![("Mel".to_string(), "Melanie".to_string())],
@@ -2265,6 +2258,19 @@ on_both_paths!(
 );
 
 /// The names of each alias proposal in the owner's inbox, each pair sorted.
+/// Runs the duplicate and alias passes for "owner", then lists the alias
+/// proposals' names ([`proposed_pairs`]).
+fn organized_proposals(m: &Memory) -> Vec<(String, String)> {
+    let owner = kith::OwnerId::new("owner").unwrap();
+    m.organize(
+        &owner,
+        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
+        0,
+    )
+    .unwrap();
+    proposed_pairs(m, &owner)
+}
+
 fn proposed_pairs(m: &Memory, owner: &kith::OwnerId) -> Vec<(String, String)> {
     m.alias_proposals(owner)
         .unwrap()
@@ -2302,14 +2308,7 @@ fn a_full_name_is_proposed_for_the_speaker(path: Path) {
     );
     assert_eq!(persons(&m, "Daniel").len(), 1);
     assert_eq!(persons(&m, "Daniel Reyes").len(), 1);
-    let owner = kith::OwnerId::new("owner").unwrap();
-    m.organize(
-        &owner,
-        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
-        0,
-    )
-    .unwrap();
-    let names = proposed_pairs(&m, &owner);
+    let names = organized_proposals(&m);
     assert_eq!(names, [("Daniel".to_string(), "Daniel Reyes".to_string())]);
     assert_eq!(persons(&m, "Daniel").len(), 1, "proposed, not merged");
     assert_eq!(persons(&m, "Daniel Reyes").len(), 1, "proposed, not merged");
@@ -2359,14 +2358,7 @@ fn a_first_name_is_proposed_for_the_speaker_it_names(path: Path) {
     );
     assert_eq!(entities(&m, "Jake").len(), 1);
     assert_eq!(persons(&m, "Jake Miller").len(), 1);
-    let owner = kith::OwnerId::new("owner").unwrap();
-    m.organize(
-        &owner,
-        &[kith::Job::Deduplicate, kith::Job::AliasResolve],
-        0,
-    )
-    .unwrap();
-    let names = proposed_pairs(&m, &owner);
+    let names = organized_proposals(&m);
     assert!(
         names.contains(&("Jake".to_string(), "Jake Miller".to_string())),
         "{names:?}"

@@ -83,6 +83,15 @@ fn a_question_about_what_they_did_gets_no_introduction_boost() {
 /// the user's own introduction ("Hi! I'm Priya…") is boosted, not the turn
 /// that gives someone else's name ("Her name is Mochi", the cat), though
 /// that one says the question's word.
+/// The results the `introduces` boost lifted, by their text.
+fn lifted_by_introduces(r: &Retrieval) -> Vec<&str> {
+    r.results
+        .iter()
+        .filter(|i| i.trace.boosts.iter().any(|b| b.name == "introduces"))
+        .map(|i| i.content.as_str())
+        .collect()
+}
+
 #[test]
 fn the_askers_own_name_is_answered_by_their_introduction() {
     let (_d, m) = common::hashing_memory();
@@ -121,12 +130,7 @@ fn the_askers_own_name_is_answered_by_their_introduction() {
         let r = common::ask(&m, "o", q);
         let intro = common::rank_of(&m, "o", &r, "intro").unwrap();
         assert!(intro <= 2, "{q}: {intro}");
-        let boosted: Vec<&str> = r
-            .results
-            .iter()
-            .filter(|i| i.trace.boosts.iter().any(|b| b.name == "introduces"))
-            .map(|i| i.content.as_str())
-            .collect();
+        let boosted = lifted_by_introduces(&r);
         assert_eq!(boosted.len(), 1, "{q}: {boosted:?}");
         assert!(boosted[0].starts_with("Hi! I'm Priya"), "{q}: {boosted:?}");
     }
@@ -159,12 +163,7 @@ fn the_askers_introduction_is_found_without_a_speaker() {
     ];
     m.ingest_batch(turns, IngestOptions::default()).unwrap();
     let r = common::ask(&m, "o", "What's my name?");
-    let boosted: Vec<&str> = r
-        .results
-        .iter()
-        .filter(|i| i.trace.boosts.iter().any(|b| b.name == "introduces"))
-        .map(|i| i.content.as_str())
-        .collect();
+    let boosted = lifted_by_introduces(&r);
     assert_eq!(
         boosted,
         ["Hi, I'm Maya. I work at a bookstore in Portland."]

@@ -16,6 +16,7 @@
 //! Lena works days…" for "Where do I work?") is not boosted.
 
 use kith_core::Role;
+use kith_extract::lexicon::SUBJECT_ADVERBS;
 
 use super::fusion::PathWeights;
 use super::graph::stem;
@@ -91,26 +92,6 @@ pub fn boost_asked_role(query: &str, weights: &PathWeights, pool: &mut Pool) {
     });
 }
 
-/// Words that may stand between a subject and its verb.
-const BETWEEN: &[&str] = &[
-    "also",
-    "still",
-    "just",
-    "now",
-    "really",
-    "actually",
-    "usually",
-    "currently",
-    "mostly",
-    "finally",
-    "already",
-    "recently",
-    "never",
-    "always",
-    "often",
-    "sometimes",
-];
-
 /// Words that open a sentence capitalised without naming anyone.
 const OPENERS: &[&str] = &[
     "the", "my", "our", "your", "his", "her", "their", "then", "and", "but", "so", "i", "we", "it",
@@ -147,7 +128,7 @@ fn said_only_of_another(turn: &str, asked: &[String]) -> bool {
                     return false;
                 }
             }
-            if !BETWEEN.contains(&lower.as_str()) {
+            if !SUBJECT_ADVERBS.contains(&lower.as_str()) {
                 before = Some((word, k == 0));
             }
         }
