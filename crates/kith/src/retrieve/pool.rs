@@ -164,8 +164,9 @@ impl Pool {
     /// pregnant?" ranked "Jen's husband Dev is a pilot" above "Jen … told
     /// me she's pregnant!!"). It passes only candidates that the question's
     /// form favours no more than it ([`form_boost`]): a turn stating a
-    /// figure for "How many hours…?" keeps its place above it. Every other
-    /// candidate keeps its order.
+    /// figure for "How many hours…?" keeps its place above it, and so does
+    /// one the `current` path brought (said since, or in force). Every
+    /// other candidate keeps its order.
     fn put_clear_winner_first(&mut self, order: &mut Vec<Uuid>) {
         let Some((first, event, why)) = self.clear_winner() else {
             return;
@@ -179,8 +180,14 @@ impl Pool {
         };
         let id = order[at];
         let own = form_boost(&self.by_id[&id]);
+        // Nor past a turn said since, or in force, for a question about now:
+        // "Update: I switched from Duolingo…" stays above "I started
+        // learning Dutch on Duolingo", however clearly the words find it.
+        let passes = |c: &Candidate| {
+            form_boost(c) <= own && !c.trace.paths.iter().any(|p| p.path == PathKind::Current)
+        };
         let mut to = at;
-        while to > 0 && form_boost(&self.by_id[&order[to - 1]]) <= own {
+        while to > 0 && passes(&self.by_id[&order[to - 1]]) {
             to -= 1;
         }
         if to == at {
