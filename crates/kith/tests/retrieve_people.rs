@@ -113,6 +113,28 @@ fn a_pet_form_of_the_first_name_names_the_speaker() {
     assert!(reason.contains("pet form"), "{reason}");
 }
 
+/// "Sammy" names the speaker Samantha Cole: a pet form of a short form of
+/// her first name. Her own turn comes before Jake's "Sammy that's huge!!",
+/// which says the question's word; before, "Sammy" named nobody.
+#[test]
+fn a_pet_form_of_a_short_form_names_the_speaker() {
+    let (_d, m) = memory();
+    m.store_batch(vec![
+        turn(
+            "Samantha Cole",
+            "1",
+            "I run the flower shop on Atlantic Ave.",
+        ),
+        turn("Jake Miller", "2", "Sammy that's huge!! Proud of you."),
+        turn("Jake Miller", "3", "I cook risotto most Sundays."),
+    ])
+    .unwrap();
+    let r = ask(&m, "ana", "What does Sammy do?");
+    assert_eq!(rank_of(&m, "ana", &r, "1"), Some(1), "{:?}", r.results);
+    let reason = boost_reason(&r, 1, "named_speaker").expect("boosted");
+    assert!(reason.contains("pet form"), "{reason}");
+}
+
 #[test]
 fn strong_evidence_by_the_other_speaker_keeps_its_place_labelled() {
     let (_d, m) = memory();

@@ -9,7 +9,7 @@
 //! | [`NameMatch::Full`] | every word of the name, in order, as whole words (any case) | "maya okafor" |
 //! | [`NameMatch::FirstName`] | the name's first word (3+ letters), any case | "Maya" |
 //! | [`NameMatch::Surname`] | a multi-word person name's last word (3+ letters), capitalised and not the question's first word, or after a title (Mr, Ms, Mrs, Dr, …) | "Ms Okafor", "Okafor's" |
-//! | [`NameMatch::Nickname`] | a capitalised word of 3+ letters, not the question's first word, that the first name begins with, or the first name with a pet ending ("-y", "-ie", its last letter doubled or not) | "Mel" for "Melanie", "Tommy" for "Tom" |
+//! | [`NameMatch::Nickname`] | a capitalised word of 3+ letters, not the question's first word, that the first name begins with, or the first name or such a short form of it with a pet ending ("-y", "-ie", its last letter doubled or not) | "Mel" for "Melanie", "Tommy" for "Tom", "Sammy" for "Samantha" |
 //!
 //! Surnames and nicknames are only read from capitalised words away from
 //! the start of the question, never from month or weekday names: "green
@@ -161,16 +161,23 @@ pub(super) fn is_short_or_pet_form(word: &str, first: &str) -> bool {
     word.chars().count() >= MIN_PART && (short || is_pet_form(word, first))
 }
 
-/// Whether `word` is `first` (3+ letters) with a pet ending: "-y" or
-/// "-ie", after its last letter doubled or not ("Tommy" for "Tom",
-/// "Robbie" for "Rob", "Jessie" for "Jess"). Both lower case.
+/// Whether `word` is `first`, or a short form of it (3+ letters), with a
+/// pet ending: "-y" or "-ie", after its last letter doubled or not
+/// ("Tommy" for "Tom", "Robbie" for "Rob", "Jessie" for "Jess", "Sammy"
+/// for "Samantha", "Jenny" for "Jennifer"). Both lower case.
 fn is_pet_form(word: &str, first: &str) -> bool {
-    let Some(rest) = word.strip_prefix(first) else {
-        return false;
-    };
-    let last = first.chars().last().map(String::from).unwrap_or_default();
-    let ending = rest.strip_prefix(last.as_str()).unwrap_or(rest);
-    first.chars().count() >= MIN_PART && matches!(ending, "y" | "ie")
+    let mut stems = first
+        .char_indices()
+        .map(|(i, c)| &first[..i + c.len_utf8()])
+        .filter(|stem| stem.chars().count() >= MIN_PART);
+    stems.any(|stem| {
+        let Some(rest) = word.strip_prefix(stem) else {
+            return false;
+        };
+        let last = stem.chars().last().map(String::from).unwrap_or_default();
+        let ending = rest.strip_prefix(last.as_str()).unwrap_or(rest);
+        matches!(ending, "y" | "ie")
+    })
 }
 
 /// Whether a lower-cased word names a month or a weekday (or a short form
@@ -249,6 +256,11 @@ mod tests {
             ("Did Tommy pay the rent?", "Tom", true, Some(Nickname)),
             ("What did Robbie cook?", "Rob Stone", true, Some(Nickname)),
             ("Is Jessie allergic?", "Jess", true, Some(Nickname)),
+            // A pet form of a short form of it.
+            ("What does Sammy do?", "Samantha Cole", true, Some(Nickname)),
+            ("Did Jenny call?", "Jennifer", true, Some(Nickname)),
+            ("Did Samuel call?", "Samantha", true, None),
+            ("Did Salty call?", "Samantha", true, None),
             ("Did Tomas pay?", "Tom", true, None),
             ("Did Joy pay?", "Jo", true, None),
             ("Did tommy pay?", "Tom", true, None),
