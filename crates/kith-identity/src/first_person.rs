@@ -185,8 +185,34 @@ const MARKERS: &[&str] = &["my name is ", "call me ", "i am ", "i'm ", "i\u{2019
 /// The one person the message introduces itself as, if exactly one listed
 /// person is introduced.
 pub fn self_introduced_name(content: &str, entities: &[ExtractedEntity]) -> Option<String> {
-    let lower = content.to_ascii_lowercase();
     let mut found: Vec<String> = Vec::new();
+    for name in introduced_names(content) {
+        let listed = entities.iter().find(|e| {
+            e.entity_type.trim().eq_ignore_ascii_case("person")
+                && e.name.trim().to_lowercase() == name.to_lowercase()
+        });
+        if let Some(entity) = listed {
+            let key = entity.name.trim().to_lowercase();
+            if !found.iter().any(|f| f.to_lowercase() == key) {
+                found.push(entity.name.trim().to_string());
+            }
+        }
+    }
+    match found.len() {
+        1 => found.pop(),
+        _ => None,
+    }
+}
+
+/// Every name the message gives after an introduction marker that starts
+/// a word ("Hi, I'm Maya", "my name is Alex Rivera", "call me Bea"): the
+/// run of capitalised words right after it, possessives left out ("I am
+/// Jordan's partner"), marker by marker. Whether a name is a person's is
+/// the caller's to say: [`self_introduced_name`] asks the extraction, and
+/// retrieval, which has none, whether it could be a name.
+pub fn introduced_names(content: &str) -> Vec<String> {
+    let lower = content.to_ascii_lowercase();
+    let mut names = Vec::new();
     for marker in MARKERS {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(marker) {
@@ -196,28 +222,12 @@ pub fn self_introduced_name(content: &str, entities: &[ExtractedEntity]) -> Opti
                 .chars()
                 .next_back()
                 .is_none_or(|c| !c.is_alphanumeric() && c != '\'');
-            if !starts_word {
-                continue;
-            }
-            let Some(name) = capitalised_name(&content[at + marker.len()..]) else {
-                continue;
-            };
-            let listed = entities.iter().find(|e| {
-                e.entity_type.trim().eq_ignore_ascii_case("person")
-                    && e.name.trim().to_lowercase() == name.to_lowercase()
-            });
-            if let Some(entity) = listed {
-                let key = entity.name.trim().to_lowercase();
-                if !found.iter().any(|f| f.to_lowercase() == key) {
-                    found.push(entity.name.trim().to_string());
-                }
+            if starts_word {
+                names.extend(capitalised_name(&content[at + marker.len()..]));
             }
         }
     }
-    match found.len() {
-        1 => found.pop(),
-        _ => None,
-    }
+    names
 }
 
 /// The run of capitalised words at the start of `text`, or `None` when

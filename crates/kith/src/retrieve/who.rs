@@ -134,23 +134,17 @@ fn boost_own_introductions(weights: &PathWeights, pool: &mut Pool) {
     });
 }
 
-/// The name a turn introduces its author by: a capitalised word that could
-/// be a name right after "I'm", "I am", "my name is" or "call me" ("Hi,
-/// I'm Maya."; not "I'm Brazilian", nor the cat's "Her name is Mochi").
+/// The name a turn introduces its author by: the first word of the first
+/// name after "I'm", "I am", "my name is" or "call me" that could be a
+/// name (the identity rules' reading,
+/// [`kith_identity::first_person::introduced_names`]): "Hi, I'm Maya.";
+/// not "I'm Brazilian", nor the cat's "Her name is Mochi".
 fn self_introduced(text: &str) -> Option<String> {
-    let w = cased_words(text);
-    let lower = |i: usize| w.get(i).map(|x| x.to_lowercase()).unwrap_or_default();
-    (0..w.len()).find_map(|i| {
-        let introduces = (lower(i) == "i" && matches!(lower(i + 1).as_str(), "m" | "am"))
-            || (i > 0 && lower(i - 1) == "my" && lower(i) == "name" && lower(i + 1) == "is")
-            || (lower(i) == "call" && lower(i + 1) == "me");
-        let name = *w.get(i + 2)?;
-        (introduces
-            && name.chars().next().is_some_and(char::is_uppercase)
-            && name != "I"
-            && kith_extract::lexicon::is_name_like(name))
-        .then(|| name.to_string())
-    })
+    kith_identity::first_person::introduced_names(text)
+        .iter()
+        .filter_map(|name| name.split_whitespace().next())
+        .find(|first| *first != "I" && kith_extract::lexicon::is_name_like(first))
+        .map(str::to_string)
 }
 
 #[cfg(test)]
